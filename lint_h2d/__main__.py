@@ -1,0 +1,5 @@
+import sys
+
+from lint_h2d.cli import main
+
+sys.exit(main())

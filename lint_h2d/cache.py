@@ -1,0 +1,79 @@
+"""Content-hash cache: a file whose bytes, tool version, settings and cross-file facts are
+unchanged gets its previous findings back without being parsed.
+
+One JSON file per (tool version, settings, project facts) key, written atomically; a corrupt
+or foreign file is ignored and rebuilt.  Concurrent runs may each write it: the last complete
+write wins and every write is whole, so readers never see a torn file.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
+
+from lint_h2d import __version__
+from lint_h2d.findings import Finding
+from lint_h2d.serialize import finding_to_cache, findings_from_cache
+
+if TYPE_CHECKING:
+    from lint_h2d.engine import Source
+
+FORMAT = 1
+DEFAULT_DIR = ".lint_h2d_cache"
+
+
+class Cache:
+    def __init__(self, folder: Path, key: str) -> None:
+        self.folder = folder
+        self.key = hashlib.sha256(f"{FORMAT}|{__version__}|{key}".encode()).hexdigest()[:24]
+        self.file = folder / f"{__version__}-{self.key}.json"
+        self.entries: Dict[str, Dict[str, Any]] = {}
+        self.dirty = False
+        self._load()
+
+    def _load(self) -> None:
+        try:
+            data = json.loads(self.file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        if not isinstance(data, dict) or data.get("key") != self.key or not isinstance(data.get("files"), dict):
+            return
+        self.entries = data["files"]
+
+    def get(self, source: "Source") -> Optional[List[Finding]]:
+        entry = self.entries.get(os.path.abspath(source.path))
+        if not entry or entry.get("sha256") != source.digest:
+            return None
+        try:
+            return findings_from_cache(entry["findings"])
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    def put(self, source: "Source", findings: List[Finding]) -> None:
+        from lint_h2d.engine import ERROR_CODES
+
+        if any(f.code in ERROR_CODES for f in findings):
+            return  # errors are retried on the next run
+        self.entries[os.path.abspath(source.path)] = {
+            "sha256": source.digest,
+            "findings": [finding_to_cache(f) for f in findings],
+        }
+        self.dirty = True
+
+    def save(self) -> None:
+        if not self.dirty:
+            return
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            ignore = self.folder / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("# Automatically created by lint-h2d.\n*\n", encoding="utf-8")
+            fd, tmp = tempfile.mkstemp(prefix=".cache-", suffix=".tmp", dir=self.folder)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump({"key": self.key, "files": self.entries}, handle)
+            os.replace(tmp, self.file)
+        except OSError:
+            pass  # a cache that cannot be written is only a slower next run

@@ -1,0 +1,249 @@
+"""Command line, shaped like ruff's: arguments → engine → reporter; exit codes 0/1/2.
+
+0: no findings (or --exit-zero); 1: findings remain (or --diff would change something);
+2: usage or configuration error, or a file that could not be checked.
+"""
+from __future__ import annotations
+
+import argparse
+import difflib
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Dict, List, NoReturn, Optional, Sequence, TextIO
+
+from lint_h2d import __version__
+from lint_h2d.cache import DEFAULT_DIR, Cache
+from lint_h2d.config import ConfigError, Settings, cli_overrides, resolve
+from lint_h2d.discovery import discover
+from lint_h2d.engine import (
+    ERROR_CODES,
+    IO_ERROR,
+    Engine,
+    Source,
+    WriteError,
+    analyze_many,
+    default_jobs,
+    error_finding,
+    load_sources,
+    project_facts,
+    write_atomic,
+)
+from lint_h2d.findings import Applicability, Finding
+from lint_h2d.report import FORMATS, ReportContext
+from lint_h2d.rules import all_rules
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"lint-h2d: error: {message}\n")
+        raise SystemExit(EXIT_ERROR)
+
+
+def _codes(text: str) -> List[str]:
+    return [c.strip() for c in text.split(",") if c.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="lint-h2d", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--version", action="version", version=f"lint-h2d {__version__}")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+
+    def add_check_options(p: argparse.ArgumentParser, fix_default: bool) -> None:
+        p.add_argument("paths", nargs="*", default=["."], help="files or folders (default: .)")
+        p.add_argument("--fix", action="store_true", default=fix_default, help="apply safe fixes")
+        p.add_argument("--unsafe-fixes", action="store_true", help="also apply (or show) unsafe fixes")
+        p.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
+        p.add_argument("--show-fixes", action="store_true", help="list the fixes that were applied")
+        p.add_argument("--exit-non-zero-on-fix", action="store_true", help="exit 1 if any file was fixed")
+        p.add_argument("--select", type=_codes, help="rule codes or prefixes to enable (e.g. H2D001)")
+        p.add_argument("--extend-select", type=_codes, help="add to the selected rules")
+        p.add_argument("--ignore", type=_codes, help="rule codes or prefixes to disable")
+        p.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
+        p.add_argument("--output-format", choices=sorted(FORMATS), default="full")
+        p.add_argument("--statistics", action="store_true", help="count findings per rule")
+        p.add_argument("--config", help="a pyproject.toml or lint-h2d.toml to read settings from")
+        p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+        p.add_argument("--cache-dir", help=f"cache folder (default: {DEFAULT_DIR} in the project root)")
+        p.add_argument("--jobs", "-j", type=int, default=0, help="worker processes (default: cores)")
+        p.add_argument("--no-prefilter", action="store_true", help=argparse.SUPPRESS)
+        p.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
+
+    check = sub.add_parser("check", help="find problems (and fix them with --fix)")
+    add_check_options(check, fix_default=False)
+    fix = sub.add_parser("fix", help="same as `check --fix`")
+    add_check_options(fix, fix_default=True)
+
+    rule = sub.add_parser("rule", help="explain a rule")
+    rule.add_argument("code", nargs="?", help="rule code, e.g. H2D001")
+    rule.add_argument("--all", action="store_true", help="list every rule")
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_ERROR
+    if args.command == "rule":
+        return run_rule(args, sys.stdout)
+    try:
+        return run_check(args, sys.stdout, sys.stderr)
+    except ConfigError as exc:
+        sys.stderr.write(f"lint-h2d: error: {exc}\n")
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        sys.stderr.write("lint-h2d: interrupted\n")
+        return 130
+
+
+def run_rule(args: argparse.Namespace, out: TextIO) -> int:
+    rules = all_rules()
+    if args.all or not args.code:
+        for r in rules:
+            out.write(f"{r.code}  {r.name}  {r.summary}\n")
+        return EXIT_OK
+    for r in rules:
+        if r.code == args.code.upper():
+            out.write(r.doc.render(r.code, r.name))
+            return EXIT_OK
+    sys.stderr.write(f"lint-h2d: error: unknown rule {args.code!r} (see `lint-h2d rule --all`)\n")
+    return EXIT_ERROR
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    settings = resolve(args.paths, args.config)
+    return cli_overrides(settings, args.select, args.ignore, args.extend_select)
+
+
+def _cache(args: argparse.Namespace, settings: Settings, engine: Engine) -> Optional[Cache]:
+    if args.no_cache or args.fix or args.diff or args.no_prefilter:
+        return None
+    folder = Path(args.cache_dir or settings.cache_dir or (settings.root / DEFAULT_DIR))
+    if not folder.is_absolute():
+        folder = settings.root / folder
+    return Cache(folder, settings.fingerprint() + "|" + engine.project.fingerprint)
+
+
+def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    settings = _settings(args)
+    files, problems = discover(args.paths, settings)
+    sources, errors = load_sources(files)
+    errors += [error_finding(IO_ERROR, p.path, f"cannot check {p.path}: {p.message}") for p in problems]
+    engine = Engine(settings, project_facts(sources), use_prefilter=not args.no_prefilter)
+    jobs = args.jobs if args.jobs > 0 else default_jobs()
+    cache = _cache(args, settings, engine)
+    results = analyze_many(engine, sources, jobs, cache)
+    if cache is not None:
+        cache.save()
+
+    fixed: Dict[str, int] = {}
+    applied: List[Finding] = []
+    diffs: List[str] = []
+    texts: Dict[str, str] = {s.path: s.text for s in sources}
+    if args.fix or args.diff:
+        by_path = {s.path: s for s in sources}
+        for path, findings in list(results.items()):
+            if not any(f.fix is not None and (f.fix.applicability == Applicability.SAFE or args.unsafe_fixes) for f in findings):
+                continue
+            source = by_path[path]
+            new_text, done, remaining = engine.fix_text(path, source.text, args.unsafe_fixes)
+            results[path] = remaining
+            if new_text == source.text:
+                continue
+            if args.diff:
+                diffs.append(_unified_diff(path, source.text, new_text))
+                results[path] = findings  # nothing was written: the findings stand
+                fixed[path] = len(done)
+                continue
+            try:
+                write_atomic(source, new_text)
+            except WriteError as exc:
+                errors.append(error_finding(IO_ERROR, path, f"cannot fix {path}: {exc}"))
+                results[path] = findings
+                continue
+            fixed[path] = len(done)
+            applied.extend(done)
+            texts[path] = new_text
+
+    findings = sorted([f for fs in results.values() for f in fs] + errors, key=Finding.sort_key)
+    problems_found = [f for f in findings if f.code not in ERROR_CODES]
+    failures = [f for f in findings if f.code in ERROR_CODES]
+
+    if args.diff:
+        out.write("".join(diffs))
+        count = sum(fixed.values())
+        if not args.quiet:
+            err.write(f"Would fix {count} error{'s' if count != 1 else ''}.\n" if count else "No errors would be fixed.\n")
+        if failures:
+            _render(failures, args, texts, out)
+            return EXIT_ERROR
+        return EXIT_FINDINGS if diffs else EXIT_OK
+
+    ctx_findings = findings
+    if args.statistics:
+        _statistics(ctx_findings, out)
+    else:
+        _render(ctx_findings, args, texts, out)
+    if args.show_fixes and applied:
+        out.write("\nFixed:\n")
+        for f in sorted(applied, key=Finding.sort_key):
+            out.write(f"  {f.path}:{f.location.row}: {f.code} {f.fix.message if f.fix else ''}\n")
+    if not args.quiet and args.output_format in ("full", "concise"):
+        _summary(problems_found, failures, sum(fixed.values()), args, out)
+    if failures:
+        return EXIT_ERROR
+    if args.exit_non_zero_on_fix and fixed:
+        return EXIT_FINDINGS
+    if problems_found and not args.exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def _render(findings: Sequence[Finding], args: argparse.Namespace, texts: Dict[str, str], out: TextIO) -> None:
+    ctx = ReportContext(texts, show_fix_hints=True, unsafe_fixes=args.unsafe_fixes)
+    out.write(FORMATS[args.output_format](findings, ctx))
+
+
+def _statistics(findings: Sequence[Finding], out: TextIO) -> None:
+    names = {r.code: r.name for r in all_rules()}
+    counts = Counter(f.code for f in findings)
+    fixable = Counter(f.code for f in findings if f.fix is not None)
+    for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        mark = "[*]" if fixable[code] == count else ("[-]" if fixable[code] else "   ")
+        out.write(f"{count:>5}\t{code}\t{mark} {names.get(code, 'error')}\n")
+
+
+def _summary(problems: Sequence[Finding], failures: Sequence[Finding], fixed: int,
+             args: argparse.Namespace, out: TextIO) -> None:
+    total = len(problems) + len(failures)
+    if fixed:
+        out.write(f"Found {total + fixed} error{'s' if total + fixed != 1 else ''} ({fixed} fixed, {total} remaining).\n")
+    elif total:
+        out.write(f"Found {total} error{'s' if total != 1 else ''}.\n")
+    else:
+        out.write("All checks passed!\n")
+    safe = sum(1 for f in problems if f.fix is not None and f.fix.applicability == Applicability.SAFE)
+    unsafe = sum(1 for f in problems if f.fix is not None and f.fix.applicability == Applicability.UNSAFE)
+    if safe and not args.fix:
+        out.write(f"[*] {safe} fixable with the `--fix` option")
+        out.write(f" ({unsafe} hidden fixes can be enabled with the `--unsafe-fixes` option).\n" if unsafe and not args.unsafe_fixes else ".\n")
+    elif unsafe and not args.unsafe_fixes:
+        out.write(f"No fixes available ({unsafe} hidden fixes can be enabled with the `--unsafe-fixes` option).\n")
+
+
+def _unified_diff(path: str, before: str, after: str) -> str:
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True),
+        fromfile=path, tofile=path,
+    )
+    text = "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n" for line in lines)
+    return text
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

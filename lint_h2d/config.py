@@ -1,0 +1,219 @@
+"""`[tool.lint-h2d]` in pyproject.toml: discovery, defaults and validation with clear errors."""
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from fixers.platform_gate import TORCH_HIP_GATE, VLLM_GATE, Gate
+from lint_h2d.inference.scope import DEFAULT_CAPTURE_FUNCTIONS
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.9/3.10 only
+    import tomli as tomllib
+
+DEFAULT_EXCLUDE: Tuple[str, ...] = (
+    # tests
+    "tests/", "test_*.py", "*_test.py", "conftest.py",
+    # build, caches and virtual environments
+    ".git/", ".hg/", ".svn/", ".venv/", "venv/", ".env/", "env/", ".tox/", ".nox/",
+    "build/", "dist/", "__pycache__/", "*.egg-info/", ".eggs/", "node_modules/",
+    "site-packages/", ".mypy_cache/", ".pytest_cache/", ".ruff_cache/", ".lint_h2d_cache/",
+)
+GATE_NAMES = ("auto", "vllm", "torch-hip", "none")
+_VLLM_IMPORT = re.compile(r"^[ \t]*(?:from|import)[ \t]+vllm\b", re.M)
+
+
+class ConfigError(Exception):
+    """A bad configuration: the CLI prints it and exits 2."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    root: Path = field(default_factory=Path.cwd)
+    config_path: Optional[Path] = None
+    select: Tuple[str, ...] = ("H2D",)
+    ignore: Tuple[str, ...] = ()
+    include: Tuple[str, ...] = ()
+    exclude: Tuple[str, ...] = DEFAULT_EXCLUDE
+    extend_exclude: Tuple[str, ...] = ()
+    per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    capture_functions: Tuple[str, ...] = DEFAULT_CAPTURE_FUNCTIONS
+    fix_gate: str = "auto"
+    custom_gate: Optional[Gate] = None
+    cache_dir: Optional[str] = None
+    respect_gitignore: bool = True
+
+    def gate_for(self, path: str, text: str) -> Optional[Gate]:
+        """The platform gate a fix is wrapped in; None means the bare device form."""
+        if self.custom_gate is not None:
+            return self.custom_gate
+        if self.fix_gate == "none":
+            return None
+        if self.fix_gate == "vllm":
+            return VLLM_GATE
+        if self.fix_gate == "torch-hip":
+            return TORCH_HIP_GATE
+        # auto: vLLM's gate only where vLLM is already a dependency of the file.
+        if "vllm" in Path(path).parts or _VLLM_IMPORT.search(text):
+            return VLLM_GATE
+        return TORCH_HIP_GATE
+
+    def fingerprint(self) -> str:
+        """What changes findings: part of the cache key."""
+        return repr(
+            (self.select, self.ignore, self.per_file_ignores, self.capture_functions,
+             self.fix_gate, self.custom_gate)
+        )
+
+
+def _strings(value: Any, key: str, path: Path) -> Tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{path}: [tool.lint-h2d] `{key}` must be a list of strings")
+    return tuple(value)
+
+
+def _string(value: Any, key: str, path: Path) -> str:
+    if not isinstance(value, str):
+        raise ConfigError(f"{path}: [tool.lint-h2d] `{key}` must be a string")
+    return value
+
+
+def _gate(value: Any, path: Path) -> Tuple[str, Optional[Gate]]:
+    if isinstance(value, str):
+        if value not in GATE_NAMES:
+            raise ConfigError(
+                f"{path}: [tool.lint-h2d] `fix-gate` must be one of {', '.join(GATE_NAMES)} "
+                f"or a table {{test = \"...\", import = \"...\"}}; got {value!r}"
+            )
+        return value, None
+    if isinstance(value, dict):
+        unknown = set(value) - {"test", "import"}
+        if unknown:
+            raise ConfigError(
+                f"{path}: [tool.lint-h2d.fix-gate] unknown key `{sorted(unknown)[0]}` "
+                "(expected `test` and `import`)"
+            )
+        test = value.get("test")
+        if not isinstance(test, str) or not test.strip():
+            raise ConfigError(f"{path}: [tool.lint-h2d.fix-gate] `test` must be a non-empty string")
+        import_line = value.get("import")
+        if import_line is not None and not isinstance(import_line, str):
+            raise ConfigError(f"{path}: [tool.lint-h2d.fix-gate] `import` must be a string")
+        try:
+            import libcst as cst
+
+            cst.parse_expression(test)
+            if import_line:
+                cst.parse_statement(import_line)
+        except Exception as exc:  # libcst raises ParserSyntaxError
+            raise ConfigError(
+                f"{path}: [tool.lint-h2d.fix-gate] is not valid Python: {exc}".splitlines()[0]
+            ) from None
+        return "custom", Gate(test, import_line or None)
+    raise ConfigError(f"{path}: [tool.lint-h2d] `fix-gate` must be a string or a table")
+
+
+def _per_file_ignores(value: Any, path: Path) -> Tuple[Tuple[str, Tuple[str, ...]], ...]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{path}: [tool.lint-h2d] `per-file-ignores` must be a table of glob = [codes]")
+    out = []
+    for glob, codes in value.items():
+        out.append((glob, _strings(codes, f"per-file-ignores.{glob}", path)))
+    return tuple(out)
+
+
+_KEYS = {
+    "select", "ignore", "include", "exclude", "extend-exclude", "per-file-ignores",
+    "capture-functions", "fix-gate", "cache-dir", "respect-gitignore",
+}
+
+
+def from_table(table: Mapping[str, Any], path: Path, root: Path) -> Settings:
+    unknown = sorted(set(table) - _KEYS)
+    if unknown:
+        raise ConfigError(
+            f"{path}: unknown key `{unknown[0]}` in [tool.lint-h2d] "
+            f"(known keys: {', '.join(sorted(_KEYS))})"
+        )
+    settings = Settings(root=root, config_path=path)
+    changes: Dict[str, Any] = {}
+    for key, value in table.items():
+        if key in ("select", "ignore", "include", "exclude", "extend-exclude", "capture-functions"):
+            changes[key.replace("-", "_")] = _strings(value, key, path)
+        elif key == "per-file-ignores":
+            changes["per_file_ignores"] = _per_file_ignores(value, path)
+        elif key == "fix-gate":
+            mode, custom = _gate(value, path)
+            changes["fix_gate"] = mode
+            changes["custom_gate"] = custom
+        elif key == "cache-dir":
+            changes["cache_dir"] = _string(value, key, path)
+        elif key == "respect-gitignore":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{path}: [tool.lint-h2d] `respect-gitignore` must be true or false")
+            changes["respect_gitignore"] = value
+    for key in ("select", "ignore"):
+        for code in changes.get(key, ()):
+            if not re.fullmatch(r"ALL|H(2(D\d{0,3})?)?", code.upper()):
+                raise ConfigError(f"{path}: [tool.lint-h2d] `{key}` has an unknown rule code {code!r}")
+    return replace(settings, **changes)
+
+
+def load_file(path: Path) -> Settings:
+    """Read settings from a pyproject.toml (its [tool.lint-h2d]) or a standalone lint-h2d.toml."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: malformed TOML: {exc}") from None
+    if path.name == "pyproject.toml":
+        table = data.get("tool", {}).get("lint-h2d", {})
+    else:
+        table = data.get("tool", {}).get("lint-h2d", data)
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.lint-h2d] must be a table")
+    return from_table(table, path, path.parent.resolve())
+
+
+def find_config(start: Path) -> Optional[Path]:
+    """The nearest pyproject.toml with a [tool.lint-h2d] table, at or above `start`."""
+    here = start.resolve()
+    if here.is_file() or not here.exists():
+        here = here.parent
+    for folder in [here, *here.parents]:
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                text = candidate.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            if re.search(r"^\[tool\.lint-h2d(\.[\w-]+)?\]", text, re.M) or "tool.lint-h2d" in text:
+                return candidate
+    return None
+
+
+def resolve(paths: Sequence[str], config: Optional[str]) -> Settings:
+    if config is not None:
+        return load_file(Path(config))
+    start = Path(paths[0]) if paths and paths[0] != "-" else Path.cwd()
+    found = find_config(start)
+    if found is None:
+        return Settings(root=Path.cwd().resolve())
+    return load_file(found)
+
+
+def cli_overrides(settings: Settings, select: Optional[List[str]], ignore: Optional[List[str]],
+                  extend_select: Optional[List[str]] = None) -> Settings:
+    changes: Dict[str, Any] = {}
+    if select:
+        changes["select"] = tuple(select)
+    if extend_select:
+        changes["select"] = tuple(changes.get("select", settings.select)) + tuple(extend_select)
+    if ignore:
+        changes["ignore"] = tuple(settings.ignore) + tuple(ignore)
+    return replace(settings, **changes) if changes else settings

@@ -1,0 +1,49 @@
+"""The vocabulary shared by rules, the engine, reporters, fixers' callers and the verifier."""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Optional, Tuple
+
+from fixers.edits import TextEdit
+
+
+class Applicability(str, enum.Enum):
+    """ruff's meaning: a safe fix keeps behaviour for every input; an unsafe one may not."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+
+
+@dataclass(frozen=True)
+class Fix:
+    applicability: Applicability
+    message: str
+    edits: Tuple[TextEdit, ...]
+
+
+@dataclass(frozen=True)
+class Location:
+    """1-based row, 1-based column (ruff's JSON convention)."""
+
+    row: int
+    column: int
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    message: str
+    path: str
+    location: Location
+    end_location: Location
+    fix: Optional[Fix] = None
+    # Why no fix is offered (shown as a hint); None when a fix exists or none is meant to.
+    no_fix_reason: Optional[str] = None
+    # The row a `# noqa` for this finding must sit on (first row of the statement).
+    noqa_row: Optional[int] = None
+    # Extra facts a rule records for downstream consumers (e.g. the verifier): kept small.
+    details: Tuple[Tuple[str, str], ...] = field(default_factory=tuple)
+
+    def sort_key(self) -> Tuple[str, int, int, str]:
+        return (self.path, self.location.row, self.location.column, self.code)

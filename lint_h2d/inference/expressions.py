@@ -1,0 +1,727 @@
+"""How an expression maps to an abstract :class:`Value`, given what is known about names.
+
+Every function here is pure: it reads the expression and a :class:`Facts` view of the scope
+and returns a value.  The tables at the top are the PyTorch facts the inference rests on.
+"""
+from __future__ import annotations
+
+import ast
+from typing import FrozenSet, Mapping, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from lint_h2d.inference.values import OTHER, SCALAR, UNKNOWN, Kind, Origin, Value, join
+
+# Factories whose first positional arguments (or `size=`) give the shape.
+SIZE_FACTORIES = frozenset(
+    {"empty", "zeros", "ones", "rand", "randn", "empty_strided", "full"}
+)
+# Factories that always make a 1-D tensor.
+ONE_D_FACTORIES = frozenset({"arange", "linspace", "logspace", "randperm"})
+LIKE_FACTORIES = frozenset(
+    {"empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like", "randint_like"}
+)
+DATA_FACTORIES = frozenset({"tensor", "as_tensor", "asarray"})
+ALL_FACTORIES = (
+    SIZE_FACTORIES | ONE_D_FACTORIES | LIKE_FACTORIES | DATA_FACTORIES | {"eye", "randint"}
+)
+# torch.* functions whose result lives where their first tensor argument lives.
+SAME_DEVICE_FUNCTIONS = frozenset(
+    {
+        "cumsum", "cumprod", "cat", "concat", "concatenate", "stack", "where", "clamp", "clip",
+        "abs", "neg", "add", "sub", "mul", "div", "floor_divide", "remainder", "maximum",
+        "minimum", "max", "min", "sum", "prod", "mean", "argmax", "argmin", "sort", "argsort",
+        "flatten", "reshape", "narrow", "squeeze", "unsqueeze", "transpose", "permute",
+        "repeat_interleave", "gather", "index_select", "masked_select", "nonzero", "diff",
+        "exp", "log", "sqrt", "sigmoid", "softmax", "topk", "searchsorted", "bucketize",
+        "roll", "flip", "select", "chunk", "split", "einsum", "matmul", "bmm", "mm",
+        "logical_and", "logical_or", "logical_not", "eq", "ne", "lt", "le", "gt", "ge",
+    }
+)
+# Tensor methods that return a view (or the tensor itself): same storage, same owner.
+VIEW_METHODS = frozenset(
+    {
+        "view", "view_as", "reshape", "reshape_as", "flatten", "narrow", "transpose", "t",
+        "permute", "squeeze", "unsqueeze", "expand", "expand_as", "select", "as_strided",
+        "unflatten", "movedim", "swapaxes", "diagonal", "unfold", "contiguous", "detach",
+        "data_ptr_view",
+    }
+)
+# Tensor methods that keep the tensor's device but may allocate.
+SAME_DEVICE_METHODS = frozenset(
+    {
+        "clone", "int", "long", "float", "half", "bfloat16", "double", "bool", "short", "byte",
+        "char", "type", "type_as", "cumsum", "cumprod", "sum", "prod", "mean", "max", "min",
+        "argmax", "argmin", "abs", "neg", "clamp", "clip", "add", "sub", "mul", "div",
+        "masked_fill", "index_select", "gather", "repeat", "repeat_interleave", "flip", "roll",
+        "sort", "argsort", "exp", "log", "sqrt", "pow", "eq", "ne", "lt", "le", "gt", "ge",
+        "logical_not", "logical_and", "logical_or", "diff", "floor_divide", "remainder",
+        "to_dense", "coalesce",
+    }
+)
+# Methods returning a Python scalar.
+SCALAR_METHODS = frozenset({"item", "numel", "dim", "ndimension", "element_size", "nelement"})
+# Methods returning a scalar when given an argument (`t.size(0)`), a tuple otherwise.
+SCALAR_WITH_ARG_METHODS = frozenset({"size", "stride"})
+SCALAR_BUILTINS = frozenset({"len", "int", "float", "bool", "round", "abs", "ord", "hash"})
+SCALAR_FOLDS = frozenset({"min", "max", "sum"})
+CONTAINER_BUILTINS = frozenset(
+    {"list", "dict", "tuple", "set", "frozenset", "range", "sorted", "defaultdict",
+     "OrderedDict", "deque", "Counter", "str", "bytes", "bytearray", "enumerate", "zip"}
+)
+NUMPY_MODULES = frozenset({"np", "numpy"})
+TORCH_DTYPE_NAMES = frozenset(
+    {
+        "float", "float16", "float32", "float64", "half", "double", "bfloat16", "int", "int8",
+        "int16", "int32", "int64", "long", "short", "uint8", "bool", "complex64", "complex128",
+        "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "uint16",
+        "uint32", "uint64",
+    }
+)
+
+CPU_SUFFIXES = ("_cpu", "_host")
+NUMPY_SUFFIXES = ("_np", "_numpy")
+
+
+class Facts:
+    """What the enclosing scope knows; the walker in `scope.py` provides it.
+
+    A plain class rather than a Protocol so that tests can build one in a line.
+    """
+
+    def __init__(
+        self,
+        names: Optional[Mapping[str, Value]] = None,
+        self_attributes: Optional[Mapping[str, Value]] = None,
+        class_fields: Optional[Mapping[str, FrozenSet[str]]] = None,
+        device_fields: FrozenSet[str] = frozenset(),
+        torch_names: FrozenSet[str] = frozenset({"torch"}),
+        numpy_names: FrozenSet[str] = frozenset({"np", "numpy"}),
+        self_name: Optional[str] = None,
+    ) -> None:
+        self.names: Mapping[str, Value] = names if names is not None else {}
+        self.self_attributes: Mapping[str, Value] = (
+            self_attributes if self_attributes is not None else {}
+        )
+        self.class_fields: Mapping[str, FrozenSet[str]] = (
+            class_fields if class_fields is not None else {}
+        )
+        # Field names that have a `_cpu` sibling in some class of the checked tree.
+        self.device_fields = device_fields
+        self.torch_names = torch_names
+        self.numpy_names = numpy_names
+        self.self_name = self_name
+
+    def with_names(self, names: Mapping[str, Value]) -> "Facts":
+        return Facts(
+            names, self.self_attributes, self.class_fields, self.device_fields,
+            self.torch_names, self.numpy_names, self.self_name,
+        )
+
+
+def dotted_name(node: cst.BaseExpression) -> Optional[str]:
+    """`a.b.c` for a Name/Attribute chain, None for anything else."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = dotted_name(node.value)
+        return f"{base}.{node.attr.value}" if base is not None else None
+    return None
+
+
+def literal_number(node: cst.BaseExpression) -> Optional[complex]:
+    """The value of a numeric literal, with an optional unary sign; None otherwise."""
+    sign = 1
+    while isinstance(node, cst.UnaryOperation) and isinstance(
+        node.operator, (cst.Minus, cst.Plus)
+    ):
+        if isinstance(node.operator, cst.Minus):
+            sign = -sign
+        node = node.expression
+    if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary)):
+        value = ast.literal_eval(node.value)
+        return sign * value  # type: ignore[no-any-return]
+    return None
+
+
+def literal_int(node: cst.BaseExpression) -> Optional[int]:
+    sign = 1
+    while isinstance(node, cst.UnaryOperation) and isinstance(
+        node.operator, (cst.Minus, cst.Plus)
+    ):
+        if isinstance(node.operator, cst.Minus):
+            sign = -sign
+        node = node.expression
+    if isinstance(node, cst.Integer):
+        return sign * int(ast.literal_eval(node.value))
+    return None
+
+
+def is_bool_literal(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value in ("True", "False")
+
+
+def is_literal_scalar(node: cst.BaseExpression) -> bool:
+    """Numeric literal (optionally signed) or True/False: its value is known without running."""
+    return literal_number(node) is not None or is_bool_literal(node)
+
+
+def _string_value(node: cst.BaseExpression) -> Optional[str]:
+    if isinstance(node, cst.SimpleString):
+        try:
+            value = ast.literal_eval(node.value)
+        except (ValueError, SyntaxError):
+            return None
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _arg(call: cst.Call, index: int, keyword: str) -> Optional[cst.BaseExpression]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg.value
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    if index < len(positional):
+        return positional[index].value
+    return None
+
+
+def _keyword(call: cst.Call, keyword: str) -> Optional[cst.BaseExpression]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg.value
+    return None
+
+
+def place_of(node: cst.BaseExpression, facts: Facts) -> Kind:
+    """Where a device specification points: CPU_PLACE, DEVICE_PLACE, or UNKNOWN."""
+    text = _string_value(node)
+    if text is not None:
+        return Kind.CPU_PLACE if text.split(":")[0] == "cpu" else Kind.DEVICE_PLACE
+    if isinstance(node, cst.Name) and node.value == "None":
+        return Kind.CPU_PLACE  # the default device
+    if isinstance(node, cst.Call) and _is_torch_attr(node.func, facts, "device"):
+        first = _arg(node, 0, "type")
+        return place_of(first, facts) if first is not None else Kind.UNKNOWN
+    value = infer(node, facts)
+    if value.kind in (Kind.CPU_PLACE, Kind.DEVICE_PLACE):
+        return value.kind
+    return Kind.UNKNOWN
+
+
+def _device_kwarg_kind(call: cst.Call, facts: Facts) -> Optional[Kind]:
+    """Kind of a factory result from its `device=`/`pin_memory=`; None when neither is given."""
+    pin = _keyword(call, "pin_memory")
+    if pin is not None and isinstance(pin, cst.Name) and pin.value == "True":
+        return Kind.CPU
+    device = _keyword(call, "device")
+    if device is None:
+        return None
+    # A device= that is not provably the CPU is an explicit request for an accelerator.
+    return Kind.CPU if place_of(device, facts) == Kind.CPU_PLACE else Kind.DEVICE
+
+
+def _is_torch_attr(func: cst.BaseExpression, facts: Facts, name: Optional[str] = None) -> bool:
+    return (
+        isinstance(func, cst.Attribute)
+        and isinstance(func.value, cst.Name)
+        and func.value.value in facts.torch_names
+        and (name is None or func.attr.value == name)
+    )
+
+
+def _is_dtype(node: cst.BaseExpression, facts: Facts) -> bool:
+    if _is_torch_attr(node, facts) and isinstance(node, cst.Attribute):
+        return node.attr.value in TORCH_DTYPE_NAMES
+    name = dotted_name(node)
+    return name is not None and name.split(".")[-1].endswith("dtype")
+
+
+def _sequence_length(node: cst.BaseExpression, facts: Facts) -> Optional[int]:
+    if isinstance(node, (cst.Tuple, cst.List)):
+        if any(isinstance(e, cst.StarredElement) for e in node.elements):
+            return None
+        return len(node.elements)
+    value = infer(node, facts)
+    if value.kind == Kind.OTHER:
+        return value.length
+    return None
+
+
+def _rank_from_sizes(call: cst.Call, facts: Facts, skip_trailing: int = 0) -> Optional[int]:
+    size = _keyword(call, "size")
+    if size is not None:
+        return _sequence_length(size, facts)
+    positional = [a for a in call.args if a.keyword is None]
+    if skip_trailing:
+        positional = positional[: len(positional) - skip_trailing]
+    if any(a.star for a in positional):
+        return None
+    if not positional:
+        return None
+    if len(positional) == 1:
+        only = positional[0].value
+        length = _sequence_length(only, facts)
+        if length is not None:
+            return length
+        value = infer(only, facts)
+        if value.kind == Kind.SCALAR:
+            return 1
+        return None
+    if all(infer(a.value, facts).kind == Kind.SCALAR for a in positional):
+        return len(positional)
+    return None
+
+
+def _data_rank(node: cst.BaseExpression) -> Optional[int]:
+    if is_literal_scalar(node):
+        return 0
+    if isinstance(node, (cst.List, cst.Tuple)):
+        if not node.elements:
+            return 1
+        inner = _data_rank(node.elements[0].value)
+        return None if inner is None else inner + 1
+    if isinstance(node, (cst.ListComp,)):
+        return 1 if is_literal_scalar(node.elt) else None
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+        # `[0] * n`
+        if isinstance(node.left, cst.List):
+            return _data_rank(node.left)
+    return None
+
+
+def _factory(call: cst.Call, name: str, facts: Facts) -> Value:
+    if name in LIKE_FACTORIES:
+        source = infer(call.args[0].value, facts) if call.args else UNKNOWN
+        explicit = _device_kwarg_kind(call, facts)
+        kind = explicit if explicit is not None else (
+            source.kind if source.kind.is_tensor else Kind.TENSOR
+        )
+        return Value(kind, source.rank, Origin.LOCAL)
+    kind = _device_kwarg_kind(call, facts) or Kind.CPU
+    if name in DATA_FACTORIES:
+        first = _arg(call, 0, "data")
+        rank = _data_rank(first) if first is not None else None
+        if name == "as_tensor" or name == "asarray":
+            # as_tensor of a tensor keeps its device unless device= is given
+            source = infer(first, facts) if first is not None else UNKNOWN
+            if source.kind.is_tensor and _keyword(call, "device") is None:
+                return Value(source.kind, source.rank, Origin.LOCAL)
+            if source.kind.is_tensor or source.kind == Kind.NUMPY:
+                rank = source.rank
+        return Value(kind, rank, Origin.LOCAL)
+    if name in ONE_D_FACTORIES:
+        return Value(kind, 1, Origin.LOCAL)
+    if name == "eye":
+        return Value(kind, 2, Origin.LOCAL)
+    if name == "randint":
+        size = _keyword(call, "size")
+        if size is None:
+            positional = [a.value for a in call.args if a.keyword is None]
+            size = positional[-1] if positional else None
+        rank = _sequence_length(size, facts) if size is not None else None
+        return Value(kind, rank, Origin.LOCAL)
+    if name == "full":
+        first = _arg(call, 0, "size")
+        rank = _sequence_length(first, facts) if first is not None else None
+        if rank is None and first is not None and infer(first, facts).kind == Kind.SCALAR:
+            rank = 1
+        return Value(kind, rank, Origin.LOCAL)
+    if name == "empty_strided":
+        first = _arg(call, 0, "size")
+        return Value(kind, _sequence_length(first, facts) if first is not None else None, Origin.LOCAL)
+    return Value(kind, _rank_from_sizes(call, facts), Origin.LOCAL)
+
+
+def _to_result(receiver: Value, call: cst.Call, facts: Facts) -> Value:
+    """`t.to(...)`: device from the first device-ish argument; a dtype keeps the device."""
+    device = _keyword(call, "device")
+    candidates = [device] if device is not None else [
+        a.value for a in call.args if a.keyword is None
+    ][:1]
+    keep = Value(receiver.kind if receiver.kind.is_tensor else Kind.TENSOR, receiver.rank,
+                 receiver.origin, root=receiver.root, path=receiver.path)
+    if not candidates:
+        return keep
+    target = candidates[0]
+    if _is_dtype(target, facts):
+        return keep
+    place = place_of(target, facts)
+    if place == Kind.CPU_PLACE:
+        kind = Kind.CPU
+    elif place == Kind.DEVICE_PLACE:
+        kind = Kind.DEVICE
+    else:
+        other = infer(target, facts)
+        if other.kind.is_tensor:
+            kind = other.kind
+        else:
+            kind = Kind.DEVICE if _names_a_device(target) else Kind.TENSOR
+    # `.to` returns the tensor itself when nothing changes: ownership is kept.
+    return Value(kind, receiver.rank, receiver.origin, root=receiver.root, path=receiver.path)
+
+
+def _names_a_device(node: cst.BaseExpression) -> bool:
+    """`device`, `self.device`, `dev`, `target_device`: a name chosen for a device spec."""
+    name = (dotted_name(node) or "").split(".")[-1]
+    return "device" in name or name == "dev" or name.endswith("_dev")
+
+
+def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, facts: Facts) -> Value:
+    receiver = infer(receiver_node, facts)
+    if method in SCALAR_METHODS:
+        return SCALAR
+    if method in SCALAR_WITH_ARG_METHODS:
+        return SCALAR if call.args else OTHER
+    if method == "tolist":
+        return OTHER
+    if method == "numpy":
+        return Value(Kind.NUMPY, receiver.rank, receiver.origin)
+    if not receiver.kind.is_tensor:
+        if receiver.kind == Kind.NUMPY and method in ("copy", "reshape", "view", "astype"):
+            return Value(Kind.NUMPY, None, Origin.LOCAL)
+        return UNKNOWN
+    if method == "cuda":
+        return Value(Kind.DEVICE, receiver.rank, Origin.LOCAL)
+    if method in ("cpu", "pin_memory"):
+        # `.cpu()` of a CPU tensor is the tensor itself.
+        origin = receiver.origin if receiver.kind == Kind.CPU else Origin.LOCAL
+        return Value(Kind.CPU, receiver.rank, origin, root=receiver.root, path=receiver.path)
+    if method == "to":
+        return _to_result(receiver, call, facts)
+    if method.endswith("_") and not method.startswith("_"):
+        return receiver  # in-place ops return self
+    if method in VIEW_METHODS:
+        return receiver.with_rank(_view_rank(receiver, method, call, facts))
+    if method in SAME_DEVICE_METHODS:
+        rank = receiver.rank if method in _RANK_KEEPING else None
+        return Value(receiver.kind, rank, Origin.LOCAL)
+    return Value(Kind.TENSOR if method in ("new_empty", "new_zeros", "new_ones", "new_full", "new_tensor") else Kind.UNKNOWN)
+
+
+_RANK_KEEPING = frozenset(
+    {"clone", "int", "long", "float", "half", "bfloat16", "double", "bool", "short", "byte",
+     "char", "type", "type_as", "cumsum", "cumprod", "abs", "neg", "clamp", "clip", "add", "sub",
+     "mul", "div", "masked_fill", "flip", "roll", "exp", "log", "sqrt", "pow", "eq", "ne", "lt",
+     "le", "gt", "ge", "logical_not", "floor_divide", "remainder"}
+)
+
+
+def _view_rank(receiver: Value, method: str, call: cst.Call, facts: Facts) -> Optional[int]:
+    if method in ("view", "reshape"):
+        positional = [a for a in call.args if a.keyword is None]
+        if len(positional) == 1:
+            only = positional[0].value
+            if _is_dtype(only, facts):
+                return receiver.rank
+            length = _sequence_length(only, facts)
+            if length is not None:
+                return length
+            return 1 if infer(only, facts).kind == Kind.SCALAR else None
+        return len(positional) if positional and not any(a.star for a in positional) else None
+    if method == "flatten":
+        return 1 if not call.args else None
+    if method in ("narrow", "transpose", "t", "permute", "contiguous", "detach", "movedim",
+                  "swapaxes", "as_strided", "view_as", "reshape_as", "expand_as"):
+        return receiver.rank if method not in ("as_strided", "view_as", "reshape_as", "expand_as") else None
+    if method == "select":
+        return receiver.rank - 1 if receiver.rank is not None else None
+    if method == "unsqueeze":
+        return receiver.rank + 1 if receiver.rank is not None else None
+    return None
+
+
+def _call(call: cst.Call, facts: Facts) -> Value:
+    func = call.func
+    if isinstance(func, cst.Name):
+        name = func.value
+        if name in SCALAR_BUILTINS:
+            return SCALAR
+        if name in SCALAR_FOLDS:
+            # min(a, b) of scalars is a scalar; of tensors it is not what we model.
+            if call.args and all(infer(a.value, facts).kind == Kind.SCALAR for a in call.args):
+                return SCALAR
+            return UNKNOWN
+        if name in CONTAINER_BUILTINS:
+            return OTHER
+        return UNKNOWN
+    if not isinstance(func, cst.Attribute):
+        return UNKNOWN
+    method = func.attr.value
+    if isinstance(func.value, cst.Name):
+        module = func.value.value
+        if module in facts.torch_names and module not in facts.names:
+            if method in ALL_FACTORIES:
+                return _factory(call, method, facts)
+            if method == "from_numpy":
+                first = call.args[0].value if call.args else None
+                rank = infer(first, facts).rank if first is not None else None
+                return Value(Kind.CPU, rank, Origin.LOCAL)
+            if method == "device":
+                first = _arg(call, 0, "type")
+                return Value(place_of(first, facts)) if first is not None else UNKNOWN
+            if method in SAME_DEVICE_FUNCTIONS:
+                return _same_device_function(call, facts)
+            return UNKNOWN
+        if module in facts.numpy_names and module not in facts.names:
+            return Value(Kind.NUMPY, None, Origin.LOCAL)
+        if module == "math":
+            return SCALAR
+    return _method(func.value, method, call, facts)
+
+
+def _same_device_function(call: cst.Call, facts: Facts) -> Value:
+    out = _keyword(call, "out")
+    if out is not None:
+        target = infer(out, facts)
+        if target.kind.is_tensor:
+            return target
+    if not call.args:
+        return UNKNOWN
+    first = call.args[0].value
+    if isinstance(first, (cst.List, cst.Tuple)) and first.elements:
+        first = first.elements[0].value
+    source = infer(first, facts)
+    if source.kind.is_tensor:
+        return Value(source.kind, None, Origin.LOCAL)
+    return UNKNOWN
+
+
+def _attribute(node: cst.Attribute, facts: Facts) -> Value:
+    attr = node.attr.value
+    base_node = node.value
+    if isinstance(base_node, cst.Name) and facts.self_name is not None and base_node.value == facts.self_name:
+        found = facts.self_attributes.get(attr)
+        path = f"self.{attr}"
+        if found is not None:
+            return Value(found.kind, found.rank, Origin.SELF, found.type_name, found.length,
+                         facts.self_name, path)
+        return _by_name_convention(attr, Value(Kind.UNKNOWN, origin=Origin.SELF,
+                                                   root=facts.self_name, path=path))
+    base = infer(base_node, facts)
+    path = f"{base.path}.{attr}" if base.path is not None else None
+    inherited = Value(Kind.UNKNOWN, None, base.origin, None, None, base.root, path)
+    if base.kind.is_tensor:
+        if attr in ("T", "mT", "data", "real", "imag"):
+            return Value(base.kind, base.rank if attr != "T" else base.rank, base.origin,
+                         root=base.root, path=path)
+        if attr == "shape":
+            return Value(Kind.OTHER, length=base.rank)
+        if attr == "device":
+            if base.kind == Kind.CPU:
+                return Value(Kind.CPU_PLACE)
+            if base.kind == Kind.DEVICE:
+                return Value(Kind.DEVICE_PLACE)
+            return UNKNOWN
+        if attr in ("ndim", "is_cuda", "dtype", "layout"):
+            return SCALAR if attr == "ndim" else OTHER
+    if attr == "device":
+        return UNKNOWN
+    # vLLM's CpuGpuBuffer: `.gpu` is the device tensor, `.cpu` the (pinned) host one, `.np`
+    # a numpy view of the host one.
+    if attr == "gpu":
+        return inherited.with_kind(Kind.DEVICE)
+    if attr == "cpu":
+        return inherited.with_kind(Kind.CPU)
+    if attr == "np":
+        return inherited.with_kind(Kind.NUMPY)
+    if base.type_name is not None and base.type_name in facts.class_fields:
+        fields = facts.class_fields[base.type_name]
+        if attr in fields and attr + "_cpu" in fields:
+            return inherited.with_kind(Kind.DEVICE)
+    elif attr in facts.device_fields:
+        return inherited.with_kind(Kind.DEVICE)
+    return _by_name_convention(attr, inherited)
+
+
+def _by_name_convention(name: str, value: Value) -> Value:
+    if name.endswith(CPU_SUFFIXES):
+        return value.with_kind(Kind.CPU, value.rank)
+    if name.endswith(NUMPY_SUFFIXES):
+        return value.with_kind(Kind.NUMPY, value.rank)
+    return value
+
+
+def index_effect(element: cst.SubscriptElement, facts: Facts) -> str:
+    """How one subscript position acts on a tensor: 'int', 'maybe-int', 'slice', 'new', 'ellipsis', 'advanced'."""
+    sl = element.slice
+    if isinstance(sl, cst.Slice):
+        return "slice"
+    if not isinstance(sl, cst.Index):
+        return "advanced"
+    if sl.star is not None:
+        return "advanced"
+    value = sl.value
+    if isinstance(value, cst.Ellipsis):
+        return "ellipsis"
+    if isinstance(value, cst.Name) and value.value == "None":
+        return "new"
+    if is_bool_literal(value):
+        return "advanced"
+    if literal_int(value) is not None:
+        return "int"
+    inferred = infer(value, facts)
+    if inferred.kind == Kind.SCALAR:
+        return "int"
+    if inferred.kind == Kind.UNKNOWN and _looks_integral(value):
+        return "maybe-int"
+    return "advanced"
+
+
+def _looks_integral(node: cst.BaseExpression) -> bool:
+    """A name or arithmetic of names that is probably an int index (a loop index, `i + 1`)."""
+    if isinstance(node, cst.Name):
+        return True
+    if isinstance(node, cst.Attribute):
+        return dotted_name(node) is not None
+    if isinstance(node, cst.BinaryOperation) and isinstance(
+        node.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
+    ):
+        return _looks_integral(node.left) and _looks_integral(node.right) or (
+            literal_int(node.left) is not None and _looks_integral(node.right)
+        ) or (_looks_integral(node.left) and literal_int(node.right) is not None)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        return _looks_integral(node.expression)
+    return False
+
+
+def subscript_rank(base: Value, elements: Sequence[cst.SubscriptElement], facts: Facts) -> Optional[int]:
+    if base.rank is None:
+        return None
+    rank = base.rank
+    for element in elements:
+        effect = index_effect(element, facts)
+        if effect in ("int", "maybe-int"):
+            rank -= 1
+        elif effect == "new":
+            rank += 1
+        elif effect == "advanced":
+            return None
+    return rank if rank >= 0 else None
+
+
+def _subscript(node: cst.Subscript, facts: Facts) -> Value:
+    base = infer(node.value, facts)
+    if base.kind.is_tensor:
+        return Value(base.kind, subscript_rank(base, node.slice, facts), base.origin,
+                     root=base.root, path=base.path)
+    if base.kind == Kind.NUMPY:
+        return Value(Kind.NUMPY, None, base.origin)
+    if base.kind == Kind.OTHER and isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape":
+        return SCALAR
+    if isinstance(node.value, cst.Call) and isinstance(node.value.func, cst.Attribute) and node.value.func.attr.value in ("size", "stride") and not node.value.args:
+        return SCALAR
+    if isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape":
+        return SCALAR
+    return Value(Kind.UNKNOWN, origin=base.origin, root=base.root, path=base.path)
+
+
+def _binary(left: Value, right: Value) -> Value:
+    if left.kind == Kind.SCALAR and right.kind == Kind.SCALAR:
+        return SCALAR
+    for a, b in ((left, right), (right, left)):
+        if a.kind.is_tensor and (b.kind in (Kind.SCALAR,) or b.kind.is_tensor):
+            kind = Kind.DEVICE if Kind.DEVICE in (a.kind, b.kind) else a.kind
+            if b.kind.is_tensor and b.kind != a.kind and Kind.DEVICE not in (a.kind, b.kind):
+                kind = Kind.TENSOR
+            rank = a.rank if b.kind == Kind.SCALAR else (
+                max(a.rank, b.rank) if a.rank is not None and b.rank is not None else None
+            )
+            return Value(kind, rank, Origin.LOCAL)
+    if Kind.NUMPY in (left.kind, right.kind):
+        return Value(Kind.NUMPY)
+    return UNKNOWN
+
+
+def infer(node: cst.BaseExpression, facts: Facts) -> Value:
+    """The abstract value of `node`.  Unknown stays unknown."""
+    if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary)):
+        return SCALAR
+    if isinstance(node, cst.Name):
+        found = facts.names.get(node.value)
+        if found is not None:
+            return found
+        if node.value in ("True", "False"):
+            return SCALAR
+        if node.value == "None":
+            return OTHER
+        return _by_name_convention(node.value, UNKNOWN)
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        return OTHER
+    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+        starred = any(isinstance(e, cst.StarredElement) for e in node.elements)
+        return Value(Kind.OTHER, length=None if starred else len(node.elements))
+    if isinstance(node, (cst.Dict, cst.ListComp, cst.DictComp, cst.SetComp, cst.GeneratorExp, cst.Lambda)):
+        return OTHER
+    if isinstance(node, cst.UnaryOperation):
+        inner = infer(node.expression, facts)
+        if isinstance(node.operator, cst.Not):
+            return SCALAR if inner.kind == Kind.SCALAR else UNKNOWN
+        if inner.kind == Kind.SCALAR:
+            return SCALAR
+        if inner.kind.is_tensor:
+            return Value(inner.kind, inner.rank, Origin.LOCAL)
+        return UNKNOWN
+    if isinstance(node, cst.BinaryOperation):
+        return _binary(infer(node.left, facts), infer(node.right, facts))
+    if isinstance(node, cst.BooleanOperation):
+        left, right = infer(node.left, facts), infer(node.right, facts)
+        return SCALAR if left.kind == right.kind == Kind.SCALAR else UNKNOWN
+    if isinstance(node, cst.Comparison):
+        left = infer(node.left, facts)
+        if left.kind.is_tensor:
+            return Value(left.kind, left.rank, Origin.LOCAL)
+        rights = [infer(c.comparator, facts) for c in node.comparisons]
+        if any(r.kind.is_tensor for r in rights):
+            return UNKNOWN
+        return SCALAR
+    if isinstance(node, cst.IfExp):
+        return join(infer(node.body, facts), infer(node.orelse, facts))
+    if isinstance(node, cst.Call):
+        return _call(node, facts)
+    if isinstance(node, cst.Attribute):
+        return _attribute(node, facts)
+    if isinstance(node, cst.Subscript):
+        return _subscript(node, facts)
+    if isinstance(node, cst.NamedExpr):
+        return infer(node.value, facts)
+    return UNKNOWN
+
+
+def annotation_value(annotation: Optional[cst.Annotation], facts: Facts) -> Tuple[Kind, Optional[str]]:
+    """Kind (and class name) declared by a parameter annotation."""
+    if annotation is None:
+        return Kind.UNKNOWN, None
+    node = annotation.annotation
+    if isinstance(node, cst.SimpleString):
+        try:
+            node = cst.parse_expression(ast.literal_eval(node.value))
+        except Exception:
+            return Kind.UNKNOWN, None
+    # `X | None`, Optional[X]
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+        for side in (node.left, node.right):
+            if not (isinstance(side, cst.Name) and side.value == "None"):
+                return annotation_value(cst.Annotation(side), facts)
+    if isinstance(node, cst.Subscript):
+        head = dotted_name(node.value) or ""
+        if head.split(".")[-1] == "Optional" and node.slice:
+            inner = node.slice[0].slice
+            if isinstance(inner, cst.Index):
+                return annotation_value(cst.Annotation(inner.value), facts)
+        return Kind.OTHER, None
+    name = dotted_name(node)
+    if name is None:
+        return Kind.UNKNOWN, None
+    last = name.split(".")[-1]
+    if name in ("int", "float", "bool"):
+        return Kind.SCALAR, None
+    if last == "Tensor":
+        return Kind.TENSOR, None
+    if name in ("torch.device", "device"):
+        return Kind.DEVICE_PLACE, None
+    if last == "ndarray":
+        return Kind.NUMPY, None
+    if name in ("list", "dict", "tuple", "set", "str", "bytes", "List", "Dict", "Tuple", "Set"):
+        return Kind.OTHER, None
+    return Kind.OTHER, last

@@ -1,0 +1,460 @@
+"""Walk a module statement by statement, tracking what each name holds at each point.
+
+The walk is flow-sensitive in the cheap way: statements in order, both branches of an `if`
+joined afterwards, loop bodies joined with the state before the loop.  `self.x` attributes are
+collected from every method of a class first, so a buffer allocated in `__init__` is known in
+`forward`.  Rules receive one :class:`StatementFact` per statement they asked for.
+"""
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Union
+
+import libcst as cst
+
+from lint_h2d.inference.expressions import (
+    Facts,
+    annotation_value,
+    dotted_name,
+    infer,
+)
+from lint_h2d.inference.values import OTHER, SCALAR, UNKNOWN, Kind, Origin, Value, join
+
+DEFAULT_CAPTURE_FUNCTIONS: Tuple[str, ...] = ("build_for_cudagraph_capture", "*capture*")
+GRAPH_CONTEXTS = ("cuda.graph", "cuda.graphs.graph")
+
+Statement = Union[cst.SimpleStatementLine, cst.SimpleStatementSuite]
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The function (or module) a statement belongs to."""
+
+    name: str
+    qualname: str
+    params: Tuple[str, ...]
+    node: Optional[cst.FunctionDef]
+
+
+@dataclass(frozen=True)
+class StatementFact:
+    small: cst.BaseSmallStatement
+    # The line holding it; a SimpleStatementSuite is the one-line body of a compound statement.
+    owner: Statement
+    facts: Facts
+    scope: Scope
+    # Why this statement runs during CUDA-graph capture ("build_for_cudagraph_capture", "with
+    # torch.cuda.graph"), or None.
+    capture: Optional[str]
+    # Enclosing `if` statements, innermost last, with the branch taken ("body" / "orelse").
+    gates: Tuple[Tuple[cst.If, str], ...]
+    # The statement list that holds `owner` (to know if it is alone in its block).
+    block: Tuple[cst.BaseStatement, ...]
+
+
+@dataclass(frozen=True)
+class ModuleFacts:
+    """Cross-file knowledge handed to every file's walk."""
+
+    class_fields: Mapping[str, FrozenSet[str]]
+    device_fields: FrozenSet[str]
+
+
+EMPTY_MODULE_FACTS = ModuleFacts({}, frozenset())
+
+
+def is_capture_name(name: str, patterns: Sequence[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def module_aliases(module: cst.Module) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+    """Names bound to the torch and numpy modules (`import torch as th`, `import numpy as np`)."""
+    torch_names = {"torch"}
+    numpy_names = {"np", "numpy"}
+    for stmt in module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.Import):
+                for alias in small.names:
+                    full = dotted_name(alias.name) or ""
+                    bound = (
+                        alias.asname.name.value
+                        if alias.asname is not None and isinstance(alias.asname.name, cst.Name)
+                        else full.split(".")[0]
+                    )
+                    if full == "torch" or (alias.asname is None and full.startswith("torch.")):
+                        torch_names.add(bound)
+                    if full == "numpy":
+                        numpy_names.add(bound)
+    return frozenset(torch_names), frozenset(numpy_names)
+
+
+def _is_graph_context(item: cst.WithItem) -> bool:
+    node = item.item
+    if isinstance(node, cst.Call):
+        node = node.func
+    name = dotted_name(node) or ""
+    return any(name.endswith(suffix) for suffix in GRAPH_CONTEXTS) or name == "graph_capture"
+
+
+class _Walker:
+    """One pass over a body; `emit` receives the statements a rule asked for."""
+
+    def __init__(
+        self,
+        base: Facts,
+        scope: Scope,
+        capture: Optional[str],
+        wants: Callable[[cst.BaseSmallStatement], bool],
+        emit: Callable[[StatementFact], None],
+        on_self_assign: Optional[Callable[[str, Value], None]],
+        walk_function: Callable[[cst.FunctionDef, Facts, Optional[str]], None],
+        walk_class: Callable[[cst.ClassDef, Facts], None],
+    ) -> None:
+        self.base = base
+        self.scope = scope
+        self.capture = capture
+        self.wants = wants
+        self.emit = emit
+        self.on_self_assign = on_self_assign
+        self.walk_function = walk_function
+        self.walk_class = walk_class
+        self.gates: List[Tuple[cst.If, str]] = []
+
+    def facts(self, names: Dict[str, Value]) -> Facts:
+        return self.base.with_names(names)
+
+    # -- statements ---------------------------------------------------------------------
+    def body(self, statements: Sequence[cst.BaseStatement], names: Dict[str, Value]) -> Dict[str, Value]:
+        block = tuple(statements)
+        for stmt in statements:
+            names = self.statement(stmt, names, block)
+        return names
+
+    def statement(self, stmt: cst.BaseStatement, names: Dict[str, Value], block: Tuple[cst.BaseStatement, ...]) -> Dict[str, Value]:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            return self.line(stmt, stmt.body, names, block)
+        if isinstance(stmt, cst.If):
+            return self.if_(stmt, names)
+        if isinstance(stmt, (cst.For, cst.While)):
+            return self.loop(stmt, names)
+        if isinstance(stmt, cst.With):
+            return self.with_(stmt, names)
+        if isinstance(stmt, cst.Try):
+            return self.try_(stmt, names)
+        if isinstance(stmt, cst.FunctionDef):
+            self.walk_function(stmt, self.facts(names), None)
+            names = dict(names)
+            names[stmt.name.value] = OTHER
+            return names
+        if isinstance(stmt, cst.ClassDef):
+            self.walk_class(stmt, self.facts(names))
+            names = dict(names)
+            names[stmt.name.value] = OTHER
+            return names
+        if isinstance(stmt, cst.Match):
+            result: Optional[Dict[str, Value]] = None
+            for case in stmt.cases:
+                branch = self.suite(case.body, dict(names))
+                result = branch if result is None else _join_names(result, branch)
+            return _join_names(names, result) if result is not None else names
+        if hasattr(cst, "TryStar") and isinstance(stmt, getattr(cst, "TryStar")):
+            return self.try_(stmt, names)
+        return names
+
+    def suite(self, suite: cst.BaseSuite, names: Dict[str, Value]) -> Dict[str, Value]:
+        if isinstance(suite, cst.IndentedBlock):
+            return self.body(suite.body, names)
+        if isinstance(suite, cst.SimpleStatementSuite):
+            return self.line(suite, suite.body, names, ())
+        return names
+
+    def line(self, owner: Statement, smalls: Sequence[cst.BaseSmallStatement], names: Dict[str, Value], block: Tuple[cst.BaseStatement, ...]) -> Dict[str, Value]:
+        for small in smalls:
+            if self.wants(small):
+                self.emit(
+                    StatementFact(small, owner, self.facts(dict(names)), self.scope,
+                                  self.capture, tuple(self.gates), block)
+                )
+            names = self.bind_small(small, names)
+        return names
+
+    def if_(self, stmt: cst.If, names: Dict[str, Value]) -> Dict[str, Value]:
+        self.gates.append((stmt, "body"))
+        then = self.suite(stmt.body, dict(names))
+        self.gates.pop()
+        orelse = stmt.orelse
+        if orelse is None:
+            return _join_names(names, then)
+        self.gates.append((stmt, "orelse"))
+        if isinstance(orelse, cst.If):
+            other = self.if_(orelse, dict(names))
+        else:
+            other = self.suite(orelse.body, dict(names))
+        self.gates.pop()
+        return _join_names(then, other)
+
+    def loop(self, stmt: Union[cst.For, cst.While], names: Dict[str, Value]) -> Dict[str, Value]:
+        inner = dict(names)
+        if isinstance(stmt, cst.For):
+            self.bind_target(stmt.target, self.iteration_value(stmt.iter, names), inner)
+        after = self.suite(stmt.body, inner)
+        merged = _join_names(names, after)
+        if stmt.orelse is not None:
+            merged = self.suite(stmt.orelse.body, merged)
+        return merged
+
+    def with_(self, stmt: cst.With, names: Dict[str, Value]) -> Dict[str, Value]:
+        names = dict(names)
+        graph = any(_is_graph_context(item) for item in stmt.items)
+        for item in stmt.items:
+            if item.asname is not None:
+                self.bind_target(item.asname.name, UNKNOWN, names)
+        if graph:
+            saved = self.capture
+            self.capture = "with torch.cuda.graph(...)"
+            names = self.suite(stmt.body, names)
+            self.capture = saved
+            return names
+        return self.suite(stmt.body, names)
+
+    def try_(self, stmt: cst.BaseCompoundStatement, names: Dict[str, Value]) -> Dict[str, Value]:
+        body = self.suite(stmt.body, dict(names))
+        merged = _join_names(names, body)
+        for handler in getattr(stmt, "handlers", ()):
+            branch = dict(names)
+            if handler.name is not None:
+                self.bind_target(handler.name.name, OTHER, branch)
+            merged = _join_names(merged, self.suite(handler.body, branch))
+        orelse = getattr(stmt, "orelse", None)
+        if orelse is not None:
+            merged = _join_names(merged, self.suite(orelse.body, dict(body)))
+        final = getattr(stmt, "finalbody", None)
+        if final is not None:
+            merged = self.suite(final.body, merged)
+        return merged
+
+    # -- bindings -----------------------------------------------------------------------
+    def iteration_value(self, iterable: cst.BaseExpression, names: Dict[str, Value]) -> Value:
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name):
+            if iterable.func.value == "range":
+                return SCALAR
+            if iterable.func.value == "enumerate":
+                return Value(Kind.OTHER, length=2)
+        value = infer(iterable, self.facts(names))
+        if value.kind.is_tensor:
+            rank = value.rank - 1 if value.rank is not None and value.rank > 0 else None
+            return Value(value.kind, rank, value.origin, root=value.root, path=value.path)
+        return UNKNOWN
+
+    def bind_small(self, small: cst.BaseSmallStatement, names: Dict[str, Value]) -> Dict[str, Value]:
+        if isinstance(small, cst.Assign):
+            value = infer(small.value, self.facts(names))
+            out = dict(names)
+            for target in small.targets:
+                self.bind_target(target.target, value, out, small.value)
+            return out
+        if isinstance(small, cst.AnnAssign):
+            out = dict(names)
+            if small.value is not None:
+                value = infer(small.value, self.facts(names))
+            else:
+                kind, type_name = annotation_value(small.annotation, self.facts(names))
+                value = Value(kind, type_name=type_name)
+            self.bind_target(small.target, value, out, small.value)
+            return out
+        if isinstance(small, cst.AugAssign):
+            if isinstance(small.target, cst.Name):
+                out = dict(names)
+                current = out.get(small.target.value, UNKNOWN)
+                value = infer(small.value, self.facts(names))
+                if current.kind == Kind.SCALAR and value.kind == Kind.SCALAR:
+                    return names
+                if not current.kind.is_tensor:
+                    out[small.target.value] = UNKNOWN
+                return out
+            return names
+        if isinstance(small, (cst.Import, cst.ImportFrom)):
+            out = dict(names)
+            aliases = small.names
+            if isinstance(aliases, cst.ImportStar):
+                return names
+            for alias in aliases:
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    out[alias.asname.name.value] = Value(Kind.OTHER, origin=Origin.GLOBAL)
+                else:
+                    bound = (dotted_name(alias.name) or "").split(".")[0]
+                    if bound and bound not in self.base.torch_names and bound not in self.base.numpy_names:
+                        out[bound] = Value(Kind.OTHER, origin=Origin.GLOBAL)
+            return out
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.NamedExpr):
+            out = dict(names)
+            self.bind_target(small.value.target, infer(small.value.value, self.facts(names)), out)
+            return out
+        return names
+
+    def bind_target(self, target: cst.BaseExpression, value: Value, names: Dict[str, Value], source: Optional[cst.BaseExpression] = None) -> None:
+        if isinstance(target, cst.Name):
+            names[target.value] = value
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            elements = target.elements
+            source_elements = (
+                source.elements if isinstance(source, (cst.Tuple, cst.List)) else None
+            )
+            for i, element in enumerate(elements):
+                if isinstance(element, cst.StarredElement):
+                    self.bind_target(element.value, OTHER, names)
+                    continue
+                item_value = UNKNOWN
+                item_source: Optional[cst.BaseExpression] = None
+                if source_elements is not None and len(source_elements) == len(elements):
+                    item_source = source_elements[i].value
+                    item_value = infer(item_source, self.facts(names))
+                elif value.kind == Kind.OTHER and value.length == 2 and i == 0:
+                    item_value = SCALAR  # enumerate()
+                self.bind_target(element.value, item_value, names, item_source)
+        elif isinstance(target, cst.Attribute):
+            if (
+                self.on_self_assign is not None
+                and isinstance(target.value, cst.Name)
+                and target.value.value == self.base.self_name
+            ):
+                self.on_self_assign(target.attr.value, value)
+        elif isinstance(target, cst.StarredElement):
+            self.bind_target(target.value, OTHER, names)
+
+
+def _join_names(a: Mapping[str, Value], b: Mapping[str, Value]) -> Dict[str, Value]:
+    out: Dict[str, Value] = {}
+    for key in a.keys() | b.keys():
+        va, vb = a.get(key), b.get(key)
+        if va is None or vb is None:
+            # Bound on one path only: keep what that path knows, it may be the only one taken.
+            out[key] = va if va is not None else vb  # type: ignore[assignment]
+        else:
+            out[key] = join(va, vb)
+    return out
+
+
+def _params(fn: cst.FunctionDef) -> List[cst.Param]:
+    p = fn.params
+    out = list(p.posonly_params) + list(p.params) + list(p.kwonly_params)
+    if isinstance(p.star_arg, cst.Param):
+        out.append(p.star_arg)
+    if p.star_kwarg is not None:
+        out.append(p.star_kwarg)
+    return out
+
+
+def _is_staticmethod(fn: cst.FunctionDef) -> bool:
+    return any(dotted_name(d.decorator) in ("staticmethod", "classmethod") for d in fn.decorators)
+
+
+class ModuleWalker:
+    """Runs the walk over a module and returns the statement facts rules asked for."""
+
+    def __init__(
+        self,
+        module: cst.Module,
+        module_facts: ModuleFacts = EMPTY_MODULE_FACTS,
+        capture_patterns: Sequence[str] = DEFAULT_CAPTURE_FUNCTIONS,
+        wants: Callable[[cst.BaseSmallStatement], bool] = lambda s: True,
+    ) -> None:
+        self.module = module
+        self.capture_patterns = tuple(capture_patterns)
+        self.wants = wants
+        torch_names, numpy_names = module_aliases(module)
+        self.root = Facts(
+            {}, {}, module_facts.class_fields, module_facts.device_fields, torch_names, numpy_names
+        )
+        self.facts_out: List[StatementFact] = []
+
+    def run(self) -> List[StatementFact]:
+        scope = Scope("<module>", "<module>", (), None)
+        self._walker(self.root, scope, None, None).body(self.module.body, {})
+        return self.facts_out
+
+    def _walker(self, base: Facts, scope: Scope, capture: Optional[str], on_self: Optional[Callable[[str, Value], None]], emit: bool = True) -> _Walker:
+        return _Walker(
+            base, scope, capture, self.wants if emit else (lambda s: False),
+            self.facts_out.append, on_self,
+            lambda fn, facts, cls: self.walk_function(fn, facts, scope.qualname, emit),
+            lambda c, facts: self.walk_class(c, facts, scope.qualname, emit),
+        )
+
+    def walk_function(self, fn: cst.FunctionDef, outer: Facts, parent: str, emit: bool = True,
+                      on_self: Optional[Callable[[str, Value], None]] = None, self_name: Optional[str] = None,
+                      self_attributes: Optional[Mapping[str, Value]] = None) -> None:
+        name = fn.name.value
+        qualname = name if parent == "<module>" else f"{parent}.{name}"
+        params = _params(fn)
+        names: Dict[str, Value] = dict(outer.names)
+        base = Facts(names, self_attributes if self_attributes is not None else outer.self_attributes,
+                     outer.class_fields, outer.device_fields, outer.torch_names, outer.numpy_names,
+                     self_name if self_name is not None else outer.self_name)
+        for i, param in enumerate(params):
+            pname = param.name.value
+            if self_name is not None and i == 0 and pname == self_name:
+                names.pop(pname, None)
+                continue
+            kind, type_name = annotation_value(param.annotation, base)
+            names[pname] = Value(kind, None, Origin.PARAM, type_name, None, pname, pname)
+        for pname in (p.name.value for p in params):
+            if pname in base.torch_names or pname in base.numpy_names:
+                base = Facts(names, base.self_attributes, base.class_fields, base.device_fields,
+                             base.torch_names - {pname}, base.numpy_names - {pname}, base.self_name)
+        capture = name if is_capture_name(name, self.capture_patterns) else None
+        scope = Scope(name, qualname, tuple(p.name.value for p in params), fn)
+        walker = self._walker(base, scope, capture, on_self, emit)
+        if isinstance(fn.body, cst.IndentedBlock):
+            walker.body(fn.body.body, names)
+        elif isinstance(fn.body, cst.SimpleStatementSuite):
+            walker.line(fn.body, fn.body.body, names, ())
+
+    def walk_class(self, cls: cst.ClassDef, outer: Facts, parent: str, emit: bool = True) -> None:
+        qualname = cls.name.value if parent == "<module>" else f"{parent}.{cls.name.value}"
+        methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)] if isinstance(cls.body, cst.IndentedBlock) else []
+        attributes: Dict[str, Value] = {}
+        # Class-level annotations (dataclass fields, declared buffers).
+        if isinstance(cls.body, cst.IndentedBlock):
+            for stmt in cls.body.body:
+                if isinstance(stmt, cst.SimpleStatementLine):
+                    for small in stmt.body:
+                        if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                            kind, type_name = annotation_value(small.annotation, outer)
+                            attributes[small.target.value] = Value(kind, type_name=type_name)
+        # Two passes: the second sees attributes assigned from other attributes.
+        for _ in range(2):
+            collected: Dict[str, Value] = {}
+
+            def record(attr: str, value: Value, collected: Dict[str, Value] = collected) -> None:
+                value = Value(value.kind, value.rank, Origin.SELF, value.type_name, value.length)
+                collected[attr] = join(collected[attr], value) if attr in collected else value
+
+            for method in methods:
+                self_name = self._self_name(method)
+                if self_name is None:
+                    continue
+                self.walk_function(method, outer, qualname, emit=False, on_self=record,
+                                   self_name=self_name, self_attributes=attributes)
+            merged = dict(attributes)
+            for attr, value in collected.items():
+                merged[attr] = value
+            attributes = merged
+        class_scope = Scope(cls.name.value, qualname, (), None)
+        walker = self._walker(outer, class_scope, None, None, emit)
+        for stmt in cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ():
+            if isinstance(stmt, cst.FunctionDef):
+                self_name = self._self_name(stmt)
+                self.walk_function(stmt, outer, qualname, emit, None, self_name, attributes)
+            else:
+                walker.statement(stmt, dict(outer.names), tuple(cls.body.body))
+
+    @staticmethod
+    def _self_name(fn: cst.FunctionDef) -> Optional[str]:
+        if _is_staticmethod(fn):
+            return None
+        params = list(fn.params.posonly_params) + list(fn.params.params)
+        return params[0].name.value if params else None

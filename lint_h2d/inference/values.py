@@ -1,0 +1,89 @@
+"""The abstract value of an expression: what kind of object it is, and its rank if a tensor.
+
+Device inference is deliberately conservative: a value is DEVICE only with positive evidence
+(an allocation with a non-CPU ``device=``, ``.cuda()``, ``.to(device)``, a ``.gpu`` buffer, a
+field that has a ``_cpu`` sibling, ...).  Anything without evidence stays UNKNOWN, because a
+false "device" is a false finding, and a linter with false findings gets switched off.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, replace
+from typing import Optional
+
+
+class Kind(str, enum.Enum):
+    DEVICE = "device tensor"
+    CPU = "cpu tensor"
+    TENSOR = "tensor (device unknown)"
+    NUMPY = "numpy array"
+    SCALAR = "python scalar"
+    # A device specification (a `device=` argument's value): "cpu" vs anything else.
+    CPU_PLACE = "cpu device spec"
+    DEVICE_PLACE = "accelerator device spec"
+    OTHER = "other python object"
+    UNKNOWN = "unknown"
+
+    @property
+    def is_tensor(self) -> bool:
+        return self in (Kind.DEVICE, Kind.CPU, Kind.TENSOR)
+
+
+class Origin(str, enum.Enum):
+    """Who owns the object: decides whether mutating it is visible outside the function."""
+
+    PARAM = "parameter"  # reached through a parameter of the enclosing function (shared)
+    SELF = "self"  # an attribute of the method's own instance
+    LOCAL = "local"  # created inside the function
+    GLOBAL = "global"  # a module-level name or an import
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Value:
+    kind: Kind
+    rank: Optional[int] = None
+    origin: Origin = Origin.UNKNOWN
+    # Declared class of the object (from a parameter annotation), used to look up the class's
+    # fields, e.g. `CommonAttentionMetadata` with `query_start_loc` / `query_start_loc_cpu`.
+    type_name: Optional[str] = None
+    # Number of elements of a tuple/list display (used for sizes: `torch.empty(shape)`).
+    length: Optional[int] = None
+    # Name of the parameter this value was reached through (for H2D002 messages).
+    root: Optional[str] = None
+    # The dotted access path from the root, e.g. "common_attn_metadata.query_start_loc_cpu".
+    path: Optional[str] = None
+
+    def with_kind(self, kind: Kind, rank: Optional[int] = None) -> "Value":
+        return replace(self, kind=kind, rank=rank)
+
+    def with_rank(self, rank: Optional[int]) -> "Value":
+        return replace(self, rank=rank)
+
+
+UNKNOWN = Value(Kind.UNKNOWN)
+SCALAR = Value(Kind.SCALAR, 0)
+OTHER = Value(Kind.OTHER)
+
+
+def tensor(kind: Kind, rank: Optional[int] = None, origin: Origin = Origin.LOCAL) -> Value:
+    return Value(kind, rank, origin)
+
+
+def join(a: Value, b: Value) -> Value:
+    """The value of a name after two control-flow paths meet (if/else, loop back-edges)."""
+    if a == b:
+        return a
+    rank = a.rank if a.rank == b.rank else None
+    origin = a.origin if a.origin == b.origin else Origin.UNKNOWN
+    type_name = a.type_name if a.type_name == b.type_name else None
+    root = a.root if a.root == b.root else None
+    path = a.path if a.path == b.path else None
+    if a.kind == b.kind:
+        kind = a.kind
+    elif a.kind.is_tensor and b.kind.is_tensor:
+        kind = Kind.TENSOR
+    else:
+        kind = Kind.UNKNOWN
+    length = a.length if a.length == b.length else None
+    return Value(kind, rank, origin, type_name, length, root, path)

@@ -1,0 +1,21 @@
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+from lint_h2d.findings import Finding
+from lint_h2d.report.paths import display_path
+
+if TYPE_CHECKING:
+    from lint_h2d.report import ReportContext
+
+
+def line_for(finding: Finding) -> str:
+    fixable = " [*]" if finding.fix is not None else ""
+    return (
+        f"{display_path(finding.path)}:{finding.location.row}:{finding.location.column}: "
+        f"{finding.code}{fixable} {finding.message}"
+    )
+
+
+def render(findings: Sequence[Finding], ctx: "ReportContext") -> str:
+    return "".join(line_for(f) + "\n" for f in findings)

@@ -1,0 +1,15 @@
+"""A JSON list with ruff's field names, so editors and scripts that read ruff's JSON read ours."""
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Sequence
+
+from lint_h2d.findings import Finding
+from lint_h2d.serialize import finding_to_dict
+
+if TYPE_CHECKING:
+    from lint_h2d.report import ReportContext
+
+
+def render(findings: Sequence[Finding], ctx: "ReportContext") -> str:
+    return json.dumps([finding_to_dict(f) for f in findings], indent=2) + "\n"

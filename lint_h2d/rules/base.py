@@ -1,0 +1,127 @@
+"""What a rule declares, and the context it is handed for one file.
+
+A rule is one module in `lint_h2d/rules/` defining one subclass of :class:`Rule`.  The
+registry finds it by itself: adding a rule means adding a file (plus its fixtures).
+"""
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar, Iterable, Optional, Pattern, Sequence, Tuple
+
+import libcst as cst
+from libcst.metadata import CodeRange
+
+from lint_h2d.findings import Finding, Fix, Location
+from lint_h2d.inference.scope import StatementFact
+
+if TYPE_CHECKING:
+    from lint_h2d.config import Settings
+
+
+@dataclass(frozen=True)
+class RuleDoc:
+    """ruff's sections; `lint-h2d rule CODE` and the README print them."""
+
+    what: str
+    why: str
+    example: str
+    use_instead: str
+    fix_safety: str
+
+    def render(self, code: str, name: str) -> str:
+        def block(text: str) -> str:
+            return "```python\n" + text.strip("\n") + "\n```"
+
+        return "\n".join(
+            [
+                f"# {name} ({code})",
+                "",
+                "## What it does",
+                self.what.strip(),
+                "",
+                "## Why is this bad?",
+                self.why.strip(),
+                "",
+                "## Example",
+                block(self.example),
+                "",
+                "## Use instead",
+                block(self.use_instead),
+                "",
+                "## Fix safety",
+                self.fix_safety.strip(),
+                "",
+            ]
+        )
+
+
+@dataclass
+class FileContext:
+    """One file as rules see it."""
+
+    path: str
+    module: cst.Module
+    text: str
+    settings: "Settings"
+    _positions: Optional[object] = field(default=None, repr=False)
+
+    def position(self, node: cst.CSTNode) -> CodeRange:
+        """Resolved lazily: most files have no finding and never pay for it."""
+        if self._positions is None:
+            from libcst.metadata import MetadataWrapper, PositionProvider
+
+            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+            self._positions = wrapper.resolve(PositionProvider)
+        return self._positions[node]  # type: ignore[index, no-any-return]
+
+    def finding(
+        self,
+        code: str,
+        node: cst.CSTNode,
+        message: str,
+        fix: Optional[Fix] = None,
+        no_fix_reason: Optional[str] = None,
+        statement: Optional[cst.CSTNode] = None,
+        details: Tuple[Tuple[str, str], ...] = (),
+    ) -> Finding:
+        where = self.position(node)
+        span = self.position(statement) if statement is not None else where
+        return Finding(
+            code=code,
+            message=message,
+            path=self.path,
+            location=Location(where.start.line, where.start.column + 1),
+            end_location=Location(where.end.line, where.end.column + 1),
+            fix=fix,
+            no_fix_reason=no_fix_reason,
+            noqa_row=span.start.line,
+            details=details + (("statement_end_row", str(span.end.line)),),
+        )
+
+
+class Rule(ABC):
+    code: ClassVar[str]
+    name: ClassVar[str]  # kebab-case, names the bad pattern
+    summary: ClassVar[str]
+    doc: ClassVar[RuleDoc]
+    # Prefilter: a file can only produce findings if its text matches every pattern here.
+    # Keep these necessary conditions (never sufficient ones): a wrong pattern hides findings,
+    # and the test suite compares results with and without the prefilter.
+    required_text: ClassVar[Tuple[Pattern[str], ...]] = ()
+
+    def could_match(self, text: str) -> bool:
+        return all(p.search(text) for p in self.required_text)
+
+    @abstractmethod
+    def wants(self, small: cst.BaseSmallStatement) -> bool:
+        """Which statements this rule inspects (the walk snapshots names only for those)."""
+
+    @abstractmethod
+    def check(self, facts: Sequence[StatementFact], ctx: FileContext) -> Iterable[Finding]:
+        """Findings for one file, given the statements it asked for."""
+
+
+def pattern(text: str) -> Pattern[str]:
+    return re.compile(text)

@@ -1,0 +1,201 @@
+"""H2D001: a Python scalar written into one element of a device tensor."""
+from __future__ import annotations
+
+from typing import Iterable, List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from fixers.device_zero import DeviceZero, device_zero_form
+from fixers.platform_gate import Gate, gated_statement
+from fixers.imports import import_insertion
+from fixers.statements import replace_small_statement, replace_statement_line
+from lint_h2d.findings import Applicability, Finding, Fix
+from lint_h2d.inference.expressions import index_effect, infer
+from lint_h2d.inference.scope import StatementFact
+from lint_h2d.inference.values import Kind
+from lint_h2d.rules.base import FileContext, Rule, RuleDoc, pattern
+
+# The ROCm side of an existing platform gate mentions one of these.
+_GATE_MARKERS = ("is_rocm", "version.hip", "is_hip")
+
+
+class ScalarWriteToDeviceTensor(Rule):
+    code = "H2D001"
+    name = "scalar-write-to-device-tensor"
+    summary = "Scalar written into one element of a device tensor (blocking host-to-device copy)"
+    required_text = (pattern(r"\][ \t]*=[^=]"),)
+    doc = RuleDoc(
+        what="""
+Flags `t[i] = v` where `t` is a tensor on an accelerator (CUDA or ROCm), every index is an
+integer so that the destination is a single element (a 0-dim view), and `v` is a Python
+scalar (a literal, a name bound to a number, `len(...)`, `.item()`, `.size(i)`, ...).
+""",
+        why="""
+PyTorch turns the scalar into a 0-dim CPU tensor and copies it into the 0-dim device view
+with `copy_`. A copy from pageable host memory goes through `memcpy_and_sync`: on ROCm a
+blocking `hipMemcpyWithStream`, on CUDA `cudaMemcpyAsync` + `cudaStreamSynchronize`. The host
+waits until every kernel already queued on the stream has finished, so the scheduler stops
+submitting work. In vLLM's MiniMax M3 metadata builder one such write cost 727-802 ms of host
+time per rank over 12 prefill steps (vLLM PR #56170). The statement also fails under CUDA-graph
+capture and raises under `torch.cuda.set_sync_debug_mode("error")`.
+
+Writes that leave at least one dimension (`t2[0] = 0` on a 2-D tensor, `t[0:1] = 0`) use a
+fill kernel and are not flagged.
+""",
+        example="""
+cu_seqlens_k = torch.empty(num_prefills + 1, dtype=torch.int32, device=device)
+cu_seqlens_k[0] = 0
+torch.cumsum(kv_lens, dim=0, out=cu_seqlens_k[1:])
+""",
+        use_instead="""
+cu_seqlens_k = torch.empty(num_prefills + 1, dtype=torch.int32, device=device)
+if current_platform.is_rocm():
+    cu_seqlens_k[:1].zero_()
+else:
+    cu_seqlens_k[0] = 0
+torch.cumsum(kv_lens, dim=0, out=cu_seqlens_k[1:])
+""",
+        fix_safety="""
+The fix writes the same value with a device kernel: `t[:1].zero_()` for a zero,
+`t[k:k+1].fill_(v)` for another literal, `t[-1:]` for index -1, and `t[i].zero_()` /
+`t[i].fill_(v)` on the select view for a non-literal index (correct for negative indices too).
+By default it is wrapped in a platform gate (`current_platform.is_rocm()` in vLLM code,
+`torch.version.hip is not None` elsewhere; setting `fix-gate`) so that the CUDA path is
+unchanged.
+
+The fix is **safe** when the index and the value are literals: `zero_`/`fill_` cast the value
+to the tensor's dtype exactly as the assignment does, so the result is bitwise equal for every
+dtype (`-0.0` keeps its sign: it becomes `fill_(-0.0)`, never `zero_()`).
+
+It is **unsafe** when the value is not a literal (`fill_` needs a 0-dim value: a name bound
+to a 1-element 1-D tensor would work in the assignment and raise in `fill_`) or when an index
+is a name whose integer type is not proven (a list or tensor index would make `t[idx]` a copy
+and the write would be lost). Apply those with `--unsafe-fixes` after reading them.
+""",
+    )
+
+    def wants(self, small: cst.BaseSmallStatement) -> bool:
+        return (
+            isinstance(small, cst.Assign)
+            and len(small.targets) == 1
+            and isinstance(small.targets[0].target, cst.Subscript)
+        )
+
+    def check(self, facts: Sequence[StatementFact], ctx: FileContext) -> Iterable[Finding]:
+        for fact in facts:
+            finding = self._check_one(fact, ctx)
+            if finding is not None:
+                yield finding
+
+    def _check_one(self, fact: StatementFact, ctx: FileContext) -> Optional[Finding]:
+        assign = fact.small
+        assert isinstance(assign, cst.Assign)
+        target = assign.targets[0].target
+        assert isinstance(target, cst.Subscript)
+        tensor = infer(target.value, fact.facts)
+        if tensor.kind != Kind.DEVICE:
+            return None
+        effects = [index_effect(e, fact.facts) for e in target.slice]
+        if not _destination_is_one_element(effects, tensor.rank):
+            return None
+        if infer(assign.value, fact.facts).kind != Kind.SCALAR:
+            return None
+        target_code = ctx.module.code_for_node(target.value)
+        if _already_gated(fact, target_code, ctx.module):
+            return None
+        proven_index = all(e in ("int", "ellipsis") for e in effects)
+        fix, reason, suggestion = self._fix(fact, target, assign.value, proven_index, ctx)
+        written = _one_line(ctx.module.code_for_node(target))
+        message = (
+            f"Scalar write into one element of device tensor `{_one_line(target_code)}` "
+            f"(`{written} = ...`): a host-to-device copy that blocks the host until the "
+            f"stream drains; use `{_one_line(suggestion)}`"
+        )
+        return ctx.finding(
+            self.code, assign, message, fix=fix, no_fix_reason=reason, statement=fact.owner,
+            details=(("target", target_code), ("rank", str(tensor.rank))),
+        )
+
+    def _fix(
+        self,
+        fact: StatementFact,
+        target: cst.Subscript,
+        value: cst.BaseExpression,
+        proven_index: bool,
+        ctx: FileContext,
+    ) -> Tuple[Optional[Fix], Optional[str], str]:
+        form = device_zero_form(target, value)
+        if not isinstance(form, DeviceZero):
+            return None, form.reason, "a device-side `zero_()`/`fill_()`"
+        suggestion = ctx.module.code_for_node(form.call)
+        safe = form.index_is_literal and form.value_is_literal and proven_index
+        applicability = Applicability.SAFE if safe else Applicability.UNSAFE
+        gate = ctx.settings.gate_for(ctx.path, ctx.text)
+        owner = fact.owner
+        where = ctx.position(owner)
+        if gate is None:
+            edit = (
+                replace_statement_line(ctx.module, owner, (where.start.line, where.start.column),
+                                       (where.end.line, where.end.column),
+                                       cst.SimpleStatementLine([cst.Expr(form.call)]))
+                if isinstance(owner, cst.SimpleStatementLine) and len(owner.body) == 1
+                else replace_small_statement(ctx.module, fact.small, ctx.position(fact.small),
+                                             cst.Expr(form.call))
+            )
+            if not hasattr(edit, "start"):
+                return None, getattr(edit, "reason", "cannot rewrite here"), suggestion
+            return Fix(applicability, f"Replace with `{suggestion}`", (edit,)), None, suggestion  # type: ignore[arg-type]
+        if not (isinstance(owner, cst.SimpleStatementLine) and len(owner.body) == 1):
+            return (
+                None,
+                "the statement shares its line with others; a platform-gated `if` cannot "
+                "be inserted there (split the line, or set fix-gate = \"none\")",
+                suggestion,
+            )
+        new = gated_statement(owner, form.call, gate)
+        edit = replace_statement_line(
+            ctx.module, owner, (where.start.line, where.start.column),
+            (where.end.line, where.end.column), new,
+        )
+        edits = [edit]
+        if gate.import_line:
+            insertion = import_insertion(ctx.module, gate.import_line)
+            if insertion is not None:
+                edits.append(insertion)
+        message = f"Use `{suggestion}` under `if {gate.test}:`"
+        return Fix(applicability, message, tuple(edits)), None, suggestion
+
+
+def _one_line(code: str) -> str:
+    return " ".join(code.split())
+
+
+def _destination_is_one_element(effects: List[str], rank: Optional[int]) -> bool:
+    """True when indexing leaves a 0-dim view: that is the only case setitem copies."""
+    if any(e not in ("int", "maybe-int", "ellipsis") for e in effects):
+        return False
+    integers = sum(1 for e in effects if e in ("int", "maybe-int"))
+    ellipses = effects.count("ellipsis")
+    if ellipses > 1 or integers == 0:
+        return False
+    if rank is None:
+        return integers == 1 and ellipses == 0
+    return integers == rank
+
+
+def _already_gated(fact: StatementFact, target_code: str, module: cst.Module) -> bool:
+    """The seed's fixed form: one branch of a ROCm gate writes with zero_/fill_, this is the other."""
+    for if_node, branch in reversed(fact.gates):
+        test = module.code_for_node(if_node.test)
+        if not any(marker in test for marker in _GATE_MARKERS):
+            continue
+        other = if_node.orelse if branch == "body" else if_node.body
+        if other is None:
+            continue
+        other_code = module.code_for_node(other)
+        for method in (".zero_()", ".fill_("):
+            if target_code + "[" in other_code and method in other_code:
+                return True
+        if f"{target_code}.narrow(" in other_code:
+            return True
+    return False

@@ -1,0 +1,55 @@
+"""`# noqa` with ruff's semantics: bare `# noqa` silences everything on the line,
+`# noqa: H2D001, H2D002` only those codes (prefixes of codes are not accepted, as in ruff)."""
+from __future__ import annotations
+
+import re
+from typing import Dict, FrozenSet, Optional
+
+from lint_h2d.findings import Finding
+
+_NOQA = re.compile(
+    r"#\s*noqa(?P<sep>\s*:\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
+)
+ALL = frozenset({"*"})
+
+
+def noqa_lines(text: str) -> Dict[int, FrozenSet[str]]:
+    """Row (1-based) → codes suppressed there (`{"*"}` for a bare noqa).
+
+    Found by a plain text search; a `# noqa` inside a string literal also counts, which is
+    what ruff does too and errs on the side of silence.
+    """
+    out: Dict[int, FrozenSet[str]] = {}
+    if "noqa" not in text and "NOQA" not in text.upper():
+        return out
+    for row, line in enumerate(text.splitlines(), start=1):
+        if "#" not in line:
+            continue
+        m = _NOQA.search(line)
+        if m is None:
+            continue
+        codes = m.group("codes")
+        if codes is None:
+            out[row] = ALL
+        else:
+            out[row] = frozenset(c.upper() for c in re.split(r"[\s,]+", codes) if c)
+    return out
+
+
+def is_suppressed(finding: Finding, noqa: Dict[int, FrozenSet[str]]) -> bool:
+    if not noqa:
+        return False
+    first = finding.noqa_row or finding.location.row
+    last = _statement_end(finding) or finding.end_location.row
+    for row in range(first, max(first, last) + 1):
+        codes = noqa.get(row)
+        if codes is not None and (codes is ALL or "*" in codes or finding.code in codes):
+            return True
+    return False
+
+
+def _statement_end(finding: Finding) -> Optional[int]:
+    for key, value in finding.details:
+        if key == "statement_end_row":
+            return int(value)
+    return None
