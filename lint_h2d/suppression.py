@@ -8,7 +8,7 @@ from typing import Dict, FrozenSet, Optional
 from lint_h2d.findings import Finding
 
 _NOQA = re.compile(
-    r"#\s*noqa(?P<sep>\s*:\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
+    r"#\s*noqa(?P<sep>\s*:\s*(?P<codes>[A-Z][A-Z0-9]*[0-9](?:[\s,]+[A-Z][A-Z0-9]*[0-9])*))?", re.IGNORECASE
 )
 ALL = frozenset({"*"})
 

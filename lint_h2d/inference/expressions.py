@@ -630,6 +630,8 @@ def _binary(left: Value, right: Value) -> Value:
             return Value(kind, rank, Origin.LOCAL)
     if Kind.NUMPY in (left.kind, right.kind):
         return Value(Kind.NUMPY)
+    if Kind.OTHER in (left.kind, right.kind) and Kind.SCALAR in (left.kind, right.kind):
+        return OTHER  # `[0] * n`, `"ab" * 2`
     return UNKNOWN
 
 

@@ -283,7 +283,9 @@ class _Walker:
                 return names
             for alias in aliases:
                 if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                    out[alias.asname.name.value] = Value(Kind.OTHER, origin=Origin.GLOBAL)
+                    bound = alias.asname.name.value
+                    if bound not in self.base.torch_names and bound not in self.base.numpy_names:
+                        out[bound] = Value(Kind.OTHER, origin=Origin.GLOBAL)
                 else:
                     bound = (dotted_name(alias.name) or "").split(".")[0]
                     if bound and bound not in self.base.torch_names and bound not in self.base.numpy_names:

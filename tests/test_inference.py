@@ -1,0 +1,325 @@
+"""Device inference, one test per fact it relies on.
+
+Each case is a small function body; `value_of(code, name)` walks it and returns what the
+inference knows about `name` right before the final `probe(name)` line.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+import pytest
+
+from lint_h2d.inference.expressions import Facts, infer
+from lint_h2d.inference.project import class_fields_in, collect
+from lint_h2d.inference.scope import ModuleWalker, StatementFact
+from lint_h2d.inference.values import Kind, Origin, Value, join
+
+CPU, DEV, NP, T, UNK, SC, OTH = (
+    Kind.CPU, Kind.DEVICE, Kind.NUMPY, Kind.TENSOR, Kind.UNKNOWN, Kind.SCALAR, Kind.OTHER,
+)
+
+
+def value_of(body: str, expr: str, header: str = "import torch\nimport numpy as np\n", extra: str = "") -> Value:
+    """Infer `expr` at the end of `body` (indented into a function `f(n: int, device, p)`)."""
+    code = header + extra + "def f(n: int, device: torch.device, p, *args):\n"
+    code += "".join(f"    {line}\n" for line in body.strip("\n").splitlines())
+    code += f"    probe = {expr}\n"
+    module = cst.parse_module(code)
+    project = collect([code]).module_facts
+    facts = ModuleWalker(module, project, wants=lambda s: isinstance(s, cst.Assign)
+                         and isinstance(s.targets[0].target, cst.Name)
+                         and s.targets[0].target.value == "probe").run()
+    assert facts, "probe statement not reached"
+    fact: StatementFact = facts[-1]
+    assert isinstance(fact.small, cst.Assign)
+    return infer(fact.small.value, fact.facts)
+
+
+def kind_rank(v: Value) -> tuple:
+    return (v.kind, v.rank)
+
+
+# -- torch factories -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("factory", ["empty", "zeros", "ones", "rand", "randn"])
+def test_factory_with_device_is_device(factory: str) -> None:
+    assert kind_rank(value_of(f"t = torch.{factory}(n, device=device)", "t")) == (DEV, 1)
+
+
+def test_factory_without_device_is_cpu() -> None:
+    assert kind_rank(value_of("t = torch.zeros(n, 4)", "t")) == (CPU, 2)
+
+
+def test_factory_device_cpu_string_is_cpu() -> None:
+    assert value_of("t = torch.zeros(n, device='cpu')", "t").kind == CPU
+
+
+def test_factory_torch_device_cpu_is_cpu() -> None:
+    assert value_of("d = torch.device('cpu')\nt = torch.zeros(n, device=d)", "t").kind == CPU
+
+
+def test_factory_device_cuda_string_is_device() -> None:
+    assert value_of("t = torch.zeros(n, device='cuda:0')", "t").kind == DEV
+
+
+def test_pin_memory_is_cpu_even_with_device_kwarg_order() -> None:
+    assert value_of("t = torch.empty(n, pin_memory=True)", "t").kind == CPU
+
+
+def test_rank_from_tuple_size() -> None:
+    assert value_of("t = torch.empty((n, 3, 2), device=device)", "t").rank == 3
+
+
+def test_rank_from_named_tuple_size() -> None:
+    assert value_of("shape = (n, 2)\nt = torch.empty(shape, device=device)", "t").rank == 2
+
+
+def test_rank_unknown_for_unknown_size_name() -> None:
+    assert kind_rank(value_of("t = torch.empty(p, device=device)", "t")) == (DEV, None)
+
+
+def test_full_rank_from_size() -> None:
+    assert kind_rank(value_of("t = torch.full((n,), 7, device=device)", "t")) == (DEV, 1)
+
+
+def test_arange_is_one_d() -> None:
+    assert kind_rank(value_of("t = torch.arange(n, device=device)", "t")) == (DEV, 1)
+
+
+def test_tensor_rank_from_nested_lists() -> None:
+    assert kind_rank(value_of("t = torch.tensor([[1, 2], [3, 4]], device=device)", "t")) == (DEV, 2)
+
+
+def test_empty_strided() -> None:
+    assert kind_rank(value_of("t = torch.empty_strided((n, 2), (2, 1), device=device)", "t")) == (DEV, 2)
+
+
+def test_like_of_device_is_device_with_same_rank() -> None:
+    v = value_of("a = torch.zeros(n, 2, device=device)\nb = torch.empty_like(a)", "b")
+    assert kind_rank(v) == (DEV, 2)
+
+
+def test_like_of_cpu_is_cpu() -> None:
+    assert value_of("a = torch.zeros(n)\nb = torch.zeros_like(a)", "b").kind == CPU
+
+
+def test_like_with_explicit_device() -> None:
+    assert value_of("a = torch.zeros(n)\nb = torch.zeros_like(a, device='cuda')", "b").kind == DEV
+
+
+def test_torch_alias() -> None:
+    v = value_of("t = th.zeros(n, device=device)", "t", header="import torch as th\nimport torch\n")
+    assert v.kind == DEV
+
+
+# -- conversions -----------------------------------------------------------------------------
+
+def test_to_device_name_is_device() -> None:
+    assert kind_rank(value_of("t = torch.zeros(n).to(device)", "t")) == (DEV, 1)
+
+
+def test_to_string_cuda_is_device() -> None:
+    assert value_of("t = torch.zeros(n).to('cuda', non_blocking=True)", "t").kind == DEV
+
+
+def test_to_dtype_keeps_cpu() -> None:
+    assert value_of("t = torch.zeros(n).to(torch.int32)", "t").kind == CPU
+
+
+def test_to_device_keyword() -> None:
+    assert value_of("t = torch.zeros(n).to(device=device, dtype=torch.int32)", "t").kind == DEV
+
+
+def test_cuda_is_device() -> None:
+    assert value_of("t = torch.zeros(n).cuda()", "t").kind == DEV
+
+
+def test_cpu_is_cpu() -> None:
+    assert value_of("t = torch.zeros(n, device=device).cpu()", "t").kind == CPU
+
+
+def test_from_numpy_is_cpu() -> None:
+    assert value_of("a = np.zeros(n)\nt = torch.from_numpy(a)", "t").kind == CPU
+
+
+def test_numpy_method_is_numpy() -> None:
+    assert value_of("t = torch.zeros(n).numpy()", "t").kind == NP
+
+
+def test_np_call_is_numpy() -> None:
+    assert value_of("a = np.empty(n, dtype=np.int32)", "a").kind == NP
+
+
+@pytest.mark.parametrize("display", ["[0] * n", "{}", "{1: 2}", "(1, 2)", "[x for x in range(n)]", "list(p)", "dict()"])
+def test_displays_and_containers_are_other(display: str) -> None:
+    assert value_of(f"a = {display}", "a").kind == OTH
+
+
+# -- views, in-place ops, arithmetic ---------------------------------------------------------
+
+def test_slice_keeps_device_and_rank() -> None:
+    assert kind_rank(value_of("t = torch.zeros(n, device=device)\nv = t[1:]", "v")) == (DEV, 1)
+
+
+def test_integer_index_lowers_rank() -> None:
+    assert kind_rank(value_of("t = torch.zeros(n, 3, device=device)\nv = t[0]", "v")) == (DEV, 1)
+
+
+def test_none_index_adds_rank() -> None:
+    assert value_of("t = torch.zeros(n, device=device)\nv = t[None, :]", "v").rank == 2
+
+
+@pytest.mark.parametrize("view", ["view(n, 2)", "reshape(n, 2)"])
+def test_view_sets_rank(view: str) -> None:
+    assert kind_rank(value_of(f"t = torch.zeros(2 * n, device=device)\nv = t.{view}", "v")) == (DEV, 2)
+
+
+def test_flatten_is_one_d() -> None:
+    assert kind_rank(value_of("t = torch.zeros(n, 2, device=device)\nv = t.flatten()", "v")) == (DEV, 1)
+
+
+@pytest.mark.parametrize("method", ["narrow(0, 1, 2)", "transpose(0, 1)", "clone()", "contiguous()", "int()"])
+def test_views_and_copies_keep_device_and_rank(method: str) -> None:
+    assert kind_rank(value_of(f"t = torch.zeros(n, 2, device=device)\nv = t.{method}", "v")) == (DEV, 2)
+
+
+def test_in_place_op_returns_self() -> None:
+    assert value_of("t = torch.zeros(n, device=device)\nv = t.zero_()", "v").kind == DEV
+
+
+def test_arithmetic_between_tensors_keeps_device() -> None:
+    v = value_of("a = torch.zeros(n, device=device)\nb = torch.ones(n, device=device)\nc = a + b * 2", "c")
+    assert kind_rank(v) == (DEV, 1)
+
+
+def test_cumsum_out_is_the_out_tensor() -> None:
+    v = value_of("a = torch.zeros(n, device=device)\nc = torch.cumsum(p, dim=0, out=a[1:])", "c")
+    assert v.kind == DEV
+
+
+def test_torch_function_follows_first_tensor_argument() -> None:
+    assert value_of("a = torch.zeros(n, device=device)\nc = torch.cat([a, a])", "c").kind == DEV
+
+
+# -- names, reassignment, control flow -------------------------------------------------------
+
+def test_reassignment_replaces_value() -> None:
+    assert value_of("t = torch.zeros(n, device=device)\nt = t.cpu()", "t").kind == CPU
+
+
+def test_branches_join_to_unknown_when_kinds_differ() -> None:
+    v = value_of("t = np.zeros(n)\nif n:\n    t = torch.zeros(n, device=device)", "t")
+    assert v.kind == UNK
+
+
+def test_branches_agree() -> None:
+    v = value_of("if n:\n    t = torch.zeros(n, device=device)\nelse:\n    t = torch.ones(n, device='cuda')", "t")
+    assert kind_rank(v) == (DEV, 1)
+
+
+def test_loop_variable_of_range_is_scalar() -> None:
+    assert value_of("for i in range(n):\n    pass", "i").kind == SC
+
+
+def test_tuple_unpacking() -> None:
+    v = value_of("a, b = torch.zeros(n, device=device), np.zeros(n)", "b")
+    assert v.kind == NP
+
+
+def test_bare_parameter_stays_unknown() -> None:
+    v = value_of("", "p")
+    assert v.kind == UNK and v.origin == Origin.PARAM
+
+
+def test_tensor_annotation_is_tensor_of_unknown_device() -> None:
+    v = value_of("", "x", extra="", header="import torch\n").kind  # x is unbound: unknown
+    assert v == UNK
+    code = "import torch\ndef f(x: torch.Tensor):\n    probe = x\n"
+    module = cst.parse_module(code)
+    fact = ModuleWalker(module).run()[-1]
+    assert isinstance(fact.small, cst.Assign)
+    assert infer(fact.small.value, fact.facts).kind == T
+
+
+@pytest.mark.parametrize("value", ["len(p)", "int(p)", "p.item()", "p.size(0)", "p.shape[0]", "p.numel()", "n + 1", "-1", "True"])
+def test_scalars(value: str) -> None:
+    assert value_of(f"v = {value}", "v").kind == SC
+
+
+# -- naming conventions and vLLM buffer pairs ------------------------------------------------
+
+@pytest.mark.parametrize("name", ["seq_lens_cpu", "positions_host"])
+def test_cpu_suffix(name: str) -> None:
+    assert value_of("", f"p.{name}").kind == CPU
+    assert value_of("", name).kind == CPU
+
+
+def test_np_suffix() -> None:
+    assert value_of("", "p.tokens_np").kind == NP
+
+
+@pytest.mark.parametrize("attr,kind", [("gpu", DEV), ("cpu", CPU), ("np", NP)])
+def test_cpu_gpu_buffer_pairs(attr: str, kind: Kind) -> None:
+    assert value_of("", f"p.input_ids.{attr}").kind == kind
+
+
+def test_field_pair_makes_device_field() -> None:
+    extra = (
+        "class Meta:\n    query_start_loc: torch.Tensor\n    query_start_loc_cpu: torch.Tensor\n\n"
+    )
+    assert value_of("", "p.query_start_loc", extra=extra).kind == DEV
+    assert value_of("", "p.query_start_loc_cpu", extra=extra).kind == CPU
+    assert value_of("", "p.other_field", extra=extra).kind == UNK
+
+
+def test_class_fields_scanner_reads_dataclass_and_init_fields() -> None:
+    text = (
+        "@dataclass\nclass A:\n    x: torch.Tensor\n    x_cpu: torch.Tensor\n"
+        "class B:\n    def __init__(self):\n        self.y = 1\n        self.y_cpu = 2\n"
+        "class C:\n    z: int\n"
+    )
+    fields = class_fields_in(text)
+    assert fields["A"] == {"x", "x_cpu"}
+    assert {"y", "y_cpu"} <= fields["B"]
+    assert "C" not in fields
+
+
+def test_self_attributes_collected_from_all_methods() -> None:
+    code = (
+        "import torch\n"
+        "class B:\n"
+        "    def __init__(self, n, device):\n"
+        "        self.buf = torch.zeros(n, device=device)\n"
+        "        self.host = torch.zeros(n, pin_memory=True)\n"
+        "    def use(self):\n"
+        "        probe = self.buf\n"
+        "        probe = self.host\n"
+        "        probe = self.missing\n"
+    )
+    facts = [f for f in ModuleWalker(cst.parse_module(code)).run() if isinstance(f.small, cst.Assign) and f.scope.name == "use"]
+    kinds = []
+    for f in facts:
+        assert isinstance(f.small, cst.Assign)
+        kinds.append(infer(f.small.value, f.facts))
+    assert [k.kind for k in kinds] == [DEV, CPU, UNK]
+    assert all(k.origin == Origin.SELF for k in kinds)
+
+
+def test_parameter_origin_and_path() -> None:
+    v = value_of("m = p", "m.query_start_loc_cpu")
+    assert v.origin == Origin.PARAM and v.path == "p.query_start_loc_cpu" and v.root == "p"
+
+
+def test_local_allocation_origin() -> None:
+    assert value_of("t = torch.zeros(n)", "t").origin == Origin.LOCAL
+
+
+def test_join_is_symmetric_and_widens() -> None:
+    a, b = Value(DEV, 1), Value(CPU, 1)
+    assert join(a, b) == join(b, a) == Value(T, 1)
+    assert join(a, Value(NP)).kind == UNK
+
+
+def test_facts_default() -> None:
+    assert infer(cst.parse_expression("torch.zeros(3, device='cuda')"), Facts()).kind == DEV
