@@ -42,6 +42,14 @@ _STDLIB_FALLBACK = frozenset(
     "time traceback types typing unittest uuid warnings weakref".split()
 )
 
+# Packages that are third-party wherever lint-h2d runs; they decide which section is which.
+_KNOWN_THIRD_PARTY = frozenset(
+    "torch torchvision torchaudio numpy triton transformers tokenizers safetensors "
+    "huggingface_hub pil cv2 scipy pandas einops pydantic msgspec zmq psutil ray tqdm "
+    "requests aiohttp fastapi uvicorn openai yaml regex jinja2 pytest sentencepiece "
+    "tiktoken xformers flashinfer cupy numba".split()
+)
+
 _CODING = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+")
 
 
@@ -423,12 +431,14 @@ def _join_sorted(module: cst.Module, group: Sequence[_Placed], style: str, key: 
 
 
 def _new_package(module: cst.Module, plain: Sequence[_Placed], style: str, key: str, text: str) -> TextEdit:
-    """Rule 3: a package the module does not import yet.
+    """Rule 3: a package the module does not import yet, placed by isort's sections.
 
-    A stdlib module joins the stdlib section.  Another joins a section whose packages sort
-    around it, else opens a section of its own before the first section whose packages all
-    sort after it (``torch`` before a ``vllm`` section), else after the last absolute section
-    (``vllm`` after a ``torch`` section): the first-party position.
+    Sections are runs of import lines without blank lines between.  A stdlib module joins the
+    stdlib section.  A well-known third-party package joins the third-party section (one with
+    a well-known package, or any but the last of several non-stdlib sections), else opens one
+    right after the stdlib section.  Any other package (``vllm`` in vLLM: first-party) joins a
+    section whose packages sort around it, else opens a section before the first that sorts
+    after it, else after the last absolute section.
     """
     newline = module.default_newline
     root = _root(key)
@@ -438,21 +448,34 @@ def _new_package(module: cst.Module, plain: Sequence[_Placed], style: str, key: 
         return TextEdit((line, 0), (line, 0), text + newline)
     roots = [sorted({_line_root(p) for p in g if _line_root(p) != "."}) for g in groups]
     stdlib = [all(_is_stdlib(r) for r in rs) for rs in roots]
+    non_std = [n for n, is_std in enumerate(stdlib) if not is_std]
+    third = [
+        n for n in non_std if n != non_std[-1] or any(r in _KNOWN_THIRD_PARTY for r in roots[n])
+    ]
+
+    def before(group: Sequence[_Placed]) -> TextEdit:
+        line = _comment_block_start(group[0])
+        return TextEdit((line, 0), (line, 0), text + newline)
+
     if _is_stdlib(root):
         for group, is_std in zip(groups, stdlib):
             if is_std:
                 return _join_sorted(module, group, style, key, text)
-        line = _comment_block_start(groups[0][0])
-        return TextEdit((line, 0), (line, 0), text + newline)
-    for group, rs, is_std in zip(groups, roots, stdlib):
-        if not is_std and rs[0] < root < rs[-1]:
-            return _join_sorted(module, group, style, key, text)
-    for group, rs, is_std in zip(groups, roots, stdlib):
-        if not is_std and rs[0] > root:
-            line = _comment_block_start(group[0])
-            return TextEdit((line, 0), (line, 0), text + newline)
+        return before(groups[0])
+    if root in _KNOWN_THIRD_PARTY:
+        if third:
+            return _join_sorted(module, groups[third[0]], style, key, text)
+        std = [n for n, is_std in enumerate(stdlib) if is_std]
+        if std:
+            return _insert_after(module, groups[std[-1]][-1], text, separate=True)
+        return before(groups[0])
+    for n in non_std:
+        if n not in third and roots[n][0] < root < roots[n][-1]:
+            return _join_sorted(module, groups[n], style, key, text)
+    for n in non_std:
+        if n not in third and roots[n][0] > root:
+            return before(groups[n])
     return _insert_after(module, groups[-1][-1], text, separate=True)
-
 
 def import_insertion(module: cst.Module, import_line: str) -> ImportInsertion:
     """The edit that adds ``import_line`` to ``module``, or None when it is already there.

@@ -119,7 +119,7 @@ class Engine:
     def analyze(self, path: str, text: str) -> List[Finding]:
         rules = self.rules_for(path)
         if self.use_prefilter:
-            rules = [r for r in rules if r.could_match(text)]
+            rules = [r for r in rules if r.could_match(text, self.settings)]
         if not rules:
             return []
         try:
@@ -306,7 +306,7 @@ def analyze_many(engine: Engine, sources: Sequence[Source], jobs: int,
             results[source.path] = cached
         else:
             todo.append(source)
-    candidates = [s for s in todo if any(r.could_match(s.text) for r in engine.selected)] \
+    candidates = [s for s in todo if any(r.could_match(s.text, engine.settings) for r in engine.selected)] \
         if engine.use_prefilter else list(todo)
     for source in todo:
         results.setdefault(source.path, [])

@@ -51,6 +51,8 @@ class StatementFact:
     gates: Tuple[Tuple[cst.If, str], ...]
     # The statement list that holds `owner` (to know if it is alone in its block).
     block: Tuple[cst.BaseStatement, ...]
+    # The node whose body is `block` (IndentedBlock or Module); None for one-line suites.
+    container: Optional[Union[cst.IndentedBlock, cst.Module]] = None
 
 
 @dataclass(frozen=True)
@@ -122,15 +124,20 @@ class _Walker:
         self.walk_function = walk_function
         self.walk_class = walk_class
         self.gates: List[Tuple[cst.If, str]] = []
+        self.container: Optional[Union[cst.IndentedBlock, cst.Module]] = None
 
     def facts(self, names: Dict[str, Value]) -> Facts:
         return self.base.with_names(names)
 
     # -- statements ---------------------------------------------------------------------
-    def body(self, statements: Sequence[cst.BaseStatement], names: Dict[str, Value]) -> Dict[str, Value]:
+    def body(self, statements: Sequence[cst.BaseStatement], names: Dict[str, Value],
+             container: Optional[Union[cst.IndentedBlock, cst.Module]] = None) -> Dict[str, Value]:
         block = tuple(statements)
+        saved = self.container
+        self.container = container
         for stmt in statements:
             names = self.statement(stmt, names, block)
+        self.container = saved
         return names
 
     def statement(self, stmt: cst.BaseStatement, names: Dict[str, Value], block: Tuple[cst.BaseStatement, ...]) -> Dict[str, Value]:
@@ -166,7 +173,7 @@ class _Walker:
 
     def suite(self, suite: cst.BaseSuite, names: Dict[str, Value]) -> Dict[str, Value]:
         if isinstance(suite, cst.IndentedBlock):
-            return self.body(suite.body, names)
+            return self.body(suite.body, names, suite)
         if isinstance(suite, cst.SimpleStatementSuite):
             return self.line(suite, suite.body, names, ())
         return names
@@ -176,7 +183,8 @@ class _Walker:
             if self.wants(small):
                 self.emit(
                     StatementFact(small, owner, self.facts(dict(names)), self.scope,
-                                  self.capture, tuple(self.gates), block)
+                                  self.capture, tuple(self.gates), block,
+                                  self.container if block else None)
                 )
             names = self.bind_small(small, names)
         return names
@@ -375,7 +383,7 @@ class ModuleWalker:
 
     def run(self) -> List[StatementFact]:
         scope = Scope("<module>", "<module>", (), None)
-        self._walker(self.root, scope, None, None).body(self.module.body, {})
+        self._walker(self.root, scope, None, None).body(self.module.body, {}, self.module)
         return self.facts_out
 
     def _walker(self, base: Facts, scope: Scope, capture: Optional[str], on_self: Optional[Callable[[str, Value], None]], emit: bool = True) -> _Walker:
@@ -411,7 +419,7 @@ class ModuleWalker:
         scope = Scope(name, qualname, tuple(p.name.value for p in params), fn)
         walker = self._walker(base, scope, capture, on_self, emit)
         if isinstance(fn.body, cst.IndentedBlock):
-            walker.body(fn.body.body, names)
+            walker.body(fn.body.body, names, fn.body)
         elif isinstance(fn.body, cst.SimpleStatementSuite):
             walker.line(fn.body, fn.body.body, names, ())
 
@@ -447,6 +455,7 @@ class ModuleWalker:
             attributes = merged
         class_scope = Scope(cls.name.value, qualname, (), None)
         walker = self._walker(outer, class_scope, None, None, emit)
+        walker.container = cls.body if isinstance(cls.body, cst.IndentedBlock) else None
         for stmt in cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ():
             if isinstance(stmt, cst.FunctionDef):
                 self_name = self._self_name(stmt)

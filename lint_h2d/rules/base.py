@@ -111,7 +111,8 @@ class Rule(ABC):
     # and the test suite compares results with and without the prefilter.
     required_text: ClassVar[Tuple[Pattern[str], ...]] = ()
 
-    def could_match(self, text: str) -> bool:
+    def could_match(self, text: str, settings: "Settings") -> bool:
+        """The prefilter: False only when the file cannot produce a finding of this rule."""
         return all(p.search(text) for p in self.required_text)
 
     @abstractmethod
