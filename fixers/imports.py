@@ -385,19 +385,9 @@ def _among_imports(
     text = import_line + newline
     style, key = _sort_key(node)
     root = "." if key.startswith(".") else _root(key)
-    same_root = [p for p in plain if _line_root(p) == root]
-    same_style = [p for p in same_root if _sort_key(_line_imports(p)[0])[0] == style]
-    if same_style:
-        greater = [p for p in same_style if _sort_key(_line_imports(p)[0])[1] > key]
-        if greater:
-            line = _comment_block_start(greater[0])
-            return TextEdit((line, 0), (line, 0), text)
-        return _insert_after(module, same_style[-1], text, separate=False)
-    if same_root:
-        if style == "import":
-            line = _comment_block_start(same_root[0])
-            return TextEdit((line, 0), (line, 0), text)
-        return _insert_after(module, same_root[-1], text, separate=False)
+    for group in _groups(plain):
+        if any(_line_root(p) == root for p in group):
+            return _join_sorted(module, group, style, key, text)
     if root == ".":
         return _insert_after(module, plain[-1], text, separate=True)
     return _new_package(module, plain, style, key, text)
@@ -531,13 +521,15 @@ def import_insertion(module: cst.Module, import_line: str) -> ImportInsertion:
         text = newline + text + (newline if blank_after is False else "")
         return TextEdit(position, position, text)
 
-    # Top of the file: after the last blank line of the leading comments (a licence block),
-    # else after shebang/coding lines.
+    # Top of the file: after the leading comment block (licence, shebang) and the blank line
+    # closing it; if comments run straight into the first statement, after shebang/coding.
     header_lines = list(module.header)
+    comments = 0
+    while comments < len(header_lines) and header_lines[comments].comment is not None:
+        comments += 1
     line = 1
-    blanks = [i for i, empty in enumerate(header_lines) if empty.comment is None]
-    if blanks:
-        line = blanks[-1] + 2
+    if 0 < comments < len(header_lines):
+        line = comments + 2
     else:
         for i, empty in enumerate(header_lines[:2]):
             comment = empty.comment.value if empty.comment is not None else ""

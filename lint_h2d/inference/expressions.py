@@ -6,6 +6,7 @@ and returns a value.  The tables at the top are the PyTorch facts the inference 
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass, field, replace
 from typing import FrozenSet, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
@@ -83,40 +84,23 @@ CPU_SUFFIXES = ("_cpu", "_host")
 NUMPY_SUFFIXES = ("_np", "_numpy")
 
 
+@dataclass(frozen=True)
 class Facts:
-    """What the enclosing scope knows; the walker in `scope.py` provides it.
+    """What the enclosing scope knows; the walker in `scope.py` provides it."""
 
-    A plain class rather than a Protocol so that tests can build one in a line.
-    """
-
-    def __init__(
-        self,
-        names: Optional[Mapping[str, Value]] = None,
-        self_attributes: Optional[Mapping[str, Value]] = None,
-        class_fields: Optional[Mapping[str, FrozenSet[str]]] = None,
-        device_fields: FrozenSet[str] = frozenset(),
-        torch_names: FrozenSet[str] = frozenset({"torch"}),
-        numpy_names: FrozenSet[str] = frozenset({"np", "numpy"}),
-        self_name: Optional[str] = None,
-    ) -> None:
-        self.names: Mapping[str, Value] = names if names is not None else {}
-        self.self_attributes: Mapping[str, Value] = (
-            self_attributes if self_attributes is not None else {}
-        )
-        self.class_fields: Mapping[str, FrozenSet[str]] = (
-            class_fields if class_fields is not None else {}
-        )
-        # Field names that have a `_cpu` sibling in some class of the checked tree.
-        self.device_fields = device_fields
-        self.torch_names = torch_names
-        self.numpy_names = numpy_names
-        self.self_name = self_name
+    names: Mapping[str, Value] = field(default_factory=dict)
+    self_attributes: Mapping[str, Value] = field(default_factory=dict)
+    class_fields: Mapping[str, FrozenSet[str]] = field(default_factory=dict)
+    # Field names that have a `_cpu` sibling in some class of the checked tree.
+    device_fields: FrozenSet[str] = frozenset()
+    torch_names: FrozenSet[str] = frozenset({"torch"})
+    numpy_names: FrozenSet[str] = frozenset({"np", "numpy"})
+    self_name: Optional[str] = None
+    # Module-level functions annotated `-> int | float | bool`.
+    scalar_functions: FrozenSet[str] = frozenset()
 
     def with_names(self, names: Mapping[str, Value]) -> "Facts":
-        return Facts(
-            names, self.self_attributes, self.class_fields, self.device_fields,
-            self.torch_names, self.numpy_names, self.self_name,
-        )
+        return replace(self, names=names)
 
 
 def dotted_name(node: cst.BaseExpression) -> Optional[str]:
@@ -273,20 +257,21 @@ def _rank_from_sizes(call: cst.Call, facts: Facts, skip_trailing: int = 0) -> Op
     return None
 
 
-def _data_rank(node: cst.BaseExpression) -> Optional[int]:
-    if is_literal_scalar(node):
+def _data_rank(node: cst.BaseExpression, facts: "Facts") -> Optional[int]:
+    """Rank of `torch.tensor(data)` from the nesting of the data's displays."""
+    if is_literal_scalar(node) or infer(node, facts).kind == Kind.SCALAR:
         return 0
     if isinstance(node, (cst.List, cst.Tuple)):
         if not node.elements:
             return 1
-        inner = _data_rank(node.elements[0].value)
+        inner = _data_rank(node.elements[0].value, facts)
         return None if inner is None else inner + 1
-    if isinstance(node, (cst.ListComp,)):
-        return 1 if is_literal_scalar(node.elt) else None
+    if isinstance(node, cst.ListComp):
+        inner = _data_rank(node.elt, facts)
+        return None if inner is None else inner + 1
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
-        # `[0] * n`
-        if isinstance(node.left, cst.List):
-            return _data_rank(node.left)
+        if isinstance(node.left, cst.List):  # `[0] * n`
+            return _data_rank(node.left, facts)
     return None
 
 
@@ -301,7 +286,7 @@ def _factory(call: cst.Call, name: str, facts: Facts) -> Value:
     kind = _device_kwarg_kind(call, facts) or Kind.CPU
     if name in DATA_FACTORIES:
         first = _arg(call, 0, "data")
-        rank = _data_rank(first) if first is not None else None
+        rank = _data_rank(first, facts) if first is not None else None
         if name == "as_tensor" or name == "asarray":
             # as_tensor of a tensor keeps its device unless device= is given
             source = infer(first, facts) if first is not None else UNKNOWN
@@ -438,12 +423,17 @@ def _call(call: cst.Call, facts: Facts) -> Value:
         if name in SCALAR_BUILTINS:
             return SCALAR
         if name in SCALAR_FOLDS:
-            # min(a, b) of scalars is a scalar; of tensors it is not what we model.
-            if call.args and all(infer(a.value, facts).kind == Kind.SCALAR for a in call.args):
+            # min(a, b) with a scalar among arguments that are not tensors: a scalar.
+            kinds = [infer(a.value, facts).kind for a in call.args]
+            if Kind.SCALAR in kinds and all(k in (Kind.SCALAR, Kind.UNKNOWN) for k in kinds) \
+                    and not any(a.star for a in call.args):
                 return SCALAR
             return UNKNOWN
         if name in CONTAINER_BUILTINS:
             return OTHER
+        bound = facts.names.get(name)
+        if name in facts.scalar_functions and (bound is None or bound.kind == Kind.OTHER):
+            return SCALAR
         return UNKNOWN
     if not isinstance(func, cst.Attribute):
         return UNKNOWN
@@ -563,25 +553,30 @@ def index_effect(element: cst.SubscriptElement, facts: Facts) -> str:
     inferred = infer(value, facts)
     if inferred.kind == Kind.SCALAR:
         return "int"
-    if inferred.kind == Kind.UNKNOWN and _looks_integral(value):
+    if _looks_integral(value, facts):
         return "maybe-int"
     return "advanced"
 
 
-def _looks_integral(node: cst.BaseExpression) -> bool:
-    """A name or arithmetic of names that is probably an int index (a loop index, `i + 1`)."""
+def _looks_integral(node: cst.BaseExpression, facts: "Facts") -> bool:
+    """An un-annotated parameter (or arithmetic of one with ints) used as an index.
+
+    Such a parameter is usually an int (`reset(self, index)`), but nothing proves it: a fix
+    for it is unsafe.  Names bound inside the function to unknown values (`for a in zip(...)`)
+    do not qualify: they are as likely to be lists or masks.
+    """
     if isinstance(node, cst.Name):
-        return True
-    if isinstance(node, cst.Attribute):
-        return dotted_name(node) is not None
+        value = infer(node, facts)
+        return value.kind == Kind.UNKNOWN and value.origin == Origin.PARAM and value.path == node.value
     if isinstance(node, cst.BinaryOperation) and isinstance(
         node.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
     ):
-        return _looks_integral(node.left) and _looks_integral(node.right) or (
-            literal_int(node.left) is not None and _looks_integral(node.right)
-        ) or (_looks_integral(node.left) and literal_int(node.right) is not None)
+        sides = [node.left, node.right]
+        known = [infer(x, facts).kind == Kind.SCALAR for x in sides]
+        loose = [_looks_integral(x, facts) for x in sides]
+        return all(k or l for k, l in zip(known, loose)) and any(loose)
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        return _looks_integral(node.expression)
+        return _looks_integral(node.expression, facts)
     return False
 
 

@@ -8,7 +8,7 @@ collected from every method of a class first, so a buffer allocated in `__init__
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Union
 
 import libcst as cst
@@ -93,6 +93,19 @@ def module_aliases(module: cst.Module) -> Tuple[FrozenSet[str], FrozenSet[str]]:
     return frozenset(torch_names), frozenset(numpy_names)
 
 
+_SCALAR_RETURNS = frozenset({"int", "float", "bool"})
+
+
+def scalar_functions(module: cst.Module) -> FrozenSet[str]:
+    """Module-level functions whose return annotation is a Python scalar type."""
+    out = set()
+    for stmt in module.body:
+        if isinstance(stmt, cst.FunctionDef) and stmt.returns is not None:
+            if dotted_name(stmt.returns.annotation) in _SCALAR_RETURNS:
+                out.add(stmt.name.value)
+    return frozenset(out)
+
+
 def _is_graph_context(item: cst.WithItem) -> bool:
     node = item.item
     if isinstance(node, cst.Call):
@@ -125,6 +138,9 @@ class _Walker:
         self.walk_class = walk_class
         self.gates: List[Tuple[cst.If, str]] = []
         self.container: Optional[Union[cst.IndentedBlock, cst.Module]] = None
+        # Names that construct the class being collected (`cls`, the class name): their
+        # keyword arguments are the instance's fields (dataclasses built in `create()`).
+        self.constructors: FrozenSet[str] = frozenset()
 
     def facts(self, names: Dict[str, Value]) -> Facts:
         return self.base.with_names(names)
@@ -186,8 +202,20 @@ class _Walker:
                                   self.capture, tuple(self.gates), block,
                                   self.container if block else None)
                 )
+            if self.on_self_assign is not None and self.constructors:
+                self.record_constructor(small, names)
             names = self.bind_small(small, names)
         return names
+
+    def record_constructor(self, small: cst.BaseSmallStatement, names: Dict[str, Value]) -> None:
+        value = getattr(small, "value", None)
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)
+                and value.func.value in self.constructors):
+            return
+        assert self.on_self_assign is not None
+        for arg in value.args:
+            if arg.keyword is not None:
+                self.on_self_assign(arg.keyword.value, infer(arg.value, self.facts(names)))
 
     def if_(self, stmt: cst.If, names: Dict[str, Value]) -> Dict[str, Value]:
         self.gates.append((stmt, "body"))
@@ -358,6 +386,10 @@ def _params(fn: cst.FunctionDef) -> List[cst.Param]:
     return out
 
 
+def _is_classmethod(fn: cst.FunctionDef) -> bool:
+    return any(dotted_name(d.decorator) == "classmethod" for d in fn.decorators)
+
+
 def _is_staticmethod(fn: cst.FunctionDef) -> bool:
     return any(dotted_name(d.decorator) in ("staticmethod", "classmethod") for d in fn.decorators)
 
@@ -377,7 +409,8 @@ class ModuleWalker:
         self.wants = wants
         torch_names, numpy_names = module_aliases(module)
         self.root = Facts(
-            {}, {}, module_facts.class_fields, module_facts.device_fields, torch_names, numpy_names
+            {}, {}, module_facts.class_fields, module_facts.device_fields, torch_names,
+            numpy_names, None, scalar_functions(module),
         )
         self.facts_out: List[StatementFact] = []
 
@@ -396,14 +429,17 @@ class ModuleWalker:
 
     def walk_function(self, fn: cst.FunctionDef, outer: Facts, parent: str, emit: bool = True,
                       on_self: Optional[Callable[[str, Value], None]] = None, self_name: Optional[str] = None,
-                      self_attributes: Optional[Mapping[str, Value]] = None) -> None:
+                      self_attributes: Optional[Mapping[str, Value]] = None,
+                      constructors: FrozenSet[str] = frozenset()) -> None:
         name = fn.name.value
         qualname = name if parent == "<module>" else f"{parent}.{name}"
         params = _params(fn)
         names: Dict[str, Value] = dict(outer.names)
-        base = Facts(names, self_attributes if self_attributes is not None else outer.self_attributes,
-                     outer.class_fields, outer.device_fields, outer.torch_names, outer.numpy_names,
-                     self_name if self_name is not None else outer.self_name)
+        base = replace(
+            outer, names=names,
+            self_attributes=self_attributes if self_attributes is not None else outer.self_attributes,
+            self_name=self_name if self_name is not None else outer.self_name,
+        )
         for i, param in enumerate(params):
             pname = param.name.value
             if self_name is not None and i == 0 and pname == self_name:
@@ -413,11 +449,12 @@ class ModuleWalker:
             names[pname] = Value(kind, None, Origin.PARAM, type_name, None, pname, pname)
         for pname in (p.name.value for p in params):
             if pname in base.torch_names or pname in base.numpy_names:
-                base = Facts(names, base.self_attributes, base.class_fields, base.device_fields,
-                             base.torch_names - {pname}, base.numpy_names - {pname}, base.self_name)
+                base = replace(base, torch_names=base.torch_names - {pname},
+                               numpy_names=base.numpy_names - {pname})
         capture = name if is_capture_name(name, self.capture_patterns) else None
         scope = Scope(name, qualname, tuple(p.name.value for p in params), fn)
         walker = self._walker(base, scope, capture, on_self, emit)
+        walker.constructors = constructors
         if isinstance(fn.body, cst.IndentedBlock):
             walker.body(fn.body.body, names, fn.body)
         elif isinstance(fn.body, cst.SimpleStatementSuite):
@@ -445,10 +482,13 @@ class ModuleWalker:
 
             for method in methods:
                 self_name = self._self_name(method)
-                if self_name is None:
-                    continue
+                params = list(method.params.posonly_params) + list(method.params.params)
+                constructors = {cls.name.value}
+                if self_name is None and params and _is_classmethod(method):
+                    constructors.add(params[0].name.value)
                 self.walk_function(method, outer, qualname, emit=False, on_self=record,
-                                   self_name=self_name, self_attributes=attributes)
+                                   self_name=self_name, self_attributes=attributes,
+                                   constructors=frozenset(constructors))
             merged = dict(attributes)
             for attr, value in collected.items():
                 merged[attr] = value
