@@ -385,9 +385,9 @@ def _among_imports(
     text = import_line + newline
     style, key = _sort_key(node)
     root = "." if key.startswith(".") else _root(key)
-    for group in _groups(plain):
-        if any(_line_root(p) == root for p in group):
-            return _join_sorted(module, group, style, key, text)
+    same_package = [line for g in _groups(plain) if any(_line_root(p) == root for p in g) for line in g]
+    if same_package:
+        return _join_sorted(module, same_package, style, key, text)
     if root == ".":
         return _insert_after(module, plain[-1], text, separate=True)
     return _new_package(module, plain, style, key, text)
@@ -425,7 +425,7 @@ def _new_package(module: cst.Module, plain: Sequence[_Placed], style: str, key: 
 
     Sections are runs of import lines without blank lines between.  A stdlib module joins the
     stdlib section.  A well-known third-party package joins the third-party section (one with
-    a well-known package, or any but the last of several non-stdlib sections), else opens one
+    a well-known package, or one sharing no package with the last non-stdlib section), else opens one
     right after the stdlib section.  Any other package (``vllm`` in vLLM: first-party) joins a
     section whose packages sort around it, else opens a section before the first that sorts
     after it, else after the last absolute section.
@@ -439,8 +439,11 @@ def _new_package(module: cst.Module, plain: Sequence[_Placed], style: str, key: 
     roots = [sorted({_line_root(p) for p in g if _line_root(p) != "."}) for g in groups]
     stdlib = [all(_is_stdlib(r) for r in rs) for rs in roots]
     non_std = [n for n, is_std in enumerate(stdlib) if not is_std]
+    last_roots = set(roots[non_std[-1]]) if non_std else set()
     third = [
-        n for n in non_std if n != non_std[-1] or any(r in _KNOWN_THIRD_PARTY for r in roots[n])
+        n
+        for n in non_std
+        if any(r in _KNOWN_THIRD_PARTY for r in roots[n]) or not last_roots.intersection(roots[n])
     ]
 
     def before(group: Sequence[_Placed]) -> TextEdit:

@@ -7,6 +7,7 @@ other finding of the scan is kept.
 """
 from __future__ import annotations
 
+import ast
 import codecs
 import hashlib
 import io
@@ -89,6 +90,17 @@ def read_source(path: str) -> Source:
     return decode(path, raw)
 
 
+def syntax_check(path: str, text: str) -> List[Finding]:
+    try:
+        compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        return [error_finding(SYNTAX_ERROR, path, f"SyntaxError: {exc.msg}",
+                              exc.lineno or 1, exc.offset or 1)]
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return [error_finding(SYNTAX_ERROR, path, f"cannot parse: {exc}")]
+    return []
+
+
 def error_finding(code: str, path: str, message: str, row: int = 1, column: int = 1) -> Finding:
     return Finding(code, message, path, Location(row, column), Location(row, column), noqa_row=None)
 
@@ -121,7 +133,9 @@ class Engine:
         if self.use_prefilter:
             rules = [r for r in rules if r.could_match(text, self.settings)]
         if not rules:
-            return []
+            # Not parsed with LibCST, but a file that is not Python must still be reported,
+            # with or without the prefilter: CPython's own parser is the cheap check.
+            return syntax_check(path, text)
         try:
             module = cst.parse_module(text)
         except cst.ParserSyntaxError as exc:
@@ -306,8 +320,9 @@ def analyze_many(engine: Engine, sources: Sequence[Source], jobs: int,
             results[source.path] = cached
         else:
             todo.append(source)
-    candidates = [s for s in todo if any(r.could_match(s.text, engine.settings) for r in engine.selected)] \
-        if engine.use_prefilter else list(todo)
+    # Every file goes through `Engine.analyze`: the prefilter inside it decides whether the file
+    # is parsed with LibCST or only syntax-checked.
+    candidates = list(todo)
     for source in todo:
         results.setdefault(source.path, [])
     if jobs > 1 and len(candidates) >= 8:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Callable, Dict, List, Sequence
 
 from lint_h2d.findings import Finding
-from lint_h2d.report import concise, full, json_format
+from lint_h2d.report import concise, full, github, json_format, json_lines, sarif
 
 Renderer = Callable[[Sequence[Finding], "ReportContext"], str]
 
@@ -29,6 +29,9 @@ FORMATS: Dict[str, Renderer] = {
     "full": full.render,
     "concise": concise.render,
     "json": json_format.render,
+    "json-lines": json_lines.render,
+    "github": github.render,
+    "sarif": sarif.render,
 }
 
 

@@ -1,0 +1,15 @@
+"""One JSON object per line (ruff's `json-lines`): the JSON report's objects, streamable."""
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Sequence
+
+from lint_h2d.findings import Finding
+from lint_h2d.serialize import finding_to_dict
+
+if TYPE_CHECKING:
+    from lint_h2d.report import ReportContext
+
+
+def render(findings: Sequence[Finding], ctx: "ReportContext") -> str:
+    return "".join(json.dumps(finding_to_dict(f)) + "\n" for f in findings)

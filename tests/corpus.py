@@ -1,0 +1,276 @@
+"""Real-world corpora for the reliability tests: pinned wheels, downloaded once, cached outside
+the repository (``~/.cache/lint-h2d``), never modified in place (copy before fixing).
+
+``download_wheel`` and ``extract_py`` skip the calling test cleanly (``pytest.skip``) when the
+wheel cannot be fetched, so the suite passes offline; ``scripts/corpus_check.py`` uses the
+same helpers with ``skip=False`` semantics (it gets a ``CorpusUnavailable`` instead).
+"""
+from __future__ import annotations
+
+import ast
+import difflib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+CACHE = Path(os.environ.get("LINT_H2D_CORPUS_CACHE", Path.home() / ".cache" / "lint-h2d"))
+WHEELS = CACHE / "wheels"
+
+
+class CorpusUnavailable(Exception):
+    """The wheel could not be downloaded (no network, no such version)."""
+
+
+def _skip_or_raise(reason: str, skip: bool) -> None:
+    if skip:
+        import pytest
+
+        pytest.skip(reason)
+    raise CorpusUnavailable(reason)
+
+
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def find_wheel(name: str, version: str) -> Optional[Path]:
+    if not WHEELS.is_dir():
+        return None
+    prefix = f"{_normalized(name)}-{version}-"
+    for wheel in sorted(WHEELS.glob("*.whl")):
+        if wheel.name.lower().startswith(prefix) or _normalized(wheel.name).startswith(_normalized(prefix)):
+            return wheel
+    return None
+
+
+def download_wheel(name: str, version: str, *, skip: bool = True, timeout: float = 900) -> Path:
+    """The wheel ``name==version`` in ``~/.cache/lint-h2d/wheels`` (``pip download`` if absent)."""
+    found = find_wheel(name, version)
+    if found is not None:
+        return found
+    WHEELS.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
+           "--disable-pip-version-check", "-q", f"{name}=={version}", "-d", str(WHEELS)]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        _skip_or_raise(f"cannot download {name}=={version}: {exc}", skip)
+        raise AssertionError("unreachable")
+    found = find_wheel(name, version)
+    if proc.returncode != 0 or found is None:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no wheel"]
+        _skip_or_raise(f"cannot download {name}=={version} (no network?): {tail[0]}", skip)
+    assert found is not None
+    return found
+
+
+def extract_py(wheel: Path, prefix: str, dest: Optional[Path] = None) -> Path:
+    """Unzip only ``PREFIX/**/*.py`` from ``wheel`` into ``dest`` (default
+    ``~/.cache/lint-h2d/<name>-<version>/``), once; returns ``dest``."""
+    if dest is None:
+        name, version = wheel.name.split("-")[:2]
+        dest = CACHE / f"{name}-{version}"
+    marker = dest / ".extracted"
+    if marker.exists() or (dest / prefix).is_dir() and not (dest / ".partial").exists() and any((dest / prefix).iterdir()):
+        return dest
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / ".partial").touch()
+    with zipfile.ZipFile(wheel) as archive:
+        for info in archive.infolist():
+            if info.filename.startswith(prefix.rstrip("/") + "/") and info.filename.endswith(".py"):
+                archive.extract(info, dest)
+    marker.touch()
+    (dest / ".partial").unlink()
+    return dest
+
+
+# -- checking a fixed tree -------------------------------------------------------------------
+
+ERROR_CODES = ("H2D900", "H2D901", "H2D902")
+
+
+def python_files(root: Path) -> List[Path]:
+    return sorted(p for p in root.rglob("*.py") if p.is_file())
+
+
+def snapshot(root: Path) -> Dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in python_files(root)}
+
+
+def parses(data: bytes, path: str) -> Optional[str]:
+    """None if ``data`` parses with LibCST and ``ast`` and compiles; else why not."""
+    import libcst as cst
+
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None  # not UTF-8: the linter keeps the encoding; ast handles it below
+    try:
+        cst.parse_module(text)
+    except Exception as exc:
+        return f"LibCST: {exc}".splitlines()[0]
+    try:
+        compile(ast.parse(data, path), path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as exc:
+        return f"ast/compile: {exc}"
+    return None
+
+
+_IMPORT = re.compile(r"^\s*(from\s+[\w.]+\s+import\s+[\w, ()]+|import\s+[\w.]+(\s+as\s+\w+)?)\s*$")
+_GATE_IF = re.compile(r"^\s*if\s+.+:\s*$")
+_ELSE = re.compile(r"^\s*else:\s*$")
+_DEVICE_CALL = re.compile(r"\.(zero_|fill_)\(")
+
+
+def unexpected_changes(before: str, after: str) -> List[str]:
+    """Hunks of the diff that are neither a gated fix nor an inserted import nor an H2D002
+    removal/redirect.  A gated fix turns ``X`` into ``if G:`` / ``<device call>`` / ``else:`` /
+    ``X`` (indented one level), so every inserted line must be an import, the ``if``/``else``
+    of a gate, a ``.zero_()``/``.fill_()`` call, or an original line re-indented; every removed
+    line must come back re-indented (gated) or be an in-place CPU mutation (H2D002)."""
+    a = before.splitlines()
+    b = after.splitlines()
+    problems: List[str] = []
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        removed = a[i1:i2]
+        added = b[j1:j2]
+        added_stripped = [line.strip() for line in added]
+        for line in removed:
+            s = line.strip()
+            if s in added_stripped:  # re-indented into the else branch
+                added_stripped.remove(s)
+                continue
+            if _DEVICE_CALL.search(s) or re.search(r"\[[^\]]*\]\s*[-+*/]?=", s):
+                continue  # H2D002: a CPU mutation removed or redirected to the device tensor
+            problems.append(f"line {i1 + 1}: removed {line!r}")
+        for s in added_stripped:
+            if not s or s.startswith("#"):
+                continue
+            if _IMPORT.match(s) or _GATE_IF.match(s) or _ELSE.match(s) or _DEVICE_CALL.search(s):
+                continue
+            problems.append(f"line {j1 + 1}: added {s!r}")
+    return problems
+
+
+@dataclass
+class CorpusReport:
+    name: str
+    files: int = 0
+    changed: int = 0
+    findings: int = 0
+    fixes: int = 0
+    remaining: int = 0
+    syntax_errors: List[str] = field(default_factory=list)  # genuine ones, in the corpus itself
+    errors: List[str] = field(default_factory=list)  # internal errors and broken guarantees
+    seconds: float = 0.0
+
+
+def run_lint(args: Sequence[str], repo: Path, timeout: float = 3600) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(repo) + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.run([sys.executable, "-m", "lint_h2d", *args], cwd=str(repo),
+                          capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def json_findings(stdout: str) -> List[dict]:
+    import json
+
+    start = stdout.find("[")
+    if start < 0:
+        return []
+    return list(json.loads(stdout[start:]))
+
+
+def check_corpus(name: str, source_root: Path, work: Path, repo: Path,
+                 paths: Optional[Iterable[str]] = None, jobs: int = 0) -> CorpusReport:
+    """Copy ``source_root`` (or only ``paths`` under it) to ``work``, fix it with
+    ``--unsafe-fixes``, and verify every guarantee; returns counts and every violation."""
+    import time
+
+    report = CorpusReport(name)
+    if work.exists():
+        shutil.rmtree(work)
+    if paths is None:
+        shutil.copytree(source_root, work, ignore=shutil.ignore_patterns("__pycache__", ".extracted", ".partial"))
+    else:
+        for rel in paths:
+            target = work / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source_root / rel, target)
+    # A pyproject.toml at the top keeps the run independent of any config above the temp dir
+    # and switches off the default test exclusions: every file of the corpus is checked.
+    (work / "pyproject.toml").write_text("[tool.lint-h2d]\nexclude = []\nrespect-gitignore = false\n")
+    before = snapshot(work)
+    report.files = len(before)
+    common = ["--no-cache", "--output-format", "json", "--config", str(work / "pyproject.toml")]
+    if jobs:
+        common += ["--jobs", str(jobs)]
+    started = time.perf_counter()
+    check = run_lint(["check", *common, str(work)], repo)
+    found = json_findings(check.stdout)
+    fix = run_lint(["check", "--fix", "--unsafe-fixes", *common, str(work)], repo)
+    report.seconds = time.perf_counter() - started
+    if fix.returncode not in (0, 1, 2) or not fix.stdout.lstrip().startswith("["):
+        report.errors.append(f"fix run exited {fix.returncode}: {fix.stderr[-2000:]}")
+        return report
+    remaining = json_findings(fix.stdout)
+    for f in found + remaining:
+        if f.get("code") in ERROR_CODES:
+            where = f"{f.get('filename')}:{(f.get('location') or {}).get('row')}"
+            entry = f"{f.get('code')} {where}: {f.get('message')}"
+            if f.get("code") == "H2D901":
+                if entry not in report.syntax_errors:
+                    report.syntax_errors.append(entry)
+            elif entry not in report.errors:
+                report.errors.append(entry)
+    real = [f for f in found if f.get("code") not in ERROR_CODES]
+    report.findings = len(real)
+    report.remaining = len([f for f in remaining if f.get("code") not in ERROR_CODES])
+    report.fixes = report.findings - report.remaining
+    if fix.returncode == 2 and not report.syntax_errors and not report.errors:
+        report.errors.append(f"exit 2 without an error finding: {fix.stderr[-2000:]}")
+
+    after = snapshot(work)
+    if set(after) != set(before):
+        report.errors.append(f"files appeared or vanished: {sorted(set(after) ^ set(before))[:10]}")
+    files_with_findings = {Path(f["filename"]).resolve().relative_to(work.resolve()).as_posix()
+                           for f in real if f.get("filename")}
+    for rel, old in before.items():
+        new = after.get(rel)
+        if new is None or new == old:
+            continue
+        report.changed += 1
+        if rel not in files_with_findings:
+            report.errors.append(f"{rel}: changed although it had no finding")
+        why = parses(new, rel)
+        if why is not None:
+            report.errors.append(f"{rel}: fixed file does not parse: {why}")
+            continue
+        try:
+            old_text, new_text = old.decode("utf-8-sig"), new.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            continue
+        for problem in unexpected_changes(old_text, new_text)[:5]:
+            report.errors.append(f"{rel}: unexpected change {problem}")
+        if old.startswith(b"\xef\xbb\xbf") != new.startswith(b"\xef\xbb\xbf"):
+            report.errors.append(f"{rel}: BOM changed")
+        if (b"\r\n" in old) != (b"\r\n" in new):
+            report.errors.append(f"{rel}: newline style changed")
+
+    again = run_lint(["check", "--fix", "--unsafe-fixes", *common, str(work)], repo)
+    third = snapshot(work)
+    if third != after:
+        changed = [k for k in third if third[k] != after.get(k)]
+        report.errors.append(f"second fix run changed {len(changed)} files: {changed[:5]}")
+    if again.returncode not in (0, 1, 2):
+        report.errors.append(f"second fix run exited {again.returncode}: {again.stderr[-1000:]}")
+    return report
