@@ -18,7 +18,7 @@ import traceback
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -310,8 +310,12 @@ def project_facts(sources: Iterable[Source]) -> ProjectFacts:
 
 
 def analyze_many(engine: Engine, sources: Sequence[Source], jobs: int,
-                 cache: Optional[Cache] = None) -> Dict[str, List[Finding]]:
-    """Findings per path; workers get the biggest files first so no large file ends the run alone."""
+                 cache: Optional[Cache] = None,
+                 progress: Optional[Callable[[int, int], None]] = None) -> Dict[str, List[Finding]]:
+    """Findings per path; workers get the biggest files first so no large file ends the run alone.
+
+    `progress(done, total)` is called after each file analyzed (cache hits are not counted).
+    """
     results: Dict[str, List[Finding]] = {}
     todo: List[Source] = []
     for source in sources:
@@ -328,11 +332,15 @@ def analyze_many(engine: Engine, sources: Sequence[Source], jobs: int,
     if jobs > 1 and len(candidates) >= 8:
         candidates.sort(key=lambda s: len(s.text), reverse=True)
         with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(engine,)) as pool:
-            for path, findings in pool.map(_worker_analyze, [(s.path, s.text) for s in candidates], chunksize=1):
+            for done, (path, findings) in enumerate(pool.map(_worker_analyze, [(s.path, s.text) for s in candidates], chunksize=1), 1):
                 results[path] = findings
+                if progress is not None:
+                    progress(done, len(candidates))
     else:
-        for source in candidates:
+        for done, source in enumerate(candidates, 1):
             results[source.path] = engine.analyze(source.path, source.text)
+            if progress is not None:
+                progress(done, len(candidates))
     if cache is not None:
         for source in todo:
             cache.put(source, results[source.path])

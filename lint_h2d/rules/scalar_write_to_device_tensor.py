@@ -6,6 +6,7 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 import libcst as cst
 
 from fixers.device_zero import DeviceZero, device_zero_form
+from fixers.edits import TextEdit
 from fixers.platform_gate import Gate, gated_statement
 from fixers.imports import import_insertion
 from fixers.statements import replace_small_statement, replace_statement_line
@@ -133,19 +134,26 @@ and the write would be lost). Apply those with `--unsafe-fixes` after reading th
         gate = ctx.settings.gate_for(ctx.path, ctx.text)
         owner = fact.owner
         where = ctx.position(owner)
+        alone = isinstance(owner, cst.SimpleStatementLine) and len(owner.body) == 1
         if gate is None:
-            edit = (
-                replace_statement_line(ctx.module, owner, (where.start.line, where.start.column),
-                                       (where.end.line, where.end.column),
-                                       cst.SimpleStatementLine([cst.Expr(form.call)]))
-                if isinstance(owner, cst.SimpleStatementLine) and len(owner.body) == 1
-                else replace_small_statement(ctx.module, fact.small, ctx.position(fact.small),
-                                             cst.Expr(form.call))
-            )
-            if not hasattr(edit, "start"):
+            if alone:
+                assert isinstance(owner, cst.SimpleStatementLine)
+                # Same line node, new body: its trailing comment stays where it was.
+                replacement = owner.with_changes(body=[cst.Expr(form.call)])
+                edit: object = replace_statement_line(
+                    ctx.module, owner, (where.start.line, where.start.column),
+                    (where.end.line, where.end.column), replacement, source=ctx.text,
+                )
+            else:
+                small = ctx.position(fact.small)
+                edit = replace_small_statement(
+                    ctx.module, (small.start.line, small.start.column),
+                    (small.end.line, small.end.column), cst.Expr(form.call), source=ctx.text,
+                )
+            if not isinstance(edit, TextEdit):
                 return None, getattr(edit, "reason", "cannot rewrite here"), suggestion
-            return Fix(applicability, f"Replace with `{suggestion}`", (edit,)), None, suggestion  # type: ignore[arg-type]
-        if not (isinstance(owner, cst.SimpleStatementLine) and len(owner.body) == 1):
+            return Fix(applicability, f"Replace with `{suggestion}`", (edit,)), None, suggestion
+        if not alone:
             return (
                 None,
                 "the statement shares its line with others; a platform-gated `if` cannot "
@@ -153,15 +161,18 @@ and the write would be lost). Apply those with `--unsafe-fixes` after reading th
                 suggestion,
             )
         new = gated_statement(owner, form.call, gate)
+        assert isinstance(owner, cst.SimpleStatementLine)
         edit = replace_statement_line(
             ctx.module, owner, (where.start.line, where.start.column),
-            (where.end.line, where.end.column), new,
+            (where.end.line, where.end.column), new, source=ctx.text,
         )
         edits = [edit]
         if gate.import_line:
             insertion = import_insertion(ctx.module, gate.import_line)
-            if insertion is not None:
+            if isinstance(insertion, TextEdit):
                 edits.append(insertion)
+            elif insertion is not None:
+                return None, f"cannot add `{gate.import_line}`: {insertion.reason}", suggestion
         message = f"Use `{suggestion}` under `if {gate.test}:`"
         return Fix(applicability, message, tuple(edits)), None, suggestion
 
