@@ -71,6 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--jobs", "-j", type=int, default=0, help="worker processes (default: cores)")
         p.add_argument("--no-prefilter", action="store_true", help=argparse.SUPPRESS)
         p.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
+        p.add_argument("--stdin-filename", metavar="PATH",
+                       help="with `-` as the path: the name of the code read from stdin (config, "
+                            "per-file-ignores, fix gate and report use it)")
 
     check = sub.add_parser("check", help="find problems (and fix them with --fix)")
     add_check_options(check, fix_default=False)
@@ -92,6 +95,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.command == "rule":
         return run_rule(args, sys.stdout)
     try:
+        if "-" in args.paths:
+            return run_stdin(args, sys.stdin, sys.stdout, sys.stderr)
         return run_check(args, sys.stdout, sys.stderr)
     except ConfigError as exc:
         sys.stderr.write(f"lint-h2d: error: {exc}\n")
@@ -116,7 +121,8 @@ def run_rule(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _settings(args: argparse.Namespace) -> Settings:
-    settings = resolve(args.paths, args.config)
+    stdin_name = getattr(args, "stdin_filename", None)
+    settings = resolve([stdin_name] if stdin_name and "-" in args.paths else args.paths, args.config)
     return cli_overrides(settings, args.select, args.ignore, args.extend_select)
 
 
@@ -137,7 +143,14 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     engine = Engine(settings, project_facts(sources), use_prefilter=not args.no_prefilter)
     jobs = args.jobs if args.jobs > 0 else default_jobs()
     cache = _cache(args, settings, engine)
-    results = analyze_many(engine, sources, jobs, cache)
+    from lint_h2d.report.progress import for_stream
+
+    progress = for_stream(err)
+    try:
+        results = analyze_many(engine, sources, jobs, cache, progress=progress)
+    finally:
+        if progress is not None:
+            progress.close()
     if cache is not None:
         cache.save()
 
@@ -200,6 +213,78 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.exit_non_zero_on_fix and fixed:
         return EXIT_FINDINGS
     if problems_found and not args.exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def run_stdin(args: argparse.Namespace, stdin: TextIO, out: TextIO, err: TextIO) -> int:
+    """`check - --stdin-filename PATH`: the code comes from stdin and PATH names it.
+
+    The report goes to stdout; with --fix stdout gets the fixed source and nothing else (the
+    remaining findings go to stderr), with --diff it gets the diff. Exit codes as for files.
+    """
+    from lint_h2d.engine import SourceError, decode
+
+    if args.paths != ["-"]:
+        err.write("lint-h2d: error: `-` (read stdin) cannot be combined with other paths\n")
+        return EXIT_ERROR
+    path = args.stdin_filename or "-"
+    buffer = getattr(stdin, "buffer", None)
+    raw = buffer.read() if buffer is not None else stdin.read().encode("utf-8")
+    settings = _settings(args)
+
+    def write_source(data: bytes) -> None:
+        target = getattr(out, "buffer", None)
+        if target is None:
+            out.write(data.decode("utf-8", "replace"))
+        else:
+            out.flush()
+            target.write(data)
+            target.flush()
+
+    try:
+        source = decode(path, raw)
+    except SourceError as exc:
+        if args.fix and not args.diff:
+            write_source(raw)  # an editor piping its buffer through must get it back intact
+        report = err if args.fix and not args.diff else out
+        _render([error_finding(IO_ERROR, path, f"cannot check {path}: {exc}")], args, {}, report)
+        return EXIT_ERROR
+    engine = Engine(settings, project_facts([source]), use_prefilter=not args.no_prefilter)
+    findings = engine.analyze(path, source.text)
+    texts = {path: source.text}
+    fixed = 0
+    report = out
+    if args.fix or args.diff:
+        new_text, done, remaining = engine.fix_text(path, source.text, args.unsafe_fixes)
+        if args.diff:
+            if new_text != source.text:
+                out.write(_unified_diff(path, source.text, new_text))
+            failures = [f for f in findings if f.code in ERROR_CODES]
+            if not args.quiet:
+                count = len(done)
+                err.write(f"Would fix {count} error{'s' if count != 1 else ''}.\n" if count else "No errors would be fixed.\n")
+            if failures:
+                _render(failures, args, texts, err)
+                return EXIT_ERROR
+            return EXIT_FINDINGS if new_text != source.text else EXIT_OK
+        write_source(source.encode(new_text) if new_text != source.text else raw)
+        findings, fixed, report = remaining, len(done), err
+        texts[path] = new_text
+    findings = sorted(findings, key=Finding.sort_key)
+    problems = [f for f in findings if f.code not in ERROR_CODES]
+    failures = [f for f in findings if f.code in ERROR_CODES]
+    if args.statistics:
+        _statistics(findings, report)
+    else:
+        _render(findings, args, texts, report)
+    if not args.quiet and args.output_format in ("full", "concise"):
+        _summary(problems, failures, fixed, args, report)
+    if failures:
+        return EXIT_ERROR
+    if args.exit_non_zero_on_fix and fixed:
+        return EXIT_FINDINGS
+    if problems and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_OK
 

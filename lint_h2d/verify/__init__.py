@@ -1,0 +1,38 @@
+"""Runtime proof that lint-h2d's fixes are equivalent to the code they replace.
+
+torch is optional for the linter, so nothing here imports it at import time: the CLI calls
+:func:`run_verify`, which says clearly (exit 2) when torch is missing.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+from typing import TextIO
+
+EXIT_ERROR = 2
+
+
+def torch_available() -> bool:
+    return importlib.util.find_spec("torch") is not None
+
+
+def run_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Entry point of ``lint-h2d verify`` (see :mod:`lint_h2d.verify.run`)."""
+    if not torch_available():
+        err.write(
+            "lint-h2d: error: `verify` needs PyTorch, which is not installed "
+            "(install the CPU build: `pip install torch`, or `pip install 'lint-h2d[verify]'`)\n"
+        )
+        return EXIT_ERROR
+    from lint_h2d.verify.run import run_verify as _run
+
+    return _run(args, out, err)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `verify` subcommand's options (kept here so cli.py only wires it in)."""
+    parser.add_argument("paths", nargs="*", help="files or folders to verify the fixes of (default: .)")
+    parser.add_argument("--matrix", action="store_true", help="run the built-in matrix instead of files")
+    parser.add_argument("--no-fake-cuda", action="store_true",
+                        help="skip level 2 (the fake-CUDA op trace, which builds a tiny C++ extension once)")
+    parser.add_argument("--no-gpu", action="store_true", help="skip level 3 even when a GPU is present")
