@@ -5,6 +5,7 @@ Why: LibCST positions say where a node starts and ends, but not what surrounds i
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import List, Optional, Sequence, Union
 
 import libcst as cst
@@ -50,8 +51,17 @@ class SourceLines:
 
 
 def source_of(module: cst.Module, source: Optional[str]) -> SourceLines:
-    """The caller's source text, or the module's regenerated code (identical for a parsed module)."""
-    return SourceLines(module.code if source is None else source)
+    """The caller's source text, or the module's regenerated code (identical for a parsed module).
+
+    Memoized on the text: a file with many findings asks for the same lines once per fix, and
+    splitting a 50k-line file a thousand times made fixing quadratic.
+    """
+    return _lines(module.code if source is None else source)
+
+
+@lru_cache(maxsize=4)
+def _lines(source: str) -> SourceLines:
+    return SourceLines(source)
 
 
 def with_semicolon_dropped(node: cst.BaseSmallStatement) -> cst.BaseSmallStatement:

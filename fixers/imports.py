@@ -5,14 +5,20 @@ import the module already has, must not silently rebind a name the module uses f
 else, and should land where the project's import sorter (isort/ruff) would keep it, so the
 fixed file passes the project's own lint.
 
-Placement, in order of preference:
+Placement mimics isort/ruff's default layout (sections separated by blank lines; in a section
+``import x`` lines first, then ``from x import`` lines, each sorted by lower-cased module):
 
-1. among the header's imports of the same top-level package and the same style (``import x``
-   or ``from x import``), at its sorted position (case-insensitive module name);
-2. the same package in the other style: ``import`` lines before ``from`` lines;
-3. after the last import line of the header;
-4. no import lines: after the docstring and ``from __future__`` imports, separated by a blank
-   line; else at the top, after shebang/coding/licence comment lines.
+1. the package is already imported: among its lines, at the sorted position;
+2. a new package: a stdlib module joins the stdlib section; a well-known third-party package
+   (``torch``...) joins the third-party section or opens one after the stdlib section; any
+   other package is taken as first-party (``vllm`` inside vLLM) and opens a section after the
+   last absolute-import section, before relative imports;
+3. no import lines: after the docstring and ``from __future__`` imports, separated by a blank
+   line; else at the top, after the leading licence/shebang/coding comment block.
+
+Checked against vLLM 0.33.0: deleting ``from vllm.platforms import current_platform`` from
+each of the 527 files that have it as a line of its own and re-inserting it restores 523 byte
+for byte (2 use the name in an ``if`` above where it sorts, 1 imports it mid-file).
 
 The header is the module's leading run of docstring, import lines, ``if TYPE_CHECKING:`` blocks
 and other ``if``/``try`` blocks that only import; it ends at the first other statement.
@@ -425,7 +431,8 @@ def _new_package(module: cst.Module, plain: Sequence[_Placed], style: str, key: 
 
     Sections are runs of import lines without blank lines between.  A stdlib module joins the
     stdlib section.  A well-known third-party package joins the third-party section (one with
-    a well-known package, or one sharing no package with the last non-stdlib section), else opens one
+    a well-known package, of several packages, or sharing none with the last non-stdlib section:
+    first-party sections are usually one package), else opens one
     right after the stdlib section.  Any other package (``vllm`` in vLLM: first-party) joins a
     section whose packages sort around it, else opens a section before the first that sorts
     after it, else after the last absolute section.
@@ -443,7 +450,9 @@ def _new_package(module: cst.Module, plain: Sequence[_Placed], style: str, key: 
     third = [
         n
         for n in non_std
-        if any(r in _KNOWN_THIRD_PARTY for r in roots[n]) or not last_roots.intersection(roots[n])
+        if any(r in _KNOWN_THIRD_PARTY for r in roots[n])
+        or not last_roots.intersection(roots[n])
+        or len(roots[n]) > 1
     ]
 
     def before(group: Sequence[_Placed]) -> TextEdit:

@@ -83,6 +83,11 @@ def build_parser() -> argparse.ArgumentParser:
     rule = sub.add_parser("rule", help="explain a rule")
     rule.add_argument("code", nargs="?", help="rule code, e.g. H2D001")
     rule.add_argument("--all", action="store_true", help="list every rule")
+
+    verify = sub.add_parser("verify", help="run each fix (or the built-in matrix) against the original (needs torch)")
+    from lint_h2d.verify import add_arguments as add_verify_arguments
+
+    add_verify_arguments(verify)
     return parser
 
 
@@ -94,6 +99,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_ERROR
     if args.command == "rule":
         return run_rule(args, sys.stdout)
+    if args.command == "verify":
+        return run_verify(args, sys.stdout, sys.stderr)
     try:
         if "-" in args.paths:
             return run_stdin(args, sys.stdin, sys.stdout, sys.stderr)
@@ -104,6 +111,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("lint-h2d: interrupted\n")
         return 130
+
+
+def run_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """`lint-h2d verify`: imported lazily, so the linter itself never needs torch."""
+    from lint_h2d.verify import run_verify as verify
+
+    try:
+        return verify(args, out, err)
+    except ConfigError as exc:
+        err.write(f"lint-h2d: error: {exc}\n")
+        return EXIT_ERROR
 
 
 def run_rule(args: argparse.Namespace, out: TextIO) -> int:

@@ -28,6 +28,7 @@ from lint_h2d.config import Settings
 from lint_h2d.discovery import PathPattern
 from lint_h2d.findings import Applicability, Finding, Fix, Location
 from lint_h2d.inference.project import ProjectFacts, collect
+from lint_h2d.prefilter import tree_filter
 from lint_h2d.inference.scope import ModuleWalker
 from lint_h2d.rules import all_rules, select_codes
 from lint_h2d.rules.base import FileContext, Rule
@@ -65,9 +66,16 @@ class SourceError(Exception):
 
 def decode(path: str, raw: bytes) -> Source:
     bom = raw.startswith(codecs.BOM_UTF8)
+    if b"\x00" in raw:
+        raise SourceError("file contains NUL bytes (binary file?)")
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
     except SyntaxError as exc:
+        if "invalid or missing" in exc.msg:  # no cookie, and the first lines are not UTF-8
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise SourceError(f"cannot decode as utf-8 (no coding cookie): {err}") from None
         raise SourceError(f"invalid encoding declaration: {exc.msg}") from None
     if encoding == "utf-8-sig":
         encoding = "utf-8"
@@ -131,7 +139,18 @@ class Engine:
     def analyze(self, path: str, text: str) -> List[Finding]:
         rules = self.rules_for(path)
         if self.use_prefilter:
-            rules = [r for r in rules if r.could_match(text, self.settings)]
+            # Stage 1 (text), then CPython's parser: the syntax check of every file, whose
+            # tree feeds stage 2 (lint_h2d/prefilter.py).  LibCST only sees the survivors.
+            fields = self.project.module_facts.device_fields
+            rules = [r for r in rules if r.could_match(text, self.settings, device_fields=fields)]
+            try:
+                tree = compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                tree = None  # reported below, by CPython or by LibCST
+            if tree is not None:
+                rules = tree_filter(rules, tree, text, self.settings, fields)
+                if not rules:
+                    return []
         if not rules:
             # Not parsed with LibCST, but a file that is not Python must still be reported,
             # with or without the prefilter: CPython's own parser is the cheap check.

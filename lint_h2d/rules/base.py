@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, Iterable, Optional, Pattern, Sequence, Tuple
+from typing import TYPE_CHECKING, AbstractSet, ClassVar, Iterable, Optional, Pattern, Sequence, Tuple
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -17,6 +17,8 @@ from lint_h2d.findings import Finding, Fix, Location
 from lint_h2d.inference.scope import StatementFact
 
 if TYPE_CHECKING:
+    import ast
+
     from lint_h2d.config import Settings
 
 
@@ -66,6 +68,8 @@ class FileContext:
     text: str
     settings: "Settings"
     _positions: Optional[object] = field(default=None, repr=False)
+    # Per-file results a rule computes once for all its findings (e.g. where an import goes).
+    memo: Dict[str, object] = field(default_factory=dict, repr=False)
 
     def position(self, node: cst.CSTNode) -> CodeRange:
         """Resolved lazily: most files have no finding and never pay for it."""
@@ -110,10 +114,22 @@ class Rule(ABC):
     # Keep these necessary conditions (never sufficient ones): a wrong pattern hides findings,
     # and the test suite compares results with and without the prefilter.
     required_text: ClassVar[Tuple[Pattern[str], ...]] = ()
+    # Stage 2 of the prefilter (lint_h2d/prefilter.py): a rule that sets this gets the file's
+    # `ast` tree (parsed once, shared by the rules) in `could_match_tree`.
+    has_tree_check: ClassVar[bool] = False
 
-    def could_match(self, text: str, settings: "Settings") -> bool:
-        """The prefilter: False only when the file cannot produce a finding of this rule."""
+    def could_match(self, text: str, settings: "Settings",
+                    device_fields: AbstractSet[str] = frozenset()) -> bool:
+        """The prefilter: False only when the file cannot produce a finding of this rule.
+
+        `device_fields` are the project's fields with a `_cpu` sibling (cross-file facts).
+        """
         return all(p.search(text) for p in self.required_text)
+
+    def could_match_tree(self, tree: "ast.AST", settings: "Settings",
+                         device_fields: AbstractSet[str] = frozenset(), text: str = "") -> bool:
+        """Prefilter stage 2 on the `ast` tree; like `could_match`, a necessary condition only."""
+        return True
 
     @abstractmethod
     def wants(self, small: cst.BaseSmallStatement) -> bool:

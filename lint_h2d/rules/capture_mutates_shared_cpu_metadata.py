@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, AbstractSet, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
 from fixers.removal import remove_statement
 from fixers.statements import replace_small_statement
+from lint_h2d import prefilter
 from lint_h2d.findings import Applicability, Finding, Fix
 from lint_h2d.inference.expressions import infer
 from lint_h2d.inference.scope import StatementFact
@@ -16,6 +17,8 @@ from lint_h2d.inference.values import Kind, Origin, Value
 from lint_h2d.rules.base import FileContext, Rule, RuleDoc
 
 if TYPE_CHECKING:
+    import ast
+
     from lint_h2d.config import Settings
 
 # In-place tensor methods that only write (their result is the receiver).
@@ -115,15 +118,15 @@ Otherwise no fix is offered.
 """,
     )
 
-    def could_match(self, text: str, settings: "Settings") -> bool:
-        if not _CPU_TEXT.search(text):
-            return False
-        if "graph" in text:
-            return True
-        fragments = [f for p in settings.capture_functions for f in re.split(r"[*?\[\]]+", p) if f]
-        return any(f in text for f in fragments) or any(
-            not re.sub(r"[*?\[\]]", "", p) for p in settings.capture_functions
-        )
+    has_tree_check = True
+
+    def could_match(self, text: str, settings: "Settings",
+                    device_fields: AbstractSet[str] = frozenset()) -> bool:
+        return prefilter.h2d002_text(text, settings.capture_functions)
+
+    def could_match_tree(self, tree: "ast.AST", settings: "Settings",
+                         device_fields: AbstractSet[str] = frozenset(), text: str = "") -> bool:
+        return prefilter.h2d002_tree(tree, settings.capture_functions)
 
     def wants(self, small: cst.BaseSmallStatement) -> bool:
         return isinstance(small, (cst.Expr, cst.Assign, cst.AugAssign))

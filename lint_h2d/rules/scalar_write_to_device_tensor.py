@@ -1,7 +1,7 @@
 """H2D001: a Python scalar written into one element of a device tensor."""
 from __future__ import annotations
 
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, AbstractSet, Iterable, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -10,11 +10,17 @@ from fixers.edits import TextEdit
 from fixers.platform_gate import Gate, gated_statement
 from fixers.imports import import_insertion
 from fixers.statements import replace_small_statement, replace_statement_line
+from lint_h2d import prefilter
 from lint_h2d.findings import Applicability, Finding, Fix
 from lint_h2d.inference.expressions import index_effect, infer
 from lint_h2d.inference.scope import StatementFact
 from lint_h2d.inference.values import Kind
-from lint_h2d.rules.base import FileContext, Rule, RuleDoc, pattern
+from lint_h2d.rules.base import FileContext, Rule, RuleDoc
+
+if TYPE_CHECKING:
+    import ast
+
+    from lint_h2d.config import Settings
 
 # The ROCm side of an existing platform gate mentions one of these.
 _GATE_MARKERS = ("is_rocm", "version.hip", "is_hip")
@@ -24,7 +30,9 @@ class ScalarWriteToDeviceTensor(Rule):
     code = "H2D001"
     name = "scalar-write-to-device-tensor"
     summary = "Scalar written into one element of a device tensor (blocking host-to-device copy)"
-    required_text = (pattern(r"\][ \t]*=[^=]"),)
+    # Prefilter: a `...] = ...` statement and the text of a device source (lint_h2d/prefilter.py).
+    required_text = (prefilter.CANDIDATE,)
+    has_tree_check = True
     doc = RuleDoc(
         what="""
 Flags `t[i] = v` where `t` is a tensor on an accelerator (CUDA or ROCm), every index is an
@@ -74,6 +82,14 @@ is a name whose integer type is not proven (a list or tensor index would make `t
 and the write would be lost). Apply those with `--unsafe-fixes` after reading them.
 """,
     )
+
+    def could_match(self, text: str, settings: "Settings",
+                    device_fields: AbstractSet[str] = frozenset()) -> bool:
+        return prefilter.h2d001_text(text, device_fields)
+
+    def could_match_tree(self, tree: "ast.AST", settings: "Settings",
+                         device_fields: AbstractSet[str] = frozenset(), text: str = "") -> bool:
+        return prefilter.h2d001_tree(tree, device_fields, text)
 
     def wants(self, small: cst.BaseSmallStatement) -> bool:
         return (
@@ -131,7 +147,10 @@ and the write would be lost). Apply those with `--unsafe-fixes` after reading th
         suggestion = ctx.module.code_for_node(form.call)
         safe = form.index_is_literal and form.value_is_literal and proven_index
         applicability = Applicability.SAFE if safe else Applicability.UNSAFE
-        gate = ctx.settings.gate_for(ctx.path, ctx.text)
+        if "gate" not in ctx.memo:
+            ctx.memo["gate"] = ctx.settings.gate_for(ctx.path, ctx.text)
+        gate = ctx.memo["gate"]
+        assert gate is None or isinstance(gate, Gate)
         owner = fact.owner
         where = ctx.position(owner)
         alone = isinstance(owner, cst.SimpleStatementLine) and len(owner.body) == 1
@@ -168,7 +187,10 @@ and the write would be lost). Apply those with `--unsafe-fixes` after reading th
         )
         edits = [edit]
         if gate.import_line:
-            insertion = import_insertion(ctx.module, gate.import_line)
+            key = f"import:{gate.import_line}"
+            if key not in ctx.memo:
+                ctx.memo[key] = import_insertion(ctx.module, gate.import_line)
+            insertion = ctx.memo[key]
             if isinstance(insertion, TextEdit):
                 edits.append(insertion)
             elif insertion is not None:

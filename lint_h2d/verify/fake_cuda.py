@@ -48,6 +48,8 @@ def ensure_fake_cuda() -> str:
     """
     if "how" in _STATE:
         return str(_STATE["how"])
+    if "failed" in _STATE:  # do not rebuild (tens of seconds) after a failure in this process
+        raise FakeCudaUnavailable(str(_STATE["failed"]))
     if _cuda_compiled():
         _STATE["how"] = "fake tensors on the build's own CUDA guard"
         return str(_STATE["how"])
@@ -56,15 +58,16 @@ def ensure_fake_cuda() -> str:
         folder.mkdir(parents=True, exist_ok=True)
         from torch.utils.cpp_extension import load_inline
 
-        load_inline(
+        load_inline(  # type: ignore[no-untyped-call]
             "lint_h2d_fake_cuda_guard", cpp_sources=[_GUARD_SOURCE],
             functions=["lint_h2d_fake_cuda_guard"], build_directory=str(folder), verbose=False,
         )
     except Exception as exc:  # compiler, ninja or headers missing: say which
-        raise FakeCudaUnavailable(
+        _STATE["failed"] = (
             f"cannot build the fake CUDA guard extension in {folder}: {type(exc).__name__}: "
             f"{str(exc).strip().splitlines()[-1] if str(exc).strip() else ''} (needs g++ and ninja)"
-        ) from exc
+        )
+        raise FakeCudaUnavailable(str(_STATE["failed"])) from exc
     _STATE["how"] = "FakeTensorMode + c10 FakeGuardImpl<CUDA> (CPU-only torch build)"
     return str(_STATE["how"])
 
@@ -80,11 +83,11 @@ class Op:
         return f"{self.name}({args})"
 
 
-class OpRecorder(TorchDispatchMode):
+class OpRecorder(TorchDispatchMode):  # type: ignore[no-untyped-call]
     """Logs every aten op with the devices and shapes of its tensor arguments."""
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call]
         self.ops: List[Op] = []
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:

@@ -90,7 +90,7 @@ def _submit_ms(run: Runner, repeats: int = 7) -> float:
     times = []
     for _ in range(repeats):
         torch.cuda.synchronize()
-        torch.cuda._sleep(SLEEP_CYCLES)
+        torch.cuda._sleep(SLEEP_CYCLES)  # type: ignore[no-untyped-call]
         start = time.perf_counter()
         run()
         times.append((time.perf_counter() - start) * 1e3)
@@ -100,7 +100,7 @@ def _submit_ms(run: Runner, repeats: int = 7) -> float:
 
 def _capture(run: Runner) -> Tuple[str, Optional[torch.cuda.CUDAGraph]]:
     graph = torch.cuda.CUDAGraph()
-    stream = torch.cuda.Stream()
+    stream = torch.cuda.Stream()  # type: ignore[no-untyped-call]
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
         run()  # warm-up on a side stream, as torch.cuda.graph's docs ask

@@ -51,7 +51,7 @@ def verify_h2d001(label: str, original: str, rewrites: Sequence[str], target: st
                   rank: Optional[int], levels: Levels) -> Row:
     """Levels 1-3 for one statement and every spelling of its rewrite (bare, gated)."""
     row = Row(label, "H2D001", original, rewrites[0])
-    details, cases, ran = [], 0, 0
+    cases, ran = 0, 0
     for rewritten in rewrites:
         verdict = equivalence.verify_statements(original, rewritten, target, rank)
         cases, ran = cases + verdict.cases, ran + verdict.ran

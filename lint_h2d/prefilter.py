@@ -1,0 +1,487 @@
+"""The sound prefilter: skip files (and rules) that cannot produce a finding, before LibCST.
+
+Parsing with LibCST is the expensive part of a scan (~8x `ast.parse`, ~40x a regex pass), and
+almost no file of a real tree has a finding.  Two stages, each a *necessary* condition for a
+finding (never a sufficient one: a wrong condition hides findings, and the tests compare the
+results with and without the prefilter on fixtures and look-alike files):
+
+1. text (`could_match`): regular expressions over the raw text.  Matches inside strings or
+   comments only let more files through, which is safe.
+2. tree (`could_match_tree`): one `ast.parse` (about 8x cheaper than LibCST) shared by the
+   rules that passed stage 1, and a flow- and scope-insensitive over-approximation of the
+   inference in `lint_h2d/inference/expressions.py`.
+
+H2D001 needs `T[I] = V` with `infer(T).kind == DEVICE`.  The inference makes a value DEVICE
+only from these sources (keep this list in step with `expressions.py`):
+
+* a torch factory call with a `device=` keyword that is not provably the CPU (`_factory`);
+* `.cuda(...)` (`_method`);
+* `.to(...)` whose target is not provably the CPU or a dtype (`_to_result`);
+* `.gpu` (vLLM's CpuGpuBuffer) and a project device field, one with a `_cpu` sibling
+  (`_attribute`);
+
+and it propagates DEVICE through names, `self.<attr>` assignments and constructor keywords,
+subscripts, views, in-place/same-device methods, `*_like`/`as_tensor`, same-device torch
+functions, arithmetic, comparisons and conditional expressions.  Stage 1 asks for a candidate
+statement and for the text of at least one source; stage 2 computes the set of names and
+attributes that may hold a device tensor (a fixpoint over every binding in the file, ignoring
+order and scopes: a superset of what the walk can prove) and asks whether some candidate
+statement's target may be one.
+
+H2D002 needs a statement inside a capture context (a function whose name matches
+`capture-functions`, or a `with torch.cuda.graph(...)` block) that mutates a tensor: stage 2
+looks for such a statement.
+"""
+from __future__ import annotations
+
+import ast
+import fnmatch
+import re
+from functools import lru_cache
+from typing import TYPE_CHECKING, AbstractSet, Callable, FrozenSet, Iterable, List, Optional, Pattern, Sequence, Set
+
+if TYPE_CHECKING:
+    from lint_h2d.config import Settings
+    from lint_h2d.rules.base import Rule
+
+# What may separate two tokens of one expression: spaces, line breaks (inside brackets),
+# backslash continuations and comments (inside brackets, before a line break).
+# A comment must run to its line break: written so, the pattern cannot backtrack into
+# `#####` separator lines (catastrophically slow otherwise).
+GAP = r"(?:[ \t\r\n\f\\]|#[^\r\n]*[\r\n])*"
+
+# `]` then `=` (not `==`): the end of a subscript target.  A parenthesized target puts `)`
+# in between: `(t[0]) = 1`.
+CANDIDATE = re.compile(r"\](?:[ \t\r\n\f\\)]|#[^\r\n]*[\r\n])*=(?!=)")
+# Separate patterns that start with a literal: `re` then scans with a fast literal search
+# (an alternation, or a leading `\b`, makes it try every position: 30x slower).
+DEVICE_SOURCES = (
+    re.compile(r"device" + GAP + r"=(?!=)"),  # device= keyword
+    re.compile(r"\." + GAP + r"(?:cuda|to)" + GAP + r"\("),  # .cuda(  .to(
+    re.compile(r"\." + GAP + r"gpu\b"),  # CpuGpuBuffer.gpu
+)
+
+
+@lru_cache(maxsize=32)
+def _field_pattern(fields: FrozenSet[str]) -> Optional[Pattern[str]]:
+    if not fields:
+        return None
+    names = "|".join(re.escape(f) for f in sorted(fields, key=len, reverse=True))
+    return re.compile(r"\." + GAP + r"(?:" + names + r")\b")
+
+
+def h2d001_text(text: str, device_fields: AbstractSet[str] = frozenset()) -> bool:
+    """Stage 1 for H2D001: a candidate `...] = ...` and the text of some device source."""
+    if not CANDIDATE.search(text):
+        return False
+    if any(p.search(text) for p in DEVICE_SOURCES):
+        return True
+    fields = _field_pattern(frozenset(device_fields))
+    return fields is not None and fields.search(text) is not None
+
+
+# -- H2D001, stage 2 ---------------------------------------------------------------------------
+# The tables mirror lint_h2d/inference/expressions.py (imported lazily: it imports LibCST).
+
+_LIKE_OR_DATA = frozenset(
+    {"empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like",
+     "randint_like", "as_tensor", "asarray"}
+)
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+_KEEP_ATTRS = frozenset({"T", "mT", "data", "real", "imag"})
+
+
+def _tables() -> tuple:
+    from lint_h2d.inference import expressions as e
+
+    return (e.ALL_FACTORIES, e.SAME_DEVICE_FUNCTIONS, e.VIEW_METHODS | e.SAME_DEVICE_METHODS,
+            e.TORCH_DTYPE_NAMES)
+
+
+@lru_cache(maxsize=1)
+def _cached_tables() -> tuple:
+    return _tables()
+
+
+_SIMPLE_CPU_STRING = re.compile(r"""[rRuU]?(['"])cpu(?::[^'"\\\r\n]*)?\1""")
+
+
+def _is_cpu_string(node: ast.AST, segment: Callable[[ast.AST], Optional[str]]) -> bool:
+    """A device spec that `place_of` proves is the CPU: `"cpu"`, `'cpu:0'`, `None`.
+
+    Only a single plain string literal counts (LibCST's `SimpleString`): `"cp" "u"` or an
+    f-string is not a string to `place_of`, which then treats it as an accelerator.
+    """
+    if not isinstance(node, ast.Constant):
+        return False
+    if node.value is None:
+        return True
+    if not (isinstance(node.value, str) and node.value.split(":")[0] == "cpu"):
+        return False
+    source = segment(node)
+    return source is not None and _SIMPLE_CPU_STRING.fullmatch(source) is not None
+
+
+def _keyword(call: ast.Call, name: str) -> Optional[ast.expr]:
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw.value
+    return None
+
+
+class _MayDevice:
+    """Names and attributes that may hold a device tensor somewhere in one module."""
+
+    def __init__(self, tree: ast.AST, device_fields: AbstractSet[str], text: str = "") -> None:
+        factories, same_device_functions, keep_methods, dtype_names = _cached_tables()
+        self.factories: FrozenSet[str] = factories
+        self.same_device_functions: FrozenSet[str] = same_device_functions
+        self.keep_methods: FrozenSet[str] = keep_methods
+        self.dtype_names: FrozenSet[str] = dtype_names
+        self.device_fields = device_fields
+        self.text = text
+        self._lines: Optional[List[bytes]] = None
+        self.names: Set[str] = set()
+        self.attrs: Set[str] = set()
+        self.bindings: List[tuple] = []  # (target, value, how)
+        self.candidates: List[ast.Assign] = []
+        self.assigned_attrs: Set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    self.bindings.append((target, node.value, "assign"))
+                    self._note_attrs(target)
+                if len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript):
+                    self.candidates.append(node)
+            elif isinstance(node, ast.AnnAssign):
+                if node.value is not None:
+                    self.bindings.append((node.target, node.value, "assign"))
+                self._note_attrs(node.target)
+            elif isinstance(node, ast.NamedExpr):
+                self.bindings.append((node.target, node.value, "assign"))
+            elif isinstance(node, (ast.For, ast.AsyncFor)):
+                self.bindings.append((node.target, node.iter, "iterate"))
+            elif isinstance(node, ast.Call):
+                for kw in node.keywords:
+                    if kw.arg is not None:  # constructor keywords become `self.<kw>` fields
+                        self.bindings.append((kw.arg, kw.value, "field"))
+
+    def segment(self, node: ast.AST) -> Optional[str]:
+        """The source of a one-line node (ast columns are UTF-8 byte offsets)."""
+        lineno, end = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+        if lineno is None or lineno != end:
+            return None
+        if self._lines is None:
+            self._lines = [m.group().encode("utf-8") for m in _LINE.finditer(self.text)]
+        if lineno > len(self._lines):
+            return None
+        line = self._lines[lineno - 1]
+        try:
+            return line[node.col_offset:node.end_col_offset].decode("utf-8")  # type: ignore[attr-defined]
+        except UnicodeDecodeError:
+            return None
+
+    def _note_attrs(self, target: ast.AST) -> None:
+        if isinstance(target, ast.Attribute):
+            self.assigned_attrs.add(target.attr)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._note_attrs(element)
+        elif isinstance(target, ast.Starred):
+            self._note_attrs(target.value)
+
+    def solve(self, done: Callable[[], bool] = lambda: False) -> bool:
+        """Least fixpoint; a binding that fired never needs another look.  Stops early (and
+        returns True) as soon as `done()` holds: the sets only grow."""
+        pending = self.bindings
+        while True:
+            fired = False
+            rest = []
+            for binding in pending:
+                target, value, how = binding
+                if how == "field":
+                    if target in self.attrs:
+                        continue
+                    if self.may(value):
+                        self.attrs.add(target)
+                        fired = True
+                        continue
+                elif isinstance(target, (ast.Tuple, ast.List)):
+                    # Elements get values only from a display of the same shape.
+                    if how == "iterate" or not isinstance(value, (ast.Tuple, ast.List)):
+                        continue
+                    if self._deep(value):
+                        self._bind_all(target)
+                        fired = True
+                        continue
+                elif self.may(value):
+                    self._bind_all(target)
+                    fired = True
+                    continue
+                rest.append(binding)
+            if not fired:
+                return False
+            if done():
+                return True
+            pending = rest
+
+    def _deep(self, value: ast.AST) -> bool:
+        """Some element of a (nested) display may be a device tensor."""
+        if isinstance(value, (ast.Tuple, ast.List)):
+            return any(self._deep(e) for e in value.elts)
+        return self.may(value)
+
+    def _bind_all(self, target: ast.AST) -> bool:
+        changed = False
+        if isinstance(target, ast.Name):
+            if target.id not in self.names:
+                self.names.add(target.id)
+                changed = True
+        elif isinstance(target, ast.Attribute):
+            if target.attr not in self.attrs:
+                self.attrs.add(target.attr)
+                changed = True
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                changed |= self._bind_all(element)
+        elif isinstance(target, ast.Starred):
+            changed |= self._bind_all(target.value)
+        return changed
+
+    def may(self, node: ast.AST) -> bool:
+        """True unless `infer(node)` certainly is not a DEVICE tensor."""
+        if isinstance(node, ast.Name):
+            return node.id in self.names
+        if isinstance(node, ast.Attribute):
+            attr = node.attr
+            if attr == "gpu" or attr in self.device_fields or attr in self.attrs:
+                return True
+            return attr in _KEEP_ATTRS and self.may(node.value)
+        if isinstance(node, ast.Subscript):
+            return self.may(node.value)
+        if isinstance(node, ast.Call):
+            return self._call(node)
+        if isinstance(node, ast.BinOp):
+            return self.may(node.left) or self.may(node.right)
+        if isinstance(node, ast.UnaryOp):
+            return not isinstance(node.op, ast.Not) and self.may(node.operand)
+        if isinstance(node, ast.Compare):
+            return self.may(node.left)
+        if isinstance(node, ast.IfExp):
+            return self.may(node.body) and self.may(node.orelse)
+        if isinstance(node, ast.NamedExpr):
+            return self.may(node.value)
+        return False
+
+    def _any_argument(self, call: ast.Call) -> bool:
+        for arg in call.args:
+            value = arg.value if isinstance(arg, ast.Starred) else arg
+            if self.may(value):
+                return True
+            if isinstance(value, (ast.List, ast.Tuple)) and any(self.may(e) for e in value.elts):
+                return True
+        return any(self.may(kw.value) for kw in call.keywords)
+
+    def _call(self, call: ast.Call) -> bool:
+        func = call.func
+        if not isinstance(func, ast.Attribute):
+            return False  # builtins and plain functions: scalar, other or unknown
+        method = func.attr
+        # torch.<factory>(...) / torch.<function>(...)
+        if method in self.factories:
+            device = _keyword(call, "device")
+            pin = _keyword(call, "pin_memory")
+            pinned = isinstance(pin, ast.Constant) and pin.value is True
+            if device is not None and not pinned and not _is_cpu_string(device, self.segment):
+                return True
+            if method in _LIKE_OR_DATA and self._any_argument(call):
+                return True
+        if method in self.same_device_functions and self._any_argument(call):
+            return True
+        # <tensor>.<method>(...)
+        if method == "cuda":
+            return True
+        if method == "to":
+            return self._to(call, func.value)
+        if (method.endswith("_") and not method.startswith("_")) or method in self.keep_methods:
+            return self.may(func.value)
+        return False
+
+    def _to(self, call: ast.Call, receiver: ast.expr) -> bool:
+        device = _keyword(call, "device")
+        if device is not None:
+            target: Optional[ast.expr] = device
+        else:
+            positional = list(call.args)
+            target = positional[0] if positional else None
+        if target is None:
+            return self.may(receiver)
+        if isinstance(target, ast.Starred):
+            return True
+        if _is_cpu_string(target, self.segment):
+            return False
+        if self._is_dtype(target):
+            return self.may(receiver)
+        return True
+
+    def _is_dtype(self, node: ast.expr) -> bool:
+        """`torch.float32`, `x.dtype`, `dtype`: `.to` keeps the receiver's device.
+
+        Mirrors `_is_dtype`: a dotted name ending in `dtype` is one by its spelling alone;
+        `torch.<dtype>` only while `torch` is the module, so not when the attribute could be
+        something else (a field the file assigns, a device field).
+        """
+        parts: List[str] = []
+        cur: ast.expr = node
+        while isinstance(cur, ast.Attribute):
+            parts.append(cur.attr)
+            cur = cur.value
+        if not isinstance(cur, ast.Name):
+            return False
+        parts.append(cur.id)
+        last = parts[0]
+        if last.endswith("dtype"):
+            return True
+        return (len(parts) == 2 and cur.id == "torch" and last in self.dtype_names
+                and last not in self.assigned_attrs and last not in self.device_fields
+                and last not in self.attrs and last != "gpu")
+
+    def shape_may_match(self, assign: ast.Assign) -> bool:
+        """The index selects one element and the value may be a scalar (target aside)."""
+        target = assign.targets[0]
+        assert isinstance(target, ast.Subscript)
+        index = target.slice
+        elements = index.elts if isinstance(index, ast.Tuple) else [index]
+        for element in elements:
+            if isinstance(element, (ast.Slice, ast.Starred)):
+                return False  # a slice keeps a dimension; `*idx` is advanced indexing
+            if isinstance(element, ast.Constant) and (element.value is None or isinstance(element.value, bool)):
+                return False  # `None` adds a dimension, a bool is a mask
+        value = assign.value
+        if isinstance(value, (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp,
+                              ast.SetComp, ast.GeneratorExp, ast.Lambda, ast.JoinedStr)):
+            return False  # never a Python scalar
+        if isinstance(value, ast.Constant) and isinstance(value.value, (str, bytes, type(None))):
+            return False
+        return True
+
+
+def h2d001_tree(tree: ast.AST, device_fields: AbstractSet[str] = frozenset(), text: str = "") -> bool:
+    """Stage 2 for H2D001: some candidate statement's target may be a device tensor."""
+    analysis = _MayDevice(tree, device_fields, text)
+    candidates = [c for c in analysis.candidates if analysis.shape_may_match(c)]
+    if not candidates:
+        return False
+
+    def done() -> bool:
+        return any(analysis.may(c.targets[0].value) for c in candidates)  # type: ignore[attr-defined]
+
+    return done() or analysis.solve(done)
+
+
+# -- H2D002 ------------------------------------------------------------------------------------
+
+_CPU_TEXT = re.compile(r"cpu|_host")
+
+
+def h2d002_text(text: str, capture_functions: Sequence[str]) -> bool:
+    """Stage 1 for H2D002: CPU metadata and a capture context are mentioned."""
+    if not _CPU_TEXT.search(text):
+        return False
+    if "graph" in text:
+        return True
+    fragments = [f for p in capture_functions for f in re.split(r"[*?\[\]]+", p) if f]
+    return any(f in text for f in fragments) or any(
+        not re.sub(r"[*?\[\]]", "", p) for p in capture_functions
+    )
+
+
+_GRAPH_CONTEXTS = ("cuda.graph", "cuda.graphs.graph")
+
+
+def _dotted(node: ast.AST) -> Optional[str]:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base is not None else None
+    return None
+
+
+def _is_mutation(stmt: ast.stmt) -> bool:
+    """A statement `mutation_of` may accept (a superset)."""
+    if isinstance(stmt, ast.Expr):
+        return isinstance(stmt.value, ast.Call)
+    if isinstance(stmt, ast.Assign):
+        return any(isinstance(t, ast.Subscript) for t in stmt.targets)
+    return isinstance(stmt, ast.AugAssign)
+
+
+def _contains_mutation(body: Iterable[ast.stmt]) -> bool:
+    """A mutation reachable by the walk in this body, not inside a nested def or class."""
+    stack = list(body)
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if _is_mutation(stmt):
+            return True
+        for name in ("body", "orelse", "finalbody"):
+            stack.extend(getattr(stmt, name, ()) or ())
+        for handler in getattr(stmt, "handlers", ()) or ():
+            stack.extend(handler.body)
+        for case in getattr(stmt, "cases", ()) or ():
+            stack.extend(case.body)
+    return False
+
+
+def h2d002_tree(tree: ast.AST, capture_functions: Sequence[str]) -> bool:
+    """Stage 2 for H2D002: a capture function or graph block holds a mutating statement."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if any(fnmatch.fnmatchcase(node.name, p) for p in capture_functions) \
+                    and _contains_mutation(node.body):
+                return True
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                expr = item.context_expr
+                if isinstance(expr, ast.Call):
+                    expr = expr.func
+                name = _dotted(expr) or ""
+                if (name.endswith(_GRAPH_CONTEXTS) or name == "graph_capture") \
+                        and _contains_mutation(node.body):
+                    return True
+    return False
+
+
+# -- both stages for a file ---------------------------------------------------------------------
+
+
+def tree_filter(rules: Sequence["Rule"], tree: ast.AST, text: str, settings: "Settings",
+                device_fields: AbstractSet[str] = frozenset()) -> List["Rule"]:
+    """Stage 2: the rules (already past stage 1) whose tree check passes; [] means skip."""
+    out = []
+    for rule in rules:
+        if not rule.has_tree_check:
+            out.append(rule)
+            continue
+        try:
+            keep = rule.could_match_tree(tree, settings, device_fields=device_fields, text=text)
+        except Exception:  # RecursionError on a deep expression, ...: keep, LibCST decides
+            keep = True
+        if keep:
+            out.append(rule)
+    return out
+
+
+def select_rules(rules: Sequence["Rule"], text: str, settings: "Settings",
+                 device_fields: AbstractSet[str] = frozenset()) -> List["Rule"]:
+    """Both stages for one file: the rules that may report something in `text`."""
+    survivors = [r for r in rules if r.could_match(text, settings, device_fields=device_fields)]
+    if not survivors or not any(r.has_tree_check for r in survivors):
+        return survivors
+    try:
+        tree = ast.parse(text)
+    except Exception:  # SyntaxError, RecursionError, ...: let LibCST decide and report
+        return survivors
+    return tree_filter(survivors, tree, text, settings, device_fields)
