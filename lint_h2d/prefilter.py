@@ -144,15 +144,16 @@ class _MayDevice:
         self.names: Set[str] = set()
         self.attrs: Set[str] = set()
         self.bindings: List[tuple] = []  # (target, value, how)
-        self.candidates: List[ast.Assign] = []
         self.assigned_attrs: Set[str] = set()
-        for node in ast.walk(tree):
+        self.tree = tree
+
+    def collect(self) -> None:
+        """Every binding of the module (any scope, any order)."""
+        for node in ast.walk(self.tree):
             if isinstance(node, ast.Assign):
                 for target in node.targets:
                     self.bindings.append((target, node.value, "assign"))
                     self._note_attrs(target)
-                if len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript):
-                    self.candidates.append(node)
             elif isinstance(node, ast.AnnAssign):
                 if node.value is not None:
                     self.bindings.append((node.target, node.value, "assign"))
@@ -355,8 +356,11 @@ class _MayDevice:
         for element in elements:
             if isinstance(element, (ast.Slice, ast.Starred)):
                 return False  # a slice keeps a dimension; `*idx` is advanced indexing
-            if isinstance(element, ast.Constant) and (element.value is None or isinstance(element.value, bool)):
-                return False  # `None` adds a dimension, a bool is a mask
+            if isinstance(element, ast.Constant) and (
+                    element.value is None or isinstance(element.value, (bool, str, bytes))):
+                return False  # `None` adds a dimension; a bool, a string: not an integer
+            if isinstance(element, (ast.JoinedStr, ast.List, ast.Tuple, ast.Dict, ast.ListComp)):
+                return False  # advanced (or a dict key)
         value = assign.value
         if isinstance(value, (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp,
                               ast.SetComp, ast.GeneratorExp, ast.Lambda, ast.JoinedStr)):
@@ -366,12 +370,28 @@ class _MayDevice:
         return True
 
 
+def _statements(tree: ast.AST) -> Iterable[ast.stmt]:
+    """Every statement, nested ones included (no expressions: much cheaper than ast.walk)."""
+    stack: List[ast.stmt] = list(getattr(tree, "body", ()))
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        for name in ("body", "orelse", "finalbody"):
+            stack.extend(getattr(stmt, name, ()) or ())
+        for handler in getattr(stmt, "handlers", ()) or ():
+            stack.extend(handler.body)
+        for case in getattr(stmt, "cases", ()) or ():
+            stack.extend(case.body)
+
+
 def h2d001_tree(tree: ast.AST, device_fields: AbstractSet[str] = frozenset(), text: str = "") -> bool:
     """Stage 2 for H2D001: some candidate statement's target may be a device tensor."""
     analysis = _MayDevice(tree, device_fields, text)
-    candidates = [c for c in analysis.candidates if analysis.shape_may_match(c)]
+    candidates = [c for c in _statements(tree) if isinstance(c, ast.Assign) and len(c.targets) == 1
+                  and isinstance(c.targets[0], ast.Subscript) and analysis.shape_may_match(c)]
     if not candidates:
         return False
+    analysis.collect()
 
     def done() -> bool:
         return any(analysis.may(c.targets[0].value) for c in candidates)  # type: ignore[attr-defined]
