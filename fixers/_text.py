@@ -84,8 +84,10 @@ def render_at_indent(module: cst.Module, nodes: Sequence[Statement], indent: str
         )
         header = "if _:" + module.default_newline
         code = wrapper.code
-        assert code.startswith(header + indent)
-        code = code[len(header) + len(indent) :]
+        assert code.startswith(header)
+        code = code[len(header) :]
+        if code.startswith(indent):  # not when the first line is an unindented comment
+            code = code[len(indent) :]
     else:
         code = cst.Module(
             body=list(nodes), default_indent=module.default_indent, default_newline=module.default_newline

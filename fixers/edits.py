@@ -6,10 +6,13 @@ regenerating a whole module) is what guarantees that every byte outside a fix st
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Iterable, List, Sequence, Tuple, Union
 
 from libcst.metadata import CodePosition
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
 
 Position = Tuple[int, int]
 #: What fixers accept as a position: a ``(line, column)`` tuple or LibCST's ``CodePosition``
@@ -59,18 +62,7 @@ def line_offsets(code: str) -> List[int]:
     Only ``\\n``, ``\\r\\n`` and ``\\r`` end a line, as in Python's tokenizer (``str.splitlines``
     would also split on form feeds and other characters LibCST does not count).
     """
-    offsets = [0]
-    i, n = 0, len(code)
-    while i < n:
-        c = code[i]
-        if c == "\n":
-            offsets.append(i + 1)
-        elif c == "\r":
-            if i + 1 < n and code[i + 1] == "\n":
-                i += 1
-            offsets.append(i + 1)
-        i += 1
-    return offsets
+    return [0] + [match.end() for match in _NEWLINE.finditer(code)]
 
 
 def to_offset(offsets: Sequence[int], position: Position) -> int:

@@ -13,12 +13,13 @@ This module only builds that ``if``; :mod:`fixers.statements` turns it into text
 """
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from typing import Optional
 
 import libcst as cst
 
-__all__ = ["Gate", "VLLM_GATE", "TORCH_HIP_GATE", "gated_statement", "parse_gate_test"]
+__all__ = ["Gate", "VLLM_GATE", "TORCH_HIP_GATE", "gated_statement", "parse_gate_test", "matches_gate"]
 
 
 def parse_gate_test(test: str) -> cst.BaseExpression:
@@ -78,3 +79,19 @@ def gated_statement(original: cst.SimpleStatementLine, device_call: cst.Call, ga
         orelse=cst.Else(body=cst.IndentedBlock(body=[original.with_changes(leading_lines=())])),
         leading_lines=original.leading_lines,
     )
+
+
+def _normalised(code: str) -> str:
+    return ast.dump(ast.parse(code.strip(), mode="eval"))
+
+
+def matches_gate(test: cst.BaseExpression, gate: Gate) -> bool:
+    """Whether an ``if`` test is ``gate.test`` (ignoring spacing, comments and parentheses).
+
+    Why: after a gated fix the original line still sits in the ``else`` branch; a rule uses
+    this to recognise the gate and not report (or re-fix) that line.
+    """
+    try:
+        return _normalised(cst.Module([]).code_for_node(test)) == _normalised(gate.test)
+    except SyntaxError:
+        return False

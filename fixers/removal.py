@@ -19,7 +19,7 @@ from typing import List, Optional, Union
 
 import libcst as cst
 
-from fixers._text import render_at_indent, source_of
+from fixers._text import render_at_indent, source_of, with_semicolon_dropped
 from fixers.edits import PositionLike, TextEdit, as_position
 
 __all__ = ["remove_statement"]
@@ -61,10 +61,10 @@ def remove_statement(
 
     if len(parent.body) > 1:
         body: List[cst.BaseSmallStatement] = list(parent.body)
-        removed = body.pop(index)
-        if index == len(body):
-            # It was last: the new last statement takes over its (absent or trailing) ``;``.
-            body[-1] = body[-1].with_changes(semicolon=removed.semicolon)
+        del body[index]
+        # The range stops before the last statement's own ``;`` (if any), which stays in the
+        # text: the new last statement must not render one.
+        body[-1] = with_semicolon_dropped(body[-1])
         text = render_at_indent(module, [cst.SimpleStatementLine(body=body)], indent)
         return TextEdit(first, last, text)
 

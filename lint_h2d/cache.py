@@ -45,11 +45,11 @@ class Cache:
 
     def get(self, source: "Source") -> Optional[List[Finding]]:
         entry = self.entries.get(os.path.abspath(source.path))
-        if not entry or entry.get("sha256") != source.digest:
-            return None
+        if not isinstance(entry, dict) or entry.get("sha256") != source.digest:
+            return None  # missing, changed, or a foreign/corrupt entry: analyze again
         try:
             return findings_from_cache(entry["findings"])
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, AttributeError):
             return None
 
     def put(self, source: "Source", findings: List[Finding]) -> None:

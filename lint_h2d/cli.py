@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import difflib
 import sys
 from collections import Counter
@@ -70,6 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--cache-dir", help=f"cache folder (default: {DEFAULT_DIR} in the project root)")
         p.add_argument("--jobs", "-j", type=int, default=0, help="worker processes (default: cores)")
         p.add_argument("--no-prefilter", action="store_true", help=argparse.SUPPRESS)
+        p.add_argument("--force-exclude", action="store_true",
+                       help="apply excludes to files named on the command line (for pre-commit)")
         p.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
         p.add_argument("--stdin-filename", metavar="PATH",
                        help="with `-` as the path: the name of the code read from stdin (config, "
@@ -141,7 +144,10 @@ def run_rule(args: argparse.Namespace, out: TextIO) -> int:
 def _settings(args: argparse.Namespace) -> Settings:
     stdin_name = getattr(args, "stdin_filename", None)
     settings = resolve([stdin_name] if stdin_name and "-" in args.paths else args.paths, args.config)
-    return cli_overrides(settings, args.select, args.ignore, args.extend_select)
+    settings = cli_overrides(settings, args.select, args.ignore, args.extend_select)
+    if getattr(args, "force_exclude", False):
+        settings = dataclasses.replace(settings, force_exclude=True)
+    return settings
 
 
 def _cache(args: argparse.Namespace, settings: Settings, engine: Engine) -> Optional[Cache]:

@@ -46,6 +46,8 @@ class Settings:
     custom_gate: Optional[Gate] = None
     cache_dir: Optional[str] = None
     respect_gitignore: bool = True
+    # Apply excludes to files named on the command line too (for pre-commit, as in ruff).
+    force_exclude: bool = False
 
     def gate_for(self, path: str, text: str) -> Optional[Gate]:
         """The platform gate a fix is wrapped in; None means the bare device form."""
@@ -128,7 +130,7 @@ def _per_file_ignores(value: Any, path: Path) -> Tuple[Tuple[str, Tuple[str, ...
 
 _KEYS = {
     "select", "ignore", "include", "exclude", "extend-exclude", "per-file-ignores",
-    "capture-functions", "fix-gate", "cache-dir", "respect-gitignore",
+    "capture-functions", "fix-gate", "cache-dir", "respect-gitignore", "force-exclude",
 }
 
 
@@ -152,10 +154,10 @@ def from_table(table: Mapping[str, Any], path: Path, root: Path) -> Settings:
             changes["custom_gate"] = custom
         elif key == "cache-dir":
             changes["cache_dir"] = _string(value, key, path)
-        elif key == "respect-gitignore":
+        elif key in ("respect-gitignore", "force-exclude"):
             if not isinstance(value, bool):
-                raise ConfigError(f"{path}: [tool.lint-h2d] `respect-gitignore` must be true or false")
-            changes["respect_gitignore"] = value
+                raise ConfigError(f"{path}: [tool.lint-h2d] `{key}` must be true or false")
+            changes[key.replace("-", "_")] = value
     for key in ("select", "ignore"):
         for code in changes.get(key, ()):
             if not re.fullmatch(r"ALL|H(2(D\d{0,3})?)?", code.upper()):

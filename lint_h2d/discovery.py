@@ -143,6 +143,15 @@ def excluded(settings: Settings, rel: str, is_dir: bool) -> bool:
     return _matches_glob_list(tuple(settings.exclude) + tuple(settings.extend_exclude), rel, is_dir)
 
 
+def _explicitly_excluded(settings: Settings, given: str, root: Path) -> bool:
+    rel = _relative(Path(given), root)
+    parts = rel.split("/")
+    for i in range(1, len(parts)):
+        if excluded(settings, "/".join(parts[:i]), True):
+            return True
+    return excluded(settings, rel, False) or not included(settings, rel)
+
+
 def discover(paths: Sequence[str], settings: Settings) -> Tuple[List[str], List[Problem]]:
     """Files to check (deduplicated, in a stable order) and the paths that could not be read."""
     files: List[str] = []
@@ -162,7 +171,11 @@ def discover(paths: Sequence[str], settings: Settings) -> Tuple[List[str], List[
             problems.append(Problem(given, "No such file or directory"))
             continue
         if p.is_file() or (p.exists() and not p.is_dir()):
-            add(given)  # named explicitly: always checked
+            # Named explicitly: always checked, unless --force-exclude asks to apply the
+            # excludes anyway (pre-commit names every staged file, tests included).
+            if settings.force_exclude and _explicitly_excluded(settings, given, root):
+                continue
+            add(given)
             continue
         if not p.is_dir():
             problems.append(Problem(given, "not a file or directory (broken symlink?)"))

@@ -12,6 +12,7 @@ import codecs
 import hashlib
 import io
 import os
+import re
 import tempfile
 import tokenize
 import traceback
@@ -324,8 +325,13 @@ def load_sources(paths: Sequence[str]) -> Tuple[List[Source], List[Finding]]:
     return sources, errors
 
 
+# A class with a `*_cpu` field has a line `x_cpu: ...` or `self.x_cpu = ...`; `collect` reads
+# nothing else from a file, so files without this text are skipped (0.9 s → 0.05 s on vLLM).
+_CPU_FIELD_TEXT = re.compile(r"_cpu[ \t]*[:=]")
+
+
 def project_facts(sources: Iterable[Source]) -> ProjectFacts:
-    return collect(s.text for s in sources)
+    return collect(s.text for s in sources if _CPU_FIELD_TEXT.search(s.text))
 
 
 def analyze_many(engine: Engine, sources: Sequence[Source], jobs: int,
@@ -338,7 +344,10 @@ def analyze_many(engine: Engine, sources: Sequence[Source], jobs: int,
     results: Dict[str, List[Finding]] = {}
     todo: List[Source] = []
     for source in sources:
-        cached = cache.get(source) if cache is not None else None
+        try:
+            cached = cache.get(source) if cache is not None else None
+        except Exception:  # a corrupt entry (valid JSON, wrong shape) is a cache miss
+            cached = None
         if cached is not None:
             results[source.path] = cached
         else:

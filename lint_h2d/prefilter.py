@@ -145,11 +145,17 @@ class _MayDevice:
         self.attrs: Set[str] = set()
         self.bindings: List[tuple] = []  # (target, value, how)
         self.assigned_attrs: Set[str] = set()
+        self.tested: Set[str] = set()  # attribute names `may` looked at
         self.tree = tree
 
-    def collect(self) -> None:
-        """Every binding of the module (any scope, any order)."""
-        for node in ast.walk(self.tree):
+    def collect(self, statements: Optional[Sequence[ast.stmt]] = None) -> None:
+        """The bindings of the module (any scope, any order).
+
+        With `statements`, only those statements' own bindings (assignments, loops): the
+        expression-level ones (walrus, call keywords) need the full, costly `ast.walk`.
+        """
+        self.bindings = []
+        for node in ast.walk(self.tree) if statements is None else statements:
             if isinstance(node, ast.Assign):
                 for target in node.targets:
                     self.bindings.append((target, node.value, "assign"))
@@ -255,6 +261,7 @@ class _MayDevice:
             return node.id in self.names
         if isinstance(node, ast.Attribute):
             attr = node.attr
+            self.tested.add(attr)
             if attr == "gpu" or attr in self.device_fields or attr in self.attrs:
                 return True
             return attr in _KEEP_ATTRS and self.may(node.value)
@@ -387,15 +394,16 @@ def _statements(tree: ast.AST) -> Iterable[ast.stmt]:
 def h2d001_tree(tree: ast.AST, device_fields: AbstractSet[str] = frozenset(), text: str = "") -> bool:
     """Stage 2 for H2D001: some candidate statement's target may be a device tensor."""
     analysis = _MayDevice(tree, device_fields, text)
-    candidates = [c for c in _statements(tree) if isinstance(c, ast.Assign) and len(c.targets) == 1
+    statements = list(_statements(tree))
+    candidates = [c for c in statements if isinstance(c, ast.Assign) and len(c.targets) == 1
                   and isinstance(c.targets[0], ast.Subscript) and analysis.shape_may_match(c)]
     if not candidates:
         return False
-    analysis.collect()
 
     def done() -> bool:
         return any(analysis.may(c.targets[0].value) for c in candidates)  # type: ignore[attr-defined]
 
+    analysis.collect()
     return done() or analysis.solve(done)
 
 

@@ -157,7 +157,9 @@ def unexpected_changes(before: str, after: str) -> List[str]:
         for s in added_stripped:
             if not s or s.startswith("#"):
                 continue
-            if s in removed_text:  # what is left of a `;` line after a removal
+            if s in removed_text:  # a `;` line's remainder, or a continuation line repeated
+                continue           # in the device form of a multi-line statement
+            if re.fullmatch(r"[)\]}]+,?", s):  # the device call's closing brackets
                 continue
             if s == "pass" or _IMPORT.match(s) or _GATE_IF.match(s) or _ELSE.match(s) or _DEVICE_CALL.search(s):
                 continue

@@ -227,3 +227,11 @@ def test_paths_relative_to_cwd(tmp_path: Path) -> None:
     out = run_cli("check", "--no-cache", "--output-format", "concise", "-q", str(tmp_path / "a"), cwd=tmp_path / "a").stdout
     assert out.startswith("b/bad.py:6:5:"), out
     assert os.path.isabs(json.loads(run_cli("check", "--no-cache", "--output-format", "json", ".", cwd=tmp_path / "a").stdout)[0]["filename"])
+
+
+def test_force_exclude_applies_excludes_to_named_files(tmp_path: Path) -> None:
+    write(tmp_path, "tests/test_x.py", FLAGGED)
+    write(tmp_path, "pkg/bad.py", FLAGGED)
+    assert run_cli("check", "--no-cache", "tests/test_x.py", cwd=tmp_path).returncode == 1
+    assert run_cli("check", "--no-cache", "--force-exclude", "tests/test_x.py", cwd=tmp_path).returncode == 0
+    assert run_cli("check", "--no-cache", "--force-exclude", "tests/test_x.py", "pkg/bad.py", cwd=tmp_path).returncode == 1

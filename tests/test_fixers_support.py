@@ -6,7 +6,9 @@ so the tests drive the fixers with exactly the inputs the engine will give them.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import sys
+import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional, Tuple, Union
@@ -94,13 +96,32 @@ def _imported_roots(path: Path) -> Iterable[Tuple[str, int]]:
             raise AssertionError(f"{path}:{node.lineno}: dynamic import")
 
 
+def _is_stdlib(root: str) -> bool:
+    names = getattr(sys, "stdlib_module_names", None)  # 3.10+
+    if names is not None:
+        return root in names
+    spec = importlib.util.find_spec(root)
+    if spec is None:
+        return False
+    if spec.origin in ("built-in", "frozen"):
+        return True
+    stdlib_dir = sysconfig.get_paths()["stdlib"]
+    return spec.origin is not None and spec.origin.startswith(stdlib_dir) and "site-packages" not in spec.origin
+
+
 def test_fixers_import_only_libcst_and_stdlib() -> None:
     """``fixers`` is reusable without the linter: it imports libcst, the stdlib and itself."""
-    stdlib = getattr(sys, "stdlib_module_names", None)
     sources = sorted(FIXERS_DIR.glob("*.py"))
     assert sources, "fixers package not found"
     for path in sources:
         for root, line in _imported_roots(path):
             assert root != "lint_h2d", f"{path.name}:{line} imports lint_h2d"
-            allowed = root in ("libcst", "fixers", "__future__") or (stdlib is not None and root in stdlib)
+            allowed = root in ("libcst", "fixers", "__future__") or _is_stdlib(root)
             assert allowed, f"{path.name}:{line} imports {root!r}, which is neither libcst nor stdlib"
+
+
+def test_import_scan_sees_lint_h2d(tmp_path: Path) -> None:
+    """The boundary check above would notice a forbidden import (absolute or from-import)."""
+    probe = tmp_path / "probe.py"
+    probe.write_text("import os\nfrom lint_h2d.rules import x\ndef f():\n    import lint_h2d\n", encoding="utf-8")
+    assert [root for root, _ in _imported_roots(probe)] == ["os", "lint_h2d", "lint_h2d"]

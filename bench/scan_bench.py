@@ -1,0 +1,181 @@
+"""Scan benchmark: lint-h2d vs ruff (and the bare parsers) on vLLM 0.33.0's sources.
+
+    python bench/scan_bench.py [--rounds 3] [--parser-rounds 1] [--json out.json] [--skip-no-prefilter]
+
+Downloads the vLLM wheel once into ~/.cache/lint-h2d/wheels (pip download --no-deps
+--only-binary :all: vllm==0.33.0), extracts `vllm/**/*.py` next to it, then times, each in its
+own process (wall time, CPU time, peak RSS from wait4):
+
+* lint-h2d cold (`--no-cache`), warm (cache primed, nothing changed), one file (pre-commit);
+* `ruff check --no-cache --isolated` on the same tree (needs `pip install .[bench]`);
+* `libcst.parse_module` and `ast.parse` of every file (one process, sequential).
+
+Medians over the rounds, ratios against ruff, and two identity checks: findings with and
+without the prefilter (`--no-prefilter`), and with and without the cache.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+CACHE = Path(os.environ.get("LINT_H2D_BENCH_CACHE", Path.home() / ".cache" / "lint-h2d"))
+VERSION = "0.33.0"
+REPO = Path(__file__).resolve().parent.parent
+ONE_FILE = "vllm/v1/attention/backends/utils.py"  # a typical edited file
+
+
+def ensure_tree() -> Path:
+    """~/.cache/lint-h2d/vllm-0.33.0 (holding `vllm/`), downloading the wheel if needed."""
+    root = CACHE / f"vllm-{VERSION}"
+    if (root / "vllm").is_dir():
+        return root
+    wheels = CACHE / "wheels"
+    wheels.mkdir(parents=True, exist_ok=True)
+    found = sorted(wheels.glob(f"vllm-{VERSION}-*.whl"))
+    if not found:
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
+                        f"vllm=={VERSION}", "-d", str(wheels)], check=True)
+        found = sorted(wheels.glob(f"vllm-{VERSION}-*.whl"))
+    tmp = Path(tempfile.mkdtemp(dir=CACHE))
+    with zipfile.ZipFile(found[0]) as wheel:
+        for name in wheel.namelist():
+            if name.startswith("vllm/") and name.endswith(".py"):
+                wheel.extract(name, tmp)
+    os.replace(tmp, root)
+    return root
+
+
+def run(cmd: Sequence[str], cwd: Path, env: Optional[Dict[str, str]] = None) -> Dict[str, object]:
+    """Wall, CPU (user+sys of the whole process tree) and peak RSS (largest process), via wait4."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(list(cmd), cwd=str(cwd), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=env)
+    out_chunks: List[bytes] = []
+    # Read before waiting so a full pipe cannot block the child.
+    assert proc.stdout is not None and proc.stderr is not None
+    out = proc.stdout.read()
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    del out_chunks
+    return {
+        "wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "maxrss_mb": usage.ru_maxrss / 1024,
+        "rc": proc.returncode, "stdout": out.decode("utf-8", "replace"), "stderr": err.decode("utf-8", "replace"),
+    }
+
+
+def lint(*args: str) -> List[str]:
+    return [sys.executable, "-m", "lint_h2d", "check", *args]
+
+
+PARSE_ALL = r"""
+import os, sys, time
+which = sys.argv[1]
+files = sorted(os.path.join(d, f) for d, _, fs in os.walk("vllm") for f in fs if f.endswith(".py"))
+texts = [open(p, encoding="utf-8").read() for p in files]
+if which == "libcst":
+    import libcst
+    parse = libcst.parse_module
+else:
+    import ast
+    parse = ast.parse
+t = time.perf_counter()
+for text in texts:
+    parse(text)
+print(time.perf_counter() - t)
+"""
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--parser-rounds", type=int, default=1, help="rounds of the bare-parser runs (slow)")
+    ap.add_argument("--json", default=str(REPO / "bench" / "results.json"))
+    ap.add_argument("--skip-no-prefilter", action="store_true", help="skip the (slow) prefilter identity check")
+    ap.add_argument("--jobs", type=int, default=0)
+    args = ap.parse_args(argv)
+
+    root = ensure_tree()
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    ruff = shutil.which("ruff")
+    cache_dir = Path(tempfile.mkdtemp(prefix="lint-h2d-bench-cache-"))
+    jobs = ["--jobs", str(args.jobs)] if args.jobs else []
+    common = ["-q", "--output-format", "concise", *jobs]
+
+    cases: Dict[str, List[str]] = {
+        "lint-h2d cold (--no-cache)": lint("vllm", "--no-cache", *common),
+        "lint-h2d warm (cache primed)": lint("vllm", "--cache-dir", str(cache_dir), *common),
+        "lint-h2d one file (pre-commit)": lint(ONE_FILE, "--no-cache", *common),
+    }
+    if ruff:
+        cases["ruff --no-cache (same tree)"] = [ruff, "check", "--no-cache", "--isolated", "--quiet", "--exit-zero", "vllm"]
+    results: Dict[str, List[Dict[str, object]]] = {name: [] for name in cases}
+    # Prime the cache (not timed).
+    primed = run(cases["lint-h2d warm (cache primed)"], root, env)
+    for r in range(args.rounds):
+        for name, cmd in cases.items():
+            results[name].append(run(cmd, root, env))
+            print(f"round {r + 1}: {name}: {results[name][-1]['wall']:.2f} s", file=sys.stderr)
+    for which in ("ast", "libcst"):
+        name = f"{which}.parse of every file (1 process)"
+        results[name] = []
+        for _ in range(args.parser_rounds):
+            results[name].append(run([sys.executable, "-c", PARSE_ALL, which], root, env))
+            print(f"{name}: {results[name][-1]['wall']:.2f} s", file=sys.stderr)
+
+    cold_out = results["lint-h2d cold (--no-cache)"][0]["stdout"]
+    checks: Dict[str, object] = {
+        "cache == no cache": cold_out == results["lint-h2d warm (cache primed)"][0]["stdout"] == primed["stdout"],
+        "findings": sum(1 for line in str(cold_out).splitlines() if ": H2D" in line),
+    }
+    if not args.skip_no_prefilter:
+        nopre = run(lint("vllm", "--no-cache", "--no-prefilter", *common), root, env)
+        checks["prefilter == no prefilter"] = nopre["stdout"] == cold_out
+        checks["no-prefilter wall"] = nopre["wall"]
+    shutil.rmtree(cache_dir, ignore_errors=True)
+
+    summary = {}
+    ruff_wall = statistics.median(x["wall"] for x in results.get("ruff --no-cache (same tree)", [{"wall": float("nan")}]))
+    for name, runs in results.items():
+        wall = statistics.median(x["wall"] for x in runs)
+        summary[name] = {
+            "wall_median_s": round(wall, 3), "cpu_median_s": round(statistics.median(x["cpu"] for x in runs), 3),
+            "peak_rss_mb": round(max(x["maxrss_mb"] for x in runs), 1), "rounds": len(runs),
+            "x_ruff": round(wall / ruff_wall, 2) if ruff else None,
+            "walls": [round(x["wall"], 3) for x in runs],
+        }
+    cpu_model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                      if line.startswith("model name")), platform.processor())
+    meta = {
+        "date": datetime.datetime.now().isoformat(timespec="seconds"), "nproc": os.cpu_count(),
+        "cpu": cpu_model, "python": platform.python_version(), "load_before": os.getloadavg(),
+        "ruff": subprocess.run([ruff, "--version"], capture_output=True, text=True).stdout.strip() if ruff else None,
+        "files": sum(1 for _ in root.glob("vllm/**/*.py")),
+    }
+    print(f"\n{'case':40} {'wall s':>8} {'cpu s':>8} {'x ruff':>7} {'RSS MB':>7}")
+    for name, row in summary.items():
+        print(f"{name:40} {row['wall_median_s']:>8.2f} {row['cpu_median_s']:>8.2f} "
+              f"{row['x_ruff'] if row['x_ruff'] is not None else '-':>7} {row['peak_rss_mb']:>7.0f}")
+    print("checks:", checks)
+    print("machine:", meta)
+    Path(args.json).write_text(json.dumps({"meta": meta, "summary": summary, "checks": checks}, indent=2))
+    ok = checks["cache == no cache"] and checks.get("prefilter == no prefilter", True)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""The findings cache: same findings warm and cold, re-analysis of changed files, robustness."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from lint_h2d.cache import Cache
+from tests.conftest import run_cli
+
+FLAGGED = (
+    "import torch\n\n\ndef build(n, device):\n"
+    "    t = torch.empty(n + 1, dtype=torch.int32, device=device)\n    t[0] = 0\n    return t\n"
+)
+CLEAN = "def add(a, b):\n    return a + b\n"
+
+
+def _tree(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text("[tool.lint-h2d]\n", encoding="utf-8")
+    (tmp_path / "a.py").write_text(FLAGGED, encoding="utf-8")
+    (tmp_path / "b.py").write_text(CLEAN, encoding="utf-8")
+    return tmp_path
+
+
+def _check(root: Path, *extra: str):
+    return run_cli("check", ".", "--output-format", "concise", "-q", "--cache-dir", ".c", *extra, cwd=root)
+
+
+def _cache_files(root: Path):
+    return sorted((root / ".c").glob("*.json"))
+
+
+def test_warm_run_same_findings_and_gitignore(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    cold = _check(root, "--no-cache")
+    first = _check(root)
+    warm = _check(root)
+    assert cold.stdout == first.stdout == warm.stdout and "H2D001" in cold.stdout
+    assert (root / ".c" / ".gitignore").read_text().strip().endswith("*")
+    assert len(_cache_files(root)) == 1
+
+
+def test_changed_file_is_analyzed_again(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    assert "a.py" in _check(root).stdout
+    (root / "a.py").write_text(CLEAN, encoding="utf-8")
+    assert "H2D001" not in _check(root).stdout
+    (root / "b.py").write_text(FLAGGED, encoding="utf-8")
+    assert "b.py" in _check(root).stdout
+
+
+def test_corrupt_or_foreign_cache_is_ignored_and_rebuilt(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    expected = _check(root, "--no-cache").stdout
+    _check(root)
+    (cache_file,) = _cache_files(root)
+    for junk in ("{not json", json.dumps([1, 2]), json.dumps({"key": "other", "files": {}}),
+                 json.dumps({"key": json.loads(cache_file.read_text())["key"] if False else "x", "files": []})):
+        cache_file.write_text(junk, encoding="utf-8")
+        assert _check(root).stdout == expected
+        assert json.loads(cache_file.read_text())["files"]  # rebuilt
+    data = json.loads(cache_file.read_text())
+    for path in data["files"]:
+        data["files"][path] = ["foreign", 1]  # entries of the right key but the wrong shape
+    cache_file.write_text(json.dumps(data), encoding="utf-8")
+    assert _check(root).stdout == expected
+
+
+def test_key_changes_with_settings(tmp_path: Path) -> None:
+    a = Cache(tmp_path, "settings-1|facts")
+    b = Cache(tmp_path, "settings-2|facts")
+    c = Cache(tmp_path, "settings-1|other-facts")
+    assert len({a.key, b.key, c.key}) == 3 and len({a.file, b.file, c.file}) == 3
+    (tmp_path / "t").mkdir()
+    root = _tree(tmp_path / "t")
+    _check(root)
+    _check(root, "--ignore", "H2D002")
+    assert len(_cache_files(root)) == 2

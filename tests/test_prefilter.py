@@ -1,0 +1,110 @@
+"""The prefilter is sound: findings with it == without it; and it skips what cannot match."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import List
+
+import pytest
+
+from lint_h2d import prefilter
+from lint_h2d.config import Settings
+from lint_h2d.engine import Engine
+from lint_h2d.findings import Finding
+from lint_h2d.inference.project import collect
+from tests.conftest import FIXTURES
+
+FIXTURE_FILES = sorted(p for p in FIXTURES.glob("*.py"))
+
+# Look-alikes: each reaches DEVICE by one route the prefilter must see (or none at all).
+LOOKALIKES = {
+    "factory_device": "import torch\ndef f(n, dev):\n    t = torch.empty(n, device=dev)\n    t[0] = 0\n",
+    "factory_cpu": "import torch\ndef f(n):\n    t = torch.empty(n, device='cpu')\n    t[0] = 0\n",
+    "factory_concat_str": "import torch\ndef f(n):\n    t = torch.empty(n, device='cp' 'u')\n    t[0] = 0\n",
+    "pinned": "import torch\ndef f(n, dev):\n    t = torch.empty(n, device=dev, pin_memory=True)\n    t[0] = 0\n",
+    "cuda": "import torch\ndef f(n):\n    t = torch.zeros(n).cuda()\n    t[0] = 1\n",
+    "to_device": "import torch\ndef f(n, device):\n    t = torch.zeros(n).to(device)\n    t[0] = 1\n",
+    "to_dtype": "import torch\ndef f(n):\n    t = torch.zeros(n).to(torch.float32)\n    t[0] = 1\n",
+    "to_multiline": "import torch\ndef f(n, device):\n    t = (torch.zeros(n)\n         .to(  # move\n             device))\n    t[0] = 1\n",
+    "gpu_buffer": "def f(self, n):\n    self.buf.gpu[0] = 0\n",
+    "device_field": "def f(m):\n    m.query_start_loc[0] = 0\n",
+    "self_attr": ("import torch\nclass A:\n    def __init__(self, n):\n        self.x = torch.empty(n, device='cuda')\n"
+                  "    def g(self):\n        self.x[0] = 1\n"),
+    "constructor_kw": ("import torch\nfrom dataclasses import dataclass\n@dataclass\nclass M:\n    x: torch.Tensor\n"
+                       "    @classmethod\n    def make(cls, n):\n        return cls(x=torch.zeros(n, device='cuda'))\n"
+                       "    def g(self):\n        self.x[0] = 1\n"),
+    "tuple_assign": "import torch\ndef f(n):\n    a, (b, c) = 1, (torch.ones(n).cuda(), 2)\n    b[0] = 1\n",
+    "walrus": "import torch\ndef f(n):\n    if (t := torch.ones(n).cuda()) is not None:\n        t[0] = 1\n",
+    "loop": "import torch\ndef f(n):\n    for row in torch.ones(n, n).cuda():\n        row[0] = 1\n",
+    "view": "import torch\ndef f(n):\n    t = torch.ones(n).cuda()\n    t.view(-1)[0] = 1\n",
+    "like": "import torch\ndef f(n):\n    t = torch.ones(n).cuda()\n    u = torch.zeros_like(t)\n    u[0] = 1\n",
+    "ifexp": "import torch\ndef f(n, c):\n    t = torch.ones(n).cuda() if c else torch.zeros(n).cuda()\n    t[0] = 1\n",
+    "backslash": "import torch\ndef f(n):\n    t = torch.ones(n).cuda()\n    t[0] \\\n        = 1\n",
+    "paren_target": "import torch\ndef f(n):\n    t = torch.ones(n).cuda()\n    (t[0]) = 1\n",
+    "slice": "import torch\ndef f(n):\n    t = torch.ones(n).cuda()\n    t[0:1] = 1\n",
+    "dict": "def f(d):\n    d['a'] = 1\n",
+    "cpu_only": "import torch\ndef f(n):\n    t = torch.zeros(n)\n    t[0] = 1\n",
+    "comment_banner": "x = [1]\n" + ("#" * 80 + "\n") * 200 + "x[0] = 2\n",
+    "capture": ("def build_for_cudagraph_capture(self, common_attn_metadata):\n"
+                "    common_attn_metadata.query_start_loc_cpu.zero_()\n"),
+    "graph_with": ("import torch\ndef run(m, meta):\n    with torch.cuda.graph(g):\n        meta.seq_lens_cpu.fill_(0)\n"),
+    "capture_no_mutation": "def capture_thing(meta):\n    return meta.seq_lens_cpu\n",
+    "syntax_error": "def f(:\n    t[0] = 1\n",
+}
+
+DEVICE_FIELDS_SOURCE = "class M:\n    query_start_loc: object\n    query_start_loc_cpu: object\n"
+
+
+def findings(text: str, prefilter_on: bool, name: str = "case.py") -> List[Finding]:
+    engine = Engine(Settings(root=FIXTURES), collect([text, DEVICE_FIELDS_SOURCE]), use_prefilter=prefilter_on)
+    return engine.analyze(name, text)
+
+
+@pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: p.name)
+def test_fixtures_same_with_and_without_prefilter(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert findings(text, True, str(path)) == findings(text, False, str(path))
+
+
+@pytest.mark.parametrize("name", sorted(LOOKALIKES))
+def test_lookalikes_same_with_and_without_prefilter(name: str) -> None:
+    text = LOOKALIKES[name]
+    if name == "syntax_error":  # reported by CPython's or LibCST's parser: same code, own wording
+        assert [f.code for f in findings(text, True)] == [f.code for f in findings(text, False)] == ["H2D901"]
+        return
+    assert findings(text, True) == findings(text, False)
+
+
+def test_lookalikes_that_must_be_found_are_found() -> None:
+    for name in ("factory_device", "factory_concat_str", "cuda", "to_device", "to_multiline", "gpu_buffer",
+                 "device_field", "self_attr", "constructor_kw", "tuple_assign", "loop", "view", "like",
+                 "ifexp", "backslash", "paren_target", "capture", "graph_with"):
+        assert findings(LOOKALIKES[name], True), name
+
+
+def _stages(text: str) -> tuple:
+    fields = frozenset({"query_start_loc"})
+    settings = Settings()
+    text_ok = prefilter.h2d001_text(text, fields)
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return text_ok, None
+    return text_ok, text_ok and prefilter.h2d001_tree(tree, fields, text)
+
+
+@pytest.mark.parametrize("name", ["factory_cpu", "pinned", "to_dtype", "slice", "dict", "cpu_only", "comment_banner"])
+def test_prefilter_skips_what_cannot_match(name: str) -> None:
+    assert _stages(LOOKALIKES[name]) != (True, True)
+    assert findings(LOOKALIKES[name], False) == []
+
+
+def test_obvious_non_matches_fail_the_text_stage() -> None:
+    assert not prefilter.h2d001_text("x = 1\nprint(x)\n")
+    assert not prefilter.h2d001_text("t[0] = 1\n")  # a candidate, but no device source at all
+    assert not prefilter.h2d002_text("def f():\n    pass\n", Settings().capture_functions)
+
+
+def test_capture_without_mutation_is_skipped() -> None:
+    tree = ast.parse(LOOKALIKES["capture_no_mutation"])
+    assert not prefilter.h2d002_tree(tree, Settings().capture_functions)
