@@ -9,6 +9,7 @@ import fnmatch
 import os
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Pattern, Sequence, Set, Tuple
 
@@ -25,6 +26,7 @@ class Problem:
     message: str
 
 
+@lru_cache(maxsize=1024)  # the walk asks for the same few patterns once per path
 def _glob_regex(pattern: str) -> Pattern[str]:
     """gitignore-style glob: `*` stays inside a path segment, `**` crosses segments."""
     out = []

@@ -167,7 +167,9 @@ class Engine:
         try:
             walker = ModuleWalker(
                 module, self.project.module_facts, self.settings.capture_functions,
-                wants=lambda s: any(r.wants(s) for r in rules),
+                wants=lambda s, in_capture: any(
+                    r.wants(s) and (in_capture or not r.capture_only) for r in rules
+                ),
             )
             facts = walker.run()
         except RecursionError:
@@ -177,7 +179,8 @@ class Engine:
         ctx = FileContext(path, module, text, self.settings)
         findings: List[Finding] = []
         for rule in rules:
-            mine = [f for f in facts if rule.wants(f.small)]
+            mine = [f for f in facts if rule.wants(f.small)
+                    and (f.capture is not None or not rule.capture_only)]
             if not mine:
                 continue
             try:

@@ -17,7 +17,7 @@ import sys
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence
 
 CACHE = Path(os.environ.get("LINT_H2D_CORPUS_CACHE", Path.home() / ".cache" / "lint-h2d"))
 WHEELS = CACHE / "wheels"

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import builtins
 import codecs
-import dataclasses
 import errno
 import os
 from pathlib import Path
-from typing import List, Tuple
+from typing import Tuple
 
 import pytest
 

@@ -27,7 +27,7 @@ def value_of(body: str, expr: str, header: str = "import torch\nimport numpy as 
     code += f"    probe = {expr}\n"
     module = cst.parse_module(code)
     project = collect([code]).module_facts
-    facts = ModuleWalker(module, project, wants=lambda s: isinstance(s, cst.Assign)
+    facts = ModuleWalker(module, project, wants=lambda s, c: isinstance(s, cst.Assign)
                          and isinstance(s.targets[0].target, cst.Name)
                          and s.targets[0].target.value == "probe").run()
     assert facts, "probe statement not reached"

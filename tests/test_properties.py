@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import math
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 

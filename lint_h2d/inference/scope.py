@@ -122,7 +122,7 @@ class _Walker:
         base: Facts,
         scope: Scope,
         capture: Optional[str],
-        wants: Callable[[cst.BaseSmallStatement], bool],
+        wants: Callable[[cst.BaseSmallStatement, bool], bool],
         emit: Callable[[StatementFact], None],
         on_self_assign: Optional[Callable[[str, Value], None]],
         walk_function: Callable[[cst.FunctionDef, Facts, Optional[str]], None],
@@ -168,13 +168,11 @@ class _Walker:
         if isinstance(stmt, cst.Try):
             return self.try_(stmt, names)
         if isinstance(stmt, cst.FunctionDef):
-            self.walk_function(stmt, self.facts(names), None)
-            names = dict(names)
+            self.walk_function(stmt, self.facts(dict(names)), None)
             names[stmt.name.value] = OTHER
             return names
         if isinstance(stmt, cst.ClassDef):
-            self.walk_class(stmt, self.facts(names))
-            names = dict(names)
+            self.walk_class(stmt, self.facts(dict(names)))
             names[stmt.name.value] = OTHER
             return names
         if isinstance(stmt, cst.Match):
@@ -196,9 +194,9 @@ class _Walker:
 
     def line(self, owner: Statement, smalls: Sequence[cst.BaseSmallStatement], names: Dict[str, Value], block: Tuple[cst.BaseStatement, ...]) -> Dict[str, Value]:
         for small in smalls:
-            if self.wants(small):
+            if self.wants(small, self.capture is not None):
                 self.emit(
-                    StatementFact(small, owner, self.facts(dict(names)), self.scope,
+                    StatementFact(small, owner, self.facts(_snapshot(small, names)), self.scope,
                                   self.capture, tuple(self.gates), block,
                                   self.container if block else None)
                 )
@@ -286,14 +284,16 @@ class _Walker:
         return UNKNOWN
 
     def bind_small(self, small: cst.BaseSmallStatement, names: Dict[str, Value]) -> Dict[str, Value]:
+        """Bind in place: `names` belongs to the current path (branches get copies), and
+        copying it per statement made long modules quadratic."""
         if isinstance(small, cst.Assign):
             value = infer(small.value, self.facts(names))
-            out = dict(names)
+            out = names
             for target in small.targets:
                 self.bind_target(target.target, value, out, small.value)
             return out
         if isinstance(small, cst.AnnAssign):
-            out = dict(names)
+            out = names
             if small.value is not None:
                 value = infer(small.value, self.facts(names))
             else:
@@ -303,7 +303,7 @@ class _Walker:
             return out
         if isinstance(small, cst.AugAssign):
             if isinstance(small.target, cst.Name):
-                out = dict(names)
+                out = names
                 current = out.get(small.target.value, UNKNOWN)
                 value = infer(small.value, self.facts(names))
                 if current.kind == Kind.SCALAR and value.kind == Kind.SCALAR:
@@ -313,7 +313,7 @@ class _Walker:
                 return out
             return names
         if isinstance(small, (cst.Import, cst.ImportFrom)):
-            out = dict(names)
+            out = names
             aliases = small.names
             if isinstance(aliases, cst.ImportStar):
                 return names
@@ -328,7 +328,7 @@ class _Walker:
                         out[bound] = Value(Kind.OTHER, origin=Origin.GLOBAL)
             return out
         if isinstance(small, cst.Expr) and isinstance(small.value, cst.NamedExpr):
-            out = dict(names)
+            out = names
             self.bind_target(small.value.target, infer(small.value.value, self.facts(names)), out)
             return out
         return names
@@ -341,9 +341,11 @@ class _Walker:
             source_elements = (
                 source.elements if isinstance(source, (cst.Tuple, cst.List)) else None
             )
+            # Evaluate every right-hand element before binding any (`a, b = b, a`).
+            pairs: List[Tuple[cst.BaseExpression, Value, Optional[cst.BaseExpression]]] = []
             for i, element in enumerate(elements):
                 if isinstance(element, cst.StarredElement):
-                    self.bind_target(element.value, OTHER, names)
+                    pairs.append((element.value, OTHER, None))
                     continue
                 item_value = UNKNOWN
                 item_source: Optional[cst.BaseExpression] = None
@@ -352,7 +354,9 @@ class _Walker:
                     item_value = infer(item_source, self.facts(names))
                 elif value.kind == Kind.OTHER and value.length == 2 and i == 0:
                     item_value = SCALAR  # enumerate()
-                self.bind_target(element.value, item_value, names, item_source)
+                pairs.append((element.value, item_value, item_source))
+            for element_target, item_value, item_source in pairs:
+                self.bind_target(element_target, item_value, names, item_source)
         elif isinstance(target, cst.Attribute):
             if (
                 self.on_self_assign is not None
@@ -362,6 +366,26 @@ class _Walker:
                 self.on_self_assign(target.attr.value, value)
         elif isinstance(target, cst.StarredElement):
             self.bind_target(target.value, OTHER, names)
+
+
+def _snapshot(node: cst.CSTNode, names: Mapping[str, Value]) -> Dict[str, Value]:
+    """The part of `names` a statement can look up: the names that occur in it.
+
+    Rules infer only sub-expressions of their statement, so this is all they can see, and it
+    costs the statement's size instead of the scope's (a full copy per statement made long
+    modules quadratic).
+    """
+    out: Dict[str, Value] = {}
+    stack: List[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            value = names.get(current.value)
+            if value is not None:
+                out[current.value] = value
+        else:
+            stack.extend(current.children)
+    return out
 
 
 def _join_names(a: Mapping[str, Value], b: Mapping[str, Value]) -> Dict[str, Value]:
@@ -402,7 +426,7 @@ class ModuleWalker:
         module: cst.Module,
         module_facts: ModuleFacts = EMPTY_MODULE_FACTS,
         capture_patterns: Sequence[str] = DEFAULT_CAPTURE_FUNCTIONS,
-        wants: Callable[[cst.BaseSmallStatement], bool] = lambda s: True,
+        wants: Callable[[cst.BaseSmallStatement, bool], bool] = lambda s, in_capture: True,
     ) -> None:
         self.module = module
         self.capture_patterns = tuple(capture_patterns)
@@ -421,7 +445,7 @@ class ModuleWalker:
 
     def _walker(self, base: Facts, scope: Scope, capture: Optional[str], on_self: Optional[Callable[[str, Value], None]], emit: bool = True) -> _Walker:
         return _Walker(
-            base, scope, capture, self.wants if emit else (lambda s: False),
+            base, scope, capture, self.wants if emit else (lambda s, c: False),
             self.facts_out.append, on_self,
             lambda fn, facts, cls: self.walk_function(fn, facts, scope.qualname, emit),
             lambda c, facts: self.walk_class(c, facts, scope.qualname, emit),

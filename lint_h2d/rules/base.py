@@ -114,6 +114,9 @@ class Rule(ABC):
     # Keep these necessary conditions (never sufficient ones): a wrong pattern hides findings,
     # and the test suite compares results with and without the prefilter.
     required_text: ClassVar[Tuple[Pattern[str], ...]] = ()
+    # True when the rule only looks at statements that run during CUDA-graph capture: the
+    # walk then records nothing for it elsewhere.
+    capture_only: ClassVar[bool] = False
     # Stage 2 of the prefilter (lint_h2d/prefilter.py): a rule that sets this gets the file's
     # `ast` tree (parsed once, shared by the rules) in `could_match_tree`.
     has_tree_check: ClassVar[bool] = False

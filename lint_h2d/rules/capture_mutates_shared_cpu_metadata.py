@@ -73,6 +73,7 @@ class CaptureMutatesSharedCpuMetadata(Rule):
     code = "H2D002"
     name = "capture-mutates-shared-cpu-metadata"
     summary = "CUDA-graph capture function mutates CPU metadata shared with its caller"
+    capture_only = True
     doc = RuleDoc(
         what="""
 Flags, inside a CUDA-graph capture function (by default `build_for_cudagraph_capture`, any
