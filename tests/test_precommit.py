@@ -152,8 +152,9 @@ def test_manifest_declares_both_hooks() -> None:
     hooks = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
     by_id = {h["id"]: h for h in hooks}
     assert set(by_id) == {"lint-h2d", "lint-h2d-fix"}
-    assert by_id["lint-h2d"]["entry"] == "lint-h2d check"
-    assert by_id["lint-h2d-fix"]["entry"] == "lint-h2d check --fix"
+    # --force-exclude: pre-commit names files explicitly; the configured excludes still hold.
+    assert by_id["lint-h2d"]["entry"] == "lint-h2d check --force-exclude"
+    assert by_id["lint-h2d-fix"]["entry"] == "lint-h2d check --fix --force-exclude"
     for hook in hooks:
         assert hook["language"] == "python"
         assert hook["types_or"] == ["python", "pyi"]
