@@ -403,8 +403,27 @@ def h2d001_tree(tree: ast.AST, device_fields: AbstractSet[str] = frozenset(), te
     def done() -> bool:
         return any(analysis.may(c.targets[0].value) for c in candidates)  # type: ignore[attr-defined]
 
-    analysis.collect()
+    analysis.collect(_binding_nodes(statements))
     return done() or analysis.solve(done)
+
+
+def _binding_nodes(statements: Sequence[ast.stmt]) -> List[ast.AST]:
+    """The statements plus the only expression-level bindings the walk honours.
+
+    `ModuleWalker` binds a walrus only as a whole expression statement, and reads constructor
+    keywords only from a call that is a statement's whole value (`return cls(x=...)`), so
+    these nodes are a superset of its sources, found without a costly full `ast.walk`.
+    """
+    out: List[ast.AST] = list(statements)
+    for stmt in statements:
+        value = getattr(stmt, "value", None)
+        if isinstance(value, ast.Call) and isinstance(
+            stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Expr)
+        ):
+            out.append(value)
+        elif isinstance(stmt, ast.Expr) and isinstance(value, ast.NamedExpr):
+            out.append(value)
+    return out
 
 
 # -- H2D002 ------------------------------------------------------------------------------------
@@ -465,7 +484,7 @@ def _contains_mutation(body: Iterable[ast.stmt]) -> bool:
 
 def h2d002_tree(tree: ast.AST, capture_functions: Sequence[str]) -> bool:
     """Stage 2 for H2D002: a capture function or graph block holds a mutating statement."""
-    for node in ast.walk(tree):
+    for node in _statements(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if any(fnmatch.fnmatchcase(node.name, p) for p in capture_functions) \
                     and _contains_mutation(node.body):
