@@ -21,7 +21,6 @@ from lint_h2d.engine import (
     ERROR_CODES,
     IO_ERROR,
     Engine,
-    Source,
     WriteError,
     analyze_many,
     default_jobs,
@@ -232,13 +231,7 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             out.write(f"  {f.path}:{f.location.row}: {f.code} {f.fix.message if f.fix else ''}\n")
     if not args.quiet and args.output_format in ("full", "concise"):
         _summary(problems_found, failures, sum(fixed.values()), args, out)
-    if failures:
-        return EXIT_ERROR
-    if args.exit_non_zero_on_fix and fixed:
-        return EXIT_FINDINGS
-    if problems_found and not args.exit_zero:
-        return EXIT_FINDINGS
-    return EXIT_OK
+    return _exit_code(problems_found, failures, bool(fixed), args)
 
 
 def run_stdin(args: argparse.Namespace, stdin: TextIO, out: TextIO, err: TextIO) -> int:
@@ -304,6 +297,11 @@ def run_stdin(args: argparse.Namespace, stdin: TextIO, out: TextIO, err: TextIO)
         _render(findings, args, texts, report)
     if not args.quiet and args.output_format in ("full", "concise"):
         _summary(problems, failures, fixed, args, report)
+    return _exit_code(problems, failures, bool(fixed), args)
+
+
+def _exit_code(problems: Sequence[Finding], failures: Sequence[Finding], fixed: bool,
+               args: argparse.Namespace) -> int:
     if failures:
         return EXIT_ERROR
     if args.exit_non_zero_on_fix and fixed:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from fixers.platform_gate import TORCH_HIP_GATE, VLLM_GATE, Gate
-from lint_h2d.inference.scope import DEFAULT_CAPTURE_FUNCTIONS
+from lint_h2d.capture import DEFAULT_CAPTURE_FUNCTIONS
 
 if sys.version_info >= (3, 11):
     import tomllib

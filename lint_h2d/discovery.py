@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Pattern, Sequence, Set, Tuple
+from typing import Dict, Iterator, List, Pattern, Sequence, Set, Tuple
 
 from lint_h2d.config import Settings
 

@@ -27,7 +27,7 @@ from fixers.edits import OverlappingEdits, TextEdit, apply_edits, line_offsets, 
 from lint_h2d.cache import Cache
 from lint_h2d.config import Settings
 from lint_h2d.discovery import PathPattern
-from lint_h2d.findings import Applicability, Finding, Fix, Location
+from lint_h2d.findings import Applicability, Finding, Location
 from lint_h2d.inference.project import ProjectFacts, collect
 from lint_h2d.prefilter import tree_filter
 from lint_h2d.inference.scope import ModuleWalker

@@ -35,10 +35,11 @@ looks for such a statement.
 from __future__ import annotations
 
 import ast
-import fnmatch
 import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, AbstractSet, Callable, FrozenSet, Iterable, List, Optional, Pattern, Sequence, Set
+
+from lint_h2d.capture import is_capture_name, is_graph_context
 
 if TYPE_CHECKING:
     from lint_h2d.config import Settings
@@ -379,9 +380,17 @@ class _MayDevice:
 
 def _statements(tree: ast.AST) -> Iterable[ast.stmt]:
     """Every statement, nested ones included (no expressions: much cheaper than ast.walk)."""
-    stack: List[ast.stmt] = list(getattr(tree, "body", ()))
+    return _statements_in(getattr(tree, "body", ()), into_definitions=True)
+
+
+def _statements_in(body: Sequence[ast.stmt], into_definitions: bool) -> Iterable[ast.stmt]:
+    stack: List[ast.stmt] = list(body)
     while stack:
         stmt = stack.pop()
+        if not into_definitions and isinstance(
+            stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+        ):
+            continue
         yield stmt
         for name in ("body", "orelse", "finalbody"):
             stack.extend(getattr(stmt, name, ()) or ())
@@ -443,9 +452,6 @@ def h2d002_text(text: str, capture_functions: Sequence[str]) -> bool:
     )
 
 
-_GRAPH_CONTEXTS = ("cuda.graph", "cuda.graphs.graph")
-
-
 def _dotted(node: ast.AST) -> Optional[str]:
     if isinstance(node, ast.Name):
         return node.id
@@ -464,29 +470,16 @@ def _is_mutation(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.AugAssign)
 
 
-def _contains_mutation(body: Iterable[ast.stmt]) -> bool:
+def _contains_mutation(body: Sequence[ast.stmt]) -> bool:
     """A mutation reachable by the walk in this body, not inside a nested def or class."""
-    stack = list(body)
-    while stack:
-        stmt = stack.pop()
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        if _is_mutation(stmt):
-            return True
-        for name in ("body", "orelse", "finalbody"):
-            stack.extend(getattr(stmt, name, ()) or ())
-        for handler in getattr(stmt, "handlers", ()) or ():
-            stack.extend(handler.body)
-        for case in getattr(stmt, "cases", ()) or ():
-            stack.extend(case.body)
-    return False
+    return any(_is_mutation(stmt) for stmt in _statements_in(body, into_definitions=False))
 
 
 def h2d002_tree(tree: ast.AST, capture_functions: Sequence[str]) -> bool:
     """Stage 2 for H2D002: a capture function or graph block holds a mutating statement."""
     for node in _statements(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if any(fnmatch.fnmatchcase(node.name, p) for p in capture_functions) \
+            if is_capture_name(node.name, capture_functions) \
                     and _contains_mutation(node.body):
                 return True
         elif isinstance(node, (ast.With, ast.AsyncWith)):
@@ -495,7 +488,7 @@ def h2d002_tree(tree: ast.AST, capture_functions: Sequence[str]) -> bool:
                 if isinstance(expr, ast.Call):
                     expr = expr.func
                 name = _dotted(expr) or ""
-                if (name.endswith(_GRAPH_CONTEXTS) or name == "graph_capture") \
+                if is_graph_context(name) \
                         and _contains_mutation(node.body):
                     return True
     return False

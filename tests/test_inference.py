@@ -5,7 +5,6 @@ inference knows about `name` right before the final `probe(name)` line.
 """
 from __future__ import annotations
 
-from typing import Optional
 
 import libcst as cst
 import pytest

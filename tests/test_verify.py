@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import io
-from pathlib import Path
 
 import pytest
 

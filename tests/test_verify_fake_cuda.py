@@ -6,7 +6,6 @@ machine has no compiler on purpose (then they skip with that reason).
 """
 from __future__ import annotations
 
-import io
 import os
 from typing import Iterator
 

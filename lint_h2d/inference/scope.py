@@ -7,12 +7,12 @@ collected from every method of a class first, so a buffer allocated in `__init__
 """
 from __future__ import annotations
 
-import fnmatch
 from dataclasses import dataclass, replace
 from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
+from lint_h2d.capture import DEFAULT_CAPTURE_FUNCTIONS, is_capture_name, is_graph_context
 from lint_h2d.inference.expressions import (
     Facts,
     annotation_value,
@@ -21,8 +21,6 @@ from lint_h2d.inference.expressions import (
 )
 from lint_h2d.inference.values import OTHER, SCALAR, UNKNOWN, Kind, Origin, Value, join
 
-DEFAULT_CAPTURE_FUNCTIONS: Tuple[str, ...] = ("build_for_cudagraph_capture", "*capture*")
-GRAPH_CONTEXTS = ("cuda.graph", "cuda.graphs.graph")
 
 Statement = Union[cst.SimpleStatementLine, cst.SimpleStatementSuite]
 
@@ -66,10 +64,6 @@ class ModuleFacts:
 EMPTY_MODULE_FACTS = ModuleFacts({}, frozenset())
 
 
-def is_capture_name(name: str, patterns: Sequence[str]) -> bool:
-    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
-
-
 def module_aliases(module: cst.Module) -> Tuple[FrozenSet[str], FrozenSet[str]]:
     """Names bound to the torch and numpy modules (`import torch as th`, `import numpy as np`)."""
     torch_names = {"torch"}
@@ -111,7 +105,7 @@ def _is_graph_context(item: cst.WithItem) -> bool:
     if isinstance(node, cst.Call):
         node = node.func
     name = dotted_name(node) or ""
-    return any(name.endswith(suffix) for suffix in GRAPH_CONTEXTS) or name == "graph_capture"
+    return is_graph_context(name)
 
 
 class _Walker:

@@ -2,15 +2,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence
 
-from lint_h2d.findings import Finding
+from lint_h2d.findings import Applicability, Finding
 from lint_h2d.report.paths import display_path
 
 if TYPE_CHECKING:
     from lint_h2d.report import ReportContext
 
 
-def line_for(finding: Finding) -> str:
-    fixable = " [*]" if finding.fix is not None else ""
+def line_for(finding: Finding, unsafe_fixes: bool = False) -> str:
+    """`[*]` marks a finding that `--fix` would fix with the flags given (ruff's meaning)."""
+    fixable = " [*]" if finding.fix is not None and (
+        finding.fix.applicability == Applicability.SAFE or unsafe_fixes
+    ) else ""
     return (
         f"{display_path(finding.path)}:{finding.location.row}:{finding.location.column}: "
         f"{finding.code}{fixable} {finding.message}"
@@ -18,4 +21,4 @@ def line_for(finding: Finding) -> str:
 
 
 def render(findings: Sequence[Finding], ctx: "ReportContext") -> str:
-    return "".join(line_for(f) + "\n" for f in findings)
+    return "".join(line_for(f, ctx.unsafe_fixes) + "\n" for f in findings)

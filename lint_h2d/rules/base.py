@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, AbstractSet, ClassVar, Iterable, Optional, Pattern, Sequence, Tuple
+from typing import TYPE_CHECKING, AbstractSet, ClassVar, Dict, Iterable, Optional, Pattern, Sequence, Tuple
 
 import libcst as cst
 from libcst.metadata import CodeRange

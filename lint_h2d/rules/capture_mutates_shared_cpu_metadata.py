@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 
 # In-place tensor methods that only write (their result is the receiver).
 _ZEROING = ("zero_", "fill_")
-_CPU_TEXT = re.compile(r"cpu|_host")
 
 
 @dataclass(frozen=True)
