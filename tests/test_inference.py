@@ -322,3 +322,12 @@ def test_join_is_symmetric_and_widens() -> None:
 
 def test_facts_default() -> None:
     assert infer(cst.parse_expression("torch.zeros(3, device='cuda')"), Facts()).kind == DEV
+
+
+@pytest.mark.parametrize("expr,kind", [
+    ("p.grad is None", SC), ("n in p", SC), ("n == 1", SC), ("n < 2 < 3", SC),
+    ("p[0] == 1", UNK),  # may be a tensor: a boolean mask, not a scalar
+    ("torch.zeros(n, device=device) > 0", DEV),
+])
+def test_comparisons(expr: str, kind: Kind) -> None:
+    assert value_of("", expr).kind == kind

@@ -546,8 +546,8 @@ def index_effect(element: cst.SubscriptElement, facts: Facts) -> str:
         return "ellipsis"
     if isinstance(value, cst.Name) and value.value == "None":
         return "new"
-    if is_bool_literal(value):
-        return "advanced"
+    if is_bool_literal(value) or _is_boolean_expression(value):
+        return "advanced"  # a bool index adds a dimension (like None): not an element write
     if literal_int(value) is not None:
         return "int"
     inferred = infer(value, facts)
@@ -556,6 +556,12 @@ def index_effect(element: cst.SubscriptElement, facts: Facts) -> str:
     if _looks_integral(value, facts):
         return "maybe-int"
     return "advanced"
+
+
+def _is_boolean_expression(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        return True
+    return isinstance(node, (cst.Comparison, cst.BooleanOperation))
 
 
 def _looks_integral(node: cst.BaseExpression, facts: "Facts") -> bool:
@@ -630,6 +636,23 @@ def _binary(left: Value, right: Value) -> Value:
     return UNKNOWN
 
 
+_IDENTITY_OR_MEMBERSHIP = (cst.Is, cst.IsNot, cst.In, cst.NotIn)
+
+
+def _comparison(node: cst.Comparison, facts: Facts) -> Value:
+    """`a is None`, `k in d` are Python bools; `a == b` is one only when neither side may be
+    an array (`mask == 1` on a tensor is a boolean tensor: an index mask, not a scalar)."""
+    if all(isinstance(c.operator, _IDENTITY_OR_MEMBERSHIP) for c in node.comparisons):
+        return SCALAR
+    operands = [infer(node.left, facts)] + [infer(c.comparator, facts) for c in node.comparisons]
+    for operand in operands:
+        if operand.kind.is_tensor:
+            return Value(operand.kind, operand.rank, Origin.LOCAL)
+    if all(o.kind in (Kind.SCALAR, Kind.OTHER) for o in operands):
+        return SCALAR
+    return UNKNOWN
+
+
 def infer(node: cst.BaseExpression, facts: Facts) -> Value:
     """The abstract value of `node`.  Unknown stays unknown."""
     if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary)):
@@ -665,13 +688,7 @@ def infer(node: cst.BaseExpression, facts: Facts) -> Value:
         left, right = infer(node.left, facts), infer(node.right, facts)
         return SCALAR if left.kind == right.kind == Kind.SCALAR else UNKNOWN
     if isinstance(node, cst.Comparison):
-        left = infer(node.left, facts)
-        if left.kind.is_tensor:
-            return Value(left.kind, left.rank, Origin.LOCAL)
-        rights = [infer(c.comparator, facts) for c in node.comparisons]
-        if any(r.kind.is_tensor for r in rights):
-            return UNKNOWN
-        return SCALAR
+        return _comparison(node, facts)
     if isinstance(node, cst.IfExp):
         return join(infer(node.body, facts), infer(node.orelse, facts))
     if isinstance(node, cst.Call):
