@@ -19,7 +19,7 @@ import traceback
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -128,7 +128,7 @@ class Engine:
         self.selected = [r for r in self.rules if r.code in codes]
 
     def rules_for(self, path: str) -> List[Rule]:
-        ignored: set = set()
+        ignored: Set[str] = set()
         if self.settings.per_file_ignores:
             rel = _relative(path, self.settings.root)
             for glob, codes in self.settings.per_file_ignores:

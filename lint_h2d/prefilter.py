@@ -37,7 +37,7 @@ from __future__ import annotations
 import ast
 import re
 from functools import lru_cache
-from typing import TYPE_CHECKING, AbstractSet, Callable, FrozenSet, Iterable, List, Optional, Pattern, Sequence, Set
+from typing import AbstractSet, Any, Callable, FrozenSet, Iterable, List, Optional, Pattern, Sequence, Set, TYPE_CHECKING, Tuple
 
 from lint_h2d.capture import is_capture_name, is_graph_context
 
@@ -92,7 +92,7 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 _KEEP_ATTRS = frozenset({"T", "mT", "data", "real", "imag"})
 
 
-def _tables() -> tuple:
+def _tables() -> Tuple[FrozenSet[str], FrozenSet[str], FrozenSet[str], FrozenSet[str]]:
     from lint_h2d.inference import expressions as e
 
     return (e.ALL_FACTORIES, e.SAME_DEVICE_FUNCTIONS, e.VIEW_METHODS | e.SAME_DEVICE_METHODS,
@@ -100,7 +100,7 @@ def _tables() -> tuple:
 
 
 @lru_cache(maxsize=1)
-def _cached_tables() -> tuple:
+def _cached_tables() -> Tuple[FrozenSet[str], FrozenSet[str], FrozenSet[str], FrozenSet[str]]:
     return _tables()
 
 
@@ -144,12 +144,12 @@ class _MayDevice:
         self._lines: Optional[List[bytes]] = None
         self.names: Set[str] = set()
         self.attrs: Set[str] = set()
-        self.bindings: List[tuple] = []  # (target, value, how)
+        self.bindings: List[Tuple[Any, ast.AST, str]] = []  # (target, value, how)
         self.assigned_attrs: Set[str] = set()
         self.tested: Set[str] = set()  # attribute names `may` looked at
         self.tree = tree
 
-    def collect(self, statements: Optional[Sequence[ast.stmt]] = None) -> None:
+    def collect(self, statements: Optional[Sequence[ast.AST]] = None) -> None:
         """The bindings of the module (any scope, any order).
 
         With `statements`, only those statements' own bindings (assignments, loops): the
@@ -185,7 +185,8 @@ class _MayDevice:
             return None
         line = self._lines[lineno - 1]
         try:
-            return line[node.col_offset:node.end_col_offset].decode("utf-8")  # type: ignore[attr-defined]
+            start, stop = getattr(node, "col_offset", 0), getattr(node, "end_col_offset", None)
+            return str(line[start:stop].decode("utf-8"))
         except UnicodeDecodeError:
             return None
 

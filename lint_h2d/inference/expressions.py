@@ -482,14 +482,14 @@ def _attribute(node: cst.Attribute, facts: Facts) -> Value:
     base_node = node.value
     if isinstance(base_node, cst.Name) and facts.self_name is not None and base_node.value == facts.self_name:
         found = facts.self_attributes.get(attr)
-        path = f"self.{attr}"
+        self_path = f"self.{attr}"
         if found is not None:
             return Value(found.kind, found.rank, Origin.SELF, found.type_name, found.length,
-                         facts.self_name, path)
+                         facts.self_name, self_path)
         return _by_name_convention(attr, Value(Kind.UNKNOWN, origin=Origin.SELF,
-                                                   root=facts.self_name, path=path))
+                                                   root=facts.self_name, path=self_path))
     base = infer(base_node, facts)
-    path = f"{base.path}.{attr}" if base.path is not None else None
+    path: Optional[str] = f"{base.path}.{attr}" if base.path is not None else None
     inherited = Value(Kind.UNKNOWN, None, base.origin, None, None, base.root, path)
     if base.kind.is_tensor:
         if attr in ("T", "mT", "data", "real", "imag"):

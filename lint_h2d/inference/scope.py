@@ -362,6 +362,10 @@ class _Walker:
             self.bind_target(target.value, OTHER, names)
 
 
+def _statements_of(body: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
+    return body.body if isinstance(body, cst.IndentedBlock) else ()
+
+
 def _snapshot(node: cst.CSTNode, names: Mapping[str, Value]) -> Dict[str, Value]:
     """The part of `names` a statement can look up: the names that occur in it.
 
@@ -519,7 +523,7 @@ class ModuleWalker:
                 self_name = self._self_name(stmt)
                 self.walk_function(stmt, outer, qualname, emit, None, self_name, attributes)
             else:
-                walker.statement(stmt, dict(outer.names), tuple(cls.body.body))
+                walker.statement(stmt, dict(outer.names), tuple(_statements_of(cls.body)))
 
     @staticmethod
     def _self_name(fn: cst.FunctionDef) -> Optional[str]:

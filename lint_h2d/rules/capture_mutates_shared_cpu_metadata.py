@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, AbstractSet, Dict, Iterable, List, Optional, S
 
 import libcst as cst
 
+from fixers.edits import TextEdit
 from fixers.removal import remove_statement
 from fixers.statements import replace_small_statement
 from lint_h2d import prefilter
@@ -49,9 +50,9 @@ def mutation_of(fact: StatementFact) -> Optional[Tuple[cst.BaseExpression, str, 
                 return arg.value, "`out=`", None
         return None
     if isinstance(small, cst.Assign):
-        for target in small.targets:
-            if isinstance(target.target, cst.Subscript):
-                return target.target.value, "item assignment", None
+        for assign_target in small.targets:
+            if isinstance(assign_target.target, cst.Subscript):
+                return assign_target.target.value, "item assignment", None
         return None
     if isinstance(small, cst.AugAssign):
         target = small.target
@@ -210,15 +211,15 @@ Otherwise no fix is offered.
             return None, "cannot rewrite this statement"
         assert isinstance(new_small, cst.SimpleStatementLine)
         small_pos = ctx.position(m.fact.small)
-        edit = replace_small_statement(
+        replacement = replace_small_statement(
             ctx.module, (small_pos.start.line, small_pos.start.column),
             (small_pos.end.line, small_pos.end.column), new_small.body[0], source=ctx.text,
         )
-        if not hasattr(edit, "start"):
-            return None, getattr(edit, "reason", "cannot rewrite here")
+        if not isinstance(replacement, TextEdit):
+            return None, replacement.reason
         return Fix(Applicability.UNSAFE,
                    f"Mutate the device tensor `{new_receiver}` instead of the shared CPU copy",
-                   (edit,)), None  # type: ignore[arg-type]
+                   (replacement,)), None
 
     @staticmethod
     def _sibling_known(m: Mutation, sibling: str, ctx: FileContext) -> bool:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, AbstractSet, Iterable, List, Optional, Sequenc
 import libcst as cst
 
 from fixers.device_zero import DeviceZero, device_zero_form
-from fixers.edits import TextEdit
+from fixers.edits import TextEdit, Unfixable
 from fixers.platform_gate import Gate, gated_statement
 from fixers.imports import import_insertion
 from fixers.statements import replace_small_statement, replace_statement_line
@@ -179,8 +179,8 @@ and the write would be lost). Apply those with `--unsafe-fixes` after reading th
                 "be inserted there (split the line, or set fix-gate = \"none\")",
                 suggestion,
             )
-        new = gated_statement(owner, form.call, gate)
         assert isinstance(owner, cst.SimpleStatementLine)
+        new = gated_statement(owner, form.call, gate)
         edit = replace_statement_line(
             ctx.module, owner, (where.start.line, where.start.column),
             (where.end.line, where.end.column), new, source=ctx.text,
@@ -193,7 +193,7 @@ and the write would be lost). Apply those with `--unsafe-fixes` after reading th
             insertion = ctx.memo[key]
             if isinstance(insertion, TextEdit):
                 edits.append(insertion)
-            elif insertion is not None:
+            elif isinstance(insertion, Unfixable):
                 return None, f"cannot add `{gate.import_line}`: {insertion.reason}", suggestion
         message = f"Use `{suggestion}` under `if {gate.test}:`"
         return Fix(applicability, message, tuple(edits)), None, suggestion
