@@ -138,8 +138,15 @@ def _one_element_slice(index: int) -> cst.Slice:
 
 def _as_argument(value: cst.BaseExpression) -> cst.BaseExpression:
     """``V`` as a call argument: a bare tuple or yield needs parentheses there."""
-    if isinstance(value, (cst.Tuple, cst.Yield)) and not value.lpar:
-        return value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    if isinstance(value, (cst.Tuple, cst.Yield)):
+        if not value.lpar:
+            return value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        return value
+    if len(value.lpar) == 1 and len(value.rpar) == 1 and not isinstance(value, cst.NamedExpr):
+        # `t[i] = (a *\n b)` → `fill_(a *\n b)`: the call's own parentheses already allow the
+        # line break, and `fill_((...))` reads as a tuple to a person (not to Python).
+        # A walrus keeps its parentheses: `fill_(x := 1)` is a keyword-like syntax error.
+        return value.with_changes(lpar=[], rpar=[])
     return value
 
 

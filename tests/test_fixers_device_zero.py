@@ -167,3 +167,21 @@ def test_results_are_frozen() -> None:
         result.index_is_literal = False  # type: ignore[misc]
     with pytest.raises(AttributeError):
         Unfixable("x").reason = "y"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    "source,expected",
+    [
+        ("t[0] = (a *\n    b)", "t[:1].fill_(a *\n    b)"),  # the call's parentheses suffice
+        ("t[0] = (x := 1)", "t[:1].fill_((x := 1))"),  # a walrus keeps them
+        ("t[0] = (1, 2)", "t[:1].fill_((1, 2))"),  # so does a tuple
+        ("t[0] = ((a))", "t[:1].fill_(((a)))"),  # only one redundant pair is dropped
+    ],
+)
+def test_redundant_value_parentheses(source: str, expected: str) -> None:
+    module = cst.parse_module(source)
+    assign = module.body[0].body[0]
+    form = device_zero_form(assign.targets[0].target, assign.value)
+    assert isinstance(form, DeviceZero)
+    assert module.code_for_node(form.call) == expected
+    compile(expected, "<fix>", "eval")
