@@ -117,6 +117,11 @@ class Rule(ABC):
     # True when the rule only looks at statements that run during CUDA-graph capture: the
     # walk then records nothing for it elsewhere.
     capture_only: ClassVar[bool] = False
+    # Fixit's habit: small modules the rule must flag / must stay silent on, kept next to the
+    # rule (tests/test_rule_examples.py runs them, together with the doc's Example and Use
+    # instead).  The fixture files hold the long lists.
+    invalid_examples: ClassVar[Tuple[str, ...]] = ()
+    valid_examples: ClassVar[Tuple[str, ...]] = ()
     # Stage 2 of the prefilter (lint_h2d/prefilter.py): a rule that sets this gets the file's
     # `ast` tree (parsed once, shared by the rules) in `could_match_tree`.
     has_tree_check: ClassVar[bool] = False

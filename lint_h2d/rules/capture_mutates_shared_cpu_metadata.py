@@ -129,6 +129,20 @@ Otherwise no fix is offered.
                          device_fields: AbstractSet[str] = frozenset(), text: str = "") -> bool:
         return prefilter.h2d002_tree(tree, settings.capture_functions)
 
+    invalid_examples = (
+        "def build_for_cudagraph_capture(self, meta):\n    meta.query_start_loc_cpu.zero_()\n",
+        "import torch\ndef run(meta, g):\n    with torch.cuda.graph(g):\n        meta.seq_lens_cpu[0] = 1\n",
+        "def capture_model(meta):\n    m = meta\n    m.positions_cpu.fill_(0)\n",
+    )
+    valid_examples = (
+        "def build_for_cudagraph_capture(self, meta):\n    meta.query_start_loc.zero_()\n",
+        "import torch\ndef build_for_cudagraph_capture(self, meta):\n    x_cpu = torch.zeros(4)\n"
+        "    x_cpu.zero_()\n",  # a local
+        "class B:\n    def build_for_cudagraph_capture(self, meta):\n"
+        "        self.host_cpu.zero_()\n",  # self's own buffer
+        "def prepare(meta):\n    meta.query_start_loc_cpu.zero_()\n",  # not a capture function
+    )
+
     def wants(self, small: cst.BaseSmallStatement) -> bool:
         return isinstance(small, (cst.Expr, cst.Assign, cst.AugAssign))
 

@@ -91,6 +91,21 @@ and the write would be lost). Apply those with `--unsafe-fixes` after reading th
                          device_fields: AbstractSet[str] = frozenset(), text: str = "") -> bool:
         return prefilter.h2d001_tree(tree, device_fields, text)
 
+    invalid_examples = (
+        "import torch\nt = torch.zeros(4, device='cuda')\nt[0] = 0\n",
+        "import torch\ndef f(dev: torch.device):\n    g = torch.zeros(2, 3).to(dev)\n    g[1, 2] = 1.5\n",
+        "class B:\n    def __init__(self, buf):\n        self.buf = buf\n    def step(self, n: int):\n"
+        "        self.buf.gpu[n] = 0\n",
+    )
+    valid_examples = (
+        "import torch\nt = torch.zeros(4)\nt[0] = 0\n",  # CPU
+        "import torch\nt = torch.zeros(4, pin_memory=True)\nt[0] = 0\n",  # pinned host memory
+        "import numpy as np\na = np.zeros(4)\na[0] = 0\n",  # numpy
+        "import torch\ng = torch.zeros(2, 3, device='cuda')\ng[0] = 0\n",  # a row: fill kernel
+        "import torch\nt = torch.zeros(4, device='cuda')\nt[:1] = 0\n",  # slice
+        "def f(t):\n    t[0] = 0\n",  # no evidence of a device
+    )
+
     def wants(self, small: cst.BaseSmallStatement) -> bool:
         return (
             isinstance(small, cst.Assign)
