@@ -235,3 +235,10 @@ def test_force_exclude_applies_excludes_to_named_files(tmp_path: Path) -> None:
     assert run_cli("check", "--no-cache", "tests/test_x.py", cwd=tmp_path).returncode == 1
     assert run_cli("check", "--no-cache", "--force-exclude", "tests/test_x.py", cwd=tmp_path).returncode == 0
     assert run_cli("check", "--no-cache", "--force-exclude", "tests/test_x.py", "pkg/bad.py", cwd=tmp_path).returncode == 1
+
+
+def test_the_repository_checks_itself_clean() -> None:
+    """Dogfood: lint-h2d's own code (fixtures, examples and benchmarks excluded by its
+    pyproject) has nothing to report and nothing it cannot check."""
+    result = run_cli("check", "--no-cache", ".")
+    assert result.returncode == 0, result.stdout + result.stderr
