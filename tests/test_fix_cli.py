@@ -76,3 +76,16 @@ def test_full_output_explains_missing_fix(tmp_path: Path) -> None:
     write(tmp_path, "a.py", FLAGGED.replace("    cu[0] = 0", "    a = 1; cu[0] = 0"))
     out = run_cli("check", "--no-cache", "a.py", cwd=tmp_path).stdout
     assert "note: no fix: the statement shares its line with others" in out
+
+
+def test_custom_gate_fix_is_idempotent(tmp_path: Path) -> None:
+    """The configured gate is recognised as a gate: the else branch is not wrapped again."""
+    write(tmp_path, "pyproject.toml",
+          '[tool.lint-h2d.fix-gate]\ntest = "my_platform.amd()"\nimport = "import my_platform"\n')
+    path = write(tmp_path, "a.py", FLAGGED)
+    assert run_cli("fix", "--no-cache", "a.py", cwd=tmp_path).returncode == 0
+    once = path.read_text()
+    assert "    if my_platform.amd():\n        cu[:1].zero_()\n    else:\n        cu[0] = 0\n" in once
+    assert run_cli("check", "--no-cache", "a.py", cwd=tmp_path).returncode == 0
+    assert run_cli("fix", "--no-cache", "a.py", cwd=tmp_path).returncode == 0
+    assert path.read_text() == once

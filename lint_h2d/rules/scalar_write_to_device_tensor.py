@@ -7,7 +7,7 @@ import libcst as cst
 
 from fixers.device_zero import DeviceZero, device_zero_form
 from fixers.edits import TextEdit, Unfixable
-from fixers.platform_gate import Gate, gated_statement
+from fixers.platform_gate import Gate, gated_statement, matches_gate
 from fixers.imports import import_insertion
 from fixers.statements import replace_small_statement, replace_statement_line
 from lint_h2d import prefilter
@@ -133,7 +133,7 @@ and the write would be lost). Apply those with `--unsafe-fixes` after reading th
         if infer(assign.value, fact.facts).kind != Kind.SCALAR:
             return None
         target_code = ctx.module.code_for_node(target.value)
-        if _already_gated(fact, target_code, ctx.module):
+        if _already_gated(fact, target_code, ctx.module, ctx.settings.custom_gate):
             return None
         proven_index = all(e in ("int", "ellipsis") for e in effects)
         fix, reason, suggestion = self._fix(fact, target, assign.value, proven_index, ctx)
@@ -231,11 +231,14 @@ def _destination_is_one_element(effects: List[str], rank: Optional[int]) -> bool
     return integers == rank
 
 
-def _already_gated(fact: StatementFact, target_code: str, module: cst.Module) -> bool:
+def _already_gated(fact: StatementFact, target_code: str, module: cst.Module,
+                   custom_gate: Optional[Gate] = None) -> bool:
     """The seed's fixed form: one branch of a ROCm gate writes with zero_/fill_, this is the other."""
     for if_node, branch in reversed(fact.gates):
         test = module.code_for_node(if_node.test)
-        if not any(marker in test for marker in _GATE_MARKERS):
+        # A configured gate is recognised too, or a second --fix would wrap its else branch.
+        ours = custom_gate is not None and matches_gate(if_node.test, custom_gate)
+        if not ours and not any(marker in test for marker in _GATE_MARKERS):
             continue
         other = if_node.orelse if branch == "body" else if_node.body
         if other is None:
