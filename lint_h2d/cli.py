@@ -21,6 +21,7 @@ from lint_h2d.engine import (
     ERROR_CODES,
     IO_ERROR,
     Engine,
+    Source,
     WriteError,
     analyze_many,
     default_jobs,
@@ -30,6 +31,8 @@ from lint_h2d.engine import (
     write_atomic,
 )
 from lint_h2d.findings import Applicability, Finding
+from lint_h2d.inference.project import ProjectFacts
+from lint_h2d.project_index import project_classes
 from lint_h2d.report import FORMATS, ReportContext
 from lint_h2d.rules import all_rules
 
@@ -149,13 +152,24 @@ def _settings(args: argparse.Namespace) -> Settings:
     return settings
 
 
-def _cache(args: argparse.Namespace, settings: Settings, engine: Engine) -> Optional[Cache]:
-    if args.no_cache or args.fix or args.diff or args.no_prefilter:
+def _cache_folder(args: argparse.Namespace, settings: Settings) -> Optional[Path]:
+    if args.no_cache:
         return None
     folder = Path(args.cache_dir or settings.cache_dir or (settings.root / DEFAULT_DIR))
-    if not folder.is_absolute():
-        folder = settings.root / folder
+    return folder if folder.is_absolute() else settings.root / folder
+
+
+def _cache(args: argparse.Namespace, settings: Settings, engine: Engine) -> Optional[Cache]:
+    folder = _cache_folder(args, settings)
+    if folder is None or args.fix or args.diff or args.no_prefilter:
+        return None
     return Cache(folder, settings.fingerprint() + "|" + engine.project.fingerprint)
+
+
+def _project_facts(args: argparse.Namespace, settings: Settings, sources: Sequence[Source],
+                   paths: Sequence[str]) -> ProjectFacts:
+    """The checked files' own facts plus the project's (so one-file runs agree with scans)."""
+    return project_facts(sources, project_classes(settings, paths, _cache_folder(args, settings)))
 
 
 def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -163,7 +177,8 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     files, problems = discover(args.paths, settings)
     sources, errors = load_sources(files)
     errors += [error_finding(IO_ERROR, p.path, f"cannot check {p.path}: {p.message}") for p in problems]
-    engine = Engine(settings, project_facts(sources), use_prefilter=not args.no_prefilter)
+    engine = Engine(settings, _project_facts(args, settings, sources, [s.path for s in sources]),
+                    use_prefilter=not args.no_prefilter)
     jobs = args.jobs if args.jobs > 0 else default_jobs()
     cache = _cache(args, settings, engine)
     from lint_h2d.report.progress import for_stream
@@ -267,7 +282,8 @@ def run_stdin(args: argparse.Namespace, stdin: TextIO, out: TextIO, err: TextIO)
         report = err if args.fix and not args.diff else out
         _render([error_finding(IO_ERROR, path, f"cannot check {path}: {exc}")], args, {}, report)
         return EXIT_ERROR
-    engine = Engine(settings, project_facts([source]), use_prefilter=not args.no_prefilter)
+    engine = Engine(settings, _project_facts(args, settings, [source], [path]),
+                    use_prefilter=not args.no_prefilter)
     findings = engine.analyze(path, source.text)
     texts = {path: source.text}
     fixed = 0

@@ -19,7 +19,7 @@ import traceback
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -28,7 +28,7 @@ from lint_h2d.cache import Cache
 from lint_h2d.config import Settings
 from lint_h2d.discovery import PathPattern
 from lint_h2d.findings import Applicability, Finding, Location
-from lint_h2d.inference.project import ProjectFacts, collect
+from lint_h2d.inference.project import ProjectFacts, class_fields_of, from_classes
 from lint_h2d.prefilter import tree_filter
 from lint_h2d.inference.scope import ModuleWalker
 from lint_h2d.rules import all_rules, select_codes
@@ -333,8 +333,13 @@ def load_sources(paths: Sequence[str]) -> Tuple[List[Source], List[Finding]]:
 _CPU_FIELD_TEXT = re.compile(r"_cpu[ \t]*[:=]")
 
 
-def project_facts(sources: Iterable[Source]) -> ProjectFacts:
-    return collect(s.text for s in sources if _CPU_FIELD_TEXT.search(s.text))
+def project_facts(sources: Iterable[Source],
+                  project: Optional[Mapping[str, FrozenSet[str]]] = None) -> ProjectFacts:
+    """Facts from the checked files, merged with the project index's (`project_index.py`)."""
+    classes: Dict[str, FrozenSet[str]] = dict(project or {})
+    for name, fields in class_fields_of(s.text for s in sources if _CPU_FIELD_TEXT.search(s.text)).items():
+        classes[name] = classes.get(name, frozenset()) | fields
+    return from_classes(classes)
 
 
 def analyze_many(engine: Engine, sources: Sequence[Source], jobs: int,

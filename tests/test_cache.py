@@ -26,7 +26,10 @@ def _check(root: Path, *extra: str):
 
 
 def _cache_files(root: Path):
-    return sorted((root / ".c").glob("*.json"))
+    """The findings caches (the folder also holds the project index, `project-index.json`)."""
+    from lint_h2d import __version__
+
+    return sorted((root / ".c").glob(f"{__version__}-*.json"))
 
 
 def test_warm_run_same_findings_and_gitignore(tmp_path: Path) -> None:

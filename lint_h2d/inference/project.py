@@ -61,12 +61,16 @@ class ProjectFacts:
     fingerprint: str
 
 
-def collect(texts: Iterable[str]) -> ProjectFacts:
+def class_fields_of(texts: Iterable[str]) -> Dict[str, FrozenSet[str]]:
     classes: Dict[str, FrozenSet[str]] = {}
     for text in texts:
         for name, fields in class_fields_in(text).items():
             classes[name] = classes.get(name, frozenset()) | fields
-    return from_classes(classes)
+    return classes
+
+
+def collect(texts: Iterable[str]) -> ProjectFacts:
+    return from_classes(class_fields_of(texts))
 
 
 def from_classes(classes: Mapping[str, FrozenSet[str]]) -> ProjectFacts:

@@ -1,0 +1,110 @@
+"""Cross-file facts for the whole project, not only for the files being checked.
+
+A pre-commit run names one changed file, but the class that pairs `query_start_loc` with
+`query_start_loc_cpu` lives in another file; without it the one-file run and the repo-wide
+scan would disagree about the same line.  So the project's files are indexed too: a stat per
+file, and a read only for files that changed since the index (kept in the cache folder) was
+written.  The index only speeds this up: without a cache every file is read.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence
+
+from lint_h2d.config import Settings
+from lint_h2d.discovery import discover
+from lint_h2d.inference.project import class_fields_in
+
+INDEX_NAME = "project-index.json"
+INDEX_FORMAT = 1
+# A folder this large is not a project root someone meant (a home folder): skip the index.
+MAX_FILES = 50_000
+
+Classes = Dict[str, FrozenSet[str]]
+
+
+def is_project_root(root: Path) -> bool:
+    return (root / "pyproject.toml").is_file() or (root / ".git").exists()
+
+
+def covers(root: Path, paths: Iterable[str]) -> bool:
+    """Every checked path lies inside `root` (facts of one project never leak into another)."""
+    resolved = root.resolve()
+    for path in paths:
+        try:
+            Path(path).resolve().relative_to(resolved)
+        except ValueError:
+            return False
+    return True
+
+
+def project_classes(settings: Settings, checked: Sequence[str], cache_folder: Optional[Path]) -> Classes:
+    """Classes with a `*_cpu` field anywhere in the project of the checked paths ({} if none)."""
+    root = settings.root
+    if not checked or not is_project_root(root) or not covers(root, checked):
+        return {}
+    files, _ = discover([str(root)], settings)
+    if len(files) > MAX_FILES:
+        return {}
+    index_file = cache_folder / INDEX_NAME if cache_folder is not None else None
+    old = _load(index_file)
+    new: Dict[str, Dict[str, object]] = {}
+    classes: Dict[str, FrozenSet[str]] = {}
+    for path in files:
+        key = os.path.abspath(path)
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        entry = old.get(key)
+        if not (isinstance(entry, dict) and entry.get("size") == st.st_size
+                and entry.get("mtime_ns") == st.st_mtime_ns and isinstance(entry.get("classes"), dict)):
+            entry = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "classes": _read_classes(path)}
+        new[key] = entry
+        for name, fields in entry["classes"].items():  # type: ignore[union-attr]
+            classes[name] = classes.get(name, frozenset()) | frozenset(fields)
+    if index_file is not None and new != old:
+        _save(index_file, new)
+    return classes
+
+
+def _read_classes(path: str) -> Dict[str, List[str]]:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return {}
+    if b"_cpu" not in data:
+        return {}
+    text = data.decode("utf-8", errors="replace")
+    return {name: sorted(fields) for name, fields in class_fields_in(text).items()}
+
+
+def _load(index_file: Optional[Path]) -> Dict[str, object]:
+    if index_file is None:
+        return {}
+    try:
+        data = json.loads(index_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("format") != INDEX_FORMAT or not isinstance(data.get("files"), dict):
+        return {}
+    return data["files"]  # type: ignore[no-any-return]
+
+
+def _save(index_file: Path, files: Dict[str, Dict[str, object]]) -> None:
+    """Atomic, like the findings cache; failing to save only makes the next run slower."""
+    try:
+        index_file.parent.mkdir(parents=True, exist_ok=True)
+        ignore = index_file.parent / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("# Automatically created by lint-h2d.\n*\n", encoding="utf-8")
+        fd, tmp = tempfile.mkstemp(prefix=".index-", suffix=".tmp", dir=index_file.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump({"format": INDEX_FORMAT, "files": files}, handle)
+        os.replace(tmp, index_file)
+    except OSError:
+        pass
