@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import difflib
+import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -169,7 +170,8 @@ def _cache(args: argparse.Namespace, settings: Settings, engine: Engine) -> Opti
 def _project_facts(args: argparse.Namespace, settings: Settings, sources: Sequence[Source],
                    paths: Sequence[str]) -> ProjectFacts:
     """The checked files' own facts plus the project's (so one-file runs agree with scans)."""
-    return project_facts(sources, project_classes(settings, paths, _cache_folder(args, settings)))
+    walk = any(os.path.isdir(p) for p in args.paths if p != "-")
+    return project_facts(sources, project_classes(settings, paths, _cache_folder(args, settings), walk))
 
 
 def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -41,16 +41,25 @@ def covers(root: Path, paths: Iterable[str]) -> bool:
     return True
 
 
-def project_classes(settings: Settings, checked: Sequence[str], cache_folder: Optional[Path]) -> Classes:
-    """Classes with a `*_cpu` field anywhere in the project of the checked paths ({} if none)."""
+def project_classes(settings: Settings, checked: Sequence[str], cache_folder: Optional[Path],
+                    walk: bool = True) -> Classes:
+    """Classes with a `*_cpu` field anywhere in the project of the checked paths ({} if none).
+
+    With `walk=False` (a run that names files, as pre-commit does) an existing index's file
+    list is reused and only stat'ed: walking the project costs more than the whole check of
+    one file.  Files added since are picked up by the next run over a folder.
+    """
     root = settings.root
     if not checked or not is_project_root(root) or not covers(root, checked):
         return {}
-    files, _ = discover([str(root)], settings)
-    if len(files) > MAX_FILES:
-        return {}
     index_file = cache_folder / INDEX_NAME if cache_folder is not None else None
     old = _load(index_file)
+    if walk or not old:
+        files, _ = discover([str(root)], settings)
+    else:
+        files = list(old)
+    if len(files) > MAX_FILES:
+        return {}
     new: Dict[str, Dict[str, object]] = {}
     classes: Dict[str, FrozenSet[str]] = {}
     for path in files:
