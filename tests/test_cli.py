@@ -242,3 +242,16 @@ def test_the_repository_checks_itself_clean() -> None:
     pyproject) has nothing to report and nothing it cannot check."""
     result = run_cli("check", "--no-cache", ".")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_capture_functions_setting(tmp_path: Path) -> None:
+    body = (
+        "def warmup_graphs(meta):\n    meta.seq_lens_cpu.zero_()\n\n\n"
+        "def capture_model(meta):\n    meta.seq_lens_cpu.zero_()\n"
+    )
+    write(tmp_path, "a.py", body)
+    default = run_cli("check", "--no-cache", "--output-format", "concise", "-q", "a.py", cwd=tmp_path).stdout
+    assert [line.split(":")[1] for line in default.splitlines()] == ["6"]
+    write(tmp_path, "pyproject.toml", '[tool.lint-h2d]\ncapture-functions = ["warmup_*"]\n')
+    custom = run_cli("check", "--no-cache", "--output-format", "concise", "-q", "a.py", cwd=tmp_path).stdout
+    assert [line.split(":")[1] for line in custom.splitlines()] == ["2"]
