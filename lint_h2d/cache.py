@@ -64,16 +64,22 @@ class Cache:
         self.dirty = True
 
     def save(self) -> None:
-        if not self.dirty:
-            return
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            ignore = self.folder / ".gitignore"
-            if not ignore.exists():
-                ignore.write_text("# Automatically created by lint-h2d.\n*\n", encoding="utf-8")
-            fd, tmp = tempfile.mkstemp(prefix=".cache-", suffix=".tmp", dir=self.folder)
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump({"key": self.key, "files": self.entries}, handle)
-            os.replace(tmp, self.file)
-        except OSError:
-            pass  # a cache that cannot be written is only a slower next run
+        if self.dirty:
+            save_json(self.file, {"key": self.key, "files": self.entries})
+
+
+def save_json(file: Path, data: Dict[str, Any]) -> None:
+    """Write a cache-folder file atomically (a temp file, then `os.replace`), creating the
+    folder with its `.gitignore`.  Failing to write only makes the next run slower."""
+    folder = file.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        ignore = folder / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("# Automatically created by lint-h2d.\n*\n", encoding="utf-8")
+        fd, tmp = tempfile.mkstemp(prefix=f".{file.stem}-", suffix=".tmp", dir=folder)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle)
+        os.replace(tmp, file)
+    except OSError:
+        pass

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence
 
+from lint_h2d.cache import save_json
 from lint_h2d.config import Settings
 from lint_h2d.discovery import discover
 from lint_h2d.inference.project import class_fields_in
@@ -105,15 +105,4 @@ def _load(index_file: Optional[Path]) -> Dict[str, object]:
 
 
 def _save(index_file: Path, files: Dict[str, Dict[str, object]]) -> None:
-    """Atomic, like the findings cache; failing to save only makes the next run slower."""
-    try:
-        index_file.parent.mkdir(parents=True, exist_ok=True)
-        ignore = index_file.parent / ".gitignore"
-        if not ignore.exists():
-            ignore.write_text("# Automatically created by lint-h2d.\n*\n", encoding="utf-8")
-        fd, tmp = tempfile.mkstemp(prefix=".index-", suffix=".tmp", dir=index_file.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump({"format": INDEX_FORMAT, "files": files}, handle)
-        os.replace(tmp, index_file)
-    except OSError:
-        pass
+    save_json(index_file, {"format": INDEX_FORMAT, "files": files})
