@@ -201,7 +201,7 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.fix or args.diff:
         by_path = {s.path: s for s in sources}
         for path, findings in list(results.items()):
-            if not any(f.fix is not None and (f.fix.applicability == Applicability.SAFE or args.unsafe_fixes) for f in findings):
+            if not any(f.fix_applies(args.unsafe_fixes) for f in findings):
                 continue
             source = by_path[path]
             new_text, done, remaining = engine.fix_text(path, source.text, args.unsafe_fixes)
@@ -224,31 +224,17 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             texts[path] = new_text
 
     findings = sorted([f for fs in results.values() for f in fs] + errors, key=Finding.sort_key)
-    problems_found = [f for f in findings if f.code not in ERROR_CODES]
-    failures = [f for f in findings if f.code in ERROR_CODES]
-
     if args.diff:
         out.write("".join(diffs))
-        count = sum(fixed.values())
         if not args.quiet:
-            err.write(f"Would fix {count} error{'s' if count != 1 else ''}.\n" if count else "No errors would be fixed.\n")
+            err.write(_would_fix(sum(fixed.values())))
+        failures = [f for f in findings if f.code in ERROR_CODES]
         if failures:
             _render(failures, args, texts, out)
             return EXIT_ERROR
         return EXIT_FINDINGS if diffs else EXIT_OK
 
-    ctx_findings = findings
-    if args.statistics:
-        _statistics(ctx_findings, out)
-    else:
-        _render(ctx_findings, args, texts, out)
-    if args.show_fixes and applied:
-        out.write("\nFixed:\n")
-        for f in sorted(applied, key=Finding.sort_key):
-            out.write(f"  {f.path}:{f.location.row}: {f.code} {f.fix.message if f.fix else ''}\n")
-    if not args.quiet and args.output_format in ("full", "concise"):
-        _summary(problems_found, failures, sum(fixed.values()), args, out)
-    return _exit_code(problems_found, failures, bool(fixed), args)
+    return _report(findings, args, texts, sum(fixed.values()), out, applied)
 
 
 def run_stdin(args: argparse.Namespace, stdin: TextIO, out: TextIO, err: TextIO) -> int:
@@ -297,8 +283,7 @@ def run_stdin(args: argparse.Namespace, stdin: TextIO, out: TextIO, err: TextIO)
                 out.write(_unified_diff(path, source.text, new_text))
             failures = [f for f in findings if f.code in ERROR_CODES]
             if not args.quiet:
-                count = len(done)
-                err.write(f"Would fix {count} error{'s' if count != 1 else ''}.\n" if count else "No errors would be fixed.\n")
+                err.write(_would_fix(len(done)))
             if failures:
                 _render(failures, args, texts, err)
                 return EXIT_ERROR
@@ -306,16 +291,29 @@ def run_stdin(args: argparse.Namespace, stdin: TextIO, out: TextIO, err: TextIO)
         write_source(source.encode(new_text) if new_text != source.text else raw)
         findings, fixed, report = remaining, len(done), err
         texts[path] = new_text
-    findings = sorted(findings, key=Finding.sort_key)
+    return _report(sorted(findings, key=Finding.sort_key), args, texts, fixed, report)
+
+
+def _report(findings: Sequence[Finding], args: argparse.Namespace, texts: Dict[str, str],
+            fixed: int, out: TextIO, applied: Sequence[Finding] = ()) -> int:
+    """Findings (or their statistics), the fixes applied, the summary; returns the exit code."""
     problems = [f for f in findings if f.code not in ERROR_CODES]
     failures = [f for f in findings if f.code in ERROR_CODES]
     if args.statistics:
-        _statistics(findings, report)
+        _statistics(findings, out)
     else:
-        _render(findings, args, texts, report)
+        _render(findings, args, texts, out)
+    if args.show_fixes and applied:
+        out.write("\nFixed:\n")
+        for f in sorted(applied, key=Finding.sort_key):
+            out.write(f"  {f.path}:{f.location.row}: {f.code} {f.fix.message if f.fix else ''}\n")
     if not args.quiet and args.output_format in ("full", "concise"):
-        _summary(problems, failures, fixed, args, report)
+        _summary(problems, failures, fixed, args, out)
     return _exit_code(problems, failures, bool(fixed), args)
+
+
+def _would_fix(count: int) -> str:
+    return f"Would fix {count} error{'s' if count != 1 else ''}.\n" if count else "No errors would be fixed.\n"
 
 
 def _exit_code(problems: Sequence[Finding], failures: Sequence[Finding], fixed: bool,

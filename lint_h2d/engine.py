@@ -27,7 +27,7 @@ from fixers.edits import OverlappingEdits, TextEdit, apply_edits, line_offsets, 
 from lint_h2d.cache import Cache
 from lint_h2d.config import Settings
 from lint_h2d.discovery import PathPattern
-from lint_h2d.findings import Applicability, Finding, Location
+from lint_h2d.findings import Finding, Location
 from lint_h2d.inference.project import ProjectFacts, class_fields_of, from_classes
 from lint_h2d.prefilter import tree_filter
 from lint_h2d.inference.scope import ModuleWalker
@@ -99,15 +99,15 @@ def read_source(path: str) -> Source:
     return decode(path, raw)
 
 
-def syntax_check(path: str, text: str) -> List[Finding]:
+def cpython_parse(path: str, text: str) -> Tuple[Optional[ast.AST], List[Finding]]:
+    """CPython's tree of `text`, or the diagnostic saying why there is none."""
     try:
-        compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        return compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True), []
     except SyntaxError as exc:
-        return [error_finding(SYNTAX_ERROR, path, f"SyntaxError: {exc.msg}",
-                              exc.lineno or 1, exc.offset or 1)]
+        return None, [error_finding(SYNTAX_ERROR, path, f"SyntaxError: {exc.msg}",
+                                    exc.lineno or 1, exc.offset or 1)]
     except (ValueError, RecursionError, MemoryError) as exc:
-        return [error_finding(SYNTAX_ERROR, path, f"cannot parse: {exc}")]
-    return []
+        return None, [error_finding(SYNTAX_ERROR, path, f"cannot parse: {exc}")]
 
 
 def error_finding(code: str, path: str, message: str, row: int = 1, column: int = 1) -> Finding:
@@ -139,23 +139,19 @@ class Engine:
 
     def analyze(self, path: str, text: str) -> List[Finding]:
         rules = self.rules_for(path)
-        if self.use_prefilter:
-            # Stage 1 (text), then CPython's parser: the syntax check of every file, whose
-            # tree feeds stage 2 (lint_h2d/prefilter.py).  LibCST only sees the survivors.
+        # CPython's parser checks the syntax of every file, so a file that is not Python is
+        # reported with or without the prefilter; its tree feeds the prefilter's stage 2
+        # (lint_h2d/prefilter.py).  LibCST only sees the files that survive.
+        if self.use_prefilter and rules:
+            tree, syntax_errors = cpython_parse(path, text)
             fields = self.project.module_facts.device_fields
             rules = [r for r in rules if r.could_match(text, self.settings, device_fields=fields)]
-            try:
-                tree = compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                tree = None  # reported below, by CPython or by LibCST
             if tree is not None:
                 rules = tree_filter(rules, tree, text, self.settings, fields)
-                if not rules:
-                    return []
+            if not rules:
+                return syntax_errors
         if not rules:
-            # Not parsed with LibCST, but a file that is not Python must still be reported,
-            # with or without the prefilter: CPython's own parser is the cheap check.
-            return syntax_check(path, text)
+            return cpython_parse(path, text)[1]
         try:
             module = cst.parse_module(text)
         except cst.ParserSyntaxError as exc:
@@ -203,7 +199,7 @@ class Engine:
         applied: List[Finding] = []
         findings = self.analyze(path, text)
         for _ in range(MAX_FIX_ITERATIONS):
-            fixable = [f for f in findings if _applicable(f, unsafe)]
+            fixable = [f for f in findings if f.fix_applies(unsafe)]
             if not fixable:
                 break
             chosen, edits = _non_overlapping(text, fixable)
@@ -225,12 +221,6 @@ class Engine:
             applied.extend(chosen)
             findings = after
         return text, applied, findings
-
-
-def _applicable(finding: Finding, unsafe: bool) -> bool:
-    return finding.fix is not None and (
-        finding.fix.applicability == Applicability.SAFE or unsafe
-    )
 
 
 def _non_overlapping(text: str, fixes: Sequence[Finding]) -> Tuple[List[Finding], List[TextEdit]]:
@@ -352,10 +342,7 @@ def analyze_many(engine: Engine, sources: Sequence[Source], jobs: int,
     results: Dict[str, List[Finding]] = {}
     todo: List[Source] = []
     for source in sources:
-        try:
-            cached = cache.get(source) if cache is not None else None
-        except Exception:  # a corrupt entry (valid JSON, wrong shape) is a cache miss
-            cached = None
+        cached = cache.get(source) if cache is not None else None  # corrupt entries: a miss
         if cached is not None:
             results[source.path] = cached
         else:
@@ -363,8 +350,6 @@ def analyze_many(engine: Engine, sources: Sequence[Source], jobs: int,
     # Every file goes through `Engine.analyze`: the prefilter inside it decides whether the file
     # is parsed with LibCST or only syntax-checked.
     candidates = list(todo)
-    for source in todo:
-        results.setdefault(source.path, [])
     if jobs > 1 and len(candidates) >= 8:
         candidates.sort(key=lambda s: len(s.text), reverse=True)
         with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(engine,)) as pool:

@@ -45,5 +45,11 @@ class Finding:
     # Extra facts a rule records for downstream consumers (e.g. the verifier): kept small.
     details: Tuple[Tuple[str, str], ...] = field(default_factory=tuple)
 
+    def fix_applies(self, unsafe_fixes: bool) -> bool:
+        """Whether `--fix` (with `--unsafe-fixes` or not) would apply this finding's fix."""
+        return self.fix is not None and (
+            self.fix.applicability == Applicability.SAFE or unsafe_fixes
+        )
+
     def sort_key(self) -> Tuple[str, int, int, str]:
         return (self.path, self.location.row, self.location.column, self.code)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence
 
-from lint_h2d.findings import Applicability, Finding
+from lint_h2d.findings import Finding
 from lint_h2d.report.paths import display_path
 
 if TYPE_CHECKING:
@@ -11,9 +11,7 @@ if TYPE_CHECKING:
 
 def line_for(finding: Finding, unsafe_fixes: bool = False) -> str:
     """`[*]` marks a finding that `--fix` would fix with the flags given (ruff's meaning)."""
-    fixable = " [*]" if finding.fix is not None and (
-        finding.fix.applicability == Applicability.SAFE or unsafe_fixes
-    ) else ""
+    fixable = " [*]" if finding.fix_applies(unsafe_fixes) else ""
     return (
         f"{display_path(finding.path)}:{finding.location.row}:{finding.location.column}: "
         f"{finding.code}{fixable} {finding.message}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, List, Sequence
 
 from lint_h2d.findings import Applicability, Finding
-from lint_h2d.report.paths import display_path
+from lint_h2d.report.concise import line_for
 
 if TYPE_CHECKING:
     from lint_h2d.report import ReportContext
@@ -13,10 +13,7 @@ if TYPE_CHECKING:
 def render(findings: Sequence[Finding], ctx: "ReportContext") -> str:
     out: List[str] = []
     for f in findings:
-        fixable = " [*]" if f.fix is not None and (
-            f.fix.applicability == Applicability.SAFE or ctx.unsafe_fixes
-        ) else ""
-        out.append(f"{display_path(f.path)}:{f.location.row}:{f.location.column}: {f.code}{fixable} {f.message}")
+        out.append(line_for(f, ctx.unsafe_fixes))  # the concise line heads each entry
         source = ctx.line(f.path, f.location.row)
         if source:
             gutter = f"{f.location.row} | "
