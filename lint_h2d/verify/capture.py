@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
+from lint_h2d.rules.capture_mutates_shared_cpu_metadata import device_sibling_path
 from lint_h2d.verify.equivalence import bitwise_equal, compile_statement
 from lint_h2d.verify.pairs import PROVIDED, StatementPair, attribute_chain, free_names
 
@@ -31,14 +32,9 @@ class CaptureVerdict:
     detail: str
 
 
-def device_sibling(path: str) -> Optional[str]:
-    """``m.query_start_loc_cpu`` → ``m.query_start_loc`` (the field of the same name without ``_cpu``)."""
-    return path[: -len("_cpu")] if path.endswith("_cpu") else None
-
-
 def device_statement(cpu_statement: str, cpu_path: str) -> str:
     """The device sibling's write that the capture function keeps (the rule requires one for removal)."""
-    sibling = device_sibling(cpu_path)
+    sibling = device_sibling_path(cpu_path)
     assert sibling is not None
     return re.sub(re.escape(cpu_path) + r"\b", sibling, cpu_statement, count=1)
 
@@ -76,7 +72,7 @@ def simulate(pair: StatementPair, device: Optional[torch.device] = None) -> Capt
     """Original body (device zero + CPU mutation) vs fixed body; then the later reader."""
     device = device or torch.device("cpu")
     chain = attribute_chain(pair.target)
-    if not chain or len(chain) < 2 or device_sibling(pair.target) is None:
+    if not chain or len(chain) < 2 or device_sibling_path(pair.target) is None:
         return CaptureVerdict(False, False, (), (), f"cannot simulate target `{pair.target}` (needs `obj.x_cpu`)")
     unknown = [n for n in free_names(pair.original) + free_names(pair.rewritten or "pass")
                if n not in PROVIDED and n != chain[0]]
