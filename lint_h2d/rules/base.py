@@ -5,7 +5,6 @@ registry finds it by itself: adding a rule means adding a file (plus its fixture
 """
 from __future__ import annotations
 
-import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, AbstractSet, ClassVar, Dict, Iterable, Optional, Pattern, Sequence, Tuple
@@ -146,7 +145,3 @@ class Rule(ABC):
     @abstractmethod
     def check(self, facts: Sequence[StatementFact], ctx: FileContext) -> Iterable[Finding]:
         """Findings for one file, given the statements it asked for."""
-
-
-def pattern(text: str) -> Pattern[str]:
-    return re.compile(text)

@@ -30,8 +30,7 @@ class ScalarWriteToDeviceTensor(Rule):
     code = "H2D001"
     name = "scalar-write-to-device-tensor"
     summary = "Scalar written into one element of a device tensor (blocking host-to-device copy)"
-    # Prefilter: a `...] = ...` statement and the text of a device source (lint_h2d/prefilter.py).
-    required_text = (prefilter.CANDIDATE,)
+    # Prefilter: `could_match` / `could_match_tree` below (lint_h2d/prefilter.py).
     has_tree_check = True
     doc = RuleDoc(
         what="""
