@@ -48,6 +48,10 @@ class Settings:
     respect_gitignore: bool = True
     # Apply excludes to files named on the command line too (for pre-commit, as in ruff).
     force_exclude: bool = False
+    # Name or attribute globs (`logits`, `*.gpu_buf`) the project asserts are device / CPU
+    # tensors; a finding that rests on one says so.
+    device_hints: Tuple[str, ...] = ()
+    cpu_hints: Tuple[str, ...] = ()
 
     def gate_for(self, path: str, text: str) -> Optional[Gate]:
         """The platform gate a fix is wrapped in; None means the bare device form."""
@@ -68,7 +72,7 @@ class Settings:
         """What changes findings: part of the cache key."""
         return repr(
             (self.select, self.ignore, self.per_file_ignores, self.capture_functions,
-             self.fix_gate, self.custom_gate)
+             self.fix_gate, self.custom_gate, self.device_hints, self.cpu_hints)
         )
 
 
@@ -131,6 +135,7 @@ def _per_file_ignores(value: Any, path: Path) -> Tuple[Tuple[str, Tuple[str, ...
 _KEYS = {
     "select", "ignore", "include", "exclude", "extend-exclude", "per-file-ignores",
     "capture-functions", "fix-gate", "cache-dir", "respect-gitignore", "force-exclude",
+    "device-hints", "cpu-hints",
 }
 
 
@@ -144,7 +149,8 @@ def from_table(table: Mapping[str, Any], path: Path, root: Path) -> Settings:
     settings = Settings(root=root, config_path=path)
     changes: Dict[str, Any] = {}
     for key, value in table.items():
-        if key in ("select", "ignore", "include", "exclude", "extend-exclude", "capture-functions"):
+        if key in ("select", "ignore", "include", "exclude", "extend-exclude", "capture-functions",
+                   "device-hints", "cpu-hints"):
             changes[key.replace("-", "_")] = _strings(value, key, path)
         elif key == "per-file-ignores":
             changes["per_file_ignores"] = _per_file_ignores(value, path)

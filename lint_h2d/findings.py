@@ -30,6 +30,36 @@ class Location:
     column: int
 
 
+class EvidenceKind(str, enum.Enum):
+    """How strong one step of a finding's evidence is.
+
+    Direct evidence about the object at hand (an allocation with `device=`, a move, a typed
+    field whose `__init__` allocates on the device) beats a convention (`.gpu` buffers, fields
+    with a `_cpu` sibling); a project's own `device-hints` / `cpu-hints` are hints.  A finding
+    that rests on a convention or a hint alone gets an unsafe fix at most.
+    """
+
+    DIRECT = "direct"
+    CONVENTION = "convention"
+    HINT = "hint"
+
+
+@dataclass(frozen=True)
+class EvidenceStep:
+    """One step of the chain that convinced a rule, with where it was seen.
+
+    `path` is None for the finding's own file.  Reporters show the chain as notes (full),
+    a field (JSON) and related locations / code flows (SARIF), so that a reviewer can check a
+    cross-file finding without opening every file it rests on.
+    """
+
+    message: str
+    path: Optional[str] = None
+    row: Optional[int] = None
+    column: Optional[int] = None
+    kind: EvidenceKind = EvidenceKind.DIRECT
+
+
 @dataclass(frozen=True)
 class Finding:
     code: str
@@ -44,6 +74,9 @@ class Finding:
     noqa_row: Optional[int] = None
     # Extra facts a rule records for downstream consumers (e.g. the verifier): kept small.
     details: Tuple[Tuple[str, str], ...] = field(default_factory=tuple)
+    # Why the rule believes it (where the tensor was put on the device, how it reached the
+    # statement, why the index is an integer and the value a host scalar), in order.
+    evidence: Tuple[EvidenceStep, ...] = field(default_factory=tuple)
 
     def fix_applies(self, unsafe_fixes: bool) -> bool:
         """Whether `--fix` (with `--unsafe-fixes` or not) would apply this finding's fix."""
