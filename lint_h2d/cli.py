@@ -77,6 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--force-exclude", action="store_true",
                        help="apply excludes to files named on the command line (for pre-commit)")
         p.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
+        p.add_argument("--add-noqa", action="store_true",
+                       help="append `# noqa: CODE` to every flagged statement (to adopt the linter "
+                            "in a large codebase), then exit")
         p.add_argument("--stdin-filename", metavar="PATH",
                        help="with `-` as the path: the name of the code read from stdin (config, "
                             "per-file-ignores, fix gate and report use it)")
@@ -94,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     from lint_h2d.verify import add_arguments as add_verify_arguments
 
     add_verify_arguments(verify)
+    sub.add_parser("server", help="run the language server over stdio (needs `lint-h2d[server]`)")
     return parser
 
 
@@ -107,6 +111,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return run_rule(args, sys.stdout)
     if args.command == "verify":
         return run_verify(args, sys.stdout, sys.stderr)
+    if args.command == "server":
+        return run_server(sys.stderr)
+    if args.add_noqa and (args.fix or args.diff or "-" in args.paths):
+        sys.stderr.write("lint-h2d: error: --add-noqa cannot be combined with --fix, --diff or stdin\n")
+        return EXIT_ERROR
     try:
         if "-" in args.paths:
             return run_stdin(args, sys.stdin, sys.stdout, sys.stderr)
@@ -128,6 +137,17 @@ def run_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except ConfigError as exc:
         err.write(f"lint-h2d: error: {exc}\n")
         return EXIT_ERROR
+
+
+def run_server(err: TextIO) -> int:
+    """`lint-h2d server`: imported lazily, so `check` never needs pygls."""
+    try:
+        from lint_h2d.server import main as serve
+    except ImportError as exc:
+        err.write(f"lint-h2d: error: the language server needs the `server` extra "
+                  f"(pip install 'lint-h2d[server]'): {exc}\n")
+        return EXIT_ERROR
+    return serve()
 
 
 def run_rule(args: argparse.Namespace, out: TextIO) -> int:
@@ -193,6 +213,8 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             progress.close()
     if cache is not None:
         cache.save()
+    if args.add_noqa:
+        return run_add_noqa(sources, results, errors, args, out, err)
 
     fixed: Dict[str, int] = {}
     applied: List[Finding] = []
@@ -235,6 +257,33 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_FINDINGS if diffs else EXIT_OK
 
     return _report(findings, args, texts, sum(fixed.values()), out, applied)
+
+
+def run_add_noqa(sources: Sequence[Source], results: Dict[str, List[Finding]],
+                 errors: List[Finding], args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """`check --add-noqa`: silence what exists today, so that only new findings fail."""
+    from fixers.edits import apply_edits
+    from lint_h2d.add_noqa import noqa_edits
+
+    added = 0
+    for source in sources:
+        findings = [f for f in results.get(source.path, ()) if f.code not in ERROR_CODES]
+        edits = noqa_edits(source.text, findings)
+        if not edits:
+            continue
+        new_text = apply_edits(source.text, [e.edit for e in edits])
+        try:
+            write_atomic(source, new_text)
+        except WriteError as exc:
+            errors.append(error_finding(IO_ERROR, source.path, f"cannot add noqa to {source.path}: {exc}"))
+            continue
+        added += sum(len(e.codes) for e in edits)
+    failures = sorted(errors + [f for fs in results.values() for f in fs if f.code in ERROR_CODES],
+                      key=Finding.sort_key)
+    if failures:
+        _render(failures, args, {}, out)
+    err.write(f"Added {added} noqa directive{'' if added == 1 else 's'}.\n")
+    return EXIT_ERROR if failures else EXIT_OK
 
 
 def run_stdin(args: argparse.Namespace, stdin: TextIO, out: TextIO, err: TextIO) -> int:
