@@ -90,6 +90,12 @@ def extract_py(wheel: Path, prefix: str, dest: Optional[Path] = None) -> Path:
     return dest
 
 
+def corpus_tree(name: str, version: str, prefix: str) -> Path:
+    """The extracted ``PREFIX/**/*.py`` of wheel ``name==version``: downloaded and extracted on
+    first use, from any test, in any order (the one way tests get a real tree)."""
+    return extract_py(download_wheel(name, version), prefix)
+
+
 # -- checking a fixed tree -------------------------------------------------------------------
 
 ERROR_CODES = ("H2D900", "H2D901", "H2D902")

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from tests.corpus import check_corpus, download_wheel, extract_py
+from tests.corpus import check_corpus, corpus_tree
 
 TRANSFORMERS_VERSION = "5.24.0"
 
@@ -33,8 +33,7 @@ def transformers_subset(root: Path) -> list:
 
 
 def test_transformers_fix_is_safe(tmp_path: Path) -> None:
-    wheel = download_wheel("transformers", TRANSFORMERS_VERSION)
-    root = extract_py(wheel, "transformers")
+    root = corpus_tree("transformers", TRANSFORMERS_VERSION, "transformers")
     paths = transformers_subset(root)
     assert len(paths) > 400, f"unexpected wheel layout: {len(paths)} files"
     report = check_corpus("transformers", root, tmp_path / "corpus", REPO, paths=paths, jobs=2)

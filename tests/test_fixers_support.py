@@ -11,7 +11,7 @@ import sys
 import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Optional, Tuple, Union
+from typing import Iterable, Tuple, Union
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
@@ -19,7 +19,6 @@ from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvide
 from fixers.edits import Position, TextEdit, apply_edits
 
 FIXERS_DIR = Path(__file__).resolve().parent.parent / "fixers"
-VLLM_TREE = Path("/root/.cache/lint-h2d/vllm-0.33.0/vllm")
 
 
 @dataclass(frozen=True)
@@ -73,12 +72,15 @@ def apply(source: str, edits: Iterable[TextEdit]) -> str:
     return out
 
 
-def vllm_file(relative: str) -> Optional[str]:
-    """A file of the extracted vLLM 0.33.0 tree, read byte-exact, or None when absent."""
-    path = VLLM_TREE / relative
-    if not path.is_file():
-        return None
-    return path.read_bytes().decode("utf-8")
+def vllm_file(relative: str) -> str:
+    """A file of the vLLM 0.33.0 tree (`vllm/RELATIVE`), read byte-exact.
+
+    The wheel is downloaded and extracted on demand by the one shared corpus helper, so the
+    result does not depend on which test ran first; without network the test is skipped.
+    """
+    from tests.corpus import corpus_tree
+
+    return (corpus_tree("vllm", "0.33.0", "vllm") / "vllm" / relative).read_bytes().decode("utf-8")
 
 
 def _imported_roots(path: Path) -> Iterable[Tuple[str, int]]:

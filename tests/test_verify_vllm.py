@@ -10,7 +10,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from lint_h2d.verify import run  # noqa: E402
-from tests.corpus import download_wheel, extract_py  # noqa: E402
+from tests.corpus import corpus_tree  # noqa: E402
 
 pytestmark = pytest.mark.network
 
@@ -27,7 +27,7 @@ NO_DEVICE = run.Levels(fake_cuda=None, fake_cuda_reason="equivalence only", gpu=
 
 @pytest.fixture(scope="module")
 def vllm_root() -> Path:
-    return extract_py(download_wheel("vllm", "0.33.0"), "vllm")
+    return corpus_tree("vllm", "0.33.0", "vllm")
 
 
 def _verified(path: Path) -> list:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli
-from tests.corpus import download_wheel, extract_py
+from tests.corpus import corpus_tree
 
 pytestmark = pytest.mark.network
 
@@ -31,7 +31,7 @@ IMPORT = "from vllm.platforms import current_platform\n"
 
 @pytest.fixture(scope="module")
 def vllm_root() -> Path:
-    return extract_py(download_wheel("vllm", "0.33.0"), "vllm")
+    return corpus_tree("vllm", "0.33.0", "vllm")
 
 
 def findings(*args: str, cwd: Path) -> list:
