@@ -117,6 +117,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("lint-h2d: interrupted\n")
         return 130
+    except Exception as exc:  # a bug in lint-h2d: exit 2, never 1 (which means "findings")
+        from lint_h2d.engine import describe_exception
+
+        sys.stderr.write(f"lint-h2d: internal error: {describe_exception(exc)}\n"
+                         "Please report this with the command that caused it.\n")
+        return EXIT_ERROR
 
 
 def run_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

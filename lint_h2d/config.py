@@ -105,18 +105,34 @@ def _gate(value: Any, path: Path) -> Tuple[str, Optional[Gate]]:
         import_line = value.get("import")
         if import_line is not None and not isinstance(import_line, str):
             raise ConfigError(f"{path}: [tool.lint-h2d.fix-gate] `import` must be a string")
-        try:
-            import libcst as cst
-
-            cst.parse_expression(test)
-            if import_line:
-                cst.parse_statement(import_line)
-        except Exception as exc:  # libcst raises ParserSyntaxError
-            raise ConfigError(
-                f"{path}: [tool.lint-h2d.fix-gate] is not valid Python: {exc}".splitlines()[0]
-            ) from None
-        return "custom", Gate(test, import_line or None)
+        return "custom", _custom_gate(test, import_line or None, path)
     raise ConfigError(f"{path}: [tool.lint-h2d] `fix-gate` must be a string or a table")
+
+
+def _custom_gate(test: str, import_line: Optional[str], path: Path) -> Gate:
+    """A configured gate, checked now: a bad one is a config error (exit 2), never a traceback
+    later, and never an import that would break every fixed file (`from x import *`)."""
+    import libcst as cst
+
+    try:
+        cst.parse_expression(test)
+    except Exception as exc:  # libcst raises ParserSyntaxError
+        raise ConfigError(
+            f"{path}: [tool.lint-h2d.fix-gate] `test` is not a Python expression: {exc}".splitlines()[0]
+        ) from None
+    try:
+        gate = Gate(test, import_line)
+    except ValueError as exc:
+        raise ConfigError(f"{path}: [tool.lint-h2d.fix-gate] `import`: {exc}".splitlines()[0]) from None
+    if import_line is not None:
+        statement = cst.parse_statement(import_line)
+        node = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+        if isinstance(node, cst.ImportFrom) and isinstance(node.names, cst.ImportStar):
+            raise ConfigError(
+                f"{path}: [tool.lint-h2d.fix-gate] `import` must name what it imports, "
+                f"not `*`; got {import_line!r}"
+            )
+    return gate
 
 
 def _per_file_ignores(value: Any, path: Path) -> Tuple[Tuple[str, Tuple[str, ...]], ...]:

@@ -171,7 +171,7 @@ class Engine:
         except RecursionError:
             return [error_finding(INTERNAL_ERROR, path, "internal error: nesting too deep to analyze")]
         except Exception as exc:
-            return [error_finding(INTERNAL_ERROR, path, f"internal error in inference: {_describe(exc)}")]
+            return [error_finding(INTERNAL_ERROR, path, f"internal error in inference: {describe_exception(exc)}")]
         ctx = FileContext(path, module, text, self.settings)
         findings: List[Finding] = []
         for rule in rules:
@@ -183,7 +183,7 @@ class Engine:
                 findings.extend(rule.check(mine, ctx))
             except Exception as exc:
                 findings.append(error_finding(
-                    INTERNAL_ERROR, path, f"internal error in rule {rule.code}: {_describe(exc)}"
+                    INTERNAL_ERROR, path, f"internal error in rule {rule.code}: {describe_exception(exc)}"
                 ))
         noqa = noqa_lines(text)
         findings = [f for f in findings if f.code in ERROR_CODES or not is_suppressed(f, noqa)]
@@ -254,7 +254,8 @@ def _overlaps(a: Tuple[int, int], b: Tuple[int, int]) -> bool:
     return a[0] < b[1] and b[0] < a[1]
 
 
-def _describe(exc: BaseException) -> str:
+def describe_exception(exc: BaseException) -> str:
+    """One line: the exception and where it was raised (no traceback for users)."""
     tb = traceback.extract_tb(exc.__traceback__)
     where = f" at {Path(tb[-1].filename).name}:{tb[-1].lineno}" if tb else ""
     return f"{type(exc).__name__}: {exc}{where}"
