@@ -26,7 +26,7 @@ import libcst as cst
 from fixers.edits import OverlappingEdits, TextEdit, apply_edits, line_offsets, to_offset
 from lint_h2d.cache import Cache
 from lint_h2d.config import Settings
-from lint_h2d.discovery import PathPattern
+from lint_h2d.discovery import per_file_ignored
 from lint_h2d.findings import Finding, Location
 from lint_h2d.inference.project import ProjectFacts, class_fields_of, from_classes
 from lint_h2d.prefilter import tree_filter
@@ -128,13 +128,7 @@ class Engine:
         self.selected = [r for r in self.rules if r.code in codes]
 
     def rules_for(self, path: str) -> List[Rule]:
-        ignored: Set[str] = set()
-        if self.settings.per_file_ignores:
-            rel = _relative(path, self.settings.root)
-            for glob, codes in self.settings.per_file_ignores:
-                p = PathPattern.parse(glob)
-                if p.matches(rel, False) or (p.anchored and _fnmatch(rel, glob)):
-                    ignored.update(c.upper() for c in codes)
+        ignored = per_file_ignored(self.settings, path)
         return [r for r in self.selected if not any(r.code.startswith(c) or c == "ALL" for c in ignored)]
 
     def analyze(self, path: str, text: str) -> List[Finding]:
@@ -261,19 +255,6 @@ def describe_exception(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}{where}"
 
 
-def _relative(path: str, root: Path) -> str:
-    try:
-        return Path(path).resolve().relative_to(root).as_posix()
-    except ValueError:
-        return Path(path).as_posix()
-
-
-def _fnmatch(rel: str, glob: str) -> bool:
-    import fnmatch
-
-    return fnmatch.fnmatchcase(rel, glob)
-
-
 # -- many files ------------------------------------------------------------------------------
 
 
@@ -287,18 +268,17 @@ class FileResult:
     fixed_count: int = 0
 
 
-_WORKER_ENGINE: Optional[Engine] = None
+_WORKER_ENGINES: Sequence[Engine] = ()
 
 
-def _init_worker(engine: Engine) -> None:
-    global _WORKER_ENGINE
-    _WORKER_ENGINE = engine
+def _init_worker(engines: Sequence[Engine]) -> None:
+    global _WORKER_ENGINES
+    _WORKER_ENGINES = engines
 
 
-def _worker_analyze(job: Tuple[str, str]) -> Tuple[str, List[Finding]]:
-    assert _WORKER_ENGINE is not None
-    path, text = job
-    return path, _WORKER_ENGINE.analyze(path, text)
+def _worker_analyze(job: Tuple[int, str, str]) -> Tuple[str, List[Finding]]:
+    index, path, text = job
+    return path, _WORKER_ENGINES[index].analyze(path, text)
 
 
 def default_jobs() -> int:
@@ -323,49 +303,76 @@ def load_sources(paths: Sequence[str]) -> Tuple[List[Source], List[Finding]]:
 # nothing else from a file, so files without this text are skipped (0.9 s → 0.05 s on vLLM).
 _CPU_FIELD_TEXT = re.compile(r"_cpu[ \t]*[:=]")
 
+Classes = Mapping[str, FrozenSet[str]]
+
+
+def own_classes(source: Source) -> Dict[str, FrozenSet[str]]:
+    """The `x`/`x_cpu` classes a file declares itself."""
+    return class_fields_of([source.text]) if _CPU_FIELD_TEXT.search(source.text) else {}
+
+
+def merge_classes(*parts: Classes) -> Dict[str, FrozenSet[str]]:
+    classes: Dict[str, FrozenSet[str]] = {}
+    for part in parts:
+        for name, fields in part.items():
+            classes[name] = classes.get(name, frozenset()) | fields
+    return classes
+
 
 def project_facts(sources: Iterable[Source],
                   project: Optional[Mapping[str, FrozenSet[str]]] = None) -> ProjectFacts:
     """Facts from the checked files, merged with the project index's (`project_index.py`)."""
-    classes: Dict[str, FrozenSet[str]] = dict(project or {})
-    for name, fields in class_fields_of(s.text for s in sources if _CPU_FIELD_TEXT.search(s.text)).items():
-        classes[name] = classes.get(name, frozenset()) | fields
-    return from_classes(classes)
+    return from_classes(merge_classes(dict(project or {}), *(own_classes(s) for s in sources)))
 
 
-def analyze_many(engine: Engine, sources: Sequence[Source], jobs: int,
-                 cache: Optional[Cache] = None,
+@dataclass(frozen=True)
+class Unit:
+    """One file to analyze, with the engine of its settings and facts and its cache."""
+
+    source: Source
+    engine: Engine
+    cache: Optional[Cache] = None
+
+
+def analyze_many(units: Sequence[Unit], jobs: int,
                  progress: Optional[Callable[[int, int], None]] = None) -> Dict[str, List[Finding]]:
     """Findings per path; workers get the biggest files first so no large file ends the run alone.
 
     `progress(done, total)` is called after each file analyzed (cache hits are not counted).
     """
     results: Dict[str, List[Finding]] = {}
-    todo: List[Source] = []
-    for source in sources:
-        cached = cache.get(source) if cache is not None else None  # corrupt entries: a miss
+    todo: List[Unit] = []
+    for unit in units:
+        cached = unit.cache.get(unit.source) if unit.cache is not None else None  # corrupt: a miss
         if cached is not None:
-            results[source.path] = cached
+            results[unit.source.path] = cached
         else:
-            todo.append(source)
+            todo.append(unit)
     # Every file goes through `Engine.analyze`: the prefilter inside it decides whether the file
     # is parsed with LibCST or only syntax-checked.
     candidates = list(todo)
     if jobs > 1 and len(candidates) >= 8:
-        candidates.sort(key=lambda s: len(s.text), reverse=True)
-        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(engine,)) as pool:
-            for done, (path, findings) in enumerate(pool.map(_worker_analyze, [(s.path, s.text) for s in candidates], chunksize=1), 1):
+        candidates.sort(key=lambda u: len(u.source.text), reverse=True)
+        engines: List[Engine] = []
+        index: Dict[int, int] = {}
+        for unit in candidates:
+            if id(unit.engine) not in index:
+                index[id(unit.engine)] = len(engines)
+                engines.append(unit.engine)
+        work = [(index[id(u.engine)], u.source.path, u.source.text) for u in candidates]
+        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(engines,)) as pool:
+            for done, (path, findings) in enumerate(pool.map(_worker_analyze, work, chunksize=1), 1):
                 results[path] = findings
                 if progress is not None:
                     progress(done, len(candidates))
     else:
-        for done, source in enumerate(candidates, 1):
-            results[source.path] = engine.analyze(source.path, source.text)
+        for done, unit in enumerate(candidates, 1):
+            results[unit.source.path] = unit.engine.analyze(unit.source.path, unit.source.text)
             if progress is not None:
                 progress(done, len(candidates))
-    if cache is not None:
-        for source in todo:
-            cache.put(source, results[source.path])
+    for unit in todo:
+        if unit.cache is not None:
+            unit.cache.put(unit.source, results[unit.source.path])
     return results
 
 
