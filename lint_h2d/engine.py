@@ -13,13 +13,15 @@ import hashlib
 import io
 import os
 import re
+import sys
 import tempfile
+import threading
 import tokenize
 import traceback
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple, TypeVar
 
 import libcst as cst
 
@@ -106,8 +108,42 @@ def cpython_parse(path: str, text: str) -> Tuple[Optional[ast.AST], List[Finding
     except SyntaxError as exc:
         return None, [error_finding(SYNTAX_ERROR, path, f"SyntaxError: {exc.msg}",
                                     exc.lineno or 1, exc.offset or 1)]
-    except (ValueError, RecursionError, MemoryError) as exc:
+    except (ValueError, MemoryError) as exc:
         return None, [error_finding(SYNTAX_ERROR, path, f"cannot parse: {exc}")]
+    # RecursionError propagates: `Engine.analyze` retries the file on a deep stack.
+
+
+DEEP_STACK_BYTES = 512 * 1024 * 1024
+DEEP_RECURSION_LIMIT = 200_000
+T = TypeVar("T")
+
+
+def run_with_deep_stack(work: Callable[[], T]) -> T:
+    """`work()` on a thread with a 512 MiB stack (virtual memory, touched only as deep as
+    it recurses) and a high recursion limit; its exception, if any, is raised here."""
+    outcome: List[Any] = []
+
+    def target() -> None:
+        try:
+            outcome.append((True, work()))
+        except BaseException as exc:  # handed to the caller's thread
+            outcome.append((False, exc))
+
+    old_size = threading.stack_size()
+    old_limit = sys.getrecursionlimit()
+    threading.stack_size(DEEP_STACK_BYTES)
+    try:
+        sys.setrecursionlimit(max(old_limit, DEEP_RECURSION_LIMIT))
+        thread = threading.Thread(target=target, name="lint-h2d-deep")
+        thread.start()
+        thread.join()
+    finally:
+        threading.stack_size(old_size)
+        sys.setrecursionlimit(old_limit)
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return value  # type: ignore[no-any-return]
 
 
 def error_finding(code: str, path: str, message: str, row: int = 1, column: int = 1) -> Finding:
@@ -132,6 +168,20 @@ class Engine:
         return [r for r in self.selected if not any(r.code.startswith(c) or c == "ALL" for c in ignored)]
 
     def analyze(self, path: str, text: str) -> List[Finding]:
+        """The file's findings.  Deep but valid code (a 350-piece implicit string
+        concatenation, 5,000 `and` operands) overflows LibCST's recursion on the default
+        stack: such a file is analyzed again on a thread with a large stack, so it keeps
+        its findings."""
+        try:
+            return self._analyze(path, text)
+        except RecursionError:
+            pass
+        try:
+            return run_with_deep_stack(lambda: self._analyze(path, text))
+        except RecursionError:
+            return [error_finding(INTERNAL_ERROR, path, "internal error: nesting too deep to analyze")]
+
+    def _analyze(self, path: str, text: str) -> List[Finding]:
         rules = self.rules_for(path)
         # CPython's parser checks the syntax of every file, so a file that is not Python is
         # reported with or without the prefilter; its tree feeds the prefilter's stage 2
@@ -142,16 +192,21 @@ class Engine:
             rules = [r for r in rules if r.could_match(text, self.settings, device_fields=fields)]
             if tree is not None:
                 rules = tree_filter(rules, tree, text, self.settings, fields)
-            if not rules:
-                return syntax_errors
+            if not rules or syntax_errors:
+                return syntax_errors  # CPython's verdict and position, not LibCST's
         if not rules:
             return cpython_parse(path, text)[1]
         try:
             module = cst.parse_module(text)
         except cst.ParserSyntaxError as exc:
+            cpython = cpython_parse(path, text)[1]
+            if cpython:
+                return cpython
             message = str(exc.message).splitlines()[0] if exc.message else "invalid syntax"
             return [error_finding(SYNTAX_ERROR, path, f"SyntaxError: {message}",
                                   exc.raw_line, exc.raw_column + 1)]
+        except RecursionError:
+            raise
         except Exception as exc:  # a parser crash must not end the scan
             return [error_finding(SYNTAX_ERROR, path, f"cannot parse: {exc}")]
         try:
@@ -163,7 +218,7 @@ class Engine:
             )
             facts = walker.run()
         except RecursionError:
-            return [error_finding(INTERNAL_ERROR, path, "internal error: nesting too deep to analyze")]
+            raise
         except Exception as exc:
             return [error_finding(INTERNAL_ERROR, path, f"internal error in inference: {describe_exception(exc)}")]
         ctx = FileContext(path, module, text, self.settings)
@@ -175,6 +230,8 @@ class Engine:
                 continue
             try:
                 findings.extend(rule.check(mine, ctx))
+            except RecursionError:
+                raise
             except Exception as exc:
                 findings.append(error_finding(
                     INTERNAL_ERROR, path, f"internal error in rule {rule.code}: {describe_exception(exc)}"
