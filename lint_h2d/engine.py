@@ -13,6 +13,7 @@ import hashlib
 import io
 import os
 import re
+import stat
 import sys
 import tempfile
 import threading
@@ -441,19 +442,31 @@ class WriteError(Exception):
 
 
 def write_atomic(source: Source, new_text: str) -> None:
-    """Replace the file only if it still holds the bytes we read; keep mode, encoding, BOM."""
+    """Replace the file only if it still holds the bytes we read; keep encoding and BOM.
+
+    A symlink is written through (the real file is fixed; the link stays a link).  The real
+    file keeps its mode, owner and group and its inode's other names: normally a temp file
+    with the same mode and owner replaces it atomically; a file with hard links (which a
+    replace would split) or one whose owner this user cannot give a new file is rewritten in
+    place instead, after the same check that nobody changed it.
+    """
     data = source.encode(new_text)
-    path = source.path
+    path = os.path.realpath(source.path)
     try:
         with open(path, "rb") as handle:
             current = handle.read()
+        st = os.stat(path)
     except OSError as exc:
         raise WriteError(f"cannot re-read before writing: {exc.strerror or exc}") from None
     if current != source.raw:
         raise WriteError("file changed on disk since it was read; not written")
-    folder = os.path.dirname(os.path.abspath(path))
+    if not os.access(path, os.W_OK):
+        raise WriteError("file is not writable; not written")
+    if st.st_nlink > 1:
+        _write_in_place(path, data)
+        return
+    folder = os.path.dirname(path)
     try:
-        mode = os.stat(path).st_mode & 0o7777
         fd, tmp = tempfile.mkstemp(prefix=".lint-h2d-", suffix=".tmp", dir=folder)
     except OSError as exc:
         raise WriteError(f"cannot write: {exc.strerror or exc}") from None
@@ -462,9 +475,16 @@ def write_atomic(source: Source, new_text: str) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        if not os.access(path, os.W_OK):
-            raise WriteError("file is not writable; not written")
+        os.chmod(tmp, stat.S_IMODE(st.st_mode))
+        tmp_st = os.stat(tmp)
+        if (tmp_st.st_uid, tmp_st.st_gid) != (st.st_uid, st.st_gid):
+            try:
+                os.chown(tmp, st.st_uid, st.st_gid)
+                os.chmod(tmp, stat.S_IMODE(st.st_mode))  # chown clears set-id bits
+            except OSError:
+                os.unlink(tmp)
+                _write_in_place(path, data)  # keeps the owner we may not give away
+                return
         os.replace(tmp, path)
     except BaseException as exc:
         try:
@@ -477,3 +497,14 @@ def write_atomic(source: Source, new_text: str) -> None:
             raise WriteError(f"cannot write: {exc.strerror or exc}") from None
         raise
 
+
+def _write_in_place(path: str, data: bytes) -> None:
+    """Rewrite the file's own inode (hard links, owner and mode stay as they are)."""
+    try:
+        with open(path, "r+b") as handle:
+            handle.write(data)
+            handle.truncate()
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError as exc:
+        raise WriteError(f"cannot write: {exc.strerror or exc}") from None
