@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
@@ -48,7 +49,8 @@ class Cache:
         if not isinstance(entry, dict) or entry.get("sha256") != source.digest:
             return None  # missing, changed, or a foreign/corrupt entry: analyze again
         try:
-            return findings_from_cache(entry["findings"])
+            # Entries hold content, not presentation: the path is this run's spelling.
+            return [replace(f, path=source.path) for f in findings_from_cache(entry["findings"])]
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
 

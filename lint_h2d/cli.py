@@ -15,25 +15,22 @@ from pathlib import Path
 from typing import Dict, List, NoReturn, Optional, Sequence, TextIO
 
 from lint_h2d import __version__
-from lint_h2d.cache import DEFAULT_DIR, Cache
-from lint_h2d.config import ConfigError, Settings, cli_overrides, resolve
-from lint_h2d.discovery import discover
+from lint_h2d.cache import DEFAULT_DIR
+from lint_h2d.config import ConfigError, Resolver, Settings, cli_overrides
+from lint_h2d.discovery import discover, glob_warnings
 from lint_h2d.engine import (
     ERROR_CODES,
     IO_ERROR,
-    Engine,
-    Source,
     WriteError,
     analyze_many,
     default_jobs,
     error_finding,
     load_sources,
-    project_facts,
     write_atomic,
 )
 from lint_h2d.findings import Applicability, Finding
-from lint_h2d.inference.project import ProjectFacts
-from lint_h2d.project_index import project_classes
+from lint_h2d.plan import Options
+from lint_h2d.plan import units as plan_units
 from lint_h2d.report import FORMATS, ReportContext
 from lint_h2d.rules import all_rules
 
@@ -126,6 +123,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("lint-h2d: interrupted\n")
         return 130
+    except Exception as exc:  # a bug in lint-h2d: exit 2, never 1 (which means "findings")
+        from lint_h2d.engine import describe_exception
+
+        sys.stderr.write(f"lint-h2d: internal error: {describe_exception(exc)}\n"
+                         "Please report this with the command that caused it.\n")
+        return EXIT_ERROR
 
 
 def run_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -164,57 +167,58 @@ def run_rule(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_ERROR
 
 
-def _settings(args: argparse.Namespace) -> Settings:
-    stdin_name = getattr(args, "stdin_filename", None)
-    settings = resolve([stdin_name] if stdin_name and "-" in args.paths else args.paths, args.config)
-    settings = cli_overrides(settings, args.select, args.ignore, args.extend_select)
-    if getattr(args, "force_exclude", False):
-        settings = dataclasses.replace(settings, force_exclude=True)
-    return settings
+def _resolver(args: argparse.Namespace) -> Resolver:
+    """Each file's settings (its nearest config, or --config) with the command line's overrides."""
+    force = bool(getattr(args, "force_exclude", False))
+
+    def adjust(settings: Settings) -> Settings:
+        settings = cli_overrides(settings, args.select, args.ignore, args.extend_select)
+        return dataclasses.replace(settings, force_exclude=True) if force else settings
+
+    return Resolver(Path(args.config) if args.config else None, adjust)
 
 
-def _cache_folder(args: argparse.Namespace, settings: Settings) -> Optional[Path]:
-    if args.no_cache:
-        return None
-    folder = Path(args.cache_dir or settings.cache_dir or (settings.root / DEFAULT_DIR))
-    return folder if folder.is_absolute() else settings.root / folder
+def _options(args: argparse.Namespace) -> Options:
+    return Options(
+        use_cache=not args.no_cache,
+        cache_dir=Path(os.path.abspath(args.cache_dir)) if args.cache_dir else None,
+        walk=any(os.path.isdir(p) for p in args.paths if p != "-"),
+        use_prefilter=not args.no_prefilter,
+    )
 
 
-def _cache(args: argparse.Namespace, settings: Settings, engine: Engine) -> Optional[Cache]:
-    folder = _cache_folder(args, settings)
-    if folder is None or args.fix or args.diff or args.no_prefilter:
-        return None
-    return Cache(folder, settings.fingerprint() + "|" + engine.project.fingerprint)
-
-
-def _project_facts(args: argparse.Namespace, settings: Settings, sources: Sequence[Source],
-                   paths: Sequence[str]) -> ProjectFacts:
-    """The checked files' own facts plus the project's (so one-file runs agree with scans)."""
-    walk = any(os.path.isdir(p) for p in args.paths if p != "-")
-    return project_facts(sources, project_classes(settings, paths, _cache_folder(args, settings), walk))
+def _warn(messages: Sequence[str], err: TextIO) -> None:
+    for message in dict.fromkeys(messages):
+        err.write(f"lint-h2d: warning: {message}\n")
 
 
 def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    settings = _settings(args)
-    files, problems = discover(args.paths, settings)
+    resolver = _resolver(args)
+    files, problems = discover(args.paths, resolver)
     sources, errors = load_sources(files)
-    errors += [error_finding(IO_ERROR, p.path, f"cannot check {p.path}: {p.message}") for p in problems]
-    engine = Engine(settings, _project_facts(args, settings, sources, [s.path for s in sources]),
-                    use_prefilter=not args.no_prefilter)
+    errors += [error_finding(IO_ERROR, p.path, f"cannot check {p.path}: {p.message}")
+               for p in problems if not p.warning]
+    warnings = [f"{p.path}: {p.message}" for p in problems if p.warning]
+    # Caches are read only when nothing is rewritten (a fix must see the file as it is).
+    read_cache = not (args.fix or args.diff or args.no_prefilter)
+    units, caches = plan_units(resolver, sources, _options(args), findings_cache=read_cache)
+    for settings in dict.fromkeys(u.engine.settings for u in units):
+        warnings += glob_warnings(settings)
+    _warn(warnings, err)
     jobs = args.jobs if args.jobs > 0 else default_jobs()
-    cache = _cache(args, settings, engine)
     from lint_h2d.report.progress import for_stream
 
     progress = for_stream(err)
     try:
-        results = analyze_many(engine, sources, jobs, cache, progress=progress)
+        results = analyze_many(units, jobs, progress=progress)
     finally:
         if progress is not None:
             progress.close()
-    if cache is not None:
+    for cache in caches:
         cache.save()
     if args.add_noqa:
         return run_add_noqa(sources, results, errors, args, out, err)
+    engines = {u.source.path: u.engine for u in units}
 
     fixed: Dict[str, int] = {}
     applied: List[Finding] = []
@@ -226,7 +230,7 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             if not any(f.fix_applies(args.unsafe_fixes) for f in findings):
                 continue
             source = by_path[path]
-            new_text, done, remaining = engine.fix_text(path, source.text, args.unsafe_fixes)
+            new_text, done, remaining = engines[path].fix_text(path, source.text, args.unsafe_fixes)
             results[path] = remaining
             if new_text == source.text:
                 continue
@@ -300,7 +304,8 @@ def run_stdin(args: argparse.Namespace, stdin: TextIO, out: TextIO, err: TextIO)
     path = args.stdin_filename or "-"
     buffer = getattr(stdin, "buffer", None)
     raw = buffer.read() if buffer is not None else stdin.read().encode("utf-8")
-    settings = _settings(args)
+    resolver = _resolver(args)
+    settings = resolver.for_path(args.stdin_filename or os.path.join(os.getcwd(), "-"))
 
     def write_source(data: bytes) -> None:
         target = getattr(out, "buffer", None)
@@ -319,8 +324,9 @@ def run_stdin(args: argparse.Namespace, stdin: TextIO, out: TextIO, err: TextIO)
         report = err if args.fix and not args.diff else out
         _render([error_finding(IO_ERROR, path, f"cannot check {path}: {exc}")], args, {}, report)
         return EXIT_ERROR
-    engine = Engine(settings, _project_facts(args, settings, [source], [path]),
-                    use_prefilter=not args.no_prefilter)
+    units, _ = plan_units(resolver, [source], _options(args), findings_cache=False)
+    engine = units[0].engine
+    _warn(glob_warnings(settings), err)
     findings = engine.analyze(path, source.text)
     texts = {path: source.text}
     fixed = 0

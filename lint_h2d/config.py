@@ -1,11 +1,12 @@
 """`[tool.lint-h2d]` in pyproject.toml: discovery, defaults and validation with clear errors."""
 from __future__ import annotations
 
+import os
 import re
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from fixers.platform_gate import TORCH_HIP_GATE, VLLM_GATE, Gate
 from lint_h2d.capture import DEFAULT_CAPTURE_FUNCTIONS
@@ -71,8 +72,9 @@ class Settings:
     def fingerprint(self) -> str:
         """What changes findings: part of the cache key."""
         return repr(
-            (self.select, self.ignore, self.per_file_ignores, self.capture_functions,
-             self.fix_gate, self.custom_gate, self.device_hints, self.cpu_hints)
+            (str(self.root), self.select, self.ignore, self.per_file_ignores,
+             self.capture_functions, self.fix_gate, self.custom_gate, self.device_hints,
+             self.cpu_hints)
         )
 
 
@@ -109,18 +111,34 @@ def _gate(value: Any, path: Path) -> Tuple[str, Optional[Gate]]:
         import_line = value.get("import")
         if import_line is not None and not isinstance(import_line, str):
             raise ConfigError(f"{path}: [tool.lint-h2d.fix-gate] `import` must be a string")
-        try:
-            import libcst as cst
-
-            cst.parse_expression(test)
-            if import_line:
-                cst.parse_statement(import_line)
-        except Exception as exc:  # libcst raises ParserSyntaxError
-            raise ConfigError(
-                f"{path}: [tool.lint-h2d.fix-gate] is not valid Python: {exc}".splitlines()[0]
-            ) from None
-        return "custom", Gate(test, import_line or None)
+        return "custom", _custom_gate(test, import_line or None, path)
     raise ConfigError(f"{path}: [tool.lint-h2d] `fix-gate` must be a string or a table")
+
+
+def _custom_gate(test: str, import_line: Optional[str], path: Path) -> Gate:
+    """A configured gate, checked now: a bad one is a config error (exit 2), never a traceback
+    later, and never an import that would break every fixed file (`from x import *`)."""
+    import libcst as cst
+
+    try:
+        cst.parse_expression(test)
+    except Exception as exc:  # libcst raises ParserSyntaxError
+        raise ConfigError(
+            f"{path}: [tool.lint-h2d.fix-gate] `test` is not a Python expression: {exc}".splitlines()[0]
+        ) from None
+    try:
+        gate = Gate(test, import_line)
+    except ValueError as exc:
+        raise ConfigError(f"{path}: [tool.lint-h2d.fix-gate] `import`: {exc}".splitlines()[0]) from None
+    if import_line is not None:
+        statement = cst.parse_statement(import_line)
+        node = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+        if isinstance(node, cst.ImportFrom) and isinstance(node.names, cst.ImportStar):
+            raise ConfigError(
+                f"{path}: [tool.lint-h2d.fix-gate] `import` must name what it imports, "
+                f"not `*`; got {import_line!r}"
+            )
+    return gate
 
 
 def _per_file_ignores(value: Any, path: Path) -> Tuple[Tuple[str, Tuple[str, ...]], ...]:
@@ -171,21 +189,53 @@ def from_table(table: Mapping[str, Any], path: Path, root: Path) -> Settings:
     return replace(settings, **changes)
 
 
-def load_file(path: Path) -> Settings:
-    """Read settings from a pyproject.toml (its [tool.lint-h2d]) or a standalone lint-h2d.toml."""
+def _read_toml(path: Path) -> Dict[str, Any]:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data: Dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
+        return data
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read config: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: malformed TOML: {exc}") from None
-    if path.name == "pyproject.toml":
-        table = data.get("tool", {}).get("lint-h2d", {})
-    else:
-        table = data.get("tool", {}).get("lint-h2d", data)
+
+
+def _table_of(path: Path, data: Mapping[str, Any]) -> Optional[Any]:
+    """The lint-h2d table of parsed TOML, however it is spelled (`[tool.lint-h2d]`,
+    `[tool."lint-h2d"]`, `[tool]` + `lint-h2d.ignore = ...`: TOML makes them one table)."""
+    tool = data.get("tool")
+    table = tool.get("lint-h2d") if isinstance(tool, dict) else None
+    if table is None and path.name != "pyproject.toml":
+        return data  # a standalone lint-h2d.toml holds the keys at top level
+    return table
+
+
+def load_file(path: Path) -> Settings:
+    """Read settings from a pyproject.toml (its [tool.lint-h2d]) or a standalone lint-h2d.toml."""
+    table = _table_of(path, _read_toml(path))
+    if table is None:
+        table = {}
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.lint-h2d] must be a table")
     return from_table(table, path, path.parent.resolve())
+
+
+def has_table(pyproject: Path) -> bool:
+    """Whether a pyproject.toml configures lint-h2d: parsed, not searched as text.
+
+    A pyproject.toml that does not parse is an error only if it mentions lint-h2d; any other
+    broken one (a parent folder's, another tool's) is not ours to judge.
+    """
+    try:
+        data = _read_toml(pyproject)
+    except ConfigError:
+        try:
+            mentions = "lint-h2d" in pyproject.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            mentions = False
+        if mentions:
+            raise
+        return False
+    return _table_of(pyproject, data) is not None
 
 
 def find_config(start: Path) -> Optional[Path]:
@@ -195,24 +245,90 @@ def find_config(start: Path) -> Optional[Path]:
         here = here.parent
     for folder in [here, *here.parents]:
         candidate = folder / "pyproject.toml"
-        if candidate.is_file():
-            try:
-                text = candidate.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
-            if re.search(r"^\[tool\.lint-h2d(\.[\w-]+)?\]", text, re.M) or "tool.lint-h2d" in text:
-                return candidate
+        if candidate.is_file() and has_table(candidate):
+            return candidate
     return None
 
 
+def is_project_marker(folder: Path) -> bool:
+    """A project root: a folder with pyproject.toml or .git (a file, for worktrees)."""
+    return (folder / "pyproject.toml").is_file() or (folder / ".git").exists()
+
+
+def canonical_folder(path: str) -> Path:
+    """The real folder a path lives in (symlinked folders resolved; a symlinked file stays
+    where it is named), so every spelling of a path finds the same configuration."""
+    absolute = os.path.abspath(path)
+    folder = absolute if os.path.isdir(absolute) else os.path.dirname(absolute)
+    return Path(os.path.realpath(folder))
+
+
+class Resolver:
+    """Each file's settings: those of the nearest pyproject.toml with a lint-h2d table at or
+    above its folder (ruff's hierarchical rule), or `--config` for every file.
+
+    Without a table the defaults apply, rooted at the nearest folder with pyproject.toml or
+    .git (the project root), else at the current directory (no project: no cross-file index).
+    The answer depends on the file alone, never on the other paths of the run nor their order.
+    """
+
+    def __init__(self, explicit: Optional[Path] = None,
+                 adjust: Callable[[Settings], Settings] = lambda s: s) -> None:
+        self._adjust = adjust
+        self._explicit = adjust(load_file(explicit)) if explicit is not None else None
+        self._by_folder: Dict[Path, Tuple[Optional[Path], Optional[Path]]] = {}
+        self._by_config: Dict[Optional[Path], Settings] = {}
+        self._defaults: Dict[Path, Settings] = {}
+
+    @classmethod
+    def fixed(cls, settings: Settings) -> "Resolver":
+        """One settings object for every file (the project index's walk, API callers)."""
+        resolver = cls()
+        resolver._explicit = settings
+        return resolver
+
+    def for_path(self, path: str) -> Settings:
+        if self._explicit is not None:
+            return self._explicit
+        return self.for_folder(canonical_folder(path))
+
+    def for_folder(self, folder: Path) -> Settings:
+        if self._explicit is not None:
+            return self._explicit
+        config, marker = self._lookup(folder)
+        if config is not None:
+            if config not in self._by_config:
+                self._by_config[config] = self._adjust(load_file(config))
+            return self._by_config[config]
+        root = marker if marker is not None else Path(os.path.realpath(os.getcwd()))
+        if root not in self._defaults:
+            self._defaults[root] = self._adjust(Settings(root=root))
+        return self._defaults[root]
+
+    def _lookup(self, folder: Path) -> Tuple[Optional[Path], Optional[Path]]:
+        """(nearest config, nearest project marker folder) at or above `folder`; memoized so a
+        walk costs two stats per folder."""
+        known = self._by_folder.get(folder)
+        if known is not None:
+            return known
+        pyproject = folder / "pyproject.toml"
+        has_pyproject = pyproject.is_file()
+        config = pyproject if has_pyproject and has_table(pyproject) else None
+        marker = folder if has_pyproject or (folder / ".git").exists() else None
+        if config is None or marker is None:
+            parent = folder.parent
+            up = self._lookup(parent) if parent != folder else (None, None)
+            config = config or up[0]
+            marker = marker or up[1]
+        self._by_folder[folder] = (config, marker)
+        return config, marker
+
+
 def resolve(paths: Sequence[str], config: Optional[str]) -> Settings:
-    if config is not None:
-        return load_file(Path(config))
-    start = Path(paths[0]) if paths and paths[0] != "-" else Path.cwd()
-    found = find_config(start)
-    if found is None:
-        return Settings(root=Path.cwd().resolve())
-    return load_file(found)
+    """The settings of the first path (for callers that handle one project, like `verify`)."""
+    resolver = Resolver(Path(config) if config is not None else None)
+    first = paths[0] if paths and paths[0] != "-" else os.getcwd()
+    return resolver.for_path(first)
 
 
 def cli_overrides(settings: Settings, select: Optional[List[str]], ignore: Optional[List[str]],

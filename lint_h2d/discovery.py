@@ -1,170 +1,124 @@
 """Paths given on the command line → the Python files to check.
 
 Directories are walked (skipping excluded and git-ignored entries, never following symlinked
-directories, so loops cannot hang the walk); a file named explicitly is always checked.
+directories, so loops cannot hang the walk); a file named explicitly is always checked.  Each
+folder is walked with its own settings (`config.Resolver`: the nearest `[tool.lint-h2d]`),
+and every glob is a gitignore pattern (`patterns.py`).
 """
 from __future__ import annotations
 
-import fnmatch
 import os
-import re
+import stat
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Dict, Iterator, List, Pattern, Sequence, Set, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
-from lint_h2d.config import Settings
+from lint_h2d.config import Resolver, Settings, canonical_folder
+from lint_h2d.patterns import BadPattern, GitPattern, ignored, last_match, parse_lines
 
 PYTHON_SUFFIXES = (".py", ".pyi")
+NOTEBOOK_SUFFIX = ".ipynb"
 
 
 @dataclass(frozen=True)
 class Problem:
-    """A path that could not be walked (missing, unreadable): reported, the scan goes on."""
+    """A path that could not be walked (missing, unreadable): reported, the scan goes on.
+
+    A warning (a skipped FIFO, a bad .gitignore line) is printed but does not make the run fail.
+    """
 
     path: str
     message: str
+    warning: bool = False
 
 
-@lru_cache(maxsize=1024)  # the walk asks for the same few patterns once per path
-def _glob_regex(pattern: str) -> Pattern[str]:
-    """gitignore-style glob: `*` stays inside a path segment, `**` crosses segments."""
+@lru_cache(maxsize=256)
+def compiled(globs: Tuple[str, ...]) -> Tuple[GitPattern, ...]:
+    """Config globs as gitignore patterns relative to the project root, parsed once per
+    settings (a walk of vLLM asks 3,600 times); bad ones dropped (`glob_warnings` names them)."""
     out = []
-    i = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
+    for glob in globs:
+        try:
+            pattern = GitPattern.parse(glob)
+        except BadPattern:
             continue
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            end = pattern.find("]", i)
-            if end == -1:
-                out.append(re.escape(c))
-            else:
-                out.append(pattern[i : end + 1].replace("\\", "\\\\"))
-                i = end
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return re.compile("".join(out) + r"\Z")
+        if pattern is not None:
+            out.append(pattern)
+    return tuple(out)
 
 
-@dataclass(frozen=True)
-class PathPattern:
-    """One exclude/include/gitignore pattern, relative to `base` (a posix path, '' = root)."""
-
-    regex: Pattern[str]
-    base: str
-    anchored: bool
-    directory_only: bool
-    negated: bool = False
-
-    @classmethod
-    def parse(cls, text: str, base: str = "") -> "PathPattern":
-        negated = text.startswith("!")
-        if negated:
-            text = text[1:]
-        directory_only = text.endswith("/")
-        text = text.rstrip("/")
-        anchored = "/" in text
-        text = text.lstrip("/")
-        return cls(_glob_regex(text), base, anchored, directory_only, negated)
-
-    def matches(self, rel: str, is_dir: bool) -> bool:
-        if self.directory_only and not is_dir:
-            return False
-        if self.base:
-            if not rel.startswith(self.base + "/"):
-                return False
-            rel = rel[len(self.base) + 1 :]
-        if self.anchored:
-            return bool(self.regex.match(rel))
-        return bool(self.regex.match(rel.rsplit("/", 1)[-1]))
+def glob_warnings(settings: Settings) -> List[str]:
+    """One message per bad glob in the settings, naming the config file and key."""
+    where = str(settings.config_path) if settings.config_path else "settings"
+    keyed = [("exclude", g) for g in settings.exclude] + [("extend-exclude", g) for g in settings.extend_exclude]
+    keyed += [("include", g) for g in settings.include]
+    keyed += [(f"per-file-ignores.{g!r}", g) for g, _ in settings.per_file_ignores]
+    messages = []
+    for key, glob in keyed:
+        try:
+            GitPattern.parse(glob)
+        except BadPattern as exc:
+            messages.append(f"{where}: [tool.lint-h2d] `{key}`: bad pattern {glob!r} ({exc}); ignored")
+    return messages
 
 
-def _matches_any(patterns: Sequence[PathPattern], rel: str, is_dir: bool) -> bool:
-    result = False
-    for p in patterns:
-        if p.matches(rel, is_dir):
-            result = not p.negated
-    return result
-
-
-def _read_gitignore(folder: Path, base: str) -> List[PathPattern]:
+def relative(path: Union[str, Path], root: Path) -> str:
+    """`path` relative to the settings' root, as patterns see it; outside the root, the
+    absolute path without its leading slash (names still match, anchored globs do not)."""
+    absolute = os.path.join(str(canonical_folder(str(path))), os.path.basename(os.path.abspath(path)))
+    if os.path.isdir(path):
+        absolute = str(canonical_folder(str(path)))
     try:
-        text = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return []
-    out = []
-    for line in text.splitlines():
-        line = line.rstrip()
-        if not line or line.startswith("#"):
-            continue
-        out.append(PathPattern.parse(line, base))
-    return out
-
-
-@lru_cache(maxsize=16)
-def _compiled(globs: Tuple[str, ...]) -> Tuple[Tuple[str, PathPattern], ...]:
-    """Parsed once per settings, not once per path (a walk of vLLM asks 3,600 times)."""
-    return tuple((glob, PathPattern.parse(glob)) for glob in globs)
-
-
-def _matches_glob_list(globs: Sequence[str], rel: str, is_dir: bool) -> bool:
-    """Config excludes: a glob with no slash matches any path segment, else the relative path."""
-    for glob, p in _compiled(tuple(globs)):
-        if p.matches(rel, is_dir):
-            return True
-        if p.anchored and not p.directory_only and fnmatch.fnmatchcase(rel, glob.strip("/")):
-            return True
-    return False
-
-
-def _relative(path: Path, root: Path) -> str:
-    try:
-        return path.resolve().relative_to(root).as_posix()
+        return Path(absolute).relative_to(root).as_posix()
     except ValueError:
-        return path.as_posix().lstrip("./")
-
-
-def included(settings: Settings, rel: str) -> bool:
-    """`include` narrows the walk (e.g. only attention and model files)."""
-    if not settings.include:
-        return True
-    return any(
-        fnmatch.fnmatchcase(rel, glob) or fnmatch.fnmatchcase(rel.rsplit("/", 1)[-1], glob)
-        for glob in settings.include
-    )
+        return Path(absolute).as_posix().lstrip("/")
 
 
 def excluded(settings: Settings, rel: str, is_dir: bool) -> bool:
-    return _matches_glob_list(tuple(settings.exclude) + tuple(settings.extend_exclude), rel, is_dir)
+    return bool(last_match(compiled(tuple(settings.exclude) + tuple(settings.extend_exclude)), rel, is_dir))
 
 
-def _explicitly_excluded(settings: Settings, given: str, root: Path) -> bool:
-    rel = _relative(Path(given), root)
-    parts = rel.split("/")
-    for i in range(1, len(parts)):
-        if excluded(settings, "/".join(parts[:i]), True):
-            return True
-    return excluded(settings, rel, False) or not included(settings, rel)
+def included(settings: Settings, rel: str) -> bool:
+    """`include` narrows the walk: a file is checked if it, or a folder above it, matches."""
+    if not settings.include:
+        return True
+    return ignored(compiled(tuple(settings.include)), rel, False)
 
 
-def discover(paths: Sequence[str], settings: Settings) -> Tuple[List[str], List[Problem]]:
-    """Files to check (deduplicated, in a stable order) and the paths that could not be read."""
+def per_file_ignored(settings: Settings, path: str) -> Set[str]:
+    """Codes `per-file-ignores` turns off for `path` (a key naming a folder covers its files)."""
+    codes: Set[str] = set()
+    if not settings.per_file_ignores:
+        return codes
+    rel = relative(path, settings.root)
+    for glob, glob_codes in settings.per_file_ignores:
+        patterns = compiled((glob,))
+        if patterns and ignored(patterns, rel, False):
+            codes.update(c.upper() for c in glob_codes)
+    return codes
+
+
+def explicitly_excluded(settings: Settings, given: str) -> bool:
+    """For --force-exclude: a named file under an excluded folder, or not included."""
+    rel = relative(given, settings.root)
+    patterns = compiled(tuple(settings.exclude) + tuple(settings.extend_exclude))
+    return ignored(patterns, rel, False) or not included(settings, rel)
+
+
+def _as_resolver(settings: Union[Settings, Resolver]) -> Resolver:
+    return Resolver.fixed(settings) if isinstance(settings, Settings) else settings
+
+
+def discover(paths: Sequence[str], settings: Union[Settings, Resolver]) -> Tuple[List[str], List[Problem]]:
+    """Files to check (deduplicated, in a stable order) and the paths that could not be read.
+
+    `settings` is one Settings for every file, or a Resolver giving each folder its own.
+    """
+    resolver = _as_resolver(settings)
     files: List[str] = []
     seen: Set[str] = set()
     problems: List[Problem] = []
-    root = settings.root.resolve()
 
     def add(path: str, key: str) -> None:
         if key not in seen:
@@ -172,67 +126,128 @@ def discover(paths: Sequence[str], settings: Settings) -> Tuple[List[str], List[
             files.append(path)
 
     for given in paths:
-        p = Path(given)
         if not os.path.lexists(given):
             problems.append(Problem(given, "No such file or directory"))
             continue
-        if p.is_file() or (p.exists() and not p.is_dir()):
-            # Named explicitly: always checked, unless --force-exclude asks to apply the
-            # excludes anyway (pre-commit names every staged file, tests included).
-            if settings.force_exclude and _explicitly_excluded(settings, given, root):
-                continue
-            add(given, os.path.realpath(given))
+        try:
+            mode = os.stat(given).st_mode
+        except OSError as exc:  # a broken or looping symlink: reading it says why
+            add(given, os.path.abspath(given))
+            del exc
             continue
-        if not p.is_dir():
-            problems.append(Problem(given, "not a file or directory (broken symlink?)"))
+        if stat.S_ISDIR(mode):
+            top, real_top = given, os.path.realpath(given)
+            for found in _walk(given, resolver, problems):
+                add(found, real_top + found[len(top):] if found.startswith(top) else os.path.realpath(found))
             continue
-        # The walk follows no symlinked folder, so resolving the top once names every file
-        # it yields uniquely (a realpath per file was a third of a one-file run's time).
-        top, real_top = str(p), os.path.realpath(given)
-        for found in _walk(p, root, settings, problems):
-            add(found, real_top + found[len(top):] if found.startswith(top) else os.path.realpath(found))
+        if not stat.S_ISREG(mode):
+            problems.append(Problem(given, "not a regular file (a FIFO, socket or device); not checked"))
+            continue
+        file_settings = resolver.for_path(given)
+        # Named explicitly: always checked, unless --force-exclude asks to apply the
+        # excludes anyway (pre-commit names every staged file, tests included).
+        if file_settings.force_exclude and explicitly_excluded(file_settings, given):
+            continue
+        if given.endswith(NOTEBOOK_SUFFIX):
+            problems.append(Problem(given, "Jupyter notebooks are not supported; not checked"))
+            continue
+        add(given, os.path.realpath(given))
     return files, problems
 
 
-def _walk(top: Path, root: Path, settings: Settings, problems: List[Problem]) -> Iterator[str]:
-    gitignores: Dict[str, List[PathPattern]] = {}
-    # .gitignore files from the root down to `top` apply too.
-    if settings.respect_gitignore:
-        rel_top = _relative(top, root)
-        inherited: List[PathPattern] = []
-        if not rel_top.startswith(".."):
-            parts = [] if rel_top in ("", ".") else rel_top.split("/")
-            for i in range(len(parts) + 1):
-                base = "/".join(parts[:i])
-                inherited += _read_gitignore(root / base if base else root, base)
-        gitignores[""] = inherited
+def _git_root(folder: Path) -> Optional[Path]:
+    for candidate in [folder, *folder.parents]:
+        if (candidate / ".git").exists():
+            return candidate
+    return None
 
-    def onerror(err: OSError) -> None:
-        problems.append(Problem(str(err.filename), err.strerror or str(err)))
 
-    for dirpath, dirnames, filenames in os.walk(top, onerror=onerror, followlinks=False):
-        folder = Path(dirpath)
-        rel_folder = _relative(folder, root)
-        parent = os.path.dirname(dirpath)
-        active = list(gitignores.get(parent, gitignores.get("", [])))
-        if settings.respect_gitignore and (folder != top or rel_folder.startswith("..")):
-            active += _read_gitignore(folder, rel_folder if not rel_folder.startswith("..") else "")
-        gitignores[dirpath] = active
-        keep = []
-        for d in sorted(dirnames):
-            rel = f"{rel_folder}/{d}" if rel_folder not in ("", ".") else d
-            if excluded(settings, rel, True) or _matches_any(active, rel, True):
+def _read_gitignore(folder: Path, problems: List[Problem]) -> List[GitPattern]:
+    """A folder's .gitignore, as patterns over absolute paths (without the leading slash)."""
+    file = folder / ".gitignore"
+    try:
+        text = file.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    patterns, bad = parse_lines(text, folder.as_posix().lstrip("/"))
+    for number, line, reason in bad:
+        problems.append(Problem(f"{file}:{number}", f"bad pattern {line!r} ({reason}); ignored", warning=True))
+    return patterns
+
+
+def _inherited_gitignores(real_top: Path, settings: Settings, problems: List[Problem]) -> List[GitPattern]:
+    """.gitignore files above the walked folder apply too: from the git root (else the
+    project root) down to the folder above `real_top`."""
+    start = _git_root(real_top) or settings.root
+    try:
+        parts = real_top.relative_to(start).parts
+    except ValueError:
+        return []
+    out: List[GitPattern] = []
+    folder = start
+    for part in parts:
+        out += _read_gitignore(folder, problems)
+        folder = folder / part
+    return out
+
+
+def _walk(top: str, resolver: Resolver, problems: List[Problem]) -> Iterator[str]:
+    real_top = Path(os.path.realpath(top))
+    top_settings = resolver.for_folder(real_top)
+    base: List[GitPattern] = []
+    if top_settings.respect_gitignore:
+        base = _inherited_gitignores(real_top, top_settings, problems)
+    # (spelled folder, real folder, .gitignore patterns that apply above it)
+    stack: List[Tuple[str, Path, List[GitPattern]]] = [(top, real_top, base)]
+    while stack:
+        spelled, real, above = stack.pop()
+        settings = resolver.for_folder(real)
+        active = above + _read_gitignore(real, problems) if settings.respect_gitignore else []
+        try:
+            with os.scandir(spelled) as handle:
+                entries = sorted(handle, key=lambda e: e.name)
+        except OSError as exc:
+            problems.append(Problem(spelled, exc.strerror or str(exc)))
+            continue
+        folders: List[Tuple[str, Path, List[GitPattern]]] = []
+        for entry in entries:
+            real_child = real / entry.name
+            git_rel = real_child.as_posix().lstrip("/")
+            rel = relative_to_root(real_child, settings.root)
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if excluded(settings, rel, True) or (active and last_match(active, git_rel, True)):
+                    continue
+                folders.append((os.path.join(spelled, entry.name), real_child, active))
                 continue
-            if os.path.islink(os.path.join(dirpath, d)):
+            if not entry.name.endswith(PYTHON_SUFFIXES):
                 continue
-            keep.append(d)
-        dirnames[:] = keep
-        for name in sorted(filenames):
-            if not name.endswith(PYTHON_SUFFIXES):
-                continue
-            rel = f"{rel_folder}/{name}" if rel_folder not in ("", ".") else name
-            if excluded(settings, rel, False) or _matches_any(active, rel, False):
+            if excluded(settings, rel, False) or (active and last_match(active, git_rel, False)):
                 continue
             if not included(settings, rel):
                 continue
-            yield os.path.join(dirpath, name)
+            path = os.path.join(spelled, entry.name)
+            try:
+                regular = entry.is_file()  # follows a symlinked file
+                special = not regular and not entry.is_dir()
+            except OSError:
+                regular, special = False, False
+            if special and os.path.exists(path):
+                # A FIFO named x.py would block the read forever; a socket or device is no source.
+                problems.append(Problem(path, "not a regular file (a FIFO, socket or device); skipped",
+                                        warning=True))
+                continue
+            if entry.is_symlink() and os.path.isdir(path):
+                continue  # a symlinked folder named like a module: never followed
+            yield path  # a regular file, or a broken symlink (reading it says why)
+        stack.extend(reversed(folders))
+
+
+def relative_to_root(real: Path, root: Path) -> str:
+    try:
+        return real.relative_to(root).as_posix()
+    except ValueError:
+        return real.as_posix().lstrip("/")

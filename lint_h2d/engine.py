@@ -13,20 +13,23 @@ import hashlib
 import io
 import os
 import re
+import stat
+import sys
 import tempfile
+import threading
 import tokenize
 import traceback
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple, TypeVar
 
 import libcst as cst
 
 from fixers.edits import OverlappingEdits, TextEdit, apply_edits, line_offsets, to_offset
 from lint_h2d.cache import Cache
 from lint_h2d.config import Settings
-from lint_h2d.discovery import PathPattern
+from lint_h2d.discovery import per_file_ignored
 from lint_h2d.findings import Finding, Location
 from lint_h2d.inference.project import ProjectFacts, class_fields_of, from_classes
 from lint_h2d.prefilter import tree_filter
@@ -106,8 +109,42 @@ def cpython_parse(path: str, text: str) -> Tuple[Optional[ast.AST], List[Finding
     except SyntaxError as exc:
         return None, [error_finding(SYNTAX_ERROR, path, f"SyntaxError: {exc.msg}",
                                     exc.lineno or 1, exc.offset or 1)]
-    except (ValueError, RecursionError, MemoryError) as exc:
+    except (ValueError, MemoryError) as exc:
         return None, [error_finding(SYNTAX_ERROR, path, f"cannot parse: {exc}")]
+    # RecursionError propagates: `Engine.analyze` retries the file on a deep stack.
+
+
+DEEP_STACK_BYTES = 512 * 1024 * 1024
+DEEP_RECURSION_LIMIT = 200_000
+T = TypeVar("T")
+
+
+def run_with_deep_stack(work: Callable[[], T]) -> T:
+    """`work()` on a thread with a 512 MiB stack (virtual memory, touched only as deep as
+    it recurses) and a high recursion limit; its exception, if any, is raised here."""
+    outcome: List[Any] = []
+
+    def target() -> None:
+        try:
+            outcome.append((True, work()))
+        except BaseException as exc:  # handed to the caller's thread
+            outcome.append((False, exc))
+
+    old_size = threading.stack_size()
+    old_limit = sys.getrecursionlimit()
+    threading.stack_size(DEEP_STACK_BYTES)
+    try:
+        sys.setrecursionlimit(max(old_limit, DEEP_RECURSION_LIMIT))
+        thread = threading.Thread(target=target, name="lint-h2d-deep")
+        thread.start()
+        thread.join()
+    finally:
+        threading.stack_size(old_size)
+        sys.setrecursionlimit(old_limit)
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return value  # type: ignore[no-any-return]
 
 
 def error_finding(code: str, path: str, message: str, row: int = 1, column: int = 1) -> Finding:
@@ -128,16 +165,24 @@ class Engine:
         self.selected = [r for r in self.rules if r.code in codes]
 
     def rules_for(self, path: str) -> List[Rule]:
-        ignored: Set[str] = set()
-        if self.settings.per_file_ignores:
-            rel = _relative(path, self.settings.root)
-            for glob, codes in self.settings.per_file_ignores:
-                p = PathPattern.parse(glob)
-                if p.matches(rel, False) or (p.anchored and _fnmatch(rel, glob)):
-                    ignored.update(c.upper() for c in codes)
+        ignored = per_file_ignored(self.settings, path)
         return [r for r in self.selected if not any(r.code.startswith(c) or c == "ALL" for c in ignored)]
 
     def analyze(self, path: str, text: str) -> List[Finding]:
+        """The file's findings.  Deep but valid code (a 350-piece implicit string
+        concatenation, 5,000 `and` operands) overflows LibCST's recursion on the default
+        stack: such a file is analyzed again on a thread with a large stack, so it keeps
+        its findings."""
+        try:
+            return self._analyze(path, text)
+        except RecursionError:
+            pass
+        try:
+            return run_with_deep_stack(lambda: self._analyze(path, text))
+        except RecursionError:
+            return [error_finding(INTERNAL_ERROR, path, "internal error: nesting too deep to analyze")]
+
+    def _analyze(self, path: str, text: str) -> List[Finding]:
         rules = self.rules_for(path)
         # CPython's parser checks the syntax of every file, so a file that is not Python is
         # reported with or without the prefilter; its tree feeds the prefilter's stage 2
@@ -148,16 +193,21 @@ class Engine:
             rules = [r for r in rules if r.could_match(text, self.settings, device_fields=fields)]
             if tree is not None:
                 rules = tree_filter(rules, tree, text, self.settings, fields)
-            if not rules:
-                return syntax_errors
+            if not rules or syntax_errors:
+                return syntax_errors  # CPython's verdict and position, not LibCST's
         if not rules:
             return cpython_parse(path, text)[1]
         try:
             module = cst.parse_module(text)
         except cst.ParserSyntaxError as exc:
+            cpython = cpython_parse(path, text)[1]
+            if cpython:
+                return cpython
             message = str(exc.message).splitlines()[0] if exc.message else "invalid syntax"
             return [error_finding(SYNTAX_ERROR, path, f"SyntaxError: {message}",
                                   exc.raw_line, exc.raw_column + 1)]
+        except RecursionError:
+            raise
         except Exception as exc:  # a parser crash must not end the scan
             return [error_finding(SYNTAX_ERROR, path, f"cannot parse: {exc}")]
         try:
@@ -169,9 +219,9 @@ class Engine:
             )
             facts = walker.run()
         except RecursionError:
-            return [error_finding(INTERNAL_ERROR, path, "internal error: nesting too deep to analyze")]
+            raise
         except Exception as exc:
-            return [error_finding(INTERNAL_ERROR, path, f"internal error in inference: {_describe(exc)}")]
+            return [error_finding(INTERNAL_ERROR, path, f"internal error in inference: {describe_exception(exc)}")]
         ctx = FileContext(path, module, text, self.settings)
         findings: List[Finding] = []
         for rule in rules:
@@ -181,9 +231,11 @@ class Engine:
                 continue
             try:
                 findings.extend(rule.check(mine, ctx))
+            except RecursionError:
+                raise
             except Exception as exc:
                 findings.append(error_finding(
-                    INTERNAL_ERROR, path, f"internal error in rule {rule.code}: {_describe(exc)}"
+                    INTERNAL_ERROR, path, f"internal error in rule {rule.code}: {describe_exception(exc)}"
                 ))
         noqa = noqa_lines(text)
         findings = [f for f in findings if f.code in ERROR_CODES or not is_suppressed(f, noqa)]
@@ -254,23 +306,11 @@ def _overlaps(a: Tuple[int, int], b: Tuple[int, int]) -> bool:
     return a[0] < b[1] and b[0] < a[1]
 
 
-def _describe(exc: BaseException) -> str:
+def describe_exception(exc: BaseException) -> str:
+    """One line: the exception and where it was raised (no traceback for users)."""
     tb = traceback.extract_tb(exc.__traceback__)
     where = f" at {Path(tb[-1].filename).name}:{tb[-1].lineno}" if tb else ""
     return f"{type(exc).__name__}: {exc}{where}"
-
-
-def _relative(path: str, root: Path) -> str:
-    try:
-        return Path(path).resolve().relative_to(root).as_posix()
-    except ValueError:
-        return Path(path).as_posix()
-
-
-def _fnmatch(rel: str, glob: str) -> bool:
-    import fnmatch
-
-    return fnmatch.fnmatchcase(rel, glob)
 
 
 # -- many files ------------------------------------------------------------------------------
@@ -286,18 +326,17 @@ class FileResult:
     fixed_count: int = 0
 
 
-_WORKER_ENGINE: Optional[Engine] = None
+_WORKER_ENGINES: Sequence[Engine] = ()
 
 
-def _init_worker(engine: Engine) -> None:
-    global _WORKER_ENGINE
-    _WORKER_ENGINE = engine
+def _init_worker(engines: Sequence[Engine]) -> None:
+    global _WORKER_ENGINES
+    _WORKER_ENGINES = engines
 
 
-def _worker_analyze(job: Tuple[str, str]) -> Tuple[str, List[Finding]]:
-    assert _WORKER_ENGINE is not None
-    path, text = job
-    return path, _WORKER_ENGINE.analyze(path, text)
+def _worker_analyze(job: Tuple[int, str, str]) -> Tuple[str, List[Finding]]:
+    index, path, text = job
+    return path, _WORKER_ENGINES[index].analyze(path, text)
 
 
 def default_jobs() -> int:
@@ -322,49 +361,76 @@ def load_sources(paths: Sequence[str]) -> Tuple[List[Source], List[Finding]]:
 # nothing else from a file, so files without this text are skipped (0.9 s → 0.05 s on vLLM).
 _CPU_FIELD_TEXT = re.compile(r"_cpu[ \t]*[:=]")
 
+Classes = Mapping[str, FrozenSet[str]]
+
+
+def own_classes(source: Source) -> Dict[str, FrozenSet[str]]:
+    """The `x`/`x_cpu` classes a file declares itself."""
+    return class_fields_of([source.text]) if _CPU_FIELD_TEXT.search(source.text) else {}
+
+
+def merge_classes(*parts: Classes) -> Dict[str, FrozenSet[str]]:
+    classes: Dict[str, FrozenSet[str]] = {}
+    for part in parts:
+        for name, fields in part.items():
+            classes[name] = classes.get(name, frozenset()) | fields
+    return classes
+
 
 def project_facts(sources: Iterable[Source],
                   project: Optional[Mapping[str, FrozenSet[str]]] = None) -> ProjectFacts:
     """Facts from the checked files, merged with the project index's (`project_index.py`)."""
-    classes: Dict[str, FrozenSet[str]] = dict(project or {})
-    for name, fields in class_fields_of(s.text for s in sources if _CPU_FIELD_TEXT.search(s.text)).items():
-        classes[name] = classes.get(name, frozenset()) | fields
-    return from_classes(classes)
+    return from_classes(merge_classes(dict(project or {}), *(own_classes(s) for s in sources)))
 
 
-def analyze_many(engine: Engine, sources: Sequence[Source], jobs: int,
-                 cache: Optional[Cache] = None,
+@dataclass(frozen=True)
+class Unit:
+    """One file to analyze, with the engine of its settings and facts and its cache."""
+
+    source: Source
+    engine: Engine
+    cache: Optional[Cache] = None
+
+
+def analyze_many(units: Sequence[Unit], jobs: int,
                  progress: Optional[Callable[[int, int], None]] = None) -> Dict[str, List[Finding]]:
     """Findings per path; workers get the biggest files first so no large file ends the run alone.
 
     `progress(done, total)` is called after each file analyzed (cache hits are not counted).
     """
     results: Dict[str, List[Finding]] = {}
-    todo: List[Source] = []
-    for source in sources:
-        cached = cache.get(source) if cache is not None else None  # corrupt entries: a miss
+    todo: List[Unit] = []
+    for unit in units:
+        cached = unit.cache.get(unit.source) if unit.cache is not None else None  # corrupt: a miss
         if cached is not None:
-            results[source.path] = cached
+            results[unit.source.path] = cached
         else:
-            todo.append(source)
+            todo.append(unit)
     # Every file goes through `Engine.analyze`: the prefilter inside it decides whether the file
     # is parsed with LibCST or only syntax-checked.
     candidates = list(todo)
     if jobs > 1 and len(candidates) >= 8:
-        candidates.sort(key=lambda s: len(s.text), reverse=True)
-        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(engine,)) as pool:
-            for done, (path, findings) in enumerate(pool.map(_worker_analyze, [(s.path, s.text) for s in candidates], chunksize=1), 1):
+        candidates.sort(key=lambda u: len(u.source.text), reverse=True)
+        engines: List[Engine] = []
+        index: Dict[int, int] = {}
+        for unit in candidates:
+            if id(unit.engine) not in index:
+                index[id(unit.engine)] = len(engines)
+                engines.append(unit.engine)
+        work = [(index[id(u.engine)], u.source.path, u.source.text) for u in candidates]
+        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(engines,)) as pool:
+            for done, (path, findings) in enumerate(pool.map(_worker_analyze, work, chunksize=1), 1):
                 results[path] = findings
                 if progress is not None:
                     progress(done, len(candidates))
     else:
-        for done, source in enumerate(candidates, 1):
-            results[source.path] = engine.analyze(source.path, source.text)
+        for done, unit in enumerate(candidates, 1):
+            results[unit.source.path] = unit.engine.analyze(unit.source.path, unit.source.text)
             if progress is not None:
                 progress(done, len(candidates))
-    if cache is not None:
-        for source in todo:
-            cache.put(source, results[source.path])
+    for unit in todo:
+        if unit.cache is not None:
+            unit.cache.put(unit.source, results[unit.source.path])
     return results
 
 
@@ -376,19 +442,31 @@ class WriteError(Exception):
 
 
 def write_atomic(source: Source, new_text: str) -> None:
-    """Replace the file only if it still holds the bytes we read; keep mode, encoding, BOM."""
+    """Replace the file only if it still holds the bytes we read; keep encoding and BOM.
+
+    A symlink is written through (the real file is fixed; the link stays a link).  The real
+    file keeps its mode, owner and group and its inode's other names: normally a temp file
+    with the same mode and owner replaces it atomically; a file with hard links (which a
+    replace would split) or one whose owner this user cannot give a new file is rewritten in
+    place instead, after the same check that nobody changed it.
+    """
     data = source.encode(new_text)
-    path = source.path
+    path = os.path.realpath(source.path)
     try:
         with open(path, "rb") as handle:
             current = handle.read()
+        st = os.stat(path)
     except OSError as exc:
         raise WriteError(f"cannot re-read before writing: {exc.strerror or exc}") from None
     if current != source.raw:
         raise WriteError("file changed on disk since it was read; not written")
-    folder = os.path.dirname(os.path.abspath(path))
+    if not os.access(path, os.W_OK):
+        raise WriteError("file is not writable; not written")
+    if st.st_nlink > 1:
+        _write_in_place(path, data)
+        return
+    folder = os.path.dirname(path)
     try:
-        mode = os.stat(path).st_mode & 0o7777
         fd, tmp = tempfile.mkstemp(prefix=".lint-h2d-", suffix=".tmp", dir=folder)
     except OSError as exc:
         raise WriteError(f"cannot write: {exc.strerror or exc}") from None
@@ -397,9 +475,16 @@ def write_atomic(source: Source, new_text: str) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        if not os.access(path, os.W_OK):
-            raise WriteError("file is not writable; not written")
+        os.chmod(tmp, stat.S_IMODE(st.st_mode))
+        tmp_st = os.stat(tmp)
+        if (tmp_st.st_uid, tmp_st.st_gid) != (st.st_uid, st.st_gid):
+            try:
+                os.chown(tmp, st.st_uid, st.st_gid)
+                os.chmod(tmp, stat.S_IMODE(st.st_mode))  # chown clears set-id bits
+            except OSError:
+                os.unlink(tmp)
+                _write_in_place(path, data)  # keeps the owner we may not give away
+                return
         os.replace(tmp, path)
     except BaseException as exc:
         try:
@@ -412,3 +497,14 @@ def write_atomic(source: Source, new_text: str) -> None:
             raise WriteError(f"cannot write: {exc.strerror or exc}") from None
         raise
 
+
+def _write_in_place(path: str, data: bytes) -> None:
+    """Rewrite the file's own inode (hard links, owner and mode stay as they are)."""
+    try:
+        with open(path, "r+b") as handle:
+            handle.write(data)
+            handle.truncate()
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError as exc:
+        raise WriteError(f"cannot write: {exc.strerror or exc}") from None

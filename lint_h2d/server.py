@@ -86,19 +86,17 @@ class Analysis:
 
 
 def _engine_for(path: str, text: str) -> "Tuple[Engine, Settings]":
-    """The engine `lint-h2d check PATH` would use for this file (its config, project facts)."""
-    from lint_h2d.config import resolve
-    from lint_h2d.engine import Engine, decode, project_facts
-    from lint_h2d.project_index import project_classes
+    """The engine `lint-h2d check PATH` would use for this file: its own configuration, its
+    project's cross-file facts (`plan.units`, as the CLI plans a run)."""
+    from lint_h2d.config import Resolver
+    from lint_h2d.engine import decode
+    from lint_h2d.plan import Options, units
 
-    settings = resolve([path], None)
     source = decode(path, text.encode("utf-8"))
-    cache_folder = settings.root / ".lint_h2d_cache" if settings.cache_dir is None else (
-        Path(settings.cache_dir) if Path(settings.cache_dir).is_absolute()
-        else settings.root / settings.cache_dir
-    )
-    classes = project_classes(settings, [path], cache_folder, walk=False)
-    return Engine(settings, project_facts([source], classes)), settings
+    planned, _ = units(Resolver(None, lambda settings: settings), [source], Options(walk=False),
+                       findings_cache=False)
+    engine = planned[0].engine
+    return engine, engine.settings
 
 
 def _excluded(path: str, settings: "Settings") -> bool:

@@ -123,6 +123,14 @@ def test_per_file_ignores(tmp_path: Path) -> None:
         ('[tool.lint-h2d]\nselect = "H2D"\n', "`select` must be a list of strings"),
         ('[tool.lint-h2d]\nfix-gate = "rocm"\n', "`fix-gate` must be one of"),
         ('[tool.lint-h2d\nselect = []\n', "malformed TOML"),
+        # A bad gate import is a config error when the config is read (issue 15 item 15), not a
+        # traceback, nor an H2D902 in every file.
+        ('[tool.lint-h2d]\nfix-gate = { test = "is_hip()", import = "x = 1" }\n', "fix-gate] `import`"),
+        ('[tool.lint-h2d]\nfix-gate = { test = "is_hip()", import = "import os; import sys" }\n',
+         "fix-gate] `import`"),
+        ('[tool.lint-h2d]\nfix-gate = { test = "is_hip()", import = "from x import *" }\n',
+         "fix-gate] `import` must name what it imports"),
+        ('[tool.lint-h2d]\nfix-gate = { test = "is_hip(", import = "import x" }\n', "fix-gate] `test`"),
     ],
 )
 def test_bad_config_exits_2_naming_file_and_key(tmp_path: Path, toml: str, needle: str) -> None:
@@ -131,6 +139,24 @@ def test_bad_config_exits_2_naming_file_and_key(tmp_path: Path, toml: str, needl
     result = run_cli("check", "--no-cache", ".", cwd=tmp_path)
     assert result.returncode == 2
     assert needle in result.stderr and "pyproject.toml" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_internal_error_exits_2_without_traceback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture) -> None:
+    """Exit 1 means "findings"; a crash of lint-h2d itself must not look like that (ruff: 2)."""
+    from lint_h2d import cli
+
+    write(tmp_path, "bad.py", FLAGGED)
+
+    def boom(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(cli, "discover", boom)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["check", "--no-cache", "."]) == 2
+    err = capsys.readouterr().err
+    assert "internal error" in err and "RuntimeError: boom" in err and "Traceback" not in err
 
 
 def test_default_excludes_tests_but_explicit_files_are_checked(tmp_path: Path) -> None:

@@ -293,7 +293,7 @@ def test_progress_never_in_pipes(tmp_path: Path) -> None:
 
 def test_analyze_many_reports_progress(tmp_path: Path) -> None:
     from lint_h2d.config import Settings
-    from lint_h2d.engine import Engine, analyze_many, load_sources, project_facts
+    from lint_h2d.engine import Engine, Unit, analyze_many, load_sources, project_facts
 
     paths = []
     for i in range(3):
@@ -303,7 +303,7 @@ def test_analyze_many_reports_progress(tmp_path: Path) -> None:
     sources, _ = load_sources(paths)
     engine = Engine(Settings(root=tmp_path), project_facts(sources))
     calls = []
-    analyze_many(engine, sources, 1, None, progress=lambda d, t: calls.append((d, t)))
+    analyze_many([Unit(s, engine) for s in sources], 1, progress=lambda d, t: calls.append((d, t)))
     assert calls == [(1, 3), (2, 3), (3, 3)]
 
 
