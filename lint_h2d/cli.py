@@ -21,6 +21,7 @@ from lint_h2d.discovery import discover, glob_warnings
 from lint_h2d.engine import (
     ERROR_CODES,
     IO_ERROR,
+    Source,
     WriteError,
     analyze_many,
     default_jobs,
