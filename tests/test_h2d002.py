@@ -1,0 +1,209 @@
+"""H2D002 (capture function mutates shared CPU metadata): one test per reviewed defect.
+
+Issue 16 items 8-12 and issue 15 item 10.  Every source here is small and self-contained: a
+dataclass declares the `x` / `x_cpu` pair, so the device twin is a known field.
+"""
+from __future__ import annotations
+
+from typing import List, Optional, Tuple
+
+from lint_h2d.config import Settings
+from lint_h2d.engine import Engine
+from lint_h2d.findings import Applicability, Finding
+from lint_h2d.inference.project import collect
+
+HEADER = '''\
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass
+class Meta:
+    query_start_loc: torch.Tensor
+    query_start_loc_cpu: torch.Tensor
+    seq_lens: torch.Tensor
+    seq_lens_cpu: torch.Tensor
+
+
+'''
+
+
+def findings(body: str, settings: Optional[Settings] = None) -> List[Finding]:
+    source = HEADER + body
+    engine = Engine(settings or Settings(), collect([source]))
+    return [f for f in engine.analyze("x.py", source) if f.code == "H2D002"]
+
+
+def fixed(body: str, unsafe: bool = False) -> Tuple[str, int]:
+    source = HEADER + body
+    engine = Engine(Settings(), collect([source]))
+    new, applied, _ = engine.fix_text("x.py", source, unsafe)
+    assert new.startswith(HEADER)
+    return new[len(HEADER):], len(applied)
+
+
+def one(body: str) -> Finding:
+    found = findings(body)
+    assert len(found) == 1, [f.message for f in found]
+    return found[0]
+
+
+def applicability(body: str) -> Optional[Applicability]:
+    finding = one(body)
+    return finding.fix.applicability if finding.fix is not None else None
+
+
+SEED = '''\
+class B:
+    def build_for_cudagraph_capture(self, m: Meta):
+        attn = self.build(0, m)
+        m.query_start_loc.zero_()
+        {write}
+        {after}
+        return attn
+'''
+
+
+def seed(write: str = "m.query_start_loc_cpu.zero_()", after: str = "pass") -> str:
+    return SEED.format(write=write, after=after)
+
+
+def test_seed_removal_is_safe() -> None:
+    assert applicability(seed()) == Applicability.SAFE
+    new, count = fixed(seed())
+    assert "query_start_loc_cpu" not in new and count == 1
+
+
+# -- issue 16 item 8: the removal must not drop side effects ------------------------------------
+
+
+def test_removal_of_a_fill_with_a_call_argument_is_unsafe() -> None:
+    body = seed("m.query_start_loc_cpu.fill_(self.lens.pop())")
+    finding = one(body)
+    assert finding.fix is not None and finding.fix.applicability == Applicability.UNSAFE
+    assert "pop" in finding.fix.message or "call" in finding.fix.message
+    new, count = fixed(body)  # safe fixes only: the statement (and its pop()) stays
+    assert "self.lens.pop()" in new and count == 0
+
+
+def test_removal_with_a_call_in_the_receiver_is_unsafe() -> None:
+    assert applicability(seed("m.query_start_loc_cpu[:self.n()].zero_()")) == Applicability.UNSAFE
+
+
+def test_removal_of_a_literal_fill_is_safe() -> None:
+    assert applicability(seed("m.query_start_loc_cpu.fill_(0)")) == Applicability.SAFE
+    assert applicability(seed("m.query_start_loc_cpu.fill_(value=-1.5)")) == Applicability.SAFE
+
+
+def test_removal_of_a_fill_that_may_raise_is_unsafe() -> None:
+    # 1e40 overflows every integer dtype: the original raises, a removal would not.
+    assert applicability(seed("m.query_start_loc_cpu.fill_(1e40)")) == Applicability.UNSAFE
+    assert applicability(seed("m.query_start_loc_cpu.zero_(1)")) == Applicability.UNSAFE
+    # An index may be out of range (IndexError), a slice of a 0-dim tensor raises.
+    assert applicability(seed("m.query_start_loc_cpu[7:][0].zero_()")) == Applicability.UNSAFE
+    assert applicability(seed("m.query_start_loc_cpu[:2].zero_()")) == Applicability.UNSAFE
+
+
+# -- issue 16 item 9: nothing after the mutation may observe it --------------------------------
+
+
+def test_removal_unsafe_when_the_cpu_tensor_is_read_later() -> None:
+    body = seed(after="max_q = int(m.query_start_loc_cpu[-1])")
+    finding = one(body)
+    assert finding.fix is not None and finding.fix.applicability == Applicability.UNSAFE
+    assert "read" in finding.fix.message or "observ" in finding.fix.message
+
+
+def test_removal_unsafe_when_the_holder_is_passed_to_a_call_later() -> None:
+    assert applicability(seed(after="self.build(0, m)")) == Applicability.UNSAFE
+    assert applicability(seed(after="other = m")) == Applicability.UNSAFE
+    assert applicability(seed(after="print(m.query_start_loc_cpu.sum())")) == Applicability.UNSAFE
+
+
+def test_removal_unsafe_when_an_alias_reads_it_later() -> None:
+    body = seed(write="q = m.query_start_loc_cpu; m.query_start_loc_cpu.zero_()", after="print(q)")
+    assert applicability(body) == Applicability.UNSAFE
+
+
+def test_removal_unsafe_in_a_loop_that_reads_it_before_the_write() -> None:
+    body = '''\
+class B:
+    def build_for_cudagraph_capture(self, m: Meta, n):
+        m.query_start_loc.zero_()
+        for _ in range(n):
+            print(m.query_start_loc_cpu[0])
+            m.query_start_loc_cpu.zero_()
+'''
+    assert applicability(body) == Applicability.UNSAFE
+
+
+def test_removal_safe_when_later_code_touches_other_fields_only() -> None:
+    body = seed(after="n = m.seq_lens.shape[0]; m.query_start_loc.fill_(0); x = m.seq_lens_cpu")
+    assert applicability(body) == Applicability.SAFE
+
+
+# -- issue 16 item 10 / issue 15 item 10: the device twin drops only the last `_cpu` ----------
+
+
+NESTED = '''\
+@dataclass
+class Holder:
+    host_cpu: Meta
+
+
+class B:
+    def build_for_cudagraph_capture(self, m: Holder, meta_cpu: Meta):
+        {body}
+'''
+
+
+def test_twin_of_a_nested_path_keeps_the_outer_cpu_name() -> None:
+    body = NESTED.format(body="meta_cpu.query_start_loc_cpu.zero_()")
+    finding = one(body)
+    assert "meta_cpu.query_start_loc`" in finding.message or finding.fix is not None
+    new, count = fixed(body, unsafe=True)
+    assert "meta_cpu.query_start_loc.zero_()" in new and count == 1
+
+
+def test_two_statements_two_fixes_and_the_right_object() -> None:
+    body = NESTED.format(
+        body="m.host_cpu.query_start_loc_cpu.zero_()\n        meta_cpu.seq_lens_cpu.fill_(1)"
+    )
+    assert len(findings(body)) == 2
+    new, count = fixed(body, unsafe=True)
+    assert "m.host_cpu.query_start_loc.zero_()" in new
+    assert "meta_cpu.seq_lens.fill_(1)" in new
+    assert count == 2
+
+
+def test_pinned_batch_twin_issue_15_item_10() -> None:
+    body = '''\
+@dataclass
+class Batch:
+    pinned_cpu: Meta
+
+
+def build_for_cudagraph_capture(batch: Batch, other: Meta):
+    batch.pinned_cpu.query_start_loc_cpu.zero_()
+    other.seq_lens_cpu.zero_()
+'''
+    new, count = fixed(body, unsafe=True)
+    assert "batch.pinned_cpu.query_start_loc.zero_()" in new
+    assert "batch.pinned.query_start_loc" not in new
+    assert "other.seq_lens.zero_()" in new
+    assert count == 2
+
+
+def test_twin_must_be_a_field_of_the_declared_class() -> None:
+    body = '''\
+@dataclass
+class Other:
+    offsets_cpu: torch.Tensor
+
+
+def build_for_cudagraph_capture(o: Other, m: Meta):
+    o.query_start_loc_cpu.zero_()
+'''
+    finding = one(body)
+    assert finding.fix is None and "not a known field" in (finding.no_fix_reason or "")
