@@ -16,9 +16,12 @@ the same elements; `dominates` and `covers` decide that.
 from __future__ import annotations
 
 import math
-from typing import Callable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
+from dataclasses import dataclass, field
+from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
 import libcst as cst
+
+from lint_h2d.capture import is_capture_name, is_graph_context_in
 
 # A `fill_` literal every dtype accepts: int8/uint8 take -128..255 (uint8 wraps -1), float8 and
 # bool take any of these.  Larger ones raise "value cannot be converted ... without overflow".
@@ -325,7 +328,228 @@ def covers(twin_write: cst.BaseExpression, cpu_receiver: cst.BaseExpression) -> 
     return expected is not None and twin_write.deep_equals(expected)
 
 
-__all__ = [
-    "Chain", "FILL_LIMIT", "aliases_of", "chain_of", "covers", "dominates", "evaluation_risk",
-    "observations", "observed_after", "place_of", "twin_of",
-]
+
+
+# -- which code runs during CUDA-graph capture -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CaptureRegions:
+    """Capture code found from evidence in one module, by node identity.
+
+    ``functions``: capture functions (configured names; functions called from a graph-capture
+    region of the same file; functions nested in a capture function) → why.
+    ``bodies``: statements and one-line suites that run during capture (the body of
+    ``with torch.cuda.graph(g):`` under any import alias, the statements between
+    ``g.capture_begin()`` and ``g.capture_end()``) → why.
+    """
+
+    functions: Mapping[int, str] = field(default_factory=dict)
+    bodies: Mapping[int, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Def:
+    node: cst.FunctionDef
+    cls: Optional[cst.ClassDef]  # the class it is a method of
+    outer: Optional[cst.FunctionDef]  # the function it is nested in
+
+
+def import_aliases(module: cst.Module) -> Dict[str, str]:
+    """Bound name → the dotted module path it stands for (`tc` → `torch.cuda`, `graph` →
+    `torch.cuda.graph`), from every import in the module."""
+    out: Dict[str, str] = {}
+    for node in _all_statements(module.body):
+        if not isinstance(node, cst.SimpleStatementLine):
+            continue
+        for small in node.body:
+            if isinstance(small, cst.Import):
+                for alias in small.names:
+                    full = _dotted(alias.name) or ""
+                    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                        out[alias.asname.name.value] = full
+                    else:
+                        head = full.split(".")[0]
+                        out.setdefault(head, head)
+            elif isinstance(small, cst.ImportFrom) and not small.relative \
+                    and small.module is not None and not isinstance(small.names, cst.ImportStar):
+                base = _dotted(small.module) or ""
+                for alias in small.names:
+                    name = _dotted(alias.name) or ""
+                    bound = (alias.asname.name.value if alias.asname is not None
+                             and isinstance(alias.asname.name, cst.Name) else name)
+                    out[bound] = f"{base}.{name}"
+    return out
+
+
+def _dotted(node: cst.CSTNode) -> Optional[str]:
+    chain = chain_of(node) if isinstance(node, cst.BaseExpression) else None
+    return ".".join(chain) if chain is not None else None
+
+
+def _all_statements(body: Sequence[cst.BaseStatement]) -> Iterator[cst.CSTNode]:
+    """Every statement line and compound statement, nested ones included (no expressions)."""
+    stack: List[cst.CSTNode] = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, cst.SimpleStatementLine):
+            continue
+        stack.extend(reversed(_child_statements(node)))
+
+
+def _child_statements(node: cst.CSTNode) -> List[cst.CSTNode]:
+    out: List[cst.CSTNode] = []
+    for child in node.children:
+        if isinstance(child, cst.IndentedBlock):
+            out.extend(child.body)
+        elif isinstance(child, (cst.BaseStatement, cst.BaseSuite)):
+            out.append(child)
+        elif isinstance(child, (cst.Else, cst.ExceptHandler, cst.Finally, cst.MatchCase)) \
+                or type(child).__name__ == "ExceptStarHandler":
+            out.extend(_child_statements(child))
+    return out
+
+
+def graph_context_name(item: cst.WithItem, aliases: Mapping[str, str]) -> Optional[str]:
+    """`with tc.graph(g):` → "tc.graph" when it resolves to `torch.cuda.graph` (or vLLM's
+    `graph_capture`); None for any other context manager."""
+    node = item.item.func if isinstance(item.item, cst.Call) else item.item
+    written = _dotted(node)
+    return written if written is not None and is_graph_context_in(written, aliases) else None
+
+
+def _is_call_to(small: cst.BaseSmallStatement, method: str) -> Optional[str]:
+    """`g.capture_begin(...)` as a statement → "g"."""
+    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) \
+            and isinstance(small.value.func, cst.Attribute) and small.value.func.attr.value == method:
+        return _dotted(small.value.func.value) or "graph"
+    return None
+
+
+def _line_calls(stmt: cst.CSTNode, method: str) -> Optional[str]:
+    if isinstance(stmt, cst.SimpleStatementLine):
+        for small in stmt.body:
+            found = _is_call_to(small, method)
+            if found is not None:
+                return found
+    return None
+
+
+class _Collector:
+    """One pass over the statements: definitions, graph blocks, capture_begin regions."""
+
+    def __init__(self, aliases: Mapping[str, str]) -> None:
+        self.aliases = aliases
+        self.defs: List[_Def] = []
+        # (region statements or suite, why, the function holding it, its class)
+        self.regions: List[Tuple[cst.CSTNode, str, Optional[cst.FunctionDef], Optional[cst.ClassDef]]] = []
+
+    def block(self, body: Sequence[cst.CSTNode], cls: Optional[cst.ClassDef],
+              fn: Optional[cst.FunctionDef]) -> None:
+        region: Optional[str] = None
+        for stmt in body:
+            if region is not None:
+                self.regions.append((stmt, region, fn, cls))
+                if _line_calls(stmt, "capture_end") is not None:
+                    region = None
+            else:
+                begin = _line_calls(stmt, "capture_begin")
+                if begin is not None:
+                    region = f"between `{begin}.capture_begin()` and `{begin}.capture_end()`"
+            self.statement(stmt, cls, fn)
+
+    def statement(self, stmt: cst.CSTNode, cls: Optional[cst.ClassDef], fn: Optional[cst.FunctionDef]) -> None:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            return
+        if isinstance(stmt, cst.FunctionDef):
+            self.defs.append(_Def(stmt, cls if fn is None else None, fn))
+            self.suite(stmt.body, None, stmt)
+            return
+        if isinstance(stmt, cst.ClassDef):
+            self.suite(stmt.body, stmt, None)
+            return
+        if isinstance(stmt, cst.With):
+            names = [n for n in (graph_context_name(i, self.aliases) for i in stmt.items) if n]
+            if names:
+                self.regions.append((stmt.body, f"with {names[0]}(...)", fn, cls))
+        for child in stmt.children:
+            if isinstance(child, cst.BaseSuite):
+                self.suite(child, cls if fn is None else None, fn)
+            elif isinstance(child, (cst.Else, cst.ExceptHandler, cst.Finally, cst.MatchCase)) \
+                    or type(child).__name__ == "ExceptStarHandler":
+                self.statement(child, cls, fn)
+
+    def suite(self, suite: cst.CSTNode, cls: Optional[cst.ClassDef], fn: Optional[cst.FunctionDef]) -> None:
+        if isinstance(suite, cst.IndentedBlock):
+            self.block(suite.body, cls, fn)
+
+
+def _self_name(fn: cst.FunctionDef) -> Optional[str]:
+    params = list(fn.params.posonly_params) + list(fn.params.params)
+    if not params or any(_dotted(d.decorator) == "staticmethod" for d in fn.decorators):
+        return None
+    return params[0].name.value
+
+
+def _calls(node: cst.CSTNode) -> Iterator[cst.Call]:
+    stack: List[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Call):
+            yield current
+        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue  # defined here, not run here
+        stack.extend(current.children)
+
+
+def capture_regions(module: cst.Module, patterns: Sequence[str]) -> CaptureRegions:
+    """Decide capture code from evidence (see :class:`CaptureRegions`), never from a name
+    fragment alone: a method that happens to be called `capture` is not one."""
+    collector = _Collector(import_aliases(module))
+    collector.block(module.body, None, None)
+    functions: Dict[int, str] = {}
+    for d in collector.defs:
+        if is_capture_name(d.node.name.value, patterns):
+            functions[id(d.node)] = d.node.name.value
+    bodies: Dict[int, str] = {}
+    for node, why, fn, cls in collector.regions:
+        bodies.setdefault(id(node), why)
+        caller = fn.name.value if fn is not None else "the module"
+        for call in _calls(node):
+            for target in _resolve(call, fn, cls, collector.defs):
+                functions.setdefault(
+                    id(target.node), f"`{target.node.name.value}` (called {_called_where(why)} in `{caller}`)"
+                )
+    # Functions nested in a capture function run when it calls them: capture code too.
+    changed = True
+    while changed:
+        changed = False
+        for d in collector.defs:
+            if d.outer is not None and id(d.outer) in functions and id(d.node) not in functions:
+                functions[id(d.node)] = (f"`{d.node.name.value}` (nested in capture function "
+                                         f"`{d.outer.name.value}`)")
+                changed = True
+    return CaptureRegions(functions, bodies)
+
+
+def _called_where(why: str) -> str:
+    return f"under `{why}`" if why.startswith("with ") else why
+
+
+def _resolve(call: cst.Call, fn: Optional[cst.FunctionDef], cls: Optional[cst.ClassDef],
+             defs: Sequence[_Def]) -> List[_Def]:
+    """The functions of this file a call may run: `helper(...)` (a function nested in the
+    caller, else a module-level one) and `self.method(...)` (a method of the caller's class)."""
+    func = call.func
+    if isinstance(func, cst.Name):
+        name = func.value
+        nested = [d for d in defs if d.outer is fn and fn is not None and d.node.name.value == name]
+        if nested:
+            return nested
+        return [d for d in defs if d.outer is None and d.cls is None and d.node.name.value == name]
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and fn is not None:
+        owner = next((d for d in defs if d.node is fn), None)
+        if owner is not None and owner.cls is not None and func.value.value == _self_name(fn):
+            return [d for d in defs if d.cls is owner.cls and d.node.name.value == func.attr.value]
+    return []

@@ -207,3 +207,80 @@ def build_for_cudagraph_capture(o: Other, m: Meta):
 '''
     finding = one(body)
     assert finding.fix is None and "not a known field" in (finding.no_fix_reason or "")
+
+
+# -- issue 16 items 11 and 12: capture code from evidence, not from a name fragment -------------
+
+import pytest  # noqa: E402
+
+CAPTURED = {
+    "import alias": "import torch.cuda as tc\ndef run(m: Meta, g):\n    with tc.graph(g):\n"
+                    "        m.seq_lens_cpu.zero_()\n",
+    "from import": "from torch.cuda import graph\ndef run(m: Meta, g):\n    with graph(g):\n"
+                   "        m.seq_lens_cpu.zero_()\n",
+    "begin/end": "def run(m: Meta, g):\n    g.capture_begin()\n    m.seq_lens_cpu.zero_()\n"
+                 "    g.capture_end()\n",
+    "try/finally": "def run(m: Meta, g):\n    g.capture_begin()\n    try:\n        m.seq_lens_cpu.zero_()\n"
+                   "    finally:\n        g.capture_end()\n",
+    "nested": "def build_for_cudagraph_capture(m: Meta):\n    def inner():\n"
+              "        m.seq_lens_cpu.zero_()\n    inner()\n",
+    "called function": "def step(m: Meta):\n    m.seq_lens_cpu.zero_()\n"
+                       "def run(m: Meta, g):\n    with torch.cuda.graph(g):\n        step(m)\n",
+    "called method": "class R:\n    def step(self, m: Meta):\n        m.seq_lens_cpu.zero_()\n"
+                     "    def run(self, m: Meta, g):\n        with torch.cuda.graph(g):\n            self.step(m)\n",
+    "one-line block": "import torch.cuda as tc\ndef run(m: Meta, g):\n    with tc.graph(g): m.seq_lens_cpu.zero_()\n",
+    "torch.zero_": "def build_for_cudagraph_capture(m: Meta):\n    torch.zero_(m.seq_lens_cpu)\n",
+    "torch.fill_": "def build_for_cudagraph_capture(m: Meta):\n    torch.fill_(m.seq_lens_cpu, 1)\n",
+    "loop": "def build_for_cudagraph_capture(m: Meta):\n    for t in (m.seq_lens_cpu, m.query_start_loc_cpu):\n"
+            "        t.zero_()\n",
+    "alias": "def build_for_cudagraph_capture(m: Meta):\n    q = m.query_start_loc_cpu\n    q.zero_()\n",
+}
+
+NOT_CAPTURED = {
+    "method named capture": "class Foo:\n    def capture(self, m: Meta):\n        m.seq_lens_cpu.zero_()\n",
+    "forward hook": "def capture_hidden(module, args, output: Meta):\n    output.seq_lens_cpu.zero_()\n",
+    "capture_model": "def capture_model(m: Meta):\n    m.seq_lens_cpu.zero_()\n",
+    "after capture_end": "def run(m: Meta, g):\n    g.capture_begin()\n    g.capture_end()\n"
+                         "    m.seq_lens_cpu.zero_()\n",
+    "called before the block": "def step(m: Meta):\n    m.seq_lens_cpu.zero_()\n"
+                               "def run(m: Meta, g):\n    step(m)\n    with torch.cuda.graph(g):\n        pass\n",
+    "another class's method": "class A:\n    def step(self, m: Meta):\n        m.seq_lens_cpu.zero_()\n"
+                              "class R:\n    def run(self, m: Meta, g):\n        with torch.cuda.graph(g):\n"
+                              "            self.step(m)\n",
+    "a graph() of another module": "from networkx import graph\ndef run(m: Meta, g):\n    with graph(g):\n"
+                                   "        m.seq_lens_cpu.zero_()\n",
+    "a def inside a graph block": "def run(m: Meta, g):\n    with torch.cuda.graph(g):\n"
+                                  "        def later():\n            m.seq_lens_cpu.zero_()\n",
+    "torch.zero_ of a device tensor": "def build_for_cudagraph_capture(m: Meta):\n    torch.zero_(m.seq_lens)\n",
+}
+
+
+def _with_and_without_prefilter(body: str) -> List[Finding]:
+    source = HEADER + body
+    found = [Engine(Settings(), collect([source]), use_prefilter=p).analyze("x.py", source) for p in (True, False)]
+    assert found[0] == found[1]
+    return [f for f in found[0] if f.code == "H2D002"]
+
+
+@pytest.mark.parametrize("case", sorted(CAPTURED))
+def test_capture_code_found_from_evidence(case: str) -> None:
+    assert len(_with_and_without_prefilter(CAPTURED[case])) == 1
+
+
+@pytest.mark.parametrize("case", sorted(NOT_CAPTURED))
+def test_look_alikes_are_not_capture_code(case: str) -> None:
+    assert _with_and_without_prefilter(NOT_CAPTURED[case]) == []
+
+
+def test_alias_message_names_the_device_path_not_the_alias() -> None:
+    finding = one(CAPTURED["alias"])
+    assert "the device tensor `q`" not in finding.message
+    assert "the device tensor `m.query_start_loc`" in finding.message
+
+
+def test_alias_removal_when_the_twin_is_zeroed() -> None:
+    body = ("def build_for_cudagraph_capture(m: Meta):\n    m.query_start_loc.zero_()\n"
+            "    q = m.query_start_loc_cpu\n    q.zero_()\n")
+    assert applicability(body) == Applicability.SAFE
+    new, count = fixed(body)
+    assert "q.zero_()" not in new and "m.query_start_loc.zero_()" in new and count == 1

@@ -84,12 +84,18 @@ class CaptureMutatesSharedCpuMetadata(Rule):
     capture_only = True
     doc = RuleDoc(
         what="""
-Flags, inside a CUDA-graph capture function (by default `build_for_cudagraph_capture`, any
-function whose name contains `capture`, and any block under `with torch.cuda.graph(...)`;
-setting `capture-functions`), a mutation (`.zero_()`, `.fill_()`, `.copy_()`, other in-place
-ops, item or slice assignment, `out=`) of a CPU tensor that the function does not own: one
-reached through a parameter, or an alias of one. Locals and `self`'s own buffers are not
-flagged.
+Flags, in code that runs during CUDA-graph capture, a mutation (`.zero_()`, `.fill_()`,
+`.copy_()`, other in-place methods, `torch.zero_(t)` and other in-place `torch.*_` functions,
+item or slice assignment, `out=`) of a CPU tensor that the code does not own: one reached
+through a parameter, or a local alias of one (`q = meta.x_cpu`, a loop over such tensors).
+Locals and `self`'s own buffers are not flagged.
+
+Capture code is decided from evidence, never from a name fragment: the body of
+`with torch.cuda.graph(...)` (under any import alias: `import torch.cuda as tc`,
+`from torch.cuda import graph`) and of vLLM's `graph_capture()`; the statements between
+`g.capture_begin()` and `g.capture_end()`; the functions of the same file that those regions
+call (`helper(...)`, `self.method(...)`); functions named in the `capture-functions` setting
+(by default vLLM's `build_for_cudagraph_capture`); and functions nested in any of these.
 """,
         why="""
 Capture functions are handed metadata that the caller keeps using. vLLM's
@@ -115,15 +121,34 @@ def build_for_cudagraph_capture(self, common_attn_metadata):
     return attn_metadata
 """,
         fix_safety="""
-When the same function already zeroes or fills the device sibling (the same field without
-`_cpu`), the fix removes the CPU statement: the device-only zero form. It is **safe**: the
-device tensor is treated exactly as before and the caller's CPU offsets stay intact.
+When the function also zeroes or fills the device sibling (the same path with only the
+written field's own `_cpu` dropped: `a_cpu.b_cpu` → `a_cpu.b`), the fix deletes the CPU
+statement: the device-only zero form. The deletion is **safe** only when all of these hold,
+and **unsafe** otherwise:
 
-When the device sibling is known (a class declares both `x` and `x_cpu`) but is not written
-in the function, the fix replaces the CPU mutation with the same mutation of the device
-tensor. That is **unsafe**: it adds device work the author may not want.
+- the statement is `.zero_()` / `torch.zero_(t)` without other arguments, or `.fill_(v)` /
+  `torch.fill_(t, v)` with `v` a number or bool literal of magnitude at most 127 (one that every
+  dtype accepts); its target is a plain attribute path (`a.b.x_cpu`) or name, with no call and
+  no subscript (a subscript may raise). So deleting it drops no call and no error;
+- the device sibling's zero/fill runs before it on every path (same block or an enclosing
+  one, not in another branch, not after it) and covers it (the whole sibling, or the same
+  subscript);
+- no code of the function after it (in a loop: anywhere in the loop) reads the CPU tensor or
+  uses an object that holds it: a read, a method call on it or on its holder, passing the
+  holder to a call (`self.build(0, meta)`), an alias bound from any of these, a closure that
+  mentions them. Handing the object back with `return`/`yield` does not count: the caller
+  keeping intact CPU offsets is the point of the fix.
 
-Otherwise no fix is offered.
+Attribute reads are taken to be plain field reads (no property with effects).
+Deleting any other write (`copy_`, item assignment, `+=`) is always **unsafe**: it drops data
+the author may mean to keep.
+
+When the device sibling is not written in the function but is a known field (a field of the
+holder's declared class, or, when the class is unknown, a field that some class of the project
+pairs with its `_cpu` twin), the fix replaces the CPU zero/fill with the same call on the device
+sibling. That is **unsafe**: it adds device work the author may not want. No fix is offered for
+other writes, for a target reached through a local alias (the sibling has no name there), or
+when the sibling is unknown.
 """,
     )
 
@@ -140,7 +165,19 @@ Otherwise no fix is offered.
     invalid_examples = (
         "def build_for_cudagraph_capture(self, meta):\n    meta.query_start_loc_cpu.zero_()\n",
         "import torch\ndef run(meta, g):\n    with torch.cuda.graph(g):\n        meta.seq_lens_cpu[0] = 1\n",
-        "def capture_model(meta):\n    m = meta\n    m.positions_cpu.fill_(0)\n",
+        "def build_for_cudagraph_capture(meta):\n    m = meta\n    m.positions_cpu.fill_(0)\n",
+        "import torch.cuda as tc\ndef run(meta, g):\n    with tc.graph(g):\n"
+        "        meta.seq_lens_cpu.zero_()\n",  # an import alias
+        "from torch.cuda import graph\ndef run(meta, g):\n    with graph(g):\n"
+        "        meta.seq_lens_cpu.zero_()\n",
+        "def run(meta, g):\n    g.capture_begin()\n    meta.seq_lens_cpu.zero_()\n    g.capture_end()\n",
+        "import torch\ndef step(meta):\n    meta.seq_lens_cpu.zero_()\n"
+        "def run(meta, g):\n    with torch.cuda.graph(g):\n        step(meta)\n",  # called from a region
+        "def build_for_cudagraph_capture(meta):\n    def helper():\n"
+        "        meta.seq_lens_cpu.zero_()\n    helper()\n",  # nested in a capture function
+        "import torch\ndef build_for_cudagraph_capture(meta):\n    torch.zero_(meta.seq_lens_cpu)\n",
+        "def build_for_cudagraph_capture(meta):\n    for t in (meta.a_cpu, meta.b_cpu):\n        t.zero_()\n",
+        "def build_for_cudagraph_capture(meta):\n    q = meta.query_start_loc_cpu\n    q.zero_()\n",
     )
     valid_examples = (
         "def build_for_cudagraph_capture(self, meta):\n    meta.query_start_loc.zero_()\n",
@@ -149,6 +186,12 @@ Otherwise no fix is offered.
         "class B:\n    def build_for_cudagraph_capture(self, meta):\n"
         "        self.host_cpu.zero_()\n",  # self's own buffer
         "def prepare(meta):\n    meta.query_start_loc_cpu.zero_()\n",  # not a capture function
+        "class Foo:\n    def capture(self, meta):\n        meta.seq_lens_cpu.zero_()\n",  # a name only
+        "def capture_hidden(module, args, output):\n    output.hidden_cpu.zero_()\n",  # a forward hook
+        "def capture_model(meta):\n    meta.seq_lens_cpu.zero_()\n",  # a name fragment is no evidence
+        "import torch\ndef step(meta):\n    meta.seq_lens_cpu.zero_()\n"
+        "def run(meta, g):\n    step(meta)\n    with torch.cuda.graph(g):\n        pass\n",  # called outside
+        "import torch\ndef build_for_cudagraph_capture(meta):\n    torch.zero_(meta.seq_lens)\n",
     )
 
     def wants(self, small: cst.BaseSmallStatement) -> bool:
@@ -192,6 +235,8 @@ Otherwise no fix is offered.
     def _fix(self, m: Mutation, same_scope: List[Mutation],
              ctx: FileContext) -> Tuple[Optional[Fix], Optional[str]]:
         sibling = device_sibling_path(m.value.path)
+        if sibling is None and isinstance(m.receiver, cst.Name) and m.value.path is None:
+            return None, f"`{m.receiver.value}` may stand for more than one tensor (no single device sibling)"
         if sibling is None:
             return None, "no device sibling (a field of the same name without `_cpu`) is known"
         twins = [other for other in same_scope
