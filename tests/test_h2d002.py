@@ -284,3 +284,14 @@ def test_alias_removal_when_the_twin_is_zeroed() -> None:
     assert applicability(body) == Applicability.SAFE
     new, count = fixed(body)
     assert "q.zero_()" not in new and "m.query_start_loc.zero_()" in new and count == 1
+
+
+def test_removal_in_a_closure_is_unsafe() -> None:
+    body = ('''def build_for_cudagraph_capture(m: Meta):
+    def helper():
+        m.query_start_loc.zero_()
+        m.query_start_loc_cpu.zero_()
+    helper()
+    return int(m.query_start_loc_cpu[-1])
+''')
+    assert applicability(body) == Applicability.UNSAFE

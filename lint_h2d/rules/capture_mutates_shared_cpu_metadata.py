@@ -137,7 +137,9 @@ and **unsafe** otherwise:
   uses an object that holds it: a read, a method call on it or on its holder, passing the
   holder to a call (`self.build(0, meta)`), an alias bound from any of these, a closure that
   mentions them. Handing the object back with `return`/`yield` does not count: the caller
-  keeping intact CPU offsets is the point of the fix.
+  keeping intact CPU offsets is the point of the fix;
+- the tensor is reached through a parameter of this very function, not a variable of an
+  enclosing one (which may read it after a nested function returns).
 
 Attribute reads are taken to be plain field reads (no property with effects).
 Deleting any other write (`copy_`, item assignment, `+=`) is always **unsafe**: it drops data
@@ -303,6 +305,9 @@ when the sibling is unknown.
         risk = capture_flow.evaluation_risk(small.value, m.receiver, m.method, m.receiver_is_first_arg)
         if risk is not None:
             return risk
+        if m.value.root is not None and m.value.root not in m.fact.scope.params:
+            return (f"`{m.value.root}` belongs to an enclosing function, which may read the tensor "
+                    "after this one returns")
         tracked: Dict[str, capture_flow.Chain] = {}
         receiver_chain = capture_flow.chain_of(m.receiver)
         if receiver_chain is not None:
