@@ -295,3 +295,24 @@ def test_removal_in_a_closure_is_unsafe() -> None:
     return int(m.query_start_loc_cpu[-1])
 ''')
     assert applicability(body) == Applicability.UNSAFE
+
+
+def test_cli_summary_counts_one_fix_per_statement(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from tests.conftest import run_cli
+
+    body = '''\
+@dataclass
+class Batch:
+    pinned_cpu: Meta
+
+
+def build_for_cudagraph_capture(batch: Batch, meta_cpu: Meta):
+    batch.pinned_cpu.query_start_loc_cpu.zero_()
+    meta_cpu.query_start_loc_cpu.zero_()
+'''
+    (tmp_path / "b.py").write_text(HEADER + body)
+    result = run_cli("check", "--no-cache", "--fix", "--unsafe-fixes", "b.py", cwd=tmp_path)
+    assert "Found 2 errors (2 fixed, 0 remaining)." in result.stdout + result.stderr
+    text = (tmp_path / "b.py").read_text()
+    assert "batch.pinned_cpu.query_start_loc.zero_()" in text
+    assert "meta_cpu.query_start_loc.zero_()" in text
