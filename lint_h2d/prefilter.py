@@ -475,32 +475,37 @@ def _is_mutation(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.AugAssign)
 
 
-def _h2d002_import_aliases(statements: Sequence[ast.stmt]) -> Dict[str, str]:
-    """Bound name → dotted module path, as `capture_flow.import_aliases` computes it."""
-    out: Dict[str, str] = {}
+def _h2d002_import_aliases(statements: Sequence[ast.stmt]) -> Dict[str, Set[str]]:
+    """Bound name → every dotted module path an import binds it to (`capture_flow.
+    import_aliases` keeps the last one; any of them may be it, so the prefilter tries all)."""
+    out: Dict[str, Set[str]] = {}
     for stmt in statements:
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 if alias.asname:
-                    out[alias.asname] = alias.name
+                    out.setdefault(alias.asname, set()).add(alias.name)
                 else:
                     head = alias.name.split(".")[0]
-                    out.setdefault(head, head)
+                    out.setdefault(head, set()).add(head)
         elif isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module:
             for alias in stmt.names:
                 if alias.name != "*":
-                    out[alias.asname or alias.name] = f"{stmt.module}.{alias.name}"
+                    out.setdefault(alias.asname or alias.name, set()).add(f"{stmt.module}.{alias.name}")
     return out
 
 
-def _h2d002_region(stmt: ast.stmt, aliases: Dict[str, str]) -> bool:
+def _h2d002_region(stmt: ast.stmt, aliases: Dict[str, Set[str]]) -> bool:
     """A graph block (`with torch.cuda.graph(...)` under any alias) or `x.capture_begin()`."""
     if isinstance(stmt, (ast.With, ast.AsyncWith)):
         for item in stmt.items:
             expr = item.context_expr
             if isinstance(expr, ast.Call):
                 expr = expr.func
-            if is_graph_context_in(_dotted(expr) or "", aliases):
+            written = _dotted(expr) or ""
+            head = written.split(".")[0]
+            if is_graph_context_in(written, {}) or any(
+                is_graph_context_in(written, {head: target}) for target in aliases.get(head, ())
+            ):
                 return True
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
         func = stmt.value.func

@@ -316,3 +316,10 @@ def build_for_cudagraph_capture(batch: Batch, meta_cpu: Meta):
     text = (tmp_path / "b.py").read_text()
     assert "batch.pinned_cpu.query_start_loc.zero_()" in text
     assert "meta_cpu.query_start_loc.zero_()" in text
+
+
+def test_prefilter_keeps_a_name_bound_twice() -> None:
+    # The walk takes the last import; the prefilter must not take the first one only.
+    body = ("from networkx import graph\nfrom torch.cuda import graph\n"
+            "def run(m: Meta, g):\n    with graph(g):\n        m.seq_lens_cpu.zero_()\n")
+    assert len(_with_and_without_prefilter(body)) == 1
