@@ -28,18 +28,22 @@ attributes that may hold a device tensor (a fixpoint over every binding in the f
 order and scopes: a superset of what the walk can prove) and asks whether some candidate
 statement's target may be one.
 
-H2D002 needs a statement inside a capture context (a function whose name matches
-`capture-functions`, or a `with torch.cuda.graph(...)` block) that mutates a tensor: stage 2
-looks for such a statement.
+H2D002 needs a statement inside capture code that mutates a tensor.  Capture code is a
+function whose name matches `capture-functions` (and the functions nested in it), a
+`with torch.cuda.graph(...)` block under any import alias, the code between
+`g.capture_begin()` and `g.capture_end()`, and the functions of the file those regions call
+(`lint_h2d/capture_flow.py`).  Stage 1 asks for `graph`, `capture_begin` or a configured
+name in the text; stage 2 for a mutating statement in a capture-named function, or, when the
+file has a graph block or `capture_begin()`, anywhere in the file.
 """
 from __future__ import annotations
 
 import ast
 import re
 from functools import lru_cache
-from typing import AbstractSet, Any, Callable, FrozenSet, Iterable, List, Optional, Pattern, Sequence, Set, TYPE_CHECKING, Tuple
+from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Pattern, Sequence, Set, TYPE_CHECKING, Tuple
 
-from lint_h2d.capture import is_capture_name, is_graph_context
+from lint_h2d.capture import is_capture_name, is_graph_context_in
 
 if TYPE_CHECKING:
     from lint_h2d.config import Settings
@@ -445,7 +449,7 @@ def h2d002_text(text: str, capture_functions: Sequence[str]) -> bool:
     """Stage 1 for H2D002: CPU metadata and a capture context are mentioned."""
     if not _CPU_TEXT.search(text):
         return False
-    if "graph" in text:
+    if "graph" in text or "capture_begin" in text:
         return True
     fragments = [f for p in capture_functions for f in re.split(r"[*?\[\]]+", p) if f]
     return any(f in text for f in fragments) or any(
@@ -471,28 +475,58 @@ def _is_mutation(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.AugAssign)
 
 
-def _contains_mutation(body: Sequence[ast.stmt]) -> bool:
-    """A mutation reachable by the walk in this body, not inside a nested def or class."""
-    return any(_is_mutation(stmt) for stmt in _statements_in(body, into_definitions=False))
+def _h2d002_import_aliases(statements: Sequence[ast.stmt]) -> Dict[str, Set[str]]:
+    """Bound name → every dotted module path an import binds it to (`capture_flow.
+    import_aliases` keeps the last one; any of them may be it, so the prefilter tries all)."""
+    out: Dict[str, Set[str]] = {}
+    for stmt in statements:
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                if alias.asname:
+                    out.setdefault(alias.asname, set()).add(alias.name)
+                else:
+                    head = alias.name.split(".")[0]
+                    out.setdefault(head, set()).add(head)
+        elif isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module:
+            for alias in stmt.names:
+                if alias.name != "*":
+                    out.setdefault(alias.asname or alias.name, set()).add(f"{stmt.module}.{alias.name}")
+    return out
+
+
+def _h2d002_region(stmt: ast.stmt, aliases: Dict[str, Set[str]]) -> bool:
+    """A graph block (`with torch.cuda.graph(...)` under any alias) or `x.capture_begin()`."""
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        for item in stmt.items:
+            expr = item.context_expr
+            if isinstance(expr, ast.Call):
+                expr = expr.func
+            written = _dotted(expr) or ""
+            head = written.split(".")[0]
+            if is_graph_context_in(written, {}) or any(
+                is_graph_context_in(written, {head: target}) for target in aliases.get(head, ())
+            ):
+                return True
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        func = stmt.value.func
+        return isinstance(func, ast.Attribute) and func.attr == "capture_begin"
+    return False
 
 
 def h2d002_tree(tree: ast.AST, capture_functions: Sequence[str]) -> bool:
-    """Stage 2 for H2D002: a capture function or graph block holds a mutating statement."""
-    for node in _statements(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if is_capture_name(node.name, capture_functions) \
-                    and _contains_mutation(node.body):
-                return True
-        elif isinstance(node, (ast.With, ast.AsyncWith)):
-            for item in node.items:
-                expr = item.context_expr
-                if isinstance(expr, ast.Call):
-                    expr = expr.func
-                name = _dotted(expr) or ""
-                if is_graph_context(name) \
-                        and _contains_mutation(node.body):
-                    return True
-    return False
+    """Stage 2 for H2D002: a capture function holds a mutating statement (nested functions
+    included), or the file has a graph-capture region and a mutating statement anywhere (the
+    functions a region calls are capture functions too: a superset)."""
+    statements = list(_statements(tree))
+    for node in statements:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                and is_capture_name(node.name, capture_functions) \
+                and any(_is_mutation(s) for s in _statements_in(node.body, into_definitions=True)):
+            return True
+    aliases = _h2d002_import_aliases(statements)
+    if not any(_h2d002_region(s, aliases) for s in statements):
+        return False
+    return any(_is_mutation(s) for s in statements)
 
 
 # -- both stages for a file ---------------------------------------------------------------------

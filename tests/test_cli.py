@@ -273,7 +273,7 @@ def test_the_repository_checks_itself_clean() -> None:
 def test_capture_functions_setting(tmp_path: Path) -> None:
     body = (
         "def warmup_graphs(meta):\n    meta.seq_lens_cpu.zero_()\n\n\n"
-        "def capture_model(meta):\n    meta.seq_lens_cpu.zero_()\n"
+        "def build_for_cudagraph_capture(meta):\n    meta.seq_lens_cpu.zero_()\n"
     )
     write(tmp_path, "a.py", body)
     default = run_cli("check", "--no-cache", "--output-format", "concise", "-q", "a.py", cwd=tmp_path).stdout

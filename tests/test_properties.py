@@ -294,6 +294,9 @@ def render_capture(shape: CaptureShape) -> str:
     name = "capture_graph" if shape.under_graph else "build_for_cudagraph_capture"
     emit(f"def {name}(self, common_attn_metadata: CommonAttentionMetadata, other):")
     depth += 1
+    if shape.under_graph:  # a name is no evidence of capture: a graph block is
+        emit("with torch.cuda.graph(other):")
+        depth += 1
     m = "common_attn_metadata"
     if shape.alias:
         emit(f"m = {m}")

@@ -12,7 +12,8 @@ from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence,
 
 import libcst as cst
 
-from lint_h2d.capture import DEFAULT_CAPTURE_FUNCTIONS, is_capture_name, is_graph_context
+from lint_h2d.capture import DEFAULT_CAPTURE_FUNCTIONS, is_graph_context
+from lint_h2d.capture_flow import CaptureRegions, capture_regions
 from lint_h2d.inference.expressions import (
     Facts,
     annotation_value,
@@ -135,6 +136,8 @@ class _Walker:
         # Names that construct the class being collected (`cls`, the class name): their
         # keyword arguments are the instance's fields (dataclasses built in `create()`).
         self.constructors: FrozenSet[str] = frozenset()
+        # Statements and suites that run during graph capture (`CaptureRegions.bodies`).
+        self.regions: Mapping[int, str] = {}
 
     def facts(self, names: Dict[str, Value]) -> Facts:
         return self.base.with_names(names)
@@ -146,9 +149,24 @@ class _Walker:
         saved = self.container
         self.container = container
         for stmt in statements:
-            names = self.statement(stmt, names, block)
+            if self.regions and self.capture is None and id(stmt) in self.regions:
+                names = self.in_region(stmt, lambda n, s=stmt: self.statement(s, n, block), names)  # type: ignore[misc]
+            else:
+                names = self.statement(stmt, names, block)
         self.container = saved
         return names
+
+    def in_region(self, node: cst.CSTNode, walk: Callable[[Dict[str, Value]], Dict[str, Value]],
+                  names: Dict[str, Value]) -> Dict[str, Value]:
+        """Walk `node` as capture code when the capture pre-pass marked it (`CaptureRegions`)."""
+        reason = self.regions.get(id(node)) if self.capture is None else None
+        if reason is None:
+            return walk(names)
+        self.capture = reason
+        try:
+            return walk(names)
+        finally:
+            self.capture = None
 
     def statement(self, stmt: cst.BaseStatement, names: Dict[str, Value], block: Tuple[cst.BaseStatement, ...]) -> Dict[str, Value]:
         if isinstance(stmt, cst.SimpleStatementLine):
@@ -181,9 +199,9 @@ class _Walker:
 
     def suite(self, suite: cst.BaseSuite, names: Dict[str, Value]) -> Dict[str, Value]:
         if isinstance(suite, cst.IndentedBlock):
-            return self.body(suite.body, names, suite)
+            return self.in_region(suite, lambda n: self.body(suite.body, n, suite), names)
         if isinstance(suite, cst.SimpleStatementSuite):
-            return self.line(suite, suite.body, names, ())
+            return self.in_region(suite, lambda n: self.line(suite, suite.body, n, ()), names)
         return names
 
     def line(self, owner: Statement, smalls: Sequence[cst.BaseSmallStatement], names: Dict[str, Value], block: Tuple[cst.BaseStatement, ...]) -> Dict[str, Value]:
@@ -271,6 +289,16 @@ class _Walker:
                 return SCALAR
             if iterable.func.value == "enumerate":
                 return Value(Kind.OTHER, length=2)
+        if isinstance(iterable, (cst.Tuple, cst.List)) and iterable.elements and not any(
+                isinstance(e, cst.StarredElement) for e in iterable.elements):
+            # `for t in (m.a_cpu, m.b_cpu):` binds each CPU tensor in turn (only CPU ones: no
+            # rule reads a joined CPU value as a device tensor).
+            items = [infer(e.value, self.facts(names)) for e in iterable.elements]
+            if all(v.kind == Kind.CPU for v in items):
+                joined = items[0]
+                for v in items[1:]:
+                    joined = join(joined, v)
+                return joined
         value = infer(iterable, self.facts(names))
         if value.kind.is_tensor:
             rank = value.rank - 1 if value.rank is not None and value.rank > 0 else None
@@ -429,6 +457,7 @@ class ModuleWalker:
         self.module = module
         self.capture_patterns = tuple(capture_patterns)
         self.wants = wants
+        self.regions: CaptureRegions = capture_regions(module, self.capture_patterns)
         torch_names, numpy_names = module_aliases(module)
         self.root = Facts(
             {}, {}, module_facts.class_fields, module_facts.device_fields, torch_names,
@@ -442,12 +471,14 @@ class ModuleWalker:
         return self.facts_out
 
     def _walker(self, base: Facts, scope: Scope, capture: Optional[str], on_self: Optional[Callable[[str, Value], None]], emit: bool = True) -> _Walker:
-        return _Walker(
+        walker = _Walker(
             base, scope, capture, self.wants if emit else (lambda s, c: False),
             self.facts_out.append, on_self,
             lambda fn, facts, cls: self.walk_function(fn, facts, scope.qualname, emit),
             lambda c, facts: self.walk_class(c, facts, scope.qualname, emit),
         )
+        walker.regions = self.regions.bodies
+        return walker
 
     def walk_function(self, fn: cst.FunctionDef, outer: Facts, parent: str, emit: bool = True,
                       on_self: Optional[Callable[[str, Value], None]] = None, self_name: Optional[str] = None,
@@ -473,7 +504,7 @@ class ModuleWalker:
             if pname in base.torch_names or pname in base.numpy_names:
                 base = replace(base, torch_names=base.torch_names - {pname},
                                numpy_names=base.numpy_names - {pname})
-        capture = name if is_capture_name(name, self.capture_patterns) else None
+        capture = self.regions.functions.get(id(fn))
         scope = Scope(name, qualname, tuple(p.name.value for p in params), fn)
         walker = self._walker(base, scope, capture, on_self, emit)
         walker.constructors = constructors
