@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Dict, List, NoReturn, Optional, Sequence, TextIO
 
 from lint_h2d import __version__
-from lint_h2d.cache import DEFAULT_DIR, Cache
+from lint_h2d.cache import DEFAULT_DIR, Cache, cache_key
 from lint_h2d.config import ConfigError, Settings, cli_overrides, resolve
 from lint_h2d.discovery import discover
 from lint_h2d.engine import (
@@ -164,7 +164,7 @@ def _cache(args: argparse.Namespace, settings: Settings, engine: Engine) -> Opti
     folder = _cache_folder(args, settings)
     if folder is None or args.fix or args.diff or args.no_prefilter:
         return None
-    return Cache(folder, settings.fingerprint() + "|" + engine.project.fingerprint)
+    return Cache(folder, cache_key(settings, engine.project.fingerprint))
 
 
 def _project_facts(args: argparse.Namespace, settings: Settings, sources: Sequence[Source],

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Dict, Iterator, List, Pattern, Sequence, Set, Tuple
+from typing import Dict, Iterator, List, Optional, Pattern, Sequence, Set, Tuple
 
 from lint_h2d.config import Settings
 
@@ -159,8 +159,12 @@ def _explicitly_excluded(settings: Settings, given: str, root: Path) -> bool:
     return excluded(settings, rel, False) or not included(settings, rel)
 
 
-def discover(paths: Sequence[str], settings: Settings) -> Tuple[List[str], List[Problem]]:
-    """Files to check (deduplicated, in a stable order) and the paths that could not be read."""
+def discover(paths: Sequence[str], settings: Settings,
+             folders: Optional[List[str]] = None) -> Tuple[List[str], List[Problem]]:
+    """Files to check (deduplicated, in a stable order) and the paths that could not be read.
+
+    `folders`, if given, receives every folder the walk listed (the project index keys its file
+    list by their stat: a file added or renamed changes its folder's)."""
     files: List[str] = []
     seen: Set[str] = set()
     problems: List[Problem] = []
@@ -189,12 +193,13 @@ def discover(paths: Sequence[str], settings: Settings) -> Tuple[List[str], List[
         # The walk follows no symlinked folder, so resolving the top once names every file
         # it yields uniquely (a realpath per file was a third of a one-file run's time).
         top, real_top = str(p), os.path.realpath(given)
-        for found in _walk(p, root, settings, problems):
+        for found in _walk(p, root, settings, problems, folders):
             add(found, real_top + found[len(top):] if found.startswith(top) else os.path.realpath(found))
     return files, problems
 
 
-def _walk(top: Path, root: Path, settings: Settings, problems: List[Problem]) -> Iterator[str]:
+def _walk(top: Path, root: Path, settings: Settings, problems: List[Problem],
+          folders: Optional[List[str]] = None) -> Iterator[str]:
     gitignores: Dict[str, List[PathPattern]] = {}
     # .gitignore files from the root down to `top` apply too.
     if settings.respect_gitignore:
@@ -211,6 +216,8 @@ def _walk(top: Path, root: Path, settings: Settings, problems: List[Problem]) ->
         problems.append(Problem(str(err.filename), err.strerror or str(err)))
 
     for dirpath, dirnames, filenames in os.walk(top, onerror=onerror, followlinks=False):
+        if folders is not None:
+            folders.append(dirpath)
         folder = Path(dirpath)
         rel_folder = _relative(folder, root)
         parent = os.path.dirname(dirpath)
