@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from lint_h2d.config import Settings
     from lint_h2d.engine import Source
 
-FORMAT = 1
+FORMAT = 2  # 2: findings carry their evidence
 DEFAULT_DIR = ".lint_h2d_cache"
 
 
