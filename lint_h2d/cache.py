@@ -1,7 +1,8 @@
-"""Content-hash cache: a file whose bytes, tool version, settings and cross-file facts are
-unchanged gets its previous findings back without being parsed.
+"""Content-hash cache: a file whose bytes, tool version, settings, project root and cross-file
+facts are unchanged gets its previous findings back without being parsed.
 
-One JSON file per (tool version, settings, project facts) key, written atomically; a corrupt
+One JSON file per (cache format, tool version, settings, project root, project facts) key
+(`cache_key`), entries by absolute path and SHA-256 of the file's bytes, written atomically; a corrupt
 or foreign file is ignored and rebuilt.  Concurrent runs may each write it: the last complete
 write wins and every write is whole, so readers never see a torn file.
 """
@@ -20,10 +21,20 @@ from lint_h2d.findings import Finding
 from lint_h2d.serialize import finding_to_cache, findings_from_cache
 
 if TYPE_CHECKING:
+    from lint_h2d.config import Settings
     from lint_h2d.engine import Source
 
-FORMAT = 1
+FORMAT = 2  # 2: findings carry their evidence
 DEFAULT_DIR = ".lint_h2d_cache"
+
+
+def cache_key(settings: "Settings", project_fingerprint: str) -> str:
+    """What a file's findings depend on besides its bytes: the settings that change findings,
+    the project root (per-file-ignores and the index are relative to it; a cache folder shared
+    by several projects keeps them apart) and the project's cross-file facts (the fingerprint
+    of what the project index resolved: a change anywhere in the project that changes a fact
+    starts a new cache file)."""
+    return f"{settings.fingerprint()}|{settings.root.resolve()}|{project_fingerprint}"
 
 
 class Cache:

@@ -110,10 +110,13 @@ def _as_resolver(settings: Union[Settings, Resolver]) -> Resolver:
     return Resolver.fixed(settings) if isinstance(settings, Settings) else settings
 
 
-def discover(paths: Sequence[str], settings: Union[Settings, Resolver]) -> Tuple[List[str], List[Problem]]:
+def discover(paths: Sequence[str], settings: Union[Settings, Resolver],
+             folders: Optional[List[str]] = None) -> Tuple[List[str], List[Problem]]:
     """Files to check (deduplicated, in a stable order) and the paths that could not be read.
 
     `settings` is one Settings for every file, or a Resolver giving each folder its own.
+    `folders`, if given, receives every folder the walk listed (the project index keys its file
+    list by their stat: a file added or renamed changes its folder's).
     """
     resolver = _as_resolver(settings)
     files: List[str] = []
@@ -137,7 +140,7 @@ def discover(paths: Sequence[str], settings: Union[Settings, Resolver]) -> Tuple
             continue
         if stat.S_ISDIR(mode):
             top, real_top = given, os.path.realpath(given)
-            for found in _walk(given, resolver, problems):
+            for found in _walk(given, resolver, problems, folders):
                 add(found, real_top + found[len(top):] if found.startswith(top) else os.path.realpath(found))
             continue
         if not stat.S_ISREG(mode):
@@ -191,7 +194,8 @@ def _inherited_gitignores(real_top: Path, settings: Settings, problems: List[Pro
     return out
 
 
-def _walk(top: str, resolver: Resolver, problems: List[Problem]) -> Iterator[str]:
+def _walk(top: str, resolver: Resolver, problems: List[Problem],
+          listed: Optional[List[str]] = None) -> Iterator[str]:
     real_top = Path(os.path.realpath(top))
     top_settings = resolver.for_folder(real_top)
     base: List[GitPattern] = []
@@ -201,6 +205,8 @@ def _walk(top: str, resolver: Resolver, problems: List[Problem]) -> Iterator[str
     stack: List[Tuple[str, Path, List[GitPattern]]] = [(top, real_top, base)]
     while stack:
         spelled, real, above = stack.pop()
+        if listed is not None:
+            listed.append(spelled)
         settings = resolver.for_folder(real)
         active = above + _read_gitignore(real, problems) if settings.respect_gitignore else []
         try:

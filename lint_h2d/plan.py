@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
-from lint_h2d.cache import DEFAULT_DIR, Cache
+from lint_h2d.cache import DEFAULT_DIR, Cache, cache_key
 from lint_h2d.config import Resolver, Settings, canonical_folder, is_project_marker
 from lint_h2d.engine import Engine, Source, Unit, merge_classes, own_classes
 from lint_h2d.inference.project import from_classes
@@ -72,7 +72,7 @@ def units(resolver: Resolver, sources: Sequence[Source], options: Options,
         cache: Optional[Cache] = None
         if folder is not None and findings_cache:
             # Keyed by the base facts: a file's own classes are part of its content.
-            cache = Cache(folder, settings.fingerprint() + "|" + main.project.fingerprint)
+            cache = Cache(folder, cache_key(settings, main.project.fingerprint))
             caches.append(cache)
         for source in members:
             own = own_classes(source)

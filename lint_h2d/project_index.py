@@ -2,28 +2,49 @@
 
 A pre-commit run names one changed file, but the class that pairs `query_start_loc` with
 `query_start_loc_cpu` lives in another file; without it the one-file run and the repo-wide
-scan would disagree about the same line.  So the project's files are indexed too: a stat per
-file, and a read only for files that changed since the index (kept in the cache folder) was
-written.  The index only speeds this up: without a cache every file is read.
+scan would disagree about the same line.  So the project's files are indexed too, and the
+index (kept in the cache folder) is reused only while everything it was built from is
+unchanged.  It is keyed by:
+
+- the project root: one index file per resolved root (`project-index-<hash>.json`), so a
+  cache folder shared by several projects never mixes their facts;
+- the settings that decide which files are walked (`include`, `exclude`, `extend-exclude`,
+  `respect-gitignore`), the index format and the tool version: any change rebuilds it;
+- the file set: the stat (mtime, ctime, inode) of every folder the walk listed and of its
+  `.gitignore`.  A file added, removed or renamed changes its folder's stat, so a one-file
+  run re-walks the project only then (walking vLLM costs more than checking one file);
+- each file's stat (size, mtime_ns, ctime_ns, inode) and a hash of its bytes (BLAKE2b-128).  ctime
+  and inode catch `touch -r`, `cp -p` and `rsync -a`, which keep size and mtime.  A stat taken
+  within `RACY_NS` of the run that recorded it may not show a later write in the same clock
+  tick (coarse timestamps, git's "racy" case), so such entries are re-read and compared by
+  content; so are folders, which are re-walked.
+
+The index only speeds things up: without a cache folder every file is read.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import time
 from pathlib import Path
-from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence
+from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence
 
+from lint_h2d import __version__
 from lint_h2d.cache import save_json
 from lint_h2d.config import Settings
 from lint_h2d.discovery import discover
 from lint_h2d.inference.project import class_fields_in
 
-INDEX_NAME = "project-index.json"
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2
 # A folder this large is not a project root someone meant (a home folder): skip the index.
 MAX_FILES = 50_000
+# Stamps this close to (or after) the recording run are not trusted: file systems with 1 s or
+# 2 s timestamps (and writes racing the run) can change a file without changing its stat.
+RACY_NS = 3_000_000_000
 
 Classes = Dict[str, FrozenSet[str]]
+Stat = List[int]
 
 
 def is_project_root(root: Path) -> bool:
@@ -41,68 +62,169 @@ def covers(root: Path, paths: Iterable[str]) -> bool:
     return True
 
 
+# -- what an entry holds (the one place that reads a file's facts) -----------------------------
+
+
+def file_facts(path: str, data: bytes) -> Dict[str, Any]:
+    """The facts the index keeps about one file, from its bytes (JSON-able; `merge_facts`
+    reads them back).  Bump INDEX_FORMAT when their shape changes."""
+    if b"_cpu" not in data:
+        return {"classes": {}}
+    text = data.decode("utf-8", errors="replace")
+    return {"classes": {name: sorted(fields) for name, fields in class_fields_in(text).items()}}
+
+
+def merge_facts(classes: Dict[str, FrozenSet[str]], facts: Dict[str, Any]) -> None:
+    """Add one entry's facts to the project's (all or nothing: a corrupt entry raises)."""
+    if not facts["classes"]:
+        return
+    found = {str(name): frozenset(str(f) for f in fields) for name, fields in facts["classes"].items()}
+    for name, fields in found.items():
+        classes[name] = classes.get(name, frozenset()) | fields
+
+
+# -- keys ---------------------------------------------------------------------------------------
+
+
+def index_path(cache_folder: Path, root: Path) -> Path:
+    """One index per project root, so a shared `--cache-dir` never mixes projects."""
+    digest = hashlib.sha256(str(root.resolve()).encode("utf-8", "surrogateescape")).hexdigest()
+    return cache_folder / f"project-index-{digest[:16]}.json"
+
+
+def index_key(settings: Settings) -> Dict[str, Any]:
+    """Everything besides the files themselves that the index content depends on."""
+    return {
+        "format": INDEX_FORMAT,
+        "version": __version__,
+        "root": str(settings.root.resolve()),
+        "include": list(settings.include),
+        "exclude": list(settings.exclude),
+        "extend_exclude": list(settings.extend_exclude),
+        "respect_gitignore": settings.respect_gitignore,
+        "max_files": MAX_FILES,
+    }
+
+
+def _stat(path: str) -> Optional[Stat]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
+def _racy(stat: Optional[Stat], trusted_before: int) -> bool:
+    """A stamp too close to the run that recorded it to prove the content unchanged since."""
+    return stat is not None and max(stat[1], stat[2]) >= trusted_before
+
+
+def _folder_stamp(folder: str) -> List[Optional[Stat]]:
+    """A folder's stat (entries added, removed, renamed) and its `.gitignore`'s (the walk
+    reads it; an edit in place does not change the folder's stat)."""
+    return [_stat(folder), _stat(os.path.join(folder, ".gitignore"))]
+
+
+def _folders_unchanged(folders: Dict[str, Any], trusted_before: int) -> bool:
+    for folder, stamp in folders.items():
+        now = _folder_stamp(folder)
+        if now != stamp or any(_racy(s, trusted_before) for s in now):
+            return False
+    return True
+
+
+# -- the index ----------------------------------------------------------------------------------
+#
+# The stored index is {"key": index_key(...), "built_ns": when the run that wrote it started,
+# "folders": {folder: _folder_stamp(folder)}, "files": {path: [size, mtime_ns, ctime_ns, inode,
+# blake2b-128 of the bytes, facts]}}.  Rows are lists, not objects: a one-file run loads all of them, and on vLLM
+# (3,200 files) the JSON parse is a good part of its time.
+
+
 def project_classes(settings: Settings, checked: Sequence[str], cache_folder: Optional[Path],
                     walk: bool = True) -> Classes:
     """Classes with a `*_cpu` field anywhere in the project of the checked paths ({} if none).
 
-    With `walk=False` (a run that names files, as pre-commit does) an existing index's file
-    list is reused and only stat'ed: walking the project costs more than the whole check of
-    one file.  Files added since are picked up by the next run over a folder.
+    With `walk=False` (a run that names files, as pre-commit does) the index's file list is
+    reused while no walked folder changed: walking the project costs more than the whole check
+    of one file, stat'ing its folders a few milliseconds.
     """
     root = settings.root
     if not checked or not is_project_root(root) or not covers(root, checked):
         return {}
-    index_file = cache_folder / INDEX_NAME if cache_folder is not None else None
-    old = _load(index_file)
-    if walk or not old:
-        files, _ = discover([str(root)], settings)
+    started = time.time_ns()
+    index_file = index_path(cache_folder, root) if cache_folder is not None else None
+    key = index_key(settings)
+    old = _load(index_file, key)
+    old_files: Dict[str, Any] = old.get("files", {})
+    trusted_before = old.get("built_ns", 0) - RACY_NS
+    folders: Dict[str, Any] = old.get("folders", {})
+    if walk or not old or not _folders_unchanged(folders, trusted_before):
+        listed: List[str] = []
+        found, _ = discover([str(root)], settings, listed)
+        files = [os.path.abspath(f) for f in found]
+        folders = {os.path.abspath(f): _folder_stamp(f) for f in listed}
     else:
-        files = list(old)
+        files = list(old_files)
     if len(files) > MAX_FILES:
         return {}
-    new: Dict[str, Dict[str, object]] = {}
+    new: Dict[str, List[Any]] = {}
     classes: Dict[str, FrozenSet[str]] = {}
+    changed = folders != old.get("folders") or len(files) != len(old_files)
     for path in files:
-        key = os.path.abspath(path)
-        try:
-            st = os.stat(path)
-        except OSError:
+        old_row = old_files.get(path)
+        row = _row(path, old_row, trusted_before)
+        if row is None:
+            changed = True
             continue
-        entry = old.get(key)
-        if not (isinstance(entry, dict) and entry.get("size") == st.st_size
-                and entry.get("mtime_ns") == st.st_mtime_ns and isinstance(entry.get("classes"), dict)):
-            entry = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "classes": _read_classes(path)}
-        new[key] = entry
-        for name, fields in entry["classes"].items():  # type: ignore[union-attr]
-            classes[name] = classes.get(name, frozenset()) | frozenset(fields)
-    if index_file is not None and new != old:
-        _save(index_file, new)
+        try:
+            merge_facts(classes, row[5])
+        except (KeyError, TypeError, AttributeError, IndexError):  # corrupt: read the file again
+            row = _row(path, None, trusted_before)
+            if row is None:
+                continue
+            merge_facts(classes, row[5])
+        changed = changed or row is not old_row
+        new[path] = row
+    if index_file is not None and changed:
+        save_json(index_file, {"key": key, "built_ns": started, "folders": folders, "files": new})
     return classes
 
 
-def _read_classes(path: str) -> Dict[str, List[str]]:
+def _row(path: str, old: Any, trusted_before: int) -> Optional[List[Any]]:
+    """The index row of `path` (None if it cannot be read).
+
+    The old row itself is returned when its stat matches and is old enough to trust; a row
+    with the new stat and the old facts when the bytes are the same (a `touch`); else a row
+    built from the bytes."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    stat = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+    valid = isinstance(old, list) and len(old) == 6
+    if valid and old[:4] == stat and max(stat[1], stat[2]) < trusted_before:
+        return old  # type: ignore[no-any-return]
     try:
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError:
-        return {}
-    if b"_cpu" not in data:
-        return {}
-    text = data.decode("utf-8", errors="replace")
-    return {name: sorted(fields) for name, fields in class_fields_in(text).items()}
+        return None
+    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+    if valid and old[4] == digest:
+        return [*stat, digest, old[5]]
+    return [*stat, digest, file_facts(path, data)]
 
 
-def _load(index_file: Optional[Path]) -> Dict[str, object]:
+def _load(index_file: Optional[Path], key: Dict[str, Any]) -> Dict[str, Any]:
+    """The stored index if it was built under `key`, else {} (missing, corrupt, foreign)."""
     if index_file is None:
         return {}
     try:
         data = json.loads(index_file.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    if not isinstance(data, dict) or data.get("format") != INDEX_FORMAT or not isinstance(data.get("files"), dict):
+    if (not isinstance(data, dict) or data.get("key") != key or not isinstance(data.get("files"), dict)
+            or not isinstance(data.get("folders"), dict) or not isinstance(data.get("built_ns"), int)):
         return {}
-    return data["files"]  # type: ignore[no-any-return]
-
-
-def _save(index_file: Path, files: Dict[str, Dict[str, object]]) -> None:
-    save_json(index_file, {"format": INDEX_FORMAT, "files": files})
+    return data

@@ -5,7 +5,7 @@ import os
 from typing import Any, Dict, List, Optional
 
 from fixers.edits import TextEdit
-from lint_h2d.findings import Applicability, Finding, Fix, Location
+from lint_h2d.findings import Applicability, EvidenceKind, EvidenceStep, Finding, Fix, Location
 
 RULE_URL = "https://github.com/lint-h2d/lint-h2d#{code}"
 
@@ -27,7 +27,23 @@ def _edit_from_dict(data: Dict[str, Any]) -> TextEdit:
     )
 
 
+def evidence_to_dict(step: EvidenceStep, finding_path: str) -> Dict[str, Any]:
+    """One step of a finding's evidence for JSON, json-lines and SARIF's property bag.
+
+    `filename` is absolute like the finding's (a step without a path is in the finding's own
+    file); `location` is null when the step has no row (a fact about a name, a setting)."""
+    location = None if step.row is None else {"row": step.row, "column": step.column}
+    return {
+        "message": step.message,
+        "filename": os.path.abspath(step.path if step.path is not None else finding_path),
+        "location": location,
+        "kind": step.kind.value,
+    }
+
+
 def finding_to_dict(finding: Finding, url: Optional[str] = None) -> Dict[str, Any]:
+    """ruff's JSON object, plus `evidence` (a list of `evidence_to_dict`) when the rule
+    recorded why it believes the finding; a finding without evidence keeps ruff's shape."""
     fix = None
     if finding.fix is not None:
         fix = {
@@ -35,7 +51,7 @@ def finding_to_dict(finding: Finding, url: Optional[str] = None) -> Dict[str, An
             "message": finding.fix.message,
             "edits": [_edit_to_dict(e) for e in finding.fix.edits],
         }
-    return {
+    data: Dict[str, Any] = {
         "code": finding.code,
         "message": finding.message,
         "filename": os.path.abspath(finding.path),
@@ -45,6 +61,9 @@ def finding_to_dict(finding: Finding, url: Optional[str] = None) -> Dict[str, An
         "noqa_row": finding.noqa_row,
         "url": url,
     }
+    if finding.evidence:
+        data["evidence"] = [evidence_to_dict(e, finding.path) for e in finding.evidence]
+    return data
 
 
 def finding_to_cache(finding: Finding) -> Dict[str, Any]:
@@ -52,6 +71,12 @@ def finding_to_cache(finding: Finding) -> Dict[str, Any]:
     data["filename"] = finding.path
     data["no_fix_reason"] = finding.no_fix_reason
     data["details"] = [list(pair) for pair in finding.details]
+    # Exactly what the rule recorded (a step's path stays None for the finding's own file),
+    # made absolute so that a run from another folder reads the same file.
+    data["evidence"] = [
+        [e.message, None if e.path is None else os.path.abspath(e.path), e.row, e.column, e.kind.value]
+        for e in finding.evidence
+    ]
     return data
 
 
@@ -73,6 +98,10 @@ def finding_from_cache(data: Dict[str, Any]) -> Finding:
         no_fix_reason=data.get("no_fix_reason"),
         noqa_row=data.get("noqa_row"),
         details=tuple((k, v) for k, v in data.get("details", [])),
+        evidence=tuple(
+            EvidenceStep(message, path, row, column, EvidenceKind(kind))
+            for message, path, row, column, kind in data.get("evidence", [])
+        ),
     )
 
 

@@ -37,7 +37,7 @@ def test_one_file_run_agrees_with_the_repo_scan(tmp_path: Path) -> None:
 def test_index_is_cached_and_follows_changes(tmp_path: Path) -> None:
     root = project(tmp_path)
     assert rows(run_cli("check", "--output-format", "concise", "pkg/builder.py", cwd=root)) == ["pkg/builder.py:2:5"]
-    index = root / ".lint_h2d_cache" / "project-index.json"
+    (index,) = (root / ".lint_h2d_cache").glob("project-index*.json")
     data = json.loads(index.read_text())
     assert str((root / "pkg/meta.py").resolve()) in {str(Path(k).resolve()) for k in data["files"]}
     # The pair disappears: the index notices the change and the finding goes.
@@ -53,3 +53,183 @@ def test_no_index_outside_a_project(tmp_path: Path) -> None:
     write(tmp_path, "pkg/builder.py", BUILDER)
     assert rows(run_cli("check", "--no-cache", "--output-format", "concise", "pkg/builder.py", cwd=tmp_path)) == []
     assert rows(run_cli("check", "--no-cache", "--output-format", "concise", "pkg", cwd=tmp_path)) == ["pkg/builder.py:2:5"]
+
+
+# -- what the index is keyed by (issue 16 items 4 and 5, issue 15 item 14) ---------------------
+
+OLD = 1_600_000_000 * 10**9  # a time long past: stamps are not "racy" (see project_index.py)
+
+
+def _age(root: Path) -> None:
+    """Date every file and folder of the project in the past, as a checkout made long ago:
+    the index may then trust stat alone, and only a real change can invalidate it."""
+    for path in [root, *root.rglob("*")]:
+        os.utime(path, ns=(OLD, OLD), follow_symlinks=False)
+
+
+def one_file(root: Path, *extra: str) -> list:
+    return rows(run_cli("check", "--output-format", "concise", *extra, "pkg/builder.py", cwd=root))
+
+
+def test_added_or_renamed_file_reaches_the_one_file_run(tmp_path: Path) -> None:
+    """A checkout that adds (or renames into place) the class file: the one-file run must see
+    it, although it names only builder.py and the index lists the files of an earlier run."""
+    write(tmp_path, "pyproject.toml", "[project]\nname = 'p'\n")
+    write(tmp_path, "pkg/builder.py", BUILDER)
+    write(tmp_path, "pkg/sub/meta.txt", META)
+    _age(tmp_path)
+    assert one_file(tmp_path) == []
+    _age(tmp_path)
+    (tmp_path / "pkg/sub/meta.txt").rename(tmp_path / "pkg/sub/meta.py")  # a rename, two levels down
+    assert one_file(tmp_path) == ["pkg/builder.py:2:5"]
+    (tmp_path / "pkg/sub/meta.py").unlink()
+    write(tmp_path, "pkg/new/deeper/meta.py", META)  # a new folder holding a new file
+    _age(tmp_path)
+    os.utime(tmp_path / "pkg/new/deeper", ns=(OLD + 10**9, OLD + 10**9))
+    assert one_file(tmp_path) == ["pkg/builder.py:2:5"]
+
+
+def test_same_size_edit_with_mtime_kept(tmp_path: Path) -> None:
+    """`touch -r`, `cp -p`, `rsync -a`: same size, same mtime, other content."""
+    root = project(tmp_path)
+    _age(root)
+    assert one_file(root) == ["pkg/builder.py:2:5"]
+    assert rows(run_cli("check", "--output-format", "concise", ".", cwd=root)) == ["pkg/builder.py:2:5"]
+    meta = root / "pkg/meta.py"
+    meta.write_text(META.replace("query_start_loc_cpu", "query_start_loc_cpX"))  # touch -r
+    os.utime(meta, ns=(OLD, OLD))
+    assert one_file(root) == []
+    assert rows(run_cli("check", "--output-format", "concise", ".", cwd=root)) == []
+    other = tmp_path / "elsewhere.py"  # cp -p of a same-size file: another inode, mtime kept
+    other.write_text(META)
+    os.utime(other, ns=(OLD, OLD))
+    import shutil
+
+    shutil.copy2(other, meta)
+    assert one_file(root) == ["pkg/builder.py:2:5"]
+
+
+def test_configuration_change_reaches_the_index(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    _age(root)
+    assert one_file(root) == ["pkg/builder.py:2:5"]
+    (root / "pyproject.toml").write_text(
+        "[project]\nname = 'p'\n\n[tool.lint-h2d]\nextend-exclude = ['pkg/meta.py']\n"
+    )
+    os.utime(root / "pyproject.toml", ns=(OLD, OLD))
+    assert rows(run_cli("check", "--output-format", "concise", ".", cwd=root)) == []
+    assert one_file(root) == []
+    (root / ".gitignore").write_text("")  # .gitignore edits change the file set too
+    (root / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    _age(root)
+    assert one_file(root) == ["pkg/builder.py:2:5"]
+    (root / ".gitignore").write_text("meta.py\n")
+    os.utime(root / ".gitignore", ns=(OLD, OLD + 10**9))
+    assert one_file(root) == []
+
+
+def test_shared_cache_dir_keeps_projects_apart(tmp_path: Path) -> None:
+    shared = tmp_path / "shared-cache"
+    a = project(tmp_path / "a")
+    b = tmp_path / "b"
+    write(b, "pyproject.toml", "[project]\nname = 'b'\n")
+    write(b, "pkg/builder.py", BUILDER)
+    _age(tmp_path)
+    assert one_file(a, "--cache-dir", str(shared)) == ["pkg/builder.py:2:5"]
+    assert one_file(b, "--cache-dir", str(shared)) == []
+    assert rows(run_cli("check", "--output-format", "concise", "--cache-dir", str(shared), ".", cwd=b)) == []
+    assert one_file(a, "--cache-dir", str(shared)) == ["pkg/builder.py:2:5"]
+
+
+# -- the stat path, in process: a clock set ahead makes every stamp old enough to trust --------
+
+def _index(root: Path, cache: Path, walk: bool):  # type: ignore[no-untyped-def]
+    from lint_h2d.config import Settings
+    from lint_h2d.project_index import project_classes
+
+    settings = Settings(root=root.resolve())
+    return project_classes(settings, [str(root / "pkg/builder.py")], cache, walk=walk)
+
+
+def test_trusted_stat_path_walks_only_when_a_folder_changed(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import time
+
+    from lint_h2d import project_index
+
+    root = project(tmp_path / "p")
+    (root / "pkg/meta.py").rename(root / "pkg/meta.txt")
+    cache = tmp_path / "cache"
+    ahead = time.time_ns() + 3600 * 10**9
+    monkeypatch.setattr(project_index.time, "time_ns", lambda: ahead)
+    walks = []
+    real = project_index.discover
+    monkeypatch.setattr(project_index, "discover", lambda *a: walks.append(1) or real(*a))
+    reads = []
+    real_facts = project_index.file_facts
+    monkeypatch.setattr(project_index, "file_facts", lambda p, d: reads.append(p) or real_facts(p, d))
+
+    assert _index(root, cache, walk=False) == {} and len(walks) == 1
+    reads.clear()
+    assert _index(root, cache, walk=False) == {}
+    assert len(walks) == 1 and reads == []  # nothing changed: no walk, no read
+    (root / "pkg/meta.txt").rename(root / "pkg/meta.py")
+    assert "CommonAttentionMetadata" in _index(root, cache, walk=False)
+    assert len(walks) == 2 and reads == [str(root / "pkg/meta.py")]
+    # `touch -r`: bytes changed, size and mtime kept; ctime gives it away.
+    meta = root / "pkg/meta.py"
+    st = meta.stat()
+    meta.write_text(META.replace("query_start_loc_cpu", "query_start_loc_cpX"))
+    os.utime(meta, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert _index(root, cache, walk=False) == {} and len(walks) == 2
+    # A plain `touch`: the stat changes, the bytes do not; the facts are reused unread.
+    reads.clear()
+    os.utime(meta, ns=(st.st_atime_ns, st.st_mtime_ns + 5))
+    assert _index(root, cache, walk=False) == {} and reads == []
+
+
+def test_racy_entries_are_compared_by_content(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A file system whose stat did not move (coarse timestamps, a write in the same tick as
+    the indexing run): a recent stamp is checked against a hash of the file."""
+    import json as json_
+    import time
+
+    from lint_h2d import project_index
+
+    root = project(tmp_path / "p")
+    cache = tmp_path / "cache"
+    assert "CommonAttentionMetadata" in _index(root, cache, walk=False)
+    meta = root / "pkg/meta.py"
+    meta.write_text(META.replace("query_start_loc_cpu", "query_start_loc_cpX"))
+    (index,) = cache.glob("project-index-*.json")
+    data = json_.loads(index.read_text())
+    st = meta.stat()
+    data["files"][str(meta)][:4] = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+    data["built_ns"] = time.time_ns()  # the stamp is as recent as the run: not proof
+    index.write_text(json_.dumps(data))
+    assert _index(root, cache, walk=False) == {}
+    # Outside the window stat alone decides (no read): a forged stat recorded long after its
+    # stamp hides the change back, which shows that only racy entries cost a read.
+    data = json_.loads(index.read_text())
+    meta.write_text(META)
+    data["built_ns"] = time.time_ns() + 3600 * 10**9
+    st = meta.stat()
+    data["files"][str(meta)][:4] = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+    data["folders"] = {k: project_index._folder_stamp(k) for k in data["folders"]}
+    index.write_text(json_.dumps(data))
+    assert _index(root, cache, walk=False) == {}
+
+
+def test_corrupt_index_entries_are_rebuilt(tmp_path: Path) -> None:
+    import json as json_
+
+    root = project(tmp_path / "p")
+    cache = tmp_path / "cache"
+    expected = _index(root, cache, walk=True)
+    (index,) = cache.glob("project-index-*.json")
+    data = json_.loads(index.read_text())
+    for row in data["files"].values():
+        row[5] = {"classes": [1, 2]}
+    index.write_text(json_.dumps(data))
+    assert _index(root, cache, walk=False) == expected
+    index.write_text("{not json")
+    assert _index(root, cache, walk=False) == expected

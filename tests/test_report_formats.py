@@ -36,6 +36,21 @@ RUFF_JSON_SCHEMA: Dict[str, Any] = {
         "end_location": LOCATION,
         "noqa_row": {"type": ["integer", "null"]},
         "url": {"type": ["string", "null"]},
+        # Ours, not ruff's: present when the rule recorded why (tests/test_evidence_output.py).
+        "evidence": {"type": "array", "minItems": 1, "items": {
+            "type": "object", "required": ["message", "filename", "location", "kind"],
+            "additionalProperties": False,
+            "properties": {
+                "message": {"type": "string", "minLength": 1},
+                "filename": {"type": "string"},
+                "location": {"oneOf": [{"type": "null"}, {
+                    "type": "object", "required": ["row", "column"], "additionalProperties": False,
+                    "properties": {"row": {"type": "integer", "minimum": 1},
+                                   "column": {"type": ["integer", "null"], "minimum": 1}},
+                }]},
+                "kind": {"enum": ["direct", "convention", "hint"]},
+            },
+        }},
         "fix": {
             "oneOf": [
                 {"type": "null"},

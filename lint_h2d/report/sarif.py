@@ -2,7 +2,11 @@
 
 One run; the driver lists every rule with its documentation (`lint-h2d rule CODE`), each
 finding is a result with a physical location relative to the current directory
-(`%SRCROOT%`), and a finding's fix becomes a SARIF fix (replacements of regions).
+(`%SRCROOT%`), and a finding's fix becomes a SARIF fix (replacements of regions).  Its
+evidence becomes `relatedLocations` (the steps with a location), a `codeFlows` thread flow
+ending at the finding (when two or more steps have one: a path a viewer can step through),
+and, whole, the result's `properties.evidence` (the JSON report's objects, so that steps
+without a location are not lost).
 Columns count Unicode code points (`columnKind`), as Python's string indices do.
 """
 from __future__ import annotations
@@ -10,13 +14,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 from urllib.parse import quote
 
 from lint_h2d import __version__
-from lint_h2d.findings import Finding
+from lint_h2d.findings import EvidenceKind, EvidenceStep, Finding
 from lint_h2d.rules import all_rules
-from lint_h2d.serialize import RULE_URL
+from lint_h2d.serialize import RULE_URL, evidence_to_dict
 
 if TYPE_CHECKING:
     from lint_h2d.report import ReportContext
@@ -56,6 +60,46 @@ def _region(row: int, column: int, end_row: int, end_column: int) -> Dict[str, i
     return {"startLine": row, "startColumn": column, "endLine": end_row, "endColumn": end_column}
 
 
+def _step_location(step: EvidenceStep, finding: Finding) -> Optional[Dict[str, Any]]:
+    """A SARIF location for a step that has one (a row; a step without a path is in the
+    finding's file), with the step's message; None for a step without a row."""
+    if step.row is None:
+        return None
+    region: Dict[str, int] = {"startLine": step.row}
+    if step.column is not None:
+        region["startColumn"] = step.column
+    text = step.message if step.kind == EvidenceKind.DIRECT else f"{step.message} [{step.kind.value}]"
+    return {
+        "physicalLocation": {
+            "artifactLocation": artifact_location(step.path if step.path is not None else finding.path),
+            "region": region,
+        },
+        "message": {"text": text},
+    }
+
+
+def _same_start(a: Dict[str, Any], b: Dict[str, Any]) -> bool:
+    pa, pb = a["physicalLocation"], b["physicalLocation"]
+    return bool(pa["artifactLocation"] == pb["artifactLocation"]
+                and pa["region"]["startLine"] == pb["region"]["startLine"]
+                and pa["region"].get("startColumn") in (None, pb["region"].get("startColumn")))
+
+
+def _evidence(finding: Finding, result: Dict[str, Any]) -> None:
+    """Steps with a location → relatedLocations; two or more → a code flow; all → properties."""
+    located = [loc for loc in (_step_location(s, finding) for s in finding.evidence) if loc is not None]
+    if located:
+        result["relatedLocations"] = [dict(loc, id=i) for i, loc in enumerate(located)]
+    if len(located) > 1:
+        # The path ends where the finding is, with its message.
+        end = {"physicalLocation": result["locations"][0]["physicalLocation"],
+               "message": {"text": finding.message}}
+        steps = located if _same_start(located[-1], end) else [*located, end]
+        result["codeFlows"] = [{"threadFlows": [{"locations": [{"location": loc} for loc in steps]}]}]
+    if finding.evidence:
+        result["properties"] = {"evidence": [evidence_to_dict(s, finding.path) for s in finding.evidence]}
+
+
 def _result(finding: Finding, index: Dict[str, int]) -> Dict[str, Any]:
     where = artifact_location(finding.path)
     result: Dict[str, Any] = {
@@ -88,6 +132,7 @@ def _result(finding: Finding, index: Dict[str, int]) -> Dict[str, Any]:
             }],
             "properties": {"applicability": finding.fix.applicability.value},
         }]
+    _evidence(finding, result)
     return result
 
 
