@@ -33,6 +33,7 @@ from lint_h2d.findings import Applicability, Finding
 from lint_h2d.plan import Options
 from lint_h2d.plan import units as plan_units
 from lint_h2d.report import FORMATS, ReportContext
+from lint_h2d.report.paths import display_path, printable
 from lint_h2d.rules import all_rules
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -362,7 +363,7 @@ def _report(findings: Sequence[Finding], args: argparse.Namespace, texts: Dict[s
     if args.show_fixes and applied:
         out.write("\nFixed:\n")
         for f in sorted(applied, key=Finding.sort_key):
-            out.write(f"  {f.path}:{f.location.row}: {f.code} {f.fix.message if f.fix else ''}\n")
+            out.write(f"  {display_path(f.path)}:{f.location.row}: {f.code} {f.fix.message if f.fix else ''}\n")
     if not args.quiet and args.output_format in ("full", "concise"):
         _summary(problems, failures, fixed, args, out)
     return _exit_code(problems, failures, bool(fixed), args)
@@ -385,6 +386,8 @@ def _exit_code(problems: Sequence[Finding], failures: Sequence[Finding], fixed: 
 
 def _render(findings: Sequence[Finding], args: argparse.Namespace, texts: Dict[str, str], out: TextIO) -> None:
     ctx = ReportContext(texts, show_fix_hints=True, unsafe_fixes=args.unsafe_fixes)
+    # A message may quote a file name with undecodable bytes (IO errors do).
+    findings = [dataclasses.replace(f, message=printable(f.message)) for f in findings]
     out.write(FORMATS[args.output_format](findings, ctx))
 
 

@@ -8,16 +8,10 @@ other finding of the scan is kept.
 from __future__ import annotations
 
 import ast
-import codecs
-import hashlib
-import io
 import os
 import re
-import stat
 import sys
-import tempfile
 import threading
-import tokenize
 import traceback
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -36,6 +30,7 @@ from lint_h2d.prefilter import tree_filter
 from lint_h2d.inference.scope import ModuleWalker
 from lint_h2d.rules import all_rules, select_codes
 from lint_h2d.rules.base import FileContext, Rule
+from lint_h2d.sources import Source, SourceError, WriteError, decode, read_source, write_atomic
 from lint_h2d.suppression import is_suppressed, noqa_lines
 
 IO_ERROR = "H2D900"
@@ -43,63 +38,6 @@ SYNTAX_ERROR = "H2D901"
 INTERNAL_ERROR = "H2D902"
 ERROR_CODES = (IO_ERROR, SYNTAX_ERROR, INTERNAL_ERROR)
 MAX_FIX_ITERATIONS = 10
-
-
-@dataclass(frozen=True)
-class Source:
-    """A file's text and how to write it back exactly as it was encoded."""
-
-    path: str
-    raw: bytes
-    text: str
-    encoding: str
-    bom: bool
-
-    @property
-    def digest(self) -> str:
-        return hashlib.sha256(self.raw).hexdigest()
-
-    def encode(self, text: str) -> bytes:
-        data = text.encode(self.encoding)
-        return codecs.BOM_UTF8 + data if self.bom else data
-
-
-class SourceError(Exception):
-    """The file could not be read or decoded; the message names the reason."""
-
-
-def decode(path: str, raw: bytes) -> Source:
-    bom = raw.startswith(codecs.BOM_UTF8)
-    if b"\x00" in raw:
-        raise SourceError("file contains NUL bytes (binary file?)")
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
-    except SyntaxError as exc:
-        if "invalid or missing" in exc.msg:  # no cookie, and the first lines are not UTF-8
-            try:
-                raw.decode("utf-8")
-            except UnicodeDecodeError as err:
-                raise SourceError(f"cannot decode as utf-8 (no coding cookie): {err}") from None
-        raise SourceError(f"invalid encoding declaration: {exc.msg}") from None
-    if encoding == "utf-8-sig":
-        encoding = "utf-8"
-    body = raw[len(codecs.BOM_UTF8):] if bom else raw
-    if b"\x00" in body:
-        raise SourceError("file contains NUL bytes (binary file?)")
-    try:
-        text = body.decode(encoding)
-    except (UnicodeDecodeError, LookupError) as exc:
-        raise SourceError(f"cannot decode as {encoding}: {exc}") from None
-    return Source(path, raw, text, encoding, bom)
-
-
-def read_source(path: str) -> Source:
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
-    except OSError as exc:
-        raise SourceError(exc.strerror or str(exc)) from None
-    return decode(path, raw)
 
 
 def cpython_parse(path: str, text: str) -> Tuple[Optional[ast.AST], List[Finding]]:
@@ -434,77 +372,11 @@ def analyze_many(units: Sequence[Unit], jobs: int,
     return results
 
 
-# -- writing ---------------------------------------------------------------------------------
 
 
-class WriteError(Exception):
-    pass
-
-
-def write_atomic(source: Source, new_text: str) -> None:
-    """Replace the file only if it still holds the bytes we read; keep encoding and BOM.
-
-    A symlink is written through (the real file is fixed; the link stays a link).  The real
-    file keeps its mode, owner and group and its inode's other names: normally a temp file
-    with the same mode and owner replaces it atomically; a file with hard links (which a
-    replace would split) or one whose owner this user cannot give a new file is rewritten in
-    place instead, after the same check that nobody changed it.
-    """
-    data = source.encode(new_text)
-    path = os.path.realpath(source.path)
-    try:
-        with open(path, "rb") as handle:
-            current = handle.read()
-        st = os.stat(path)
-    except OSError as exc:
-        raise WriteError(f"cannot re-read before writing: {exc.strerror or exc}") from None
-    if current != source.raw:
-        raise WriteError("file changed on disk since it was read; not written")
-    if not os.access(path, os.W_OK):
-        raise WriteError("file is not writable; not written")
-    if st.st_nlink > 1:
-        _write_in_place(path, data)
-        return
-    folder = os.path.dirname(path)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".lint-h2d-", suffix=".tmp", dir=folder)
-    except OSError as exc:
-        raise WriteError(f"cannot write: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, stat.S_IMODE(st.st_mode))
-        tmp_st = os.stat(tmp)
-        if (tmp_st.st_uid, tmp_st.st_gid) != (st.st_uid, st.st_gid):
-            try:
-                os.chown(tmp, st.st_uid, st.st_gid)
-                os.chmod(tmp, stat.S_IMODE(st.st_mode))  # chown clears set-id bits
-            except OSError:
-                os.unlink(tmp)
-                _write_in_place(path, data)  # keeps the owner we may not give away
-                return
-        os.replace(tmp, path)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, WriteError):
-            raise
-        if isinstance(exc, OSError):
-            raise WriteError(f"cannot write: {exc.strerror or exc}") from None
-        raise
-
-
-def _write_in_place(path: str, data: bytes) -> None:
-    """Rewrite the file's own inode (hard links, owner and mode stay as they are)."""
-    try:
-        with open(path, "r+b") as handle:
-            handle.write(data)
-            handle.truncate()
-            handle.flush()
-            os.fsync(handle.fileno())
-    except OSError as exc:
-        raise WriteError(f"cannot write: {exc.strerror or exc}") from None
+__all__ = [
+    "Engine", "FileResult", "Unit", "analyze_many", "default_jobs", "error_finding", "load_sources",
+    "project_facts", "own_classes", "merge_classes", "describe_exception", "run_with_deep_stack",
+    # reading and writing sources live in lint_h2d.sources; re-exported for callers
+    "Source", "SourceError", "WriteError", "decode", "read_source", "write_atomic",
+]

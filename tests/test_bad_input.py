@@ -9,7 +9,6 @@ makes); as a normal user they use real ``chmod``.
 """
 from __future__ import annotations
 
-import builtins
 import codecs
 import errno
 import os
@@ -19,7 +18,7 @@ from typing import Tuple
 import pytest
 
 from lint_h2d import cli
-from lint_h2d import engine as engine_module
+from lint_h2d import sources as sources_module
 from lint_h2d.config import Settings
 from lint_h2d.engine import Engine, SourceError, WriteError, decode, read_source, write_atomic
 from lint_h2d.inference.project import collect
@@ -216,14 +215,14 @@ def test_symlink_loop(tree: Path, capsys: pytest.CaptureFixture) -> None:
 
 def _deny_open(monkeypatch: pytest.MonkeyPatch, denied: Path) -> None:
     """As root, raise the PermissionError a normal user would get reading ``denied``."""
-    real_open = builtins.open
+    real_open = os.open
 
     def fake_open(file, *args, **kwargs):  # type: ignore[no-untyped-def]
         if isinstance(file, (str, os.PathLike)) and os.path.abspath(file) == str(denied):
             raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(file))
         return real_open(file, *args, **kwargs)
 
-    monkeypatch.setattr(engine_module, "open", fake_open, raising=False)
+    monkeypatch.setattr(sources_module.os, "open", fake_open)
 
 
 def test_file_without_read_permission(tree: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:

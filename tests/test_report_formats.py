@@ -355,3 +355,27 @@ def test_progress_shown_on_a_terminal(tmp_path: Path) -> None:
     assert proc.returncode == 0
     assert "Checking files 210/210" in err
     assert "All checks passed!" in proc.stdout.decode()
+
+
+@pytest.mark.parametrize("fmt", ["json", "json-lines", "sarif", "concise", "full", "github"])
+def test_undecodable_file_name_is_escaped_not_a_crash(tmp_path: Path, fmt: str) -> None:
+    """`bad_\\xff\\xfe.py`: SARIF died with UnicodeEncodeError and JSON held lone surrogates
+    (issue 15 item 17). Names print as ruff prints them: U+FFFD for undecodable bytes; SARIF
+    URIs percent-encode the bytes themselves."""
+    name = os.fsdecode(b"bad_\xff\xfe.py")
+    try:
+        (tmp_path / name).write_text("import torch\n\nt = torch.zeros(4, device='cuda')\nt[0] = 0\n")
+    except (OSError, UnicodeEncodeError):
+        pytest.skip("this file system does not take undecodable names")
+    result = run_cli("check", "--no-cache", "--output-format", fmt, ".", cwd=tmp_path,
+                     env={"PYTHONIOENCODING": "utf-8"})
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    out = result.stdout
+    assert "\ufffd" in out or "\\ufffd" in out or "%FF%FE" in out
+    if fmt == "json":
+        assert json.loads(out)[0]["filename"].endswith("bad_\ufffd\ufffd.py")
+    if fmt == "sarif":
+        uri = json.loads(out)["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        assert uri == "bad_%FF%FE.py"
+    out.encode("utf-8")  # strict: no lone surrogates anywhere

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Dict, Sequence
 
 from lint_h2d.findings import Finding
+from lint_h2d.report.paths import printable
 from lint_h2d.serialize import finding_to_dict
 
 if TYPE_CHECKING:
@@ -12,4 +13,10 @@ if TYPE_CHECKING:
 
 
 def render(findings: Sequence[Finding], ctx: "ReportContext") -> str:
-    return "".join(json.dumps(finding_to_dict(f)) + "\n" for f in findings)
+    return "".join(json.dumps(_entry(f)) + "\n" for f in findings)
+
+
+def _entry(finding: Finding) -> Dict[str, Any]:
+    data = finding_to_dict(finding)
+    data["filename"] = printable(data["filename"])  # strict JSON: no lone surrogates
+    return data

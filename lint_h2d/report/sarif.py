@@ -39,8 +39,9 @@ def artifact_location(path: str) -> Dict[str, Any]:
         try:
             rel = absolute.relative_to(Path.cwd()).as_posix()
         except ValueError:
-            return {"uri": absolute.as_uri()}
-    return {"uri": quote(rel), "uriBaseId": SRCROOT}
+            return {"uri": absolute.as_uri()}  # percent-encodes the name's bytes
+    # The name's bytes, percent-encoded: undecodable ones too (`%FF`), so the URI is exact.
+    return {"uri": quote(os.fsencode(rel)), "uriBaseId": SRCROOT}
 
 
 def _rule_descriptor(rule: Any) -> Dict[str, Any]:
