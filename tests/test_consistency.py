@@ -98,9 +98,6 @@ WAYS: Dict[str, Runner] = {
         _each(root, lambda p: root, lambda p, c: os.path.relpath(p, c),
               cache=("--cache-dir", str(elsewhere / "cache"))))[1],
 }
-# The project index is keyed by the cache folder alone (issue 16 items 4 and 5, the
-# project-facts branch): another project's index leaks into a one-file run.
-INDEX_KEYING = {"shared-cache-dir-one-file"}
 
 
 @pytest.fixture
@@ -109,10 +106,7 @@ def capsys_global(capsys: pytest.CaptureFixture) -> pytest.CaptureFixture:
     return capsys
 
 
-@pytest.mark.parametrize("way", [
-    pytest.param(w, marks=pytest.mark.xfail(strict=True, reason="index keying: project-facts branch"))
-    if w in INDEX_KEYING else w for w in WAYS
-])
+@pytest.mark.parametrize("way", list(WAYS))
 def test_findings_per_file_agree_with_the_cold_tree_scan(tmp_path: Path, capsys_global: pytest.CaptureFixture,
                                                         way: str) -> None:
     root = make_project(tmp_path / "proj")
