@@ -173,7 +173,7 @@ def run_lint(root: Path, package: str, jobs: int = 0) -> Tuple[List[Finding], Li
            "--select", RULE, package.rstrip("/") or "."]
     if jobs:
         cmd += ["--jobs", str(jobs)]
-    proc = subprocess.run(cmd, cwd=str(root), capture_output=True, text=True, env=env)
+    proc = subprocess.run(cmd, cwd=str(root), capture_output=True, text=True, env=env, check=False)
     try:
         data = json.loads(proc.stdout)
     except ValueError:
@@ -312,7 +312,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     if args.markdown:
         commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
-                                capture_output=True, text=True).stdout.strip() or "unknown"
+                                capture_output=True, text=True, check=False).stdout.strip() or "unknown"
         print(f"Measured {datetime.date.today().isoformat()}, lint-h2d at {commit} "
               f"(`python bench/accuracy.py --markdown`).\n")
         print(markdown(scores), end="")

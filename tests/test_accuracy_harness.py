@@ -10,7 +10,7 @@ import pytest
 from tests.conftest import REPO
 
 sys.path.insert(0, str(REPO / "bench"))
-import accuracy  # noqa: E402
+import accuracy
 
 HEADER = "path\tline\tlabel\tconfidence\tnote\n"
 
