@@ -18,7 +18,14 @@ import pytest
 from fixers.edits import TextEdit
 from lint_h2d.cache import Cache
 from lint_h2d.engine import decode
-from lint_h2d.findings import Applicability, EvidenceKind, EvidenceStep, Finding, Fix, Location
+from lint_h2d.findings import (
+    Applicability,
+    EvidenceKind,
+    EvidenceStep,
+    Finding,
+    Fix,
+    Location,
+)
 from lint_h2d.report import FORMATS, ReportContext, sarif
 from lint_h2d.serialize import finding_from_cache, finding_to_cache
 from tests.test_report_formats import RUFF_JSON_SCHEMA, _validate_sarif, _validator

@@ -233,3 +233,44 @@ def test_corrupt_index_entries_are_rebuilt(tmp_path: Path) -> None:
     assert _index(root, cache, walk=False) == expected
     index.write_text("{not json")
     assert _index(root, cache, walk=False) == expected
+
+
+def test_folder_changes_that_keep_the_file_set_do_not_walk(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """An editor's swap file, a file rewritten by a checkout, our own cache writes inside the
+    project: the folder's stat moves, its Python files do not; no walk (it costs more than the
+    whole one-file check on a large tree).  A new Python file still is found."""
+    import time
+    from dataclasses import replace
+
+    from lint_h2d import project_index
+    from lint_h2d.config import Settings
+    from lint_h2d.project_index import project_classes
+
+    root = project(tmp_path / "p")
+    (root / "pkg/meta.py").rename(root / "pkg/meta.txt")
+    ahead = time.time_ns() + 3600 * 10**9
+    monkeypatch.setattr(project_index.time, "time_ns", lambda: ahead)
+    walks = []
+    real = project_index.discover
+    monkeypatch.setattr(project_index, "discover", lambda *a: walks.append(1) or real(*a))
+    # `exclude = []`: the cache folder inside the project is walked (only its .gitignore hides it).
+    settings = replace(Settings(root=root.resolve()), exclude=())
+    cache = root / ".cache" / "lint"
+    checked = [str(root / "pkg/builder.py")]
+
+    def run() -> dict:  # type: ignore[type-arg]
+        return project_classes(settings, checked, cache, walk=False)
+
+    for _ in range(3):
+        assert run() == {}
+    assert len(walks) == 2  # the first run, and the one that sees `.cache/` it created
+    (root / "pkg/.builder.py.swp").write_text("x")
+    assert run() == {}
+    (root / "pkg/.builder.py.swp").unlink()
+    (root / "pkg/builder.py").unlink()
+    (root / "pkg/builder.py").write_text(BUILDER)  # rewritten as a checkout does: a new inode
+    (cache / "other.json").write_text("{}")
+    assert run() == {} and run() == {}
+    assert len(walks) == 2
+    (root / "pkg/meta.txt").rename(root / "pkg/meta.py")
+    assert "CommonAttentionMetadata" in run() and len(walks) == 3
