@@ -12,7 +12,7 @@ import os
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Dict, List, NoReturn, Optional, Sequence, TextIO
+from typing import Dict, List, NoReturn, Optional, Sequence, TextIO, Tuple
 
 from lint_h2d import __version__
 from lint_h2d.cache import DEFAULT_DIR
@@ -79,6 +79,22 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--add-noqa", action="store_true",
                        help="append `# noqa: CODE` to every flagged statement (to adopt the linter "
                             "in a large codebase), then exit")
+        p.add_argument("--exclude", type=_globs, metavar="GLOBS",
+                       help="comma-separated globs to skip; replaces the configured `exclude`")
+        p.add_argument("--extend-exclude", type=_globs, metavar="GLOBS",
+                       help="comma-separated globs to skip, on top of `exclude`")
+        p.add_argument("--per-file-ignores", type=_per_file_ignore, action="append",
+                       metavar="GLOB:CODES",
+                       help="codes not reported in matching files (`tests/*:H2D001,H2D002`); "
+                            "repeatable; replaces the configured `per-file-ignores`")
+        p.add_argument("--extend-per-file-ignores", type=_per_file_ignore, action="append",
+                       metavar="GLOB:CODES", help="like --per-file-ignores, added to the configured ones")
+        p.add_argument("--output-file", "-o", metavar="PATH",
+                       help="write the report (or the diff) to PATH instead of stdout")
+        p.add_argument("--show-files", action="store_true",
+                       help="list the files that would be checked, then exit")
+        p.add_argument("--show-settings", action="store_true",
+                       help="print the settings that apply to the first path, then exit")
         p.add_argument("--stdin-filename", metavar="PATH",
                        help="with `-` as the path: the name of the code read from stdin (config, "
                             "per-file-ignores, fix gate and report use it)")
@@ -100,6 +116,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _globs(text: str) -> List[str]:
+    return [g.strip() for g in text.split(",") if g.strip()]
+
+
+def _per_file_ignore(text: str) -> Tuple[str, Tuple[str, ...]]:
+    glob, sep, codes = text.rpartition(":")
+    if not sep or not glob or not codes.strip():
+        raise argparse.ArgumentTypeError(f"expected GLOB:CODES (e.g. 'tests/*:H2D001'), got {text!r}")
+    return glob, tuple(_codes(codes))
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -116,9 +143,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         sys.stderr.write("lint-h2d: error: --add-noqa cannot be combined with --fix, --diff or stdin\n")
         return EXIT_ERROR
     try:
-        if "-" in args.paths:
-            return run_stdin(args, sys.stdin, sys.stdout, sys.stderr)
-        return run_check(args, sys.stdout, sys.stderr)
+        if args.show_settings:
+            return run_show_settings(args, sys.stdout)
+        if args.show_files:
+            return run_show_files(args, sys.stdout, sys.stderr)
+        if args.output_file:
+            with open(args.output_file, "w", encoding="utf-8", newline="") as report:
+                return _run(args, report)
+        return _run(args, sys.stdout)
+    except OSError as exc:
+        sys.stderr.write(f"lint-h2d: error: {args.output_file}: {exc.strerror or exc}\n")
+        return EXIT_ERROR
     except ConfigError as exc:
         sys.stderr.write(f"lint-h2d: error: {exc}\n")
         return EXIT_ERROR
@@ -131,6 +166,35 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         sys.stderr.write(f"lint-h2d: internal error: {describe_exception(exc)}\n"
                          "Please report this with the command that caused it.\n")
         return EXIT_ERROR
+
+
+def _run(args: argparse.Namespace, out: TextIO) -> int:
+    if "-" in args.paths:
+        return run_stdin(args, sys.stdin, out, sys.stderr)
+    return run_check(args, out, sys.stderr)
+
+
+def run_show_files(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """`--show-files`: what a run with these paths and settings would check."""
+    files, problems = discover(args.paths, _resolver(args))
+    for path in sorted(files):
+        out.write(f"{path}\n")
+    for problem in problems:
+        err.write(f"lint-h2d: {'warning' if problem.warning else 'error'}: {problem.path}: {problem.message}\n")
+    return EXIT_ERROR if any(not p.warning for p in problems) else EXIT_OK
+
+
+def run_show_settings(args: argparse.Namespace, out: TextIO) -> int:
+    """`--show-settings`: the resolved settings of the first path (its nearest config)."""
+    first = args.stdin_filename if "-" in args.paths and args.stdin_filename else args.paths[0]
+    resolver = _resolver(args)
+    settings = resolver.for_folder(Path(os.path.realpath(first))) if os.path.isdir(first) \
+        else resolver.for_path(first)
+    out.write(f"Resolved settings for: {first}\n")
+    out.write(f"Settings path: {settings.config_path or '(defaults)'}\n")
+    for item in dataclasses.fields(settings):
+        out.write(f"{item.name.replace('_', '-')} = {getattr(settings, item.name)!r}\n")
+    return EXIT_OK
 
 
 def run_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -175,7 +239,17 @@ def _resolver(args: argparse.Namespace) -> Resolver:
 
     def adjust(settings: Settings) -> Settings:
         settings = cli_overrides(settings, args.select, args.ignore, args.extend_select)
-        return dataclasses.replace(settings, force_exclude=True) if force else settings
+        changes: Dict[str, object] = {}
+        if force:
+            changes["force_exclude"] = True
+        if args.exclude is not None:
+            changes["exclude"] = tuple(args.exclude)
+        if args.extend_exclude:
+            changes["extend_exclude"] = tuple(settings.extend_exclude) + tuple(args.extend_exclude)
+        ignores = tuple(args.per_file_ignores) if args.per_file_ignores else settings.per_file_ignores
+        if args.per_file_ignores or args.extend_per_file_ignores:
+            changes["per_file_ignores"] = ignores + tuple(args.extend_per_file_ignores or ())
+        return dataclasses.replace(settings, **changes) if changes else settings  # type: ignore[arg-type]
 
     return Resolver(Path(args.config) if args.config else None, adjust)
 
