@@ -15,11 +15,11 @@ unchanged.  It is keyed by:
   removed or renamed changes its folder's stat; a one-file run then lists that folder again
   and walks the project only if those names changed (walking vLLM costs more than checking
   one file; stat'ing its 442 folders a few milliseconds);
-- each file's stat (size, mtime_ns, ctime_ns, inode) and a hash of its bytes (BLAKE2b-128).  ctime
-  and inode catch `touch -r`, `cp -p` and `rsync -a`, which keep size and mtime.  A stat taken
-  within `RACY_NS` of the run that recorded it may not show a later write in the same clock
-  tick (coarse timestamps, git's "racy" case), so such entries are re-read and compared by
-  content; so are folders, which are re-walked.
+- each file's stat (size, mtime_ns, ctime_ns, inode) and a hash of its bytes (BLAKE2b-128).
+  ctime and inode catch `touch -r`, `cp -p` and `rsync -a`, which keep size and mtime.  A stat
+  taken within `RACY_NS` of the run that recorded it may not show a later write in the same
+  clock tick (coarse timestamps, git's "racy" case), so such files are re-read and compared
+  by hash, and such folders listed again.
 
 The index only speeds things up: without a cache folder every file is read.
 """
