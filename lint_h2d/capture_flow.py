@@ -555,7 +555,8 @@ class _Collector:
             self.suite(stmt.body, stmt, None)
             return
         if isinstance(stmt, cst.With):
-            names = [n for n in (graph_context_name(i, self.aliases) for i in stmt.items) if n]
+            names = [n for n in (graph_context_name(i, self.aliases) for i in stmt.items)
+                     if n and not self.shadowed(n.split(".")[0], fn)]
             if names:
                 self.regions.append((stmt.body, f"with {names[0]}(...)", fn, cls))
         for child in stmt.children:
@@ -565,9 +566,40 @@ class _Collector:
                     or type(child).__name__ == "ExceptStarHandler":
                 self.statement(child, cls, fn)
 
+    def shadowed(self, name: str, fn: Optional[cst.FunctionDef]) -> bool:
+        """`name` is a parameter or a (non-import) local of `fn` or a function around it: a
+        `torch` parameter, `tc = contextlib` are not the module's imports."""
+        outer = {id(d.node): d.outer for d in self.defs}
+        while fn is not None:
+            if shadows(fn, name):
+                return True
+            fn = outer.get(id(fn))
+        return False
+
     def suite(self, suite: cst.CSTNode, cls: Optional[cst.ClassDef], fn: Optional[cst.FunctionDef]) -> None:
         if isinstance(suite, cst.IndentedBlock):
             self.block(suite.body, cls, fn)
+
+
+def shadows(fn: cst.FunctionDef, name: str) -> bool:
+    """`fn` binds `name` itself: as a parameter, or by a binding in its own body other than an
+    import (nested definitions are their own scopes)."""
+    params = fn.params
+    every = (list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
+             + [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)])
+    if any(p.name.value == name for p in every):
+        return True
+    stack: List[cst.CSTNode] = [fn.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node.name.value == name:
+                return True
+            continue
+        if not isinstance(node, (cst.Import, cst.ImportFrom)) and name in _binding_names(node):
+            return True
+        stack.extend(node.children)
+    return False
 
 
 def _self_name(fn: cst.FunctionDef) -> Optional[str]:
@@ -632,6 +664,12 @@ def _resolve(call: cst.Call, fn: Optional[cst.FunctionDef], cls: Optional[cst.Cl
         nested = [d for d in defs if d.outer is fn and fn is not None and d.node.name.value == name]
         if nested:
             return nested
+        outer = {id(d.node): d.outer for d in defs}
+        scope = fn
+        while scope is not None:
+            if shadows(scope, name):
+                return []  # a parameter or local of that name, not the module's function
+            scope = outer.get(id(scope))
         return [d for d in defs if d.outer is None and d.cls is None and d.node.name.value == name]
     if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and fn is not None:
         owner = next((d for d in defs if d.node is fn), None)

@@ -308,6 +308,15 @@ NOT_CAPTURED = {
                                    "        m.seq_lens_cpu.zero_()\n",
     "a def inside a graph block": "def run(m: Meta, g):\n    with torch.cuda.graph(g):\n"
                                   "        def later():\n            m.seq_lens_cpu.zero_()\n",
+    "a method ending in cuda.graph": "class X:\n    def run(self, m: Meta, g):\n"
+                                     "        with self.cuda.graph(g):\n            m.seq_lens_cpu.zero_()\n",
+    "a parameter named torch": "def run(m: Meta, g, torch):\n    with torch.cuda.graph(g):\n"
+                               "        m.seq_lens_cpu.zero_()\n",
+    "an alias shadowed by a local": "import torch.cuda as tc\ndef run(m: Meta, g, ctx):\n    tc = ctx\n"
+                                    "    with tc.graph(g):\n        m.seq_lens_cpu.zero_()\n",
+    "a helper shadowed by a parameter": "def step(m: Meta):\n    m.seq_lens_cpu.zero_()\n"
+                                        "def run(m: Meta, g, step):\n    with torch.cuda.graph(g):\n"
+                                        "        step(m)\n",
     "torch.zero_ of a device tensor": "def build_for_cudagraph_capture(m: Meta):\n    torch.zero_(m.seq_lens)\n",
 }
 
