@@ -31,5 +31,7 @@ def is_graph_context_in(written: str, aliases: Mapping[str, str]) -> bool:
     graph`, `ps.graph_capture` after `from vllm.distributed import parallel_state as ps`."""
     head, _, rest = written.partition(".")
     resolved = aliases.get(head, head) + ("." + rest if rest else "")
-    return is_graph_context(written) or is_graph_context(resolved) \
-        or resolved.endswith(tuple("." + n for n in GRAPH_CONTEXT_NAMES))
+    # Only what resolves to torch's own `graph` counts: `self.cuda.graph(g)` ends the same way.
+    if resolved.startswith("torch.") and is_graph_context(resolved):
+        return True
+    return resolved in GRAPH_CONTEXT_NAMES or resolved.endswith(tuple("." + n for n in GRAPH_CONTEXT_NAMES))

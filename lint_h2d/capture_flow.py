@@ -275,6 +275,91 @@ def observed_after(scope: cst.CSTNode, statement: cst.CSTNode, tracked: Mapping[
     return f"`{' '.join(code(found).split())}` may observe it afterwards"
 
 
+# -- names the removal's proof depends on ----------------------------------------------------------
+
+# Calls that read a frame's variables by name: `locals()['m'].x_cpu`, `eval("m.x_cpu")` read the
+# tensor without mentioning it, so no analysis of names can rule them out.
+_DYNAMIC_NAMES = frozenset({"locals", "vars", "eval", "exec", "breakpoint"})
+_DYNAMIC_ATTRIBUTES = frozenset({"_getframe", "currentframe", "stack", "f_locals"})
+
+
+def dynamic_access(scope: cst.CSTNode) -> Optional[str]:
+    """A call in `scope` that can read its variables by name (`locals()`, `eval`, a frame)."""
+    stack: List[cst.CSTNode] = [scope]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Name) and node.value in _DYNAMIC_NAMES:
+            return f"`{node.value}` can read the function's variables by name"
+        if isinstance(node, cst.Attribute) and node.attr.value in _DYNAMIC_ATTRIBUTES:
+            return f"`{_code(node)}` can read the function's variables by name"
+        stack.extend(node.children)
+    return None
+
+
+def _binding_names(node: cst.CSTNode) -> Iterator[str]:
+    """Names that `node` (one node, not its children) binds or unbinds in its scope."""
+    targets: List[cst.CSTNode] = []
+    if isinstance(node, cst.Assign):
+        targets = [t.target for t in node.targets]
+    elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.NamedExpr)):
+        targets = [node.target]
+    elif isinstance(node, (cst.For, cst.CompFor)):
+        targets = [node.target]
+    elif isinstance(node, cst.WithItem) and node.asname is not None:
+        targets = [node.asname.name]
+    elif isinstance(node, cst.ExceptHandler) and node.name is not None:
+        targets = [node.name.name]
+    elif isinstance(node, cst.Del):
+        targets = [node.target]
+    elif isinstance(node, (cst.Global, cst.Nonlocal)):
+        yield from (n.name.value for n in node.names)
+    elif isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(node.names, cst.ImportStar):
+        for alias in node.names:
+            if alias.asname is not None:
+                targets.append(alias.asname.name)
+            else:
+                dotted = _dotted(alias.name)
+                if dotted:
+                    yield dotted.split(".")[0]
+    elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        yield node.name.value
+    elif isinstance(node, (cst.MatchAs, cst.MatchStar)) and node.name is not None:
+        yield node.name.value
+    elif isinstance(node, cst.MatchMapping) and node.rest is not None:
+        yield node.rest.value
+    for target in targets:
+        for leaf in _target_names(target):
+            yield leaf
+
+
+def _target_names(target: cst.CSTNode) -> Iterator[str]:
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _target_names(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _target_names(target.value)
+
+
+def binding_count(scope: cst.CSTNode, name: str) -> int:
+    """How many places in `scope`'s body (nested definitions included: `nonlocal`, shadowing
+    parameters) bind `name`.  A parameter counts 0 in its own function."""
+    body = scope.body if isinstance(scope, cst.FunctionDef) else scope
+    count = 0
+    stack: List[cst.CSTNode] = [body]
+    while stack:
+        node = stack.pop()
+        count += sum(1 for bound in _binding_names(node) if bound == name)
+        if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+            params = node.params
+            every = (list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
+                     + [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)])
+            count += sum(1 for p in every if p.name.value == name)
+        stack.extend(node.children)
+    return count
+
+
 # -- the device twin's write ----------------------------------------------------------------------
 
 
@@ -470,7 +555,8 @@ class _Collector:
             self.suite(stmt.body, stmt, None)
             return
         if isinstance(stmt, cst.With):
-            names = [n for n in (graph_context_name(i, self.aliases) for i in stmt.items) if n]
+            names = [n for n in (graph_context_name(i, self.aliases) for i in stmt.items)
+                     if n and not self.shadowed(n.split(".")[0], fn)]
             if names:
                 self.regions.append((stmt.body, f"with {names[0]}(...)", fn, cls))
         for child in stmt.children:
@@ -480,9 +566,40 @@ class _Collector:
                     or type(child).__name__ == "ExceptStarHandler":
                 self.statement(child, cls, fn)
 
+    def shadowed(self, name: str, fn: Optional[cst.FunctionDef]) -> bool:
+        """`name` is a parameter or a (non-import) local of `fn` or a function around it: a
+        `torch` parameter, `tc = contextlib` are not the module's imports."""
+        outer = {id(d.node): d.outer for d in self.defs}
+        while fn is not None:
+            if shadows(fn, name):
+                return True
+            fn = outer.get(id(fn))
+        return False
+
     def suite(self, suite: cst.CSTNode, cls: Optional[cst.ClassDef], fn: Optional[cst.FunctionDef]) -> None:
         if isinstance(suite, cst.IndentedBlock):
             self.block(suite.body, cls, fn)
+
+
+def shadows(fn: cst.FunctionDef, name: str) -> bool:
+    """`fn` binds `name` itself: as a parameter, or by a binding in its own body other than an
+    import (nested definitions are their own scopes)."""
+    params = fn.params
+    every = (list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
+             + [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)])
+    if any(p.name.value == name for p in every):
+        return True
+    stack: List[cst.CSTNode] = [fn.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node.name.value == name:
+                return True
+            continue
+        if not isinstance(node, (cst.Import, cst.ImportFrom)) and name in _binding_names(node):
+            return True
+        stack.extend(node.children)
+    return False
 
 
 def _self_name(fn: cst.FunctionDef) -> Optional[str]:
@@ -547,6 +664,12 @@ def _resolve(call: cst.Call, fn: Optional[cst.FunctionDef], cls: Optional[cst.Cl
         nested = [d for d in defs if d.outer is fn and fn is not None and d.node.name.value == name]
         if nested:
             return nested
+        outer = {id(d.node): d.outer for d in defs}
+        scope = fn
+        while scope is not None:
+            if shadows(scope, name):
+                return []  # a parameter or local of that name, not the module's function
+            scope = outer.get(id(scope))
         return [d for d in defs if d.outer is None and d.cls is None and d.node.name.value == name]
     if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and fn is not None:
         owner = next((d for d in defs if d.node is fn), None)

@@ -271,6 +271,10 @@ def _warn(messages: Sequence[str], err: TextIO) -> None:
 def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     resolver = _resolver(args)
     files, problems = discover(args.paths, resolver)
+    # A broken configuration is reported as before (stderr, exit 2), once per message; the
+    # files it applies to are not checked, the others are.
+    for message in dict.fromkeys(p.message for p in problems if p.config):
+        err.write(f"lint-h2d: error: {message}\n")
     sources, errors = load_sources(files)
     errors += [error_finding(IO_ERROR, p.path, f"cannot check {p.path}: {p.message}")
                for p in problems if not p.warning]

@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
-from lint_h2d.config import Resolver, Settings, canonical_folder
+from lint_h2d.config import ConfigError, Resolver, Settings, canonical_folder
 from lint_h2d.patterns import BadPattern, GitPattern, ignored, last_match, parse_lines
 
 PYTHON_SUFFIXES = (".py", ".pyi")
@@ -31,6 +31,9 @@ class Problem:
     path: str
     message: str
     warning: bool = False
+    # The configuration that applies to the path is invalid (the message names it): the
+    # files under it are not checked, the rest of the scan goes on.
+    config: bool = False
 
 
 @lru_cache(maxsize=256)
@@ -146,7 +149,11 @@ def discover(paths: Sequence[str], settings: Union[Settings, Resolver],
         if not stat.S_ISREG(mode):
             problems.append(Problem(given, "not a regular file (a FIFO, socket or device); not checked"))
             continue
-        file_settings = resolver.for_path(given)
+        try:
+            file_settings = resolver.for_path(given)
+        except ConfigError as exc:
+            problems.append(Problem(given, str(exc), config=True))
+            continue
         # Named explicitly: always checked, unless --force-exclude asks to apply the
         # excludes anyway (pre-commit names every staged file, tests included).
         if file_settings.force_exclude and explicitly_excluded(file_settings, given):
@@ -197,7 +204,11 @@ def _inherited_gitignores(real_top: Path, settings: Settings, problems: List[Pro
 def _walk(top: str, resolver: Resolver, problems: List[Problem],
           listed: Optional[List[str]] = None) -> Iterator[str]:
     real_top = Path(os.path.realpath(top))
-    top_settings = resolver.for_folder(real_top)
+    try:
+        top_settings = resolver.for_folder(real_top)
+    except ConfigError as exc:
+        problems.append(Problem(top, str(exc), config=True))
+        return
     base: List[GitPattern] = []
     if top_settings.respect_gitignore:
         base = _inherited_gitignores(real_top, top_settings, problems)
@@ -207,7 +218,11 @@ def _walk(top: str, resolver: Resolver, problems: List[Problem],
         spelled, real, above = stack.pop()
         if listed is not None:
             listed.append(spelled)
-        settings = resolver.for_folder(real)
+        try:
+            settings = resolver.for_folder(real)
+        except ConfigError as exc:  # a nested config is broken: skip its folder, go on
+            problems.append(Problem(spelled, str(exc), config=True))
+            continue
         active = above + _read_gitignore(real, problems) if settings.respect_gitignore else []
         try:
             with os.scandir(spelled) as handle:

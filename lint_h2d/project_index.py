@@ -34,7 +34,7 @@ from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence
 
 from lint_h2d import __version__
 from lint_h2d.cache import save_json
-from lint_h2d.config import Settings
+from lint_h2d.config import Settings, canonical_folder
 from lint_h2d.discovery import PYTHON_SUFFIXES, discover
 from lint_h2d.inference.project import class_fields_in
 
@@ -54,11 +54,15 @@ def is_project_root(root: Path) -> bool:
 
 
 def covers(root: Path, paths: Iterable[str]) -> bool:
-    """Every checked path lies inside `root` (facts of one project never leak into another)."""
+    """Every checked path lies inside `root` (facts of one project never leak into another).
+
+    A path is where it is named, its folders resolved (`config.canonical_folder`), not where a
+    symlinked file points: a link to a shared file outside the project is still the
+    project's file, and resolving it cost every file of the run its project index."""
     resolved = root.resolve()
     for path in paths:
         try:
-            Path(path).resolve().relative_to(resolved)
+            (canonical_folder(path) / os.path.basename(path)).relative_to(resolved)
         except ValueError:
             return False
     return True

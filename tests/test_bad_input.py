@@ -394,3 +394,22 @@ def test_bad_config_given_with_option(tmp_path: Path, capsys: pytest.CaptureFixt
     not_table.write_text("[tool]\nlint-h2d = 3\n")
     code, _, err = lint(capsys, "check", "--config", str(not_table), str(tmp_path))
     assert code == 2 and str(not_table) in err and "table" in err
+
+
+@pytest.mark.parametrize("body", ["[tool.lint-h2d]\nfrobnicate = true\n", "[tool.lint-h2d\nselect = []\n"])
+def test_bad_nested_config_skips_its_folder_only(tree: Path, capsys: pytest.CaptureFixture, body: str) -> None:
+    # One broken sub-project must not cost the findings (and fixes) of the rest of the tree.
+    nested = tree / "sub" / "pyproject.toml"
+    nested.parent.mkdir()
+    nested.write_text(body)
+    (tree / "sub" / "bad.py").write_text(DEVICE_WRITE)
+    for args in ([str(tree)], [str(tree / "good.py"), str(tree / "sub" / "bad.py")]):
+        code, out, err = lint(capsys, "check", *args)
+        assert code == 2, (out, err)
+        assert str(nested) in err and "Traceback" not in err
+        assert_good_file_checked(out, tree)
+        assert f"{tree / 'sub' / 'bad.py'}:6:5: H2D001" not in out
+    code, out, err = lint(capsys, "check", "--fix", str(tree))
+    assert code == 2
+    assert_good_file_checked(out, tree, fixed=True)
+    assert (tree / "sub" / "bad.py").read_text() == DEVICE_WRITE

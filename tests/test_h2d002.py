@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import List, Optional, Tuple
 
+import pytest
+
 from lint_h2d.config import Settings
 from lint_h2d.engine import Engine
 from lint_h2d.findings import Applicability, Finding
@@ -143,6 +145,62 @@ def test_removal_safe_when_later_code_touches_other_fields_only() -> None:
     assert applicability(body) == Applicability.SAFE
 
 
+def _run_both(body: str, call: str) -> Tuple[object, object]:
+    """Execute the original and its safe fix on CPU tensors; what `call` returns in each."""
+    results = []
+    for source in (HEADER + body, HEADER + fixed(body)[0]):
+        namespace: dict = {}
+        exec(compile(source, "x.py", "exec"), namespace)
+        results.append(eval(call, namespace))
+    return results[0], results[1]
+
+
+DYNAMIC_READS = {
+    "locals": "return int(locals()['m'].query_start_loc_cpu.sum())",
+    "eval": "return int(eval('m.query_start_loc_cpu.sum()'))",
+    "frame": "import sys; return int(sys._getframe().f_locals['m'].query_start_loc_cpu.sum())",
+}
+
+
+@pytest.mark.parametrize("read", sorted(DYNAMIC_READS))
+def test_removal_unsafe_when_the_function_reads_its_variables_by_name(read: str) -> None:
+    # `locals()['m']`, `eval(...)` and frames read the tensor without naming it.
+    body = SEED.replace("attn = self.build(0, m)", "attn = None").format(
+        write="m.query_start_loc_cpu.zero_()", after=DYNAMIC_READS[read])
+    assert applicability(body) == Applicability.UNSAFE
+    call = ("B().build_for_cudagraph_capture(Meta(torch.ones(3), torch.ones(3), "
+            "torch.ones(3), torch.ones(3)))")
+    before, after = _run_both(body, call)
+    assert before == after == 0
+
+
+REBOUND = {
+    "walrus": "if (m := other):\n            m.query_start_loc_cpu.zero_()",
+    "for": "for m in (other,):\n            m.query_start_loc_cpu.zero_()",
+    "with": "with nullcontext(other) as m:\n            m.query_start_loc_cpu.zero_()",
+    "alias twice": "q = m.query_start_loc_cpu\n        if (q := other.query_start_loc_cpu) is not None:\n"
+                   "            q.zero_()",
+}
+
+
+@pytest.mark.parametrize("how", sorted(REBOUND))
+def test_removal_unsafe_when_the_holder_is_rebound(how: str) -> None:
+    # The device write was on the parameter's first object; the CPU write is on another one,
+    # whose CPU tensor stays unwritten after the removal (nothing zeroes it any more).
+    body = f'''\
+from contextlib import nullcontext
+
+
+class B:
+    def build_for_cudagraph_capture(self, m: Meta, other: Meta):
+        m.query_start_loc.zero_()
+        {REBOUND[how]}
+'''
+    assert all(f.fix is None or f.fix.applicability == Applicability.UNSAFE
+               for f in findings(body)), [f.fix for f in findings(body)]
+    assert fixed(body)[1] == 0
+
+
 # -- issue 16 item 10 / issue 15 item 10: the device twin drops only the last `_cpu` ----------
 
 
@@ -211,7 +269,6 @@ def build_for_cudagraph_capture(o: Other, m: Meta):
 
 # -- issue 16 items 11 and 12: capture code from evidence, not from a name fragment -------------
 
-import pytest  # noqa: E402
 
 CAPTURED = {
     "import alias": "import torch.cuda as tc\ndef run(m: Meta, g):\n    with tc.graph(g):\n"
@@ -251,6 +308,15 @@ NOT_CAPTURED = {
                                    "        m.seq_lens_cpu.zero_()\n",
     "a def inside a graph block": "def run(m: Meta, g):\n    with torch.cuda.graph(g):\n"
                                   "        def later():\n            m.seq_lens_cpu.zero_()\n",
+    "a method ending in cuda.graph": "class X:\n    def run(self, m: Meta, g):\n"
+                                     "        with self.cuda.graph(g):\n            m.seq_lens_cpu.zero_()\n",
+    "a parameter named torch": "def run(m: Meta, g, torch):\n    with torch.cuda.graph(g):\n"
+                               "        m.seq_lens_cpu.zero_()\n",
+    "an alias shadowed by a local": "import torch.cuda as tc\ndef run(m: Meta, g, ctx):\n    tc = ctx\n"
+                                    "    with tc.graph(g):\n        m.seq_lens_cpu.zero_()\n",
+    "a helper shadowed by a parameter": "def step(m: Meta):\n    m.seq_lens_cpu.zero_()\n"
+                                        "def run(m: Meta, g, step):\n    with torch.cuda.graph(g):\n"
+                                        "        step(m)\n",
     "torch.zero_ of a device tensor": "def build_for_cudagraph_capture(m: Meta):\n    torch.zero_(m.seq_lens)\n",
 }
 

@@ -274,3 +274,14 @@ def test_folder_changes_that_keep_the_file_set_do_not_walk(tmp_path: Path, monke
     assert len(walks) == 2
     (root / "pkg/meta.txt").rename(root / "pkg/meta.py")
     assert "CommonAttentionMetadata" in run() and len(walks) == 3
+
+
+def test_a_symlinked_file_pointing_outside_keeps_the_index(tmp_path: Path) -> None:
+    # A link to a shared file elsewhere is the project's file where it is named: resolving it
+    # took the whole run "out of the project" and every file lost its cross-file facts.
+    root = project(tmp_path / "proj")
+    write(tmp_path, "elsewhere/shared.py", "x = 1\n")
+    (root / "pkg" / "shared.py").symlink_to(tmp_path / "elsewhere" / "shared.py")
+    for args in (["."], ["pkg/builder.py", "pkg/shared.py"]):
+        result = run_cli("check", "--no-cache", "--output-format", "concise", *args, cwd=root)
+        assert rows(result) == ["pkg/builder.py:2:5"], result.stdout

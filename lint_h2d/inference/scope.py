@@ -12,7 +12,7 @@ from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence,
 
 import libcst as cst
 
-from lint_h2d.capture import DEFAULT_CAPTURE_FUNCTIONS, is_graph_context
+from lint_h2d.capture import DEFAULT_CAPTURE_FUNCTIONS
 from lint_h2d.capture_flow import CaptureRegions, capture_regions
 from lint_h2d.inference.expressions import (
     Facts,
@@ -99,14 +99,6 @@ def scalar_functions(module: cst.Module) -> FrozenSet[str]:
             if dotted_name(stmt.returns.annotation) in _SCALAR_RETURNS:
                 out.add(stmt.name.value)
     return frozenset(out)
-
-
-def _is_graph_context(item: cst.WithItem) -> bool:
-    node = item.item
-    if isinstance(node, cst.Call):
-        node = node.func
-    name = dotted_name(node) or ""
-    return is_graph_context(name)
 
 
 class _Walker:
@@ -253,17 +245,12 @@ class _Walker:
         return merged
 
     def with_(self, stmt: cst.With, names: Dict[str, Value]) -> Dict[str, Value]:
+        # Graph blocks are capture code through `self.regions` (the pre-pass resolves imports
+        # and shadowed names; a suffix match here took `self.cuda.graph(g)` for one).
         names = dict(names)
-        graph = any(_is_graph_context(item) for item in stmt.items)
         for item in stmt.items:
             if item.asname is not None:
                 self.bind_target(item.asname.name, UNKNOWN, names)
-        if graph:
-            saved = self.capture
-            self.capture = "with torch.cuda.graph(...)"
-            names = self.suite(stmt.body, names)
-            self.capture = saved
-            return names
         return self.suite(stmt.body, names)
 
     def try_(self, stmt: cst.BaseCompoundStatement, names: Dict[str, Value]) -> Dict[str, Value]:

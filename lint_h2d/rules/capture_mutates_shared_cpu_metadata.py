@@ -139,7 +139,11 @@ and **unsafe** otherwise:
   mentions them. Handing the object back with `return`/`yield` does not count: the caller
   keeping intact CPU offsets is the point of the fix;
 - the tensor is reached through a parameter of this very function, not a variable of an
-  enclosing one (which may read it after a nested function returns).
+  enclosing one (which may read it after a nested function returns); the function never
+  rebinds that parameter (`if (m := other()):` would put the device write on another object),
+  and a local alias of the tensor (`q = m.x_cpu`) is bound once;
+- the function reads no variable by name (`locals()`, `vars()`, `eval`, `exec`, a frame's
+  `f_locals`): those see the tensor without naming it.
 
 Attribute reads are taken to be plain field reads (no property with effects).
 Deleting any other write (`copy_`, item assignment, `+=`) is always **unsafe**: it drops data
@@ -308,6 +312,12 @@ when the sibling is unknown.
         if m.value.root is not None and m.value.root not in m.fact.scope.params:
             return (f"`{m.value.root}` belongs to an enclosing function, which may read the tensor "
                     "after this one returns")
+        rebound = _rebound(scope, m)
+        if rebound is not None:
+            return rebound
+        dynamic = capture_flow.dynamic_access(scope)
+        if dynamic is not None:
+            return dynamic
         tracked: Dict[str, capture_flow.Chain] = {}
         receiver_chain = capture_flow.chain_of(m.receiver)
         if receiver_chain is not None:
@@ -332,6 +342,21 @@ when the sibling is unknown.
         if holder.type_name is not None and holder.type_name in facts.class_fields:
             return field in facts.class_fields[holder.type_name]
         return field in facts.device_fields
+
+
+def _rebound(scope: cst.CSTNode, m: Mutation) -> Optional[str]:
+    """Why the names the proof rests on may not mean what it assumes: the parameter must keep
+    its object (else the device write may be on another one: `if (m := other()):`), and a local
+    alias (`q = m.x_cpu`) must be bound once."""
+    chain = capture_flow.chain_of(m.receiver)
+    names = {m.value.root} if m.value.root is not None else set()
+    if chain is not None:
+        names.add(chain[0])
+    for name in sorted(names):
+        allowed = 0 if name == m.value.root else 1
+        if capture_flow.binding_count(scope, name) > allowed:
+            return f"`{name}` is rebound in the function: the device write may be on another object"
+    return None
 
 
 def _dominates(scope: cst.CSTNode, twin: Mutation, place: capture_flow.Place) -> bool:
