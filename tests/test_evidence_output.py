@@ -170,7 +170,8 @@ def test_cache_round_trips_evidence(tmp_path: Path) -> None:
     cache = Cache(tmp_path / "c", "key")
     cache.put(source, [finding])
     cache.save()
-    assert Cache(tmp_path / "c", "key").get(source) == [finding]
+    # Cached findings take the path spelling of the run that reads them (issue 16 item 6).
+    assert Cache(tmp_path / "c", "key").get(source) == [replace(finding, path=source.path)]
 
 
 def test_cache_written_before_evidence_is_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -183,6 +184,6 @@ def test_cache_written_before_evidence_is_not_read(tmp_path: Path, monkeypatch: 
     old = Cache(tmp_path / "c", "key")
     old.put(source, [_finding()])
     old.save()
-    assert Cache(tmp_path / "c", "key").get(source) == [_finding()]
+    assert Cache(tmp_path / "c", "key").get(source) == [replace(_finding(), path=source.path)]
     monkeypatch.undo()
     assert Cache(tmp_path / "c", "key").get(source) is None
