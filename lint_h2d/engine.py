@@ -23,12 +23,13 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional,
 
 import libcst as cst
 
-from fixers.edits import OverlappingEdits, TextEdit, apply_edits, line_offsets, to_offset
+from fixers.edits import OverlappingEdits, TextEdit, apply_edits, line_offsets, split_lines, to_offset
 from lint_h2d.cache import Cache
 from lint_h2d.config import Settings
 from lint_h2d.discovery import PathPattern
 from lint_h2d.findings import Finding, Location
 from lint_h2d.inference.project import ProjectFacts, class_fields_of, from_classes
+from lint_h2d.parse_view import parse_view
 from lint_h2d.prefilter import tree_filter
 from lint_h2d.inference.scope import ModuleWalker
 from lint_h2d.rules import all_rules, select_codes
@@ -152,12 +153,15 @@ class Engine:
                 return syntax_errors
         if not rules:
             return cpython_parse(path, text)[1]
+        # LibCST drops form feeds in indentation: it parses a view without them, and every
+        # finding is moved back onto the file's own columns (lint_h2d/parse_view.py).
+        view = parse_view(text)
         try:
-            module = cst.parse_module(text)
+            module = cst.parse_module(view.text)
         except cst.ParserSyntaxError as exc:
-            message = str(exc.message).splitlines()[0] if exc.message else "invalid syntax"
+            message = split_lines(str(exc.message))[0] if exc.message else "invalid syntax"
             return [error_finding(SYNTAX_ERROR, path, f"SyntaxError: {message}",
-                                  exc.raw_line, exc.raw_column + 1)]
+                                  exc.raw_line, view.column(exc.raw_line, exc.raw_column) + 1)]
         except Exception as exc:  # a parser crash must not end the scan
             return [error_finding(SYNTAX_ERROR, path, f"cannot parse: {exc}")]
         try:
@@ -172,7 +176,7 @@ class Engine:
             return [error_finding(INTERNAL_ERROR, path, "internal error: nesting too deep to analyze")]
         except Exception as exc:
             return [error_finding(INTERNAL_ERROR, path, f"internal error in inference: {_describe(exc)}")]
-        ctx = FileContext(path, module, text, self.settings)
+        ctx = FileContext(path, module, view.text, self.settings)
         findings: List[Finding] = []
         for rule in rules:
             mine = [f for f in facts if rule.wants(f.small)
@@ -186,7 +190,8 @@ class Engine:
                     INTERNAL_ERROR, path, f"internal error in rule {rule.code}: {_describe(exc)}"
                 ))
         noqa = noqa_lines(text)
-        findings = [f for f in findings if f.code in ERROR_CODES or not is_suppressed(f, noqa)]
+        findings = [view.restore(f) for f in findings
+                    if f.code in ERROR_CODES or not is_suppressed(f, noqa)]
         return sorted(findings, key=Finding.sort_key)
 
     def fix_text(self, path: str, text: str, unsafe: bool) -> Tuple[str, List[Finding], List[Finding]]:

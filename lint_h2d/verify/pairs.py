@@ -11,7 +11,7 @@ import textwrap
 from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from fixers.edits import TextEdit, line_offsets, to_offset
+from fixers.edits import TextEdit, line_offsets, split_lines, to_offset
 from lint_h2d.config import Settings
 from lint_h2d.engine import ERROR_CODES, Engine, Source
 from lint_h2d.findings import Finding
@@ -40,8 +40,12 @@ class StatementPair:
 
 
 def _dedent(text: str, column: int) -> str:
-    """Edit text starts at ``column``; later lines carry that indentation too: strip it."""
-    lines = text.split("\n")
+    """Edit text starts at ``column``; later lines carry that indentation too: strip it.
+
+    Lines are split where Python splits them and joined with ``\\n`` (what ``exec`` and
+    ``textwrap`` expect), so CR-only and CRLF files verify like any other.
+    """
+    lines = split_lines(text) + ([""] if text.endswith(("\n", "\r")) or not text else [])
     out = [lines[0]]
     for line in lines[1:]:
         strip = 0

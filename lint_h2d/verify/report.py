@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence
 
+from fixers.edits import split_lines
+
 
 @dataclass
 class Row:
@@ -21,7 +23,7 @@ class Row:
 
 
 def _one_line(code: str) -> str:
-    return " ⏎ ".join(line.strip() for line in code.strip().splitlines()) or "(removed)"
+    return " ⏎ ".join(line.strip() for line in split_lines(code.strip())) or "(removed)"
 
 
 def _yes_no(value: Optional[bool]) -> str:
