@@ -35,7 +35,7 @@ import libcst as cst
 from fixers._text import Statement
 from fixers.edits import TextEdit, Unfixable, line_offsets
 
-__all__ = ["import_insertion", "ImportInsertion"]
+__all__ = ["import_insertion", "ImportInsertion", "import_satisfies", "import_alias"]
 
 ImportInsertion = Union[TextEdit, Unfixable, None]
 
@@ -124,6 +124,33 @@ def _satisfies(have: _Binding, want: _Binding) -> bool:
     if want.kind == "module" and have.kind == "chain":
         return have.target == want.target == want.name
     return have.kind == want.kind and have.target == want.target
+
+
+def import_satisfies(node: Union[cst.Import, cst.ImportFrom], import_line: str) -> bool:
+    """Whether ``node`` binds every name ``import_line`` binds, to the same thing."""
+    have = _bindings(node)
+    return all(any(_satisfies(h, w) for h in have) for w in _bindings(_parse_import(import_line)))
+
+
+def import_alias(node: Union[cst.Import, cst.ImportFrom], import_line: str) -> Optional[Tuple[str, str]]:
+    """``(name, alias)`` when ``node`` binds what ``import_line`` binds as ``name``, under ``alias``.
+
+    ``import torch as th`` for ``import torch`` gives ``("torch", "th")``; ``from m import x as
+    y`` for ``from m import x`` gives ``("x", "y")``.  Why: when a local name shadows ``torch``
+    at a fix site, the module's own alias still reaches the module.
+    """
+    wanted = _bindings(_parse_import(import_line))
+    if len(wanted) != 1:
+        return None
+    want = wanted[0]
+    for have in _bindings(node):
+        if have.name == want.name:
+            continue
+        if want.kind == "chain" and want.target == want.name and have.kind == "module" and have.target == want.target:
+            return want.name, have.name
+        if want.kind == "from" and have.kind == "from" and have.target == want.target:
+            return want.name, have.name
+    return None
 
 
 def _import_line(statement: cst.BaseStatement) -> Optional[Sequence[Union[cst.Import, cst.ImportFrom]]]:

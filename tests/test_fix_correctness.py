@@ -155,3 +155,148 @@ def test_split_lines_breaks_only_where_python_does() -> None:
     assert split_lines(text) == ["a\fb\x85c\u2028d", "e", "f", "g"]
     assert "".join(split_lines(text, keepends=True)) == text
     assert split_lines("") == [] and split_lines("x\n") == ["x"]
+
+
+# -- 7: literal indices out of range --------------------------------------------------------
+
+def _one(text: str, gate: str = "none") -> Finding:
+    found = [f for f in findings(text, gate) if f.code == "H2D001"]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_out_of_range_literal_index_raises_after_the_safe_fix() -> None:
+    text = 'import torch\ndef f():\n    w = torch.zeros(4, device="cuda")\n    w[4] = 0\n    return w\n'
+    finding = _one(text)
+    assert finding.fix is not None and finding.fix.applicability == Applicability.SAFE
+    new, _ = fixed(text, "none")
+    assert "w[4].zero_()" in new
+    for code in (text, new):
+        with pytest.raises(IndexError):
+            run_module(code, "f()")
+
+
+@pytest.mark.parametrize("size, call", [("0", "f(0, [])"), ("n", "f(0, [])"), ("n + 1", "f(-1, [])"),
+                                        ("len(xs) - 1", "f(0, [1])")])
+def test_empty_tensor_write_still_raises(size: str, call: str) -> None:
+    """`t[:1].zero_()` does nothing on an empty tensor where `t[0] = 0` raises."""
+    text = (f'import torch\ndef f(n, xs):\n    t = torch.empty({size}, device="cuda")\n'
+            "    t[0] = 0\n    return t\n")
+    new, applied = fixed(text, "none")
+    assert len(applied) == 1 and "[:1]" not in new
+    for code in (text, new):
+        with pytest.raises(IndexError):
+            run_module(code, call)
+
+
+PROVEN = [
+    # literal size
+    ('    t = torch.empty(4, device="cuda")\n    t[3] = 0\n', "t[3:4].zero_()"),
+    # len(...) + 1 is never empty
+    ('    t = torch.zeros(len(xs) + 1, device="cuda")\n    t[0] = 0\n', "t[:1].zero_()"),
+    # the vLLM shape: a guard on the size
+    ('    if n > 0:\n        t = torch.empty(n + 1, device="cuda")\n        x = 1\n        t[0] = 0\n',
+     "t[:1].zero_()"),
+    ('    if n >= 1 and xs:\n        t = torch.empty(n, device="cuda")\n        t[-1] = 7\n', "t[-1:].fill_(7)"),
+]
+NOT_PROVEN = [
+    ('    t = torch.empty(n + 1, device="cuda")\n    t[0] = 0\n', "n may be -1"),
+    ('    t = torch.empty(4, device="cuda")\n    t[4] = 0\n', "index past the end"),
+    ('    if n > 0:\n        n = n - 5\n        t = torch.empty(n + 1, device="cuda")\n        t[0] = 0\n',
+     "the guard's name is rebound"),
+    ('    t = torch.empty(4, device="cuda")\n    t = t[:0]\n    t[0] = 0\n', "rebound between"),
+    ('    t = torch.empty(4, device="cuda")\n    for t in ts:\n        pass\n    t[0] = 0\n',
+     "rebound by a loop"),
+    ('    t = torch.empty(4, 3, device="cuda")[0]\n    t[0] = 0\n', "not a plain allocation"),
+    ('    if n > 0:\n        pass\n    t = torch.empty(n + 1, device="cuda")\n    t[0] = 0\n',
+     "the guard does not enclose the write"),
+]
+
+
+@pytest.mark.parametrize("body, expected", PROVEN)
+def test_slice_spelling_only_with_a_proven_length(body: str, expected: str) -> None:
+    text = f"import torch\ndef f(n, xs, ts):\n{body}    return 0\n"
+    new, applied = fixed(text, "none")
+    assert len(applied) == 1 and expected in new, new
+
+
+@pytest.mark.parametrize("body, why", NOT_PROVEN)
+def test_no_slice_without_proof(body: str, why: str) -> None:
+    text = f"import torch\ndef f(n, xs, ts):\n{body}    return 0\n"
+    new, _ = fixed(text, "none")
+    assert ":1]" not in new and ":5]" not in new, why
+
+
+def test_module_level_and_global_names_are_not_proof() -> None:
+    text = ('import torch\nt = torch.empty(4, device="cuda")\nt[0] = 0\n'
+            'def g():\n    global t\n    t = torch.empty(4, device="cuda")\n    t[0] = 0\n')
+    new, applied = fixed(text, "none")
+    assert len(applied) == 2 and "[:1]" not in new
+
+
+# -- 8: literal values outside the dtype's range ----------------------------------------------
+
+@pytest.mark.parametrize("value", ["18446744073709551615", "9223372036854775808", "-9223372036854775809",
+                                   "0xFFFFFFFFFFFFFFFF"])
+def test_values_outside_int64_are_not_safe(value: str) -> None:
+    text = f'import torch\nt = torch.zeros(4, device="cuda", dtype=torch.int64)\nt[0] = {value}\n'
+    finding = _one(text)
+    assert finding.fix is not None and finding.fix.applicability == Applicability.UNSAFE
+    new, applied = fixed(text, "none")
+    assert new == text and not applied
+
+
+@pytest.mark.parametrize("value", ["9223372036854775807", "-9223372036854775808", "1e308", "True", "-0.0", "2.5"])
+def test_values_inside_int64_stay_safe(value: str) -> None:
+    text = f'import torch\nt = torch.zeros(4, device="cuda")\nt[0] = {value}\n'
+    finding = _one(text)
+    assert finding.fix is not None and finding.fix.applicability == Applicability.SAFE
+
+
+def test_int64_bound_is_where_setitem_and_fill_agree() -> None:
+    """The rule behind `value_fits`, measured: inside int64 the assignment and `fill_` agree
+    for every dtype (same bytes or the same exception type); just outside they do not."""
+    dtypes = [torch.bool, torch.uint8, torch.int8, torch.int32, torch.int64, torch.float16,
+              torch.bfloat16, torch.float32, torch.float64, torch.complex64]
+    if hasattr(torch, "uint64"):
+        dtypes.append(torch.uint64)
+
+    def outcome(code: str, t: Any, v: Any) -> Any:
+        t = t.clone()
+        try:
+            exec(code, {"t": t, "v": v})
+        except Exception as exc:  # noqa: BLE001 - the exception type is the result
+            return type(exc)
+        return t.view(torch.uint8).tolist() if t.dtype != torch.bool else t.tolist()
+
+    inside = [2**63 - 1, -(2**63), 2**31, -1, 255, 256, 65504, 65536, 1e39, float("inf"), True]
+    outside = [2**63, 2**64 - 1, -(2**63) - 1]
+    for dtype in dtypes:
+        t = torch.zeros(2, dtype=dtype)
+        for v in inside:
+            assert outcome("t[1] = v", t, v) == outcome("t[1].fill_(v)", t, v), (dtype, v)
+    assert any(outcome("t[1] = v", torch.zeros(2, dtype=d), v) != outcome("t[1].fill_(v)", torch.zeros(2, dtype=d), v)
+               for d in dtypes for v in outside)
+
+
+# -- 9: evaluation order --------------------------------------------------------------------
+
+def test_value_that_calls_is_never_safe() -> None:
+    text = (
+        "import torch\n"
+        "class A:\n"
+        "    def __init__(self):\n"
+        '        self.pos = torch.zeros(4, device="cuda")\n'
+        "    def _grow(self):\n"
+        '        self.pos = torch.zeros(8, device="cuda")\n'
+        "        return [1, 2]\n"
+        "    def step(self):\n"
+        "        self.pos[0] = len(self._grow())\n"
+    )
+    finding = _one(text)
+    assert finding.fix is not None and finding.fix.applicability == Applicability.UNSAFE
+    assert fixed(text, "none")[0] == text
+    from lint_h2d.rules import rule_by_code
+
+    doc = rule_by_code("H2D001").doc.fix_safety
+    assert "evaluat" in doc and "order" in doc
