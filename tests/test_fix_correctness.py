@@ -49,10 +49,12 @@ def structure(text: str) -> Any:
     def block(body: List[ast.stmt]) -> List[Any]:
         out: List[Any] = []
         for node in body:
-            if isinstance(node, ast.If) and ast.unparse(node.test) in GATE_TESTS and node.orelse:
+            test = ast.unparse(node.test) if isinstance(node, ast.If) else ""
+            if isinstance(node, ast.If) and node.orelse and (test in GATE_TESTS or "version.hip" in test):
                 out.extend(block(node.orelse))
                 continue
-            if isinstance(node, ast.ImportFrom) and node.module == "vllm.platforms":
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and (
+                    getattr(node, "module", None) == "vllm.platforms" or ast.unparse(node) == "import torch"):
                 continue
             kind = "stmt" if isinstance(node, (ast.Assign, ast.Expr)) else type(node).__name__
             children = [block(getattr(node, f)) for f in ("body", "orelse", "finalbody", "handlers", "cases")
@@ -300,3 +302,107 @@ def test_value_that_calls_is_never_safe() -> None:
 
     doc = rule_by_code("H2D001").doc.fix_safety
     assert "evaluat" in doc and "order" in doc
+
+
+# -- 5: the gate must read the module's names ---------------------------------------------
+
+def test_local_torch_uses_the_modules_alias() -> None:
+    text = ('import torch as th\n\n\ndef f(n):\n    torch = n\n    t = th.zeros(4, device="cuda")\n'
+            "    t[0] = 0\n    return t, torch\n")
+    new, applied = fixed(text, "torch-hip")
+    assert len(applied) == 1
+    assert "if th.version.hip is not None:" in new and "\nimport torch\n" not in new
+    assert structure(new) == structure(text)
+    assert run_module(new, "f(3)[0]").tolist() == [0.0, 0.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize("text, scope", [
+    ('import torch as th\n\n\ndef f(torch):\n    t = th.zeros(4, device="cuda")\n    t[0] = 0\n'
+     "    th = 1\n", "function `f`"),
+    ('from vllm.platforms import current_platform\nimport torch\n\n\n'
+     'def f(current_platform):\n    t = torch.zeros(4, device="cuda")\n    t[0] = 0\n', "function `f`"),
+    ('import torch\nimport torch as th\nbuf = torch.zeros(4, device="cuda")\n\n\nclass A:\n'
+     "    torch = None\n    th = None\n    buf[0] = 0\n", "class `A`"),
+    ('import torch\nbuf = torch.zeros(4, device="cuda")\n\n\ndef outer():\n    torch = 1\n\n'
+     "    def inner():\n        buf[0] = 0\n    return inner, torch\n", "function `outer`"),
+])
+def test_shadowed_gate_name_gives_no_fix(text: str, scope: str) -> None:
+    gate = "vllm" if "current_platform" in text else "torch-hip"
+    (finding,) = [f for f in findings(text, gate) if f.code == "H2D001"]
+    assert finding.fix is None and scope in (finding.no_fix_reason or ""), finding
+
+
+def test_class_attribute_does_not_shadow_inside_a_method() -> None:
+    text = ('import torch\n\n\nclass A:\n    torch = None\n\n    def f(self):\n'
+            '        t = torch.zeros(4, device="cuda")\n        t[0] = 0\n')
+    new, applied = fixed(text, "torch-hip")
+    assert len(applied) == 1 and "if torch.version.hip is not None:" in new
+
+
+def test_global_declaration_reads_the_module() -> None:
+    text = ('import torch\n\n\ndef f():\n    global torch\n    t = torch.zeros(4, device="cuda")\n    t[0] = 0\n')
+    _, applied = fixed(text, "torch-hip")
+    assert len(applied) == 1
+
+
+# -- 6: the import goes where the file puts it; compiled functions --------------------------
+
+LAZY = (
+    "import torch\n\n\n"
+    "def helper():\n"
+    "    from vllm.platforms import current_platform\n"
+    "    return current_platform.is_cuda()\n\n\n"
+    "def build(n):\n"
+    '    t = torch.zeros(4, device="cuda")\n'
+    "    t[0] = 0\n"
+    "    return t\n"
+)
+
+
+def test_lazy_import_pattern_is_followed() -> None:
+    new, applied = fixed(LAZY, "vllm")
+    assert len(applied) == 1
+    assert new.count("from vllm.platforms import current_platform") == 2
+    head = new.split("def helper")[0]
+    assert "vllm" not in head  # no module-level import: it would bring the cycle back
+    assert ("    from vllm.platforms import current_platform\n"
+            "    if current_platform.is_rocm():\n        t[:1].zero_()\n") in new
+    again, more = fixed(new, "vllm")
+    assert again == new and not more
+
+
+def test_lazy_import_already_in_the_function_is_reused() -> None:
+    text = LAZY.replace("def build(n):\n", "def build(n):\n    from vllm.platforms import current_platform\n")
+    new, applied = fixed(text, "vllm")
+    assert len(applied) == 1
+    assert new.count("from vllm.platforms import current_platform") == 2
+
+
+def test_lazy_import_below_the_statement_is_not_enough() -> None:
+    text = LAZY.replace("    return t\n", "    from vllm.platforms import current_platform\n    return t\n")
+    new, applied = fixed(text, "vllm")
+    assert len(applied) == 1
+    body = new.split("def build")[1]
+    assert body.index("from vllm.platforms") < body.index("if current_platform.is_rocm()")
+
+
+@pytest.mark.parametrize("decorator", ["@torch.jit.script", "@torch.compile", "@torch.compile(fullgraph=True)"])
+def test_compiled_function_uses_torch_version_hip(decorator: str) -> None:
+    text = ("import torch\nfrom vllm.platforms import current_platform\n\n\n"
+            f"{decorator}\ndef f(t: torch.Tensor):\n"
+            '    u = torch.zeros(4, device="cuda")\n    u[0] = 0\n    return u\n')
+    new, applied = fixed(text, "vllm")
+    assert len(applied) == 1
+    assert "if torch.version.hip is not None:" in new and "current_platform.is_rocm()" not in new
+
+
+def test_torchscript_accepts_the_gate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "scripted_gate.py").write_text(
+        "import torch\n\n@torch.jit.script\ndef f(t: torch.Tensor):\n"
+        "    if torch.version.hip is not None:\n        t[0].zero_()\n    else:\n        t[0] = 0\n"
+        "    return t\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib
+
+    module = importlib.import_module("scripted_gate")
+    assert module.f(torch.ones(3)).tolist() == [0.0, 1.0, 1.0]

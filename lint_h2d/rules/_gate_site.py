@@ -29,10 +29,18 @@ ImportNode = Union[cst.Import, cst.ImportFrom]
 
 @dataclass(frozen=True)
 class GateSite:
-    """The gate to write at a statement; ``lazy_import``: put ``gate.import_line`` right above it."""
+    """The gate to write at a statement, and where its import goes.
+
+    ``import_at``: ``"module"`` (the usual place, if the module lacks it), ``"lazy"`` (right above
+    the gate, inside the function) or ``"none"`` (the function already imports it above).
+    """
 
     gate: Gate
-    lazy_import: bool = False
+    import_at: str = "module"
+
+    @property
+    def lazy_import(self) -> bool:
+        return self.import_at == "lazy"
 
 
 class _Reads(cst.CSTVisitor):
@@ -190,6 +198,7 @@ def gate_site(gate: Gate, line: LineNode, line_start: int, module: cst.Module, s
     if lazy and function is None:
         return (f"the file imports `{gate.import_line}` only inside functions (an import "
                 "cycle?), and this statement is not in a function")
+    placement = "module"
     for name in _reads(gate.test):
         shadow = scopes.shadowing_scope(line, name)
         if shadow is None:
@@ -197,14 +206,17 @@ def gate_site(gate: Gate, line: LineNode, line_start: int, module: cst.Module, s
         if (gate.import_line is not None and shadow is function and function is not None
                 and _only_imports_bind(function, name, gate, imports)):
             if _imported_in_function(function, gate, line_start, row_of):
-                lazy = False  # already imported above the statement, in the same function
+                placement = "none"  # already imported above the statement, in the same function
                 continue
             lazy = True
             continue
         alias = _module_alias(name, gate, imports, scopes, line)
         if alias is not None:
             gate = Gate(_with_name(gate.test, name, alias), None)
+            placement = "none"
             continue
         return (f"`{name}` is bound by {describe(shadow)}, so the gate `{gate.test}` would read "
                 "that instead of the module's")
-    return GateSite(gate, lazy_import=lazy)
+    if placement == "module" and lazy:
+        placement = "lazy"
+    return GateSite(gate, placement)

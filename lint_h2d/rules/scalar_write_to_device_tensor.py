@@ -244,7 +244,7 @@ It is **unsafe** (applied only with `--unsafe-fixes`, after reading it) when:
             (where.end.line, where.end.column), new, source=ctx.text,
         )
         edits = [edit]
-        if gate.import_line and not site.lazy_import:
+        if gate.import_line and site.import_at == "module":
             insertion = _memo(ctx, f"import:{gate.import_line}",
                               lambda: import_insertion(ctx.module, gate.import_line or ""))
             if isinstance(insertion, TextEdit):
