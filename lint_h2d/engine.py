@@ -199,12 +199,14 @@ class Engine:
 
         Returns the new text, the findings that were fixed, and those that remain.
         Fixes whose edits overlap are applied in later passes, after re-analysis, so no edit
-        is ever applied to text it was not computed for.
+        is ever applied to text it was not computed for.  A fix whose rewrite does not parse
+        is left out (and reported unfixed, with the reason); the others are still applied.
         """
         applied: List[Finding] = []
+        broken: Dict[Tuple[str, Tuple[Tuple[str, str], ...]], str] = {}
         findings = self.analyze(path, text)
         for _ in range(MAX_FIX_ITERATIONS):
-            fixable = [f for f in findings if f.fix_applies(unsafe)]
+            fixable = [f for f in findings if f.fix_applies(unsafe) and _fix_key(text, f) not in broken]
             if not fixable:
                 break
             chosen, edits = _non_overlapping(text, fixable)
@@ -216,16 +218,58 @@ class Engine:
                 break
             after = self.analyze(path, new_text)
             if any(f.code == SYNTAX_ERROR for f in after):
-                # A fix must never break a file: drop this pass and report the findings unfixed.
-                findings = [
-                    replace(f, fix=None, no_fix_reason="internal: the rewrite did not parse")
-                    if f in chosen else f for f in findings
-                ]
-                break
+                # A fix must never break a file: find the fixes that break it on their own,
+                # set them aside, and apply the rest (one at a time if they only fail together).
+                good: List[Finding] = []
+                for finding in chosen:
+                    assert finding.fix is not None
+                    problem = _parse_problem(path, apply_edits(text, finding.fix.edits))
+                    if problem is None:
+                        good.append(finding)
+                    else:
+                        broken[_fix_key(text, finding)] = problem
+                if not good:
+                    continue
+                chosen, edits = _non_overlapping(text, good)
+                new_text = apply_edits(text, edits)
+                after = self.analyze(path, new_text)
+                if any(f.code == SYNTAX_ERROR for f in after):
+                    chosen = good[:1]
+                    assert chosen[0].fix is not None
+                    new_text = apply_edits(text, chosen[0].fix.edits)
+                    after = self.analyze(path, new_text)
             text = new_text
             applied.extend(chosen)
             findings = after
+        if broken:
+            findings = [
+                replace(f, fix=None, no_fix_reason=f"the rewrite does not parse ({broken[_fix_key(text, f)]})")
+                if f.fix is not None and _fix_key(text, f) in broken else f
+                for f in findings
+            ]
         return text, applied, findings
+
+
+def _fix_key(text: str, finding: Finding) -> Tuple[str, Tuple[Tuple[str, str], ...]]:
+    """A fix's identity across passes: the text it replaces and the text it writes."""
+    assert finding.fix is not None
+    offsets = line_offsets(text)
+    spans = tuple(
+        (text[to_offset(offsets, e.start):to_offset(offsets, e.end)], e.text) for e in finding.fix.edits
+    )
+    return finding.code, spans
+
+
+def _parse_problem(path: str, text: str) -> Optional[str]:
+    """Why ``text`` would not parse (CPython or LibCST), or None."""
+    _, errors = cpython_parse(path, text)
+    if errors:
+        return f"line {errors[0].location.row}: {errors[0].message}"
+    try:
+        cst.parse_module(parse_view(text).text)
+    except Exception as exc:  # noqa: BLE001 - any parser failure means "does not parse"
+        return split_lines(str(exc))[0] if str(exc) else type(exc).__name__
+    return None
 
 
 def _non_overlapping(text: str, fixes: Sequence[Finding]) -> Tuple[List[Finding], List[TextEdit]]:

@@ -406,3 +406,37 @@ def test_torchscript_accepts_the_gate(tmp_path: Path, monkeypatch: pytest.Monkey
 
     module = importlib.import_module("scripted_gate")
     assert module.f(torch.ones(3)).tolist() == [0.0, 1.0, 1.0]
+
+
+# -- 11: one rewrite that does not parse must not block the others ----------------------------
+
+def test_a_fix_that_does_not_parse_does_not_block_the_others() -> None:
+    from fixers.edits import TextEdit
+    from lint_h2d.findings import Fix, Location
+    from lint_h2d.rules import all_rules
+    from lint_h2d.rules.base import Rule
+
+    class Breaks(Rule):
+        code = "H2D098"
+        name = "breaks"
+        summary = "a rule whose fix does not parse"
+        doc = all_rules()[0].doc
+
+        def wants(self, small):  # type: ignore[no-untyped-def]
+            return True
+
+        def check(self, facts, ctx):  # type: ignore[no-untyped-def]
+            for fact in facts:
+                if ctx.module.code_for_node(fact.small).startswith("marker"):
+                    row = ctx.position(fact.small).start.line
+                    yield Finding(self.code, "breaks", ctx.path, Location(row, 1), Location(row, 1),
+                                  fix=Fix(Applicability.SAFE, "break it", (TextEdit((row, 0), (row, 6), "if x:"),)))
+
+    text = ('import torch\nt = torch.zeros(4, device="cuda")\nmarker = 1\nt[0] = 0\nt[1] = 0\n')
+    eng = Engine(Settings(root=Path.cwd(), fix_gate="none"), collect([text]), rules=[*all_rules(), Breaks()])
+    new, applied, remaining = eng.fix_text("m.py", text, unsafe=False)
+    ast.parse(new)
+    assert sorted(f.code for f in applied) == ["H2D001", "H2D001"]
+    assert "t[0].zero_()" in new and "t[1].zero_()" in new and "marker = 1" in new
+    (left,) = [f for f in remaining if f.code == "H2D098"]
+    assert left.fix is None and "does not parse" in (left.no_fix_reason or "")
