@@ -194,13 +194,16 @@ class Engine:
                     if f.code in ERROR_CODES or not is_suppressed(f, noqa)]
         return sorted(findings, key=Finding.sort_key)
 
-    def fix_text(self, path: str, text: str, unsafe: bool) -> Tuple[str, List[Finding], List[Finding]]:
+    def fix_text(self, path: str, text: str, unsafe: bool,
+                 trace: Optional[List[Tuple[Finding, str]]] = None) -> Tuple[str, List[Finding], List[Finding]]:
         """Apply fixes until none is left (or edits stop converging).
 
         Returns the new text, the findings that were fixed, and those that remain.
         Fixes whose edits overlap are applied in later passes, after re-analysis, so no edit
         is ever applied to text it was not computed for.  A fix whose rewrite does not parse
         is left out (and reported unfixed, with the reason); the others are still applied.
+        ``trace`` receives every applied finding with the text its fix was computed on (what
+        `verify` checks: exactly these fixes).
         """
         applied: List[Finding] = []
         broken: Dict[Tuple[str, Tuple[Tuple[str, str], ...]], str] = {}
@@ -238,6 +241,8 @@ class Engine:
                     assert chosen[0].fix is not None
                     new_text = apply_edits(text, chosen[0].fix.edits)
                     after = self.analyze(path, new_text)
+            if trace is not None:
+                trace.extend((f, text) for f in chosen)
             text = new_text
             applied.extend(chosen)
             findings = after

@@ -164,7 +164,7 @@ It is **unsafe** (applied only with `--unsafe-fixes`, after reading it) when:
         if _already_gated(fact, target_code, ctx.module, ctx.settings.custom_gate):
             return None
         proven_index = all(e in ("int", "ellipsis") for e in effects)
-        fix, reason, suggestion = self._fix(fact, target, assign.value, proven_index, ctx)
+        fix, reason, suggestion, proven = self._fix(fact, target, assign.value, proven_index, ctx)
         written = _one_line(ctx.module.code_for_node(target))
         message = (
             f"Scalar write into one element of device tensor `{_one_line(target_code)}` "
@@ -173,7 +173,8 @@ It is **unsafe** (applied only with `--unsafe-fixes`, after reading it) when:
         )
         return ctx.finding(
             self.code, assign, message, fix=fix, no_fix_reason=reason, statement=fact.owner,
-            details=(("target", target_code), ("rank", str(tensor.rank))),
+            details=(("target", target_code), ("rank", str(tensor.rank)))
+            + ((("min_length", str(proven)),) if proven is not None else ()),
         )
 
     def _fix(
@@ -183,9 +184,34 @@ It is **unsafe** (applied only with `--unsafe-fixes`, after reading it) when:
         value: cst.BaseExpression,
         proven_index: bool,
         ctx: FileContext,
-    ) -> Tuple[Optional[Fix], Optional[str], str]:
+    ) -> Tuple[Optional[Fix], Optional[str], str, Optional[int]]:
+        """The fix, or why there is none; the suggested call; the proven length (verify uses it)."""
+        fix, reason, suggestion, min_length = self._fix_parts(fact, target, value, proven_index, ctx)
+        return fix, reason, suggestion, (min_length if fix is not None else None)
+
+    def _fix_parts(
+        self,
+        fact: StatementFact,
+        target: cst.Subscript,
+        value: cst.BaseExpression,
+        proven_index: bool,
+        ctx: FileContext,
+    ) -> Tuple[Optional[Fix], Optional[str], str, Optional[int]]:
         scopes = _memo(ctx, "scopes", lambda: ScopeMap.of(ctx.module))
         min_length = proven_length(fact, target.value, scopes, ctx.text) if _one_literal_index(target) else None
+        fix, reason, suggestion = self._build(fact, target, value, proven_index, ctx, scopes, min_length)
+        return fix, reason, suggestion, min_length
+
+    def _build(
+        self,
+        fact: StatementFact,
+        target: cst.Subscript,
+        value: cst.BaseExpression,
+        proven_index: bool,
+        ctx: FileContext,
+        scopes: ScopeMap,
+        min_length: Optional[int],
+    ) -> Tuple[Optional[Fix], Optional[str], str]:
         form = device_zero_form(target, value, min_length)
         if not isinstance(form, DeviceZero):
             return None, form.reason, "a device-side `zero_()`/`fill_()`"

@@ -49,6 +49,12 @@ def render(rows: Sequence[Row], header: Sequence[str]) -> str:
         out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     bad = [r for r in rows if r.equivalent is not True]
     out.append("")
+    cases = [r for r in rows if r.equivalent is True and r.detail]
+    if cases:
+        out.append("Cases per fix (bounds, index kinds, dtype limits, evaluation order: "
+                   "equivalent / raises / differs; only a safe fix must be equivalent in all):")
+        out.extend(f"  {r.label} {r.code}: {r.detail}" for r in cases)
+        out.append("")
     out.append(f"{len(rows) - len(bad)}/{len(rows)} verified equivalent.")
     for r in bad:
         out.append(f"NOT VERIFIED {r.label} {r.code}: {r.detail}")
