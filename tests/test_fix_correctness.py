@@ -440,3 +440,28 @@ def test_a_fix_that_does_not_parse_does_not_block_the_others() -> None:
     assert "t[0].zero_()" in new and "t[1].zero_()" in new and "marker = 1" in new
     (left,) = [f for f in remaining if f.code == "H2D098"]
     assert left.fix is None and "does not parse" in (left.no_fix_reason or "")
+
+
+# -- 19: fix-gate = "auto" decides from imports and the project's name, not the path --------
+
+def test_auto_gate_ignores_a_vllm_folder_above_the_project(tmp_path: Path) -> None:
+    from lint_h2d.config import Settings as S
+
+    project = tmp_path / "vllm" / "proj"
+    project.mkdir(parents=True)
+    (project / "pyproject.toml").write_text('[project]\nname = "proj"\n')
+    path = project / "x.py"
+    text = "import torch\n"
+    assert S(root=project).gate_for(str(path), text).test == "torch.version.hip is not None"
+    assert S(root=project).gate_for(str(path), "from vllm.platforms import current_platform\n").test == \
+        "current_platform.is_rocm()"
+
+
+def test_auto_gate_inside_vllm_itself(tmp_path: Path) -> None:
+    from lint_h2d.config import Settings as S
+
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "vllm"\n')
+    (tmp_path / "vllm").mkdir()
+    path = tmp_path / "vllm" / "model.py"
+    assert S(root=tmp_path).gate_for(str(path), "from ..utils import x\n").test == "current_platform.is_rocm()"
+    assert S(root=tmp_path).gate_for("/elsewhere/y.py", "import torch\n").test == "torch.version.hip is not None"
