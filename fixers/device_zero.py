@@ -208,7 +208,8 @@ def _as_argument(value: cst.BaseExpression) -> cst.BaseExpression:
         if not value.lpar:
             return value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         return value
-    if len(value.lpar) == 1 and len(value.rpar) == 1 and not isinstance(value, cst.NamedExpr):
+    if (len(value.lpar) == 1 and len(value.rpar) == 1 and not isinstance(value, cst.NamedExpr)
+            and "#" not in cst.Module([]).code_for_node(value.lpar[0]) + cst.Module([]).code_for_node(value.rpar[0])):
         # `t[i] = (a *\n b)` → `fill_(a *\n b)`: the call's own parentheses already allow the
         # line break, and `fill_((...))` reads as a tuple to a person (not to Python).
         # A walrus keeps its parentheses: `fill_(x := 1)` is a keyword-like syntax error.

@@ -507,6 +507,38 @@ def _new_package(module: cst.Module, plain: Sequence[_Placed], style: str, key: 
     return _insert_after(module, groups[-1][-1], text, separate=True)
 
 def import_insertion(module: cst.Module, import_line: str) -> ImportInsertion:
+    """The edit that adds ``import_line`` (see :func:`_import_insertion`), with two blank lines
+    before a ``def``/``class`` that follows it (pycodestyle E302, isort's default)."""
+    edit = _import_insertion(module, import_line)
+    if not isinstance(edit, TextEdit) or not edit.is_insertion or edit.start[1] != 0:
+        return edit
+    return _two_blank_lines_before_definitions(module, edit)
+
+
+_DEFINITION = re.compile(r"(?:async[ \t]+def|def|class)\b|@")
+
+
+def _two_blank_lines_before_definitions(module: cst.Module, edit: TextEdit) -> TextEdit:
+    newline = module.default_newline
+    lines = module.code.split(newline)
+    row = edit.start[0] - 1
+    blank = 0
+    while row < len(lines) and not lines[row].strip():
+        blank += 1
+        row += 1
+    while row < len(lines) and lines[row].lstrip().startswith("#"):
+        row += 1
+    if row >= len(lines) or lines[row][:1].isspace() or not _DEFINITION.match(lines[row]):
+        return edit
+    text = edit.text
+    trailing = len(text) - len(text.rstrip(newline)) if text.endswith(newline) else 0
+    have = trailing // len(newline) - 1 + blank  # blank lines between the import and the code
+    if have >= 2:
+        return edit
+    return TextEdit(edit.start, edit.end, text + newline * (2 - have))
+
+
+def _import_insertion(module: cst.Module, import_line: str) -> ImportInsertion:
     """The edit that adds ``import_line`` to ``module``, or None when it is already there.
 
     "Already there": every name ``import_line`` binds is bound the same way by a top-level

@@ -465,3 +465,44 @@ def test_auto_gate_inside_vllm_itself(tmp_path: Path) -> None:
     path = tmp_path / "vllm" / "model.py"
     assert S(root=tmp_path).gate_for(str(path), "from ..utils import x\n").test == "current_platform.is_rocm()"
     assert S(root=tmp_path).gate_for("/elsewhere/y.py", "import torch\n").test == "torch.version.hip is not None"
+
+
+# -- 21: comments, blank lines and indentation around the fix -------------------------------
+
+def test_comment_after_a_backslash_is_not_duplicated() -> None:
+    text = 'import torch\nt = torch.zeros(4, device="cuda")\nt[0] = 0 \\\n  # c\nx = 1  # next comment\n'
+    for gate in ("torch-hip", "none"):
+        new, applied = fixed(text, gate)
+        assert len(applied) == 1 and new.count("# c\n") == 1 and new.count("# next comment") == 1, new
+        ast.parse(new)
+
+
+def test_gate_none_keeps_comments_inside_the_value_and_target() -> None:
+    text = ('import torch\nt = torch.zeros(4, device="cuda")\nt[0] = (  # c1\n    5  # c2\n)\n'
+            "t[  # c3\n    1\n] = 0\n")
+    new, applied = fixed(text, "none")
+    assert len(applied) == 2
+    for comment in ("# c1", "# c2", "# c3"):
+        assert comment in new, new
+    ast.parse(new)
+
+
+def test_import_above_a_leading_class_gets_two_blank_lines() -> None:
+    import libcst as cst
+
+    from fixers.edits import apply_edits
+    from fixers.imports import import_insertion
+
+    for src in ("class A:\n    pass\n", "@dec\nclass A:\n    pass\n", "def f():\n    pass\n",
+                '"""Doc."""\nclass A:\n    pass\n'):
+        edit = import_insertion(cst.parse_module(src), "import torch")
+        out = apply_edits(src, [edit])
+        assert "import torch\n\n\n" in out and "\n\n\n\n" not in out, out
+    edit = import_insertion(cst.parse_module("x = 1\n"), "import torch")
+    assert apply_edits("x = 1\n", [edit]) == "import torch\n\nx = 1\n"
+
+
+def test_tab_block_in_a_two_space_file_nests_with_tabs() -> None:
+    text = 'import torch\nt = torch.zeros(4, device="cuda")\nif True:\n  x = 1\ndef f():\n\tt[0] = 0\n'
+    new, _ = fixed(text)
+    assert "\t  " not in new and "\tif torch.version.hip is not None:\n\t\tt[0].zero_()\n" in new
