@@ -12,7 +12,8 @@ Modules:
   columns, end exclusive), ``Unfixable``, ``apply_edits`` (dedups identical edits, raises
   ``OverlappingEdits``).
 * :mod:`fixers.device_zero` -- ``device_zero_form(T[I], V)``: the kernel-only spelling of a
-  scalar element write (``t[0] = 0`` -> ``t[:1].zero_()``, ``t[i] = v`` -> ``t[i].fill_(v)``).
+  scalar element write (``t[0] = 0`` -> ``t[0].zero_()``, or ``t[:1].zero_()`` when the caller
+  proves the length; ``t[i] = v`` -> ``t.select(0, i).fill_(v)``).
 * :mod:`fixers.platform_gate` -- ``Gate`` and ``gated_statement``: ``if <rocm>: <device form>
   else: <original line>``, as vLLM ships it; ``matches_gate`` lets a rule recognise an
   already-gated line (the original stays in ``else``) and leave it alone.
@@ -35,8 +36,10 @@ Typical use from a rule, with ``PositionProvider``/``ParentNodeProvider`` metada
     edit = replace_small_statement(module, assign_range.start, assign_range.end,
                                    cst.Expr(form.call), source=source)
 
-Safety is the rule's call: ``DeviceZero.index_is_literal`` / ``value_is_literal`` say whether
-the rewrite is certainly equivalent (a non-literal index may be a list or tensor, for which
-``t[i].zero_()`` writes to a copy; a non-literal value may be a one-element tensor, which
-``fill_`` rejects).
+Safety is the rule's call: ``DeviceZero.index_is_literal`` / ``value_is_literal`` /
+``value_fits`` say whether the rewrite is certainly equivalent (a non-literal index may be a
+list or tensor, which ``select`` rejects where the assignment accepts it; a non-literal value
+may be a one-element tensor, which ``fill_`` rejects, and is evaluated later than in the
+assignment; an integer literal outside int64 makes the assignment raise where ``fill_``
+writes).
 """

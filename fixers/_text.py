@@ -76,10 +76,17 @@ def render_at_indent(module: cst.Module, nodes: Sequence[Statement], indent: str
     (instead of prefixing lines afterwards) keeps multi-line strings intact while LibCST
     re-indents continuation lines, which it stores relative to the block.
     """
+    unit = module.default_indent
+    # A block indented with tabs in a file whose first indent is spaces (or the reverse)
+    # nests with its own character, never a mix like `\t  `.
+    if "\t" in indent and "\t" not in unit:
+        unit = "\t"
+    elif indent and "\t" not in indent and "\t" in unit:
+        unit = "    "
     if indent:
         wrapper = cst.Module(
             body=[cst.If(test=cst.Name("_"), body=cst.IndentedBlock(body=list(nodes), indent=indent))],
-            default_indent=module.default_indent,
+            default_indent=unit,
             default_newline=module.default_newline,
         )
         header = "if _:" + module.default_newline
@@ -89,9 +96,7 @@ def render_at_indent(module: cst.Module, nodes: Sequence[Statement], indent: str
         if code.startswith(indent):  # not when the first line is an unindented comment
             code = code[len(indent) :]
     else:
-        code = cst.Module(
-            body=list(nodes), default_indent=module.default_indent, default_newline=module.default_newline
-        ).code
+        code = cst.Module(body=list(nodes), default_indent=unit, default_newline=module.default_newline).code
     newline = module.default_newline
     if code.endswith(newline):
         code = code[: -len(newline)]

@@ -1,17 +1,25 @@
 """The device-side form of a scalar element write ``T[I] = V``.
 
 Why: when every dimension of ``T`` is indexed by an integer, ``T[I] = V`` builds a 0-dim CPU
-tensor and copies it host->device, which synchronises the stream.  ``T[:1].zero_()`` /
-``T[I].fill_(V)`` launch a kernel with the value as an argument instead, and write the same
-bits (``zero_``/``fill_`` cast the scalar exactly as the assignment does).
+tensor and copies it host->device, which synchronises the stream.  ``T[k].zero_()`` /
+``T.select(0, i).fill_(V)`` launch a kernel with the value as an argument instead, and write
+the same bits (``zero_``/``fill_`` cast the scalar exactly as the assignment does).
 
-Spelling rules (see the brief, "Consequences for the rewrite"):
+Spelling rules, each chosen so that the rewrite fails the same way the assignment does:
 
-* a literal index becomes a one-element slice: ``0 -> [:1]``, ``k -> [k:k+1]``,
-  ``-1 -> [-1:]`` (``[-1:0]`` would be empty), ``-k -> [-k:-k+1]``;
-* any other index is kept exactly as written (``T[i].zero_()``, ``T[i, j].fill_(v)``): an
-  integer select is a view, so the fill is in place, and it is right for negative ``i`` where
-  ``T[i:i+1]`` is not;
+* a literal index keeps its subscript: ``T[k].zero_()``, ``T[0, 1].fill_(V)``.  An integer
+  subscript is a select view (the fill is in place) and raises the same ``IndexError`` as the
+  assignment when ``k`` is out of range;
+* a literal index ``k`` on a tensor the caller *proves* longer than ``k`` (``min_length``)
+  becomes a one-element slice, the spelling vLLM ships: ``0 -> [:1]``, ``k -> [k:k+1]``,
+  ``-1 -> [-1:]``, ``-k -> [-k:-k+1]``.  Without the proof a slice would be wrong: on a
+  tensor of length <= k it is empty, so the write silently does nothing where the
+  assignment raises;
+* any other index becomes a chain of ``select`` calls (``T.select(0, i)``,
+  ``T[i, j] -> T.select(0, i).select(0, j)``, ``T[..., i] -> T.select(-1, i)``).  ``select``
+  takes an integer (or a 0-dim integer tensor) and raises ``TypeError`` for a list, a tensor
+  of indices, a slice or a bool, where ``T[i].fill_(V)`` would fill a copy and silently lose
+  the write;
 * the value ``0``/``0.0``/``False`` becomes ``zero_()``; everything else, ``-0.0`` included
   (negative zero has a different bit pattern), becomes ``fill_(V)`` with ``V`` unchanged.
 """
@@ -19,13 +27,13 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Optional, Sequence, Union
+from typing import List, Optional, Sequence, Union
 
 import libcst as cst
 
 from fixers.edits import Unfixable
 
-__all__ = ["DeviceZero", "Unfixable", "DeviceZeroResult", "device_zero_form"]
+__all__ = ["DeviceZero", "Unfixable", "DeviceZeroResult", "device_zero_form", "slice_is_exact"]
 
 
 @dataclass(frozen=True)
@@ -34,16 +42,20 @@ class DeviceZero:
 
     ``call`` is the expression ``T[...].zero_()`` / ``T[...].fill_(V)`` (wrap it in
     ``cst.Expr`` to make a statement).  ``index_is_literal``: every index element is an
-    integer literal (or ``...``), so the rewritten view is certainly an in-place view; when
-    False the index could be a list/tensor at run time, for which ``T[I].zero_()`` writes to a
-    copy.  ``value_is_literal``: ``V`` is a Python scalar literal, so ``fill_`` accepts it; a
-    non-literal ``V`` may be a one-element 1-D tensor, which the assignment accepts and
-    ``fill_`` rejects.
+    integer literal (or ``...``), so the rewrite is an in-place view that raises where the
+    assignment raises; when False the index is spelled with ``select``, which raises for a
+    list, tensor or bool index that the assignment accepts.  ``value_is_literal``: ``V`` is a
+    Python scalar literal, so ``fill_`` accepts it; a non-literal ``V`` may be a one-element
+    1-D tensor, which the assignment accepts and ``fill_`` rejects.
     """
 
     call: cst.Call
     index_is_literal: bool
     value_is_literal: bool
+    # ``V`` is a literal that ``fill_`` treats exactly as the assignment does for every dtype,
+    # errors included: an integer literal outside int64 makes the assignment raise
+    # ``ValueError`` while ``fill_`` writes it (uint64, floating types) or raises another error.
+    value_fits: bool = True
 
 
 DeviceZeroResult = Union[DeviceZero, Unfixable]
@@ -121,6 +133,9 @@ def _non_integer_reason(node: cst.BaseExpression) -> Optional[str]:
     return None
 
 
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
 def _signed_int(value: int) -> cst.BaseExpression:
     if value < 0:
         return cst.UnaryOperation(operator=cst.Minus(), expression=cst.Integer(str(-value)))
@@ -136,13 +151,65 @@ def _one_element_slice(index: int) -> cst.Slice:
     return cst.Slice(lower=_signed_int(index), upper=_signed_int(index + 1))
 
 
+def slice_is_exact(index: int, min_length: Optional[int]) -> bool:
+    """Whether ``T[k:k+1]`` (or ``[-1:]``) is the element ``T[k]`` for every length >= ``min_length``."""
+    if min_length is None:
+        return False
+    return 0 <= index < min_length or -min_length <= index < 0
+
+
+def _fits_every_dtype(value: cst.BaseExpression) -> bool:
+    """False for an integer literal outside int64 (see ``DeviceZero.value_fits``)."""
+    negate = isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus)
+    node = value.expression if isinstance(value, cst.UnaryOperation) else value
+    if not isinstance(node, cst.Integer):
+        return True
+    number = ast.literal_eval(node.value)
+    assert isinstance(number, int)
+    return INT64_MIN <= (-number if negate else number) <= INT64_MAX
+
+
+def _index_values(target: cst.Subscript) -> List[cst.BaseExpression]:
+    """The index elements, a parenthesised tuple (``T[(i, j)]`` is ``T[i, j]``) spread out."""
+    values: List[cst.BaseExpression] = []
+    for element in target.slice:
+        if not isinstance(element.slice, cst.Index):
+            continue
+        value = element.slice.value
+        if isinstance(value, cst.Tuple):
+            values.extend(e.value for e in value.elements)
+        else:
+            values.append(value)
+    return values
+
+
+def _select_chain(target: cst.Subscript) -> cst.BaseExpression:
+    """``T[i, j]`` -> ``T.select(0, i).select(0, j)``; after ``...``, dims count from the end."""
+    values = _index_values(target)
+    if any(isinstance(v, cst.Ellipsis) for v in values):
+        split = next(n for n, v in enumerate(values) if isinstance(v, cst.Ellipsis))
+    else:
+        split = len(values)
+    before, after = values[:split], values[split + 1:]
+    view: cst.BaseExpression = target.value
+    steps = [(0, v) for v in before] + [(-(len(after) - n), v) for n, v in enumerate(after)]
+    for dim, value in steps:
+        view = cst.Call(
+            func=cst.Attribute(value=view, attr=cst.Name("select")),
+            args=[cst.Arg(_signed_int(dim), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                  cst.Arg(_as_argument(value))],
+        )
+    return view
+
+
 def _as_argument(value: cst.BaseExpression) -> cst.BaseExpression:
     """``V`` as a call argument: a bare tuple or yield needs parentheses there."""
     if isinstance(value, (cst.Tuple, cst.Yield)):
         if not value.lpar:
             return value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         return value
-    if len(value.lpar) == 1 and len(value.rpar) == 1 and not isinstance(value, cst.NamedExpr):
+    if (len(value.lpar) == 1 and len(value.rpar) == 1 and not isinstance(value, cst.NamedExpr)
+            and "#" not in cst.Module([]).code_for_node(value.lpar[0]) + cst.Module([]).code_for_node(value.rpar[0])):
         # `t[i] = (a *\n b)` → `fill_(a *\n b)`: the call's own parentheses already allow the
         # line break, and `fill_((...))` reads as a tuple to a person (not to Python).
         # A walrus keeps its parentheses: `fill_(x := 1)` is a keyword-like syntax error.
@@ -150,11 +217,15 @@ def _as_argument(value: cst.BaseExpression) -> cst.BaseExpression:
     return value
 
 
-def device_zero_form(target: cst.BaseExpression, value: cst.BaseExpression) -> DeviceZeroResult:
+def device_zero_form(
+    target: cst.BaseExpression, value: cst.BaseExpression, min_length: Optional[int] = None
+) -> DeviceZeroResult:
     """The device-side call equivalent to ``target = value`` for a scalar element write.
 
-    Returns :class:`Unfixable` when ``target`` is not a subscript, has a slice or starred
-    element, or an index that is certainly not an integer (list, string, ``None``...).
+    ``min_length``: a lower bound on the length of ``target``'s tensor that the caller has
+    proven (then a literal index may use the one-element slice spelling).  Returns
+    :class:`Unfixable` when ``target`` is not a subscript, has a slice or starred element, or
+    an index that is certainly not an integer (list, string, ``None``...).
     """
     if not isinstance(target, cst.Subscript):
         return Unfixable("the assignment target is not a subscript")
@@ -168,24 +239,21 @@ def device_zero_form(target: cst.BaseExpression, value: cst.BaseExpression) -> D
         if reason is not None:
             return Unfixable(reason)
 
-    literal_index: Optional[int] = None
-    if len(elements) == 1:
-        index_expr = elements[0].slice
-        assert isinstance(index_expr, cst.Index)
-        literal_index = _int_literal(index_expr.value)
-
-    if literal_index is not None:
-        view: cst.BaseExpression = cst.Subscript(
+    values = _index_values(target)
+    index_is_literal = any(_int_literal(v) is not None for v in values) and all(
+        _int_literal(v) is not None or isinstance(v, cst.Ellipsis) for v in values
+    )
+    literal_index = _int_literal(values[0]) if len(values) == 1 and len(elements) == 1 else None
+    view: cst.BaseExpression
+    if literal_index is not None and slice_is_exact(literal_index, min_length):
+        view = cst.Subscript(
             value=target.value,
             slice=[cst.SubscriptElement(slice=_one_element_slice(literal_index))],
         )
-        index_is_literal = True
-    else:
+    elif index_is_literal:
         view = target
-        values = [e.slice.value for e in elements if isinstance(e.slice, cst.Index)]
-        index_is_literal = any(_int_literal(v) is not None for v in values) and all(
-            _int_literal(v) is not None or isinstance(v, cst.Ellipsis) for v in values
-        )
+    else:
+        view = _select_chain(target)
 
     if _is_zero(value):
         call = cst.Call(func=cst.Attribute(value=view, attr=cst.Name("zero_")))
@@ -194,4 +262,9 @@ def device_zero_form(target: cst.BaseExpression, value: cst.BaseExpression) -> D
             func=cst.Attribute(value=view, attr=cst.Name("fill_")),
             args=[cst.Arg(value=_as_argument(value))],
         )
-    return DeviceZero(call=call, index_is_literal=index_is_literal, value_is_literal=_is_literal_value(value))
+    return DeviceZero(
+        call=call,
+        index_is_literal=index_is_literal,
+        value_is_literal=_is_literal_value(value),
+        value_fits=_fits_every_dtype(value),
+    )

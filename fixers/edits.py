@@ -65,6 +65,25 @@ def line_offsets(code: str) -> List[int]:
     return [0] + [match.end() for match in _NEWLINE.finditer(code)]
 
 
+def split_lines(code: str, keepends: bool = False) -> List[str]:
+    """``code`` split where Python ends a line: ``\\n``, ``\\r\\n`` and ``\\r`` only.
+
+    Why not ``str.splitlines``: it also breaks at form feeds, ``\\v``, ``\\x1c``-``\\x1e``,
+    ``\\x85`` and U+2028/U+2029, which Python allows inside a line (a form feed in the
+    indentation, U+2028 in a string literal); after such a character every row number
+    computed from ``splitlines`` is off by one (a ``# noqa`` then silences the wrong line).
+    Like ``splitlines``, an empty text has no lines and a final line break opens none.
+    """
+    offsets = line_offsets(code)
+    ends = offsets[1:] + [len(code)]
+    lines = [code[start:end] for start, end in zip(offsets, ends)]
+    if lines and lines[-1] == "":
+        lines.pop()
+    if keepends:
+        return lines
+    return [line.rstrip("\r\n") if line.endswith(("\n", "\r")) else line for line in lines]
+
+
 def to_offset(offsets: Sequence[int], position: Position) -> int:
     line, column = position
     return offsets[line - 1] + column

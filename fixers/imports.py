@@ -35,7 +35,7 @@ import libcst as cst
 from fixers._text import Statement
 from fixers.edits import TextEdit, Unfixable, line_offsets
 
-__all__ = ["import_insertion", "ImportInsertion"]
+__all__ = ["import_insertion", "ImportInsertion", "import_satisfies", "import_alias"]
 
 ImportInsertion = Union[TextEdit, Unfixable, None]
 
@@ -124,6 +124,33 @@ def _satisfies(have: _Binding, want: _Binding) -> bool:
     if want.kind == "module" and have.kind == "chain":
         return have.target == want.target == want.name
     return have.kind == want.kind and have.target == want.target
+
+
+def import_satisfies(node: Union[cst.Import, cst.ImportFrom], import_line: str) -> bool:
+    """Whether ``node`` binds every name ``import_line`` binds, to the same thing."""
+    have = _bindings(node)
+    return all(any(_satisfies(h, w) for h in have) for w in _bindings(_parse_import(import_line)))
+
+
+def import_alias(node: Union[cst.Import, cst.ImportFrom], import_line: str) -> Optional[Tuple[str, str]]:
+    """``(name, alias)`` when ``node`` binds what ``import_line`` binds as ``name``, under ``alias``.
+
+    ``import torch as th`` for ``import torch`` gives ``("torch", "th")``; ``from m import x as
+    y`` for ``from m import x`` gives ``("x", "y")``.  Why: when a local name shadows ``torch``
+    at a fix site, the module's own alias still reaches the module.
+    """
+    wanted = _bindings(_parse_import(import_line))
+    if len(wanted) != 1:
+        return None
+    want = wanted[0]
+    for have in _bindings(node):
+        if have.name == want.name:
+            continue
+        if want.kind == "chain" and want.target == want.name and have.kind == "module" and have.target == want.target:
+            return want.name, have.name
+        if want.kind == "from" and have.kind == "from" and have.target == want.target:
+            return want.name, have.name
+    return None
 
 
 def _import_line(statement: cst.BaseStatement) -> Optional[Sequence[Union[cst.Import, cst.ImportFrom]]]:
@@ -480,6 +507,38 @@ def _new_package(module: cst.Module, plain: Sequence[_Placed], style: str, key: 
     return _insert_after(module, groups[-1][-1], text, separate=True)
 
 def import_insertion(module: cst.Module, import_line: str) -> ImportInsertion:
+    """The edit that adds ``import_line`` (see :func:`_import_insertion`), with two blank lines
+    before a ``def``/``class`` that follows it (pycodestyle E302, isort's default)."""
+    edit = _import_insertion(module, import_line)
+    if not isinstance(edit, TextEdit) or not edit.is_insertion or edit.start[1] != 0:
+        return edit
+    return _two_blank_lines_before_definitions(module, edit)
+
+
+_DEFINITION = re.compile(r"(?:async[ \t]+def|def|class)\b|@")
+
+
+def _two_blank_lines_before_definitions(module: cst.Module, edit: TextEdit) -> TextEdit:
+    newline = module.default_newline
+    lines = module.code.split(newline)
+    row = edit.start[0] - 1
+    blank = 0
+    while row < len(lines) and not lines[row].strip():
+        blank += 1
+        row += 1
+    while row < len(lines) and lines[row].lstrip().startswith("#"):
+        row += 1
+    if row >= len(lines) or lines[row][:1].isspace() or not _DEFINITION.match(lines[row]):
+        return edit
+    text = edit.text
+    trailing = len(text) - len(text.rstrip(newline)) if text.endswith(newline) else 0
+    have = trailing // len(newline) - 1 + blank  # blank lines between the import and the code
+    if have >= 2:
+        return edit
+    return TextEdit(edit.start, edit.end, text + newline * (2 - have))
+
+
+def _import_insertion(module: cst.Module, import_line: str) -> ImportInsertion:
     """The edit that adds ``import_line`` to ``module``, or None when it is already there.
 
     "Already there": every name ``import_line`` binds is bound the same way by a top-level

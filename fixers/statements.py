@@ -18,7 +18,7 @@ from typing import List, Optional, Sequence, Tuple, Union
 import libcst as cst
 
 from fixers._text import SourceLines, Statement, render_at_indent, source_of, with_semicolon_dropped
-from fixers.edits import PositionLike, TextEdit, Unfixable, as_position
+from fixers.edits import PositionLike, TextEdit, Unfixable, as_position, line_offsets
 from fixers.imports import import_insertion
 from fixers.platform_gate import Gate, gated_statement
 
@@ -77,7 +77,11 @@ def replace_statement_line(
         raise ValueError("no replacement statements; use fixers.removal.remove_statement to delete")
     nodes[0] = _drop_moved_leading_lines(nodes[0], line_node)
     text = render_at_indent(module, nodes, indent)
-    end_line = last_pos[0]
+    # The line node owns its trailing whitespace, which can run over a backslash onto the
+    # next line (`t[0] = 0 \` / `  # c`): the edit covers it too, or a replacement that
+    # carries the comment would leave it twice.
+    trailing = module.code_for_node(line_node.trailing_whitespace)
+    end_line = last_pos[0] + max(len(line_offsets(trailing)) - 2, 0)
     return TextEdit(first_pos, (end_line, lines.line_end(end_line)), text)
 
 

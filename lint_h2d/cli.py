@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Dict, List, NoReturn, Optional, Sequence, TextIO, Tuple
 
+from fixers.edits import split_lines
 from lint_h2d import __version__
 from lint_h2d.cache import DEFAULT_DIR
 from lint_h2d.config import ConfigError, Resolver, Settings, cli_overrides
@@ -498,7 +499,7 @@ def _summary(problems: Sequence[Finding], failures: Sequence[Finding], fixed: in
 
 def _unified_diff(path: str, before: str, after: str) -> str:
     lines = difflib.unified_diff(
-        before.splitlines(keepends=True), after.splitlines(keepends=True),
+        split_lines(before, keepends=True), split_lines(after, keepends=True),
         fromfile=path, tofile=path,
     )
     text = "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n" for line in lines)

@@ -5,6 +5,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -64,8 +65,10 @@ class Settings:
             return VLLM_GATE
         if self.fix_gate == "torch-hip":
             return TORCH_HIP_GATE
-        # auto: vLLM's gate only where vLLM is already a dependency of the file.
-        if "vllm" in Path(path).parts or _VLLM_IMPORT.search(text):
+        # auto: vLLM's gate where the file imports vLLM, or the file belongs to vLLM itself
+        # (the project's own package name).  A folder named `vllm` above an unrelated project
+        # proves nothing.
+        if _VLLM_IMPORT.search(text) or (_project_package(self.root) == "vllm" and _inside(path, self.root)):
             return VLLM_GATE
         return TORCH_HIP_GATE
 
@@ -76,6 +79,26 @@ class Settings:
              self.capture_functions, self.fix_gate, self.custom_gate, self.device_hints,
              self.cpu_hints)
         )
+
+
+@lru_cache(maxsize=64)
+def _project_package(root: Path) -> Optional[str]:
+    """The project's distribution name from `pyproject.toml` (`[project] name`), normalised."""
+    try:
+        with open(root / "pyproject.toml", "rb") as handle:
+            data = tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    name = data.get("project", {}).get("name") if isinstance(data.get("project"), dict) else None
+    return re.sub(r"[-_.]+", "_", name).lower() if isinstance(name, str) else None
+
+
+def _inside(path: str, root: Path) -> bool:
+    try:
+        Path(path).resolve().relative_to(root.resolve())
+    except (ValueError, OSError):
+        return False
+    return True
 
 
 def _strings(value: Any, key: str, path: Path) -> Tuple[str, ...]:

@@ -12,7 +12,7 @@ import stat
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
+from typing import Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 from lint_h2d.config import ConfigError, Resolver, Settings, canonical_folder
 from lint_h2d.patterns import BadPattern, GitPattern, ignored, last_match, parse_lines

@@ -20,12 +20,13 @@ from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Opti
 
 import libcst as cst
 
-from fixers.edits import OverlappingEdits, TextEdit, apply_edits, line_offsets, to_offset
+from fixers.edits import OverlappingEdits, TextEdit, apply_edits, line_offsets, split_lines, to_offset
 from lint_h2d.cache import Cache
 from lint_h2d.config import Settings
 from lint_h2d.discovery import per_file_ignored
 from lint_h2d.findings import Finding, Location
 from lint_h2d.inference.project import ProjectFacts, class_fields_of, from_classes
+from lint_h2d.parse_view import parse_view
 from lint_h2d.prefilter import tree_filter
 from lint_h2d.inference.scope import ModuleWalker
 from lint_h2d.rules import all_rules, select_codes
@@ -135,15 +136,18 @@ class Engine:
                 return syntax_errors  # CPython's verdict and position, not LibCST's
         if not rules:
             return cpython_parse(path, text)[1]
+        # LibCST drops form feeds in indentation: it parses a view without them, and every
+        # finding is moved back onto the file's own columns (lint_h2d/parse_view.py).
+        view = parse_view(text)
         try:
-            module = cst.parse_module(text)
+            module = cst.parse_module(view.text)
         except cst.ParserSyntaxError as exc:
             cpython = cpython_parse(path, text)[1]
             if cpython:
                 return cpython
-            message = str(exc.message).splitlines()[0] if exc.message else "invalid syntax"
+            message = split_lines(str(exc.message))[0] if exc.message else "invalid syntax"
             return [error_finding(SYNTAX_ERROR, path, f"SyntaxError: {message}",
-                                  exc.raw_line, exc.raw_column + 1)]
+                                  exc.raw_line, view.column(exc.raw_line, exc.raw_column) + 1)]
         except RecursionError:
             raise
         except Exception as exc:  # a parser crash must not end the scan
@@ -160,7 +164,7 @@ class Engine:
             raise
         except Exception as exc:
             return [error_finding(INTERNAL_ERROR, path, f"internal error in inference: {describe_exception(exc)}")]
-        ctx = FileContext(path, module, text, self.settings)
+        ctx = FileContext(path, module, view.text, self.settings)
         findings: List[Finding] = []
         for rule in rules:
             mine = [f for f in facts if rule.wants(f.small)
@@ -176,20 +180,26 @@ class Engine:
                     INTERNAL_ERROR, path, f"internal error in rule {rule.code}: {describe_exception(exc)}"
                 ))
         noqa = noqa_lines(text)
-        findings = [f for f in findings if f.code in ERROR_CODES or not is_suppressed(f, noqa)]
+        findings = [view.restore(f) for f in findings
+                    if f.code in ERROR_CODES or not is_suppressed(f, noqa)]
         return sorted(findings, key=Finding.sort_key)
 
-    def fix_text(self, path: str, text: str, unsafe: bool) -> Tuple[str, List[Finding], List[Finding]]:
+    def fix_text(self, path: str, text: str, unsafe: bool,
+                 trace: Optional[List[Tuple[Finding, str]]] = None) -> Tuple[str, List[Finding], List[Finding]]:
         """Apply fixes until none is left (or edits stop converging).
 
         Returns the new text, the findings that were fixed, and those that remain.
         Fixes whose edits overlap are applied in later passes, after re-analysis, so no edit
-        is ever applied to text it was not computed for.
+        is ever applied to text it was not computed for.  A fix whose rewrite does not parse
+        is left out (and reported unfixed, with the reason); the others are still applied.
+        ``trace`` receives every applied finding with the text its fix was computed on (what
+        `verify` checks: exactly these fixes).
         """
         applied: List[Finding] = []
+        broken: Dict[Tuple[str, Tuple[Tuple[str, str], ...]], str] = {}
         findings = self.analyze(path, text)
         for _ in range(MAX_FIX_ITERATIONS):
-            fixable = [f for f in findings if f.fix_applies(unsafe)]
+            fixable = [f for f in findings if f.fix_applies(unsafe) and _fix_key(text, f) not in broken]
             if not fixable:
                 break
             chosen, edits = _non_overlapping(text, fixable)
@@ -201,16 +211,60 @@ class Engine:
                 break
             after = self.analyze(path, new_text)
             if any(f.code == SYNTAX_ERROR for f in after):
-                # A fix must never break a file: drop this pass and report the findings unfixed.
-                findings = [
-                    replace(f, fix=None, no_fix_reason="internal: the rewrite did not parse")
-                    if f in chosen else f for f in findings
-                ]
-                break
+                # A fix must never break a file: find the fixes that break it on their own,
+                # set them aside, and apply the rest (one at a time if they only fail together).
+                good: List[Finding] = []
+                for finding in chosen:
+                    assert finding.fix is not None
+                    problem = _parse_problem(path, apply_edits(text, finding.fix.edits))
+                    if problem is None:
+                        good.append(finding)
+                    else:
+                        broken[_fix_key(text, finding)] = problem
+                if not good:
+                    continue
+                chosen, edits = _non_overlapping(text, good)
+                new_text = apply_edits(text, edits)
+                after = self.analyze(path, new_text)
+                if any(f.code == SYNTAX_ERROR for f in after):
+                    chosen = good[:1]
+                    assert chosen[0].fix is not None
+                    new_text = apply_edits(text, chosen[0].fix.edits)
+                    after = self.analyze(path, new_text)
+            if trace is not None:
+                trace.extend((f, text) for f in chosen)
             text = new_text
             applied.extend(chosen)
             findings = after
+        if broken:
+            findings = [
+                replace(f, fix=None, no_fix_reason=f"the rewrite does not parse ({broken[_fix_key(text, f)]})")
+                if f.fix is not None and _fix_key(text, f) in broken else f
+                for f in findings
+            ]
         return text, applied, findings
+
+
+def _fix_key(text: str, finding: Finding) -> Tuple[str, Tuple[Tuple[str, str], ...]]:
+    """A fix's identity across passes: the text it replaces and the text it writes."""
+    assert finding.fix is not None
+    offsets = line_offsets(text)
+    spans = tuple(
+        (text[to_offset(offsets, e.start):to_offset(offsets, e.end)], e.text) for e in finding.fix.edits
+    )
+    return finding.code, spans
+
+
+def _parse_problem(path: str, text: str) -> Optional[str]:
+    """Why ``text`` would not parse (CPython or LibCST), or None."""
+    _, errors = cpython_parse(path, text)
+    if errors:
+        return f"line {errors[0].location.row}: {errors[0].message}"
+    try:
+        cst.parse_module(parse_view(text).text)
+    except Exception as exc:  # noqa: BLE001 - any parser failure means "does not parse"
+        return split_lines(str(exc))[0] if str(exc) else type(exc).__name__
+    return None
 
 
 def _non_overlapping(text: str, fixes: Sequence[Finding]) -> Tuple[List[Finding], List[TextEdit]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Dict, FrozenSet, Optional
 
+from fixers.edits import split_lines
 from lint_h2d.findings import Finding
 
 _NOQA = re.compile(
@@ -22,7 +23,7 @@ def noqa_lines(text: str) -> Dict[int, FrozenSet[str]]:
     out: Dict[int, FrozenSet[str]] = {}
     if "noqa" not in text and "NOQA" not in text.upper():
         return out
-    for row, line in enumerate(text.splitlines(), start=1):
+    for row, line in enumerate(split_lines(text), start=1):
         if "#" not in line:
             continue
         m = _NOQA.search(line)

@@ -34,7 +34,7 @@ DEVICE_WRITE = (
     "    t[0] = 0\n"
     "    return t\n"
 )
-FIXED_TAIL = "    if torch.version.hip is not None:\n        t[:1].zero_()\n    else:\n        t[0] = 0\n"
+FIXED_TAIL = "    if torch.version.hip is not None:\n        t[0].zero_()\n    else:\n        t[0] = 0\n"
 
 
 def lint(capsys: pytest.CaptureFixture, *args: str) -> Tuple[int, str, str]:

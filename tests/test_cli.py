@@ -49,7 +49,7 @@ def test_full_output_has_location_source_caret_and_fix_hint(tmp_path: Path) -> N
     assert lines[0].startswith("pkg/bad.py:6:5: H2D001 [*] Scalar write into one element of device tensor `cu`")
     assert lines[1] == "6 |     cu[0] = 0"
     assert lines[2] == "        ^^^^^^^^^"
-    assert "help: Use `cu[:1].zero_()` under `if torch.version.hip is not None:` [safe fix]" in lines[3]
+    assert "help: Use `cu[0].zero_()` under `if torch.version.hip is not None:` [safe fix]" in lines[3]
     assert "Found 1 error." in out
 
 
@@ -58,7 +58,7 @@ def test_concise_output(tmp_path: Path) -> None:
     out = run_cli("check", "--no-cache", "--output-format", "concise", "-q", ".", cwd=tmp_path).stdout
     assert out.splitlines() == [
         "bad.py:6:5: H2D001 [*] Scalar write into one element of device tensor `cu` (`cu[0] = ...`): "
-        "a host-to-device copy that blocks the host until the stream drains; use `cu[:1].zero_()`"
+        "a host-to-device copy that blocks the host until the stream drains; use `cu[0].zero_()`"
     ]
 
 
@@ -75,7 +75,7 @@ def test_json_output_uses_ruff_field_names(tmp_path: Path) -> None:
     assert item["noqa_row"] == 6
     assert item["fix"]["applicability"] == "safe"
     edits = item["fix"]["edits"]
-    assert any("cu[:1].zero_()" in e["content"] for e in edits)
+    assert any("cu[0].zero_()" in e["content"] for e in edits)
     assert any(e["content"] == "import torch\n" for e in edits) is False  # torch already imported
 
 

@@ -19,7 +19,7 @@ def test_fix_writes_and_second_run_is_clean(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout
     assert "Found 1 error (1 fixed, 0 remaining)." in result.stdout
     text = path.read_text()
-    assert "    if torch.version.hip is not None:\n        cu[:1].zero_()\n    else:\n        cu[0] = 0\n" in text
+    assert "    if torch.version.hip is not None:\n        cu[0].zero_()\n    else:\n        cu[0] = 0\n" in text
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o640
     again = run_cli("fix", "--no-cache", "a.py", cwd=tmp_path)
     assert again.returncode == 0 and path.read_text() == text
@@ -44,7 +44,7 @@ def test_unsafe_fixes_need_the_flag(tmp_path: Path) -> None:
     assert "hidden fixes can be enabled with the `--unsafe-fixes` option" in result.stdout
     result = run_cli("check", "--fix", "--unsafe-fixes", "--no-cache", "a.py", cwd=tmp_path)
     assert result.returncode == 0
-    assert "cu[n].zero_()" in path.read_text()
+    assert "cu.select(0, n).zero_()" in path.read_text()
 
 
 def test_exit_non_zero_on_fix_and_show_fixes(tmp_path: Path) -> None:
@@ -62,14 +62,14 @@ def test_custom_gate_from_config(tmp_path: Path) -> None:
     text = path.read_text()
     assert text.count("from myproj.platform import is_hip\n") == 1
     assert text.index("import torch\n") < text.index("from myproj.platform import is_hip") < text.index("def build")
-    assert "    if is_hip():\n        cu[:1].zero_()\n    else:\n        cu[0] = 0\n" in text
+    assert "    if is_hip():\n        cu[0].zero_()\n    else:\n        cu[0] = 0\n" in text
 
 
 def test_gate_none_from_config(tmp_path: Path) -> None:
     write(tmp_path, "pyproject.toml", '[tool.lint-h2d]\nfix-gate = "none"\n')
     path = write(tmp_path, "a.py", FLAGGED)
     assert run_cli("fix", "--no-cache", "a.py", cwd=tmp_path).returncode == 0
-    assert path.read_text() == FLAGGED.replace("cu[0] = 0", "cu[:1].zero_()")
+    assert path.read_text() == FLAGGED.replace("cu[0] = 0", "cu[0].zero_()")
 
 
 def test_full_output_explains_missing_fix(tmp_path: Path) -> None:
@@ -85,7 +85,7 @@ def test_custom_gate_fix_is_idempotent(tmp_path: Path) -> None:
     path = write(tmp_path, "a.py", FLAGGED)
     assert run_cli("fix", "--no-cache", "a.py", cwd=tmp_path).returncode == 0
     once = path.read_text()
-    assert "    if my_platform.amd():\n        cu[:1].zero_()\n    else:\n        cu[0] = 0\n" in once
+    assert "    if my_platform.amd():\n        cu[0].zero_()\n    else:\n        cu[0] = 0\n" in once
     assert run_cli("check", "--no-cache", "a.py", cwd=tmp_path).returncode == 0
     assert run_cli("fix", "--no-cache", "a.py", cwd=tmp_path).returncode == 0
     assert path.read_text() == once

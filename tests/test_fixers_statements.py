@@ -37,23 +37,23 @@ def test_libcst_statement_range_excludes_trailing_comment_and_newline() -> None:
 # --- replace_small_statement: the non-gated, in-place rewrite --------------------------------
 
 SMALL_CASES = [
-    ("def f(t):\n    t[0] = 0\n", 2, 0, "def f(t):\n    t[:1].zero_()\n"),
-    ("def f(t):\n    t[0] = 0  # keep me\n", 2, 0, "def f(t):\n    t[:1].zero_()  # keep me\n"),
-    ("def f(t):\n    # above\n    t[-1] = 1\n", 3, 0, "def f(t):\n    # above\n    t[-1:].fill_(1)\n"),
-    ("def f(t):\n    a = 1; t[0] = 0\n", 2, 1, "def f(t):\n    a = 1; t[:1].zero_()\n"),
-    ("def f(t):\n    t[0] = 0; a = 1\n", 2, 0, "def f(t):\n    t[:1].zero_(); a = 1\n"),
-    ("def f(t):\n    a = 1 ;t[0] = 0 ; b = 2  # c\n", 2, 1, "def f(t):\n    a = 1 ;t[:1].zero_() ; b = 2  # c\n"),
-    ("def f(t):\n    t[0] = 0;\n", 2, 0, "def f(t):\n    t[:1].zero_();\n"),
-    ("def f(t):\n    if x: t[0] = 0\n", 2, 0, "def f(t):\n    if x: t[:1].zero_()\n"),
-    ("def f(t):\n    if x: t[i] = 0  # c\n", 2, 0, "def f(t):\n    if x: t[i].zero_()  # c\n"),
-    ("for i in r: t[i, 0] = -0.0\n", 1, 0, "for i in r: t[i, 0].fill_(-0.0)\n"),
-    ("def f(t):\n\tif x:\n\t\tt[3] = v\n", 3, 0, "def f(t):\n\tif x:\n\t\tt[3:4].fill_(v)\n"),
-    ("def f(t):\r\n    t[0] = 0  # c\r\n", 2, 0, "def f(t):\r\n    t[:1].zero_()  # c\r\n"),
+    ("def f(t):\n    t[0] = 0\n", 2, 0, "def f(t):\n    t[0].zero_()\n"),
+    ("def f(t):\n    t[0] = 0  # keep me\n", 2, 0, "def f(t):\n    t[0].zero_()  # keep me\n"),
+    ("def f(t):\n    # above\n    t[-1] = 1\n", 3, 0, "def f(t):\n    # above\n    t[-1].fill_(1)\n"),
+    ("def f(t):\n    a = 1; t[0] = 0\n", 2, 1, "def f(t):\n    a = 1; t[0].zero_()\n"),
+    ("def f(t):\n    t[0] = 0; a = 1\n", 2, 0, "def f(t):\n    t[0].zero_(); a = 1\n"),
+    ("def f(t):\n    a = 1 ;t[0] = 0 ; b = 2  # c\n", 2, 1, "def f(t):\n    a = 1 ;t[0].zero_() ; b = 2  # c\n"),
+    ("def f(t):\n    t[0] = 0;\n", 2, 0, "def f(t):\n    t[0].zero_();\n"),
+    ("def f(t):\n    if x: t[0] = 0\n", 2, 0, "def f(t):\n    if x: t[0].zero_()\n"),
+    ("def f(t):\n    if x: t[i] = 0  # c\n", 2, 0, "def f(t):\n    if x: t.select(0, i).zero_()  # c\n"),
+    ("for i in r: t[i, 0] = -0.0\n", 1, 0, "for i in r: t.select(0, i).select(0, 0).fill_(-0.0)\n"),
+    ("def f(t):\n\tif x:\n\t\tt[3] = v\n", 3, 0, "def f(t):\n\tif x:\n\t\tt[3].fill_(v)\n"),
+    ("def f(t):\r\n    t[0] = 0  # c\r\n", 2, 0, "def f(t):\r\n    t[0].zero_()  # c\r\n"),
     (
         "def f(t):\n    if x:\n        t[0] = g(\n            a,\n        )\n",
         3,
         0,
-        "def f(t):\n    if x:\n        t[:1].fill_(g(\n            a,\n        ))\n",
+        "def f(t):\n    if x:\n        t[0].fill_(g(\n            a,\n        ))\n",
     ),
 ]
 
@@ -73,7 +73,7 @@ def test_replace_small_statement_without_source_uses_module_code() -> None:
     located = locate(source, 2)
     edit = replace_small_statement(located.module, located.small_start, located.small_end, _device_statement(source, 2))
     assert isinstance(edit, TextEdit)
-    assert apply(source, [edit]) == "def f(t):\n    t[:1].zero_()\n"
+    assert apply(source, [edit]) == "def f(t):\n    t[0].zero_()\n"
 
 
 def test_replace_small_statement_accepts_code_positions() -> None:
@@ -82,7 +82,7 @@ def test_replace_small_statement_accepts_code_positions() -> None:
     edit = replace_small_statement(
         located.module, CodePosition(1, 0), CodePosition(1, 8), _device_statement(source, 1), source=source
     )
-    assert edit == TextEdit((1, 0), (1, 8), "t[:1].zero_()")
+    assert edit == TextEdit((1, 0), (1, 8), "t[0].zero_()")
 
 
 def test_replace_small_statement_drops_semicolon_of_new_node() -> None:
@@ -149,16 +149,16 @@ def test_replace_statement_line_keeps_leading_lines_single() -> None:
     assert isinstance(located.parent, cst.SimpleStatementLine)
     new = located.parent.with_changes(body=[_device_statement(source, 5)])
     edit = replace_statement_line(located.module, located.parent, located.parent_start, located.parent_end, new, source=source)
-    assert apply(source, [edit]) == "def f(t):\n\n    # one\n    # two\n    t[:1].zero_()\n"
+    assert apply(source, [edit]) == "def f(t):\n\n    # one\n    # two\n    t[0].zero_()\n"
 
 
 def test_replace_statement_line_file_without_final_newline() -> None:
     source = "def f(t):\n    t[0] = 0  # c"
     located = locate(source, 2)
     assert isinstance(located.parent, cst.SimpleStatementLine)
-    new = _if("if g:\n    t[:1].zero_()\nelse:\n    t[0] = 0  # c\n")
+    new = _if("if g:\n    t[0].zero_()\nelse:\n    t[0] = 0  # c\n")
     edit = replace_statement_line(located.module, located.parent, located.parent_start, located.parent_end, new, source=source)
-    assert apply(source, [edit]) == "def f(t):\n    if g:\n        t[:1].zero_()\n    else:\n        t[0] = 0  # c"
+    assert apply(source, [edit]) == "def f(t):\n    if g:\n        t[0].zero_()\n    else:\n        t[0] = 0  # c"
 
 
 def test_replace_statement_line_rejects_mid_line_statement() -> None:

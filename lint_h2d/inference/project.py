@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Dict, FrozenSet, Iterable, Mapping, Set, Tuple
 
+from fixers.edits import split_lines
 from lint_h2d.inference.scope import ModuleFacts
 
 _CLASS = re.compile(r"^([ \t]*)class[ \t]+([A-Za-z_]\w*)")
@@ -26,7 +27,7 @@ def class_fields_in(text: str) -> Dict[str, FrozenSet[str]]:
         return {}
     found: Dict[str, Set[str]] = {}
     stack: list[Tuple[int, str]] = []  # (indent of the class line, class name)
-    for line in text.splitlines():
+    for line in split_lines(text):
         stripped = line.lstrip()
         if not stripped or stripped.startswith("#"):
             continue

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Callable, Dict, List, Sequence
 
+from fixers.edits import split_lines
 from lint_h2d.findings import Finding
 from lint_h2d.report import concise, full, github, json_format, json_lines, sarif
 
@@ -21,7 +22,7 @@ class ReportContext:
         text = self.sources.get(path)
         if text is None:
             return ""
-        lines = text.splitlines()
+        lines = split_lines(text)
         return lines[row - 1] if 0 < row <= len(lines) else ""
 
 

@@ -1,7 +1,7 @@
 """H2D001: a Python scalar written into one element of a device tensor."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, AbstractSet, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, AbstractSet, Callable, Iterable, List, Optional, Sequence, Tuple, TypeVar, Union
 
 import libcst as cst
 
@@ -15,6 +15,9 @@ from lint_h2d.findings import Applicability, Finding, Fix
 from lint_h2d.inference.expressions import index_effect, infer
 from lint_h2d.inference.scope import StatementFact
 from lint_h2d.inference.values import Kind
+from lint_h2d.rules._gate_site import GateSite, ModuleImports, gate_site
+from lint_h2d.rules._scopes import ScopeMap
+from lint_h2d.rules._sizes import proven_length
 from lint_h2d.rules.base import FileContext, Rule, RuleDoc
 
 if TYPE_CHECKING:
@@ -64,22 +67,48 @@ else:
 torch.cumsum(kv_lens, dim=0, out=cu_seqlens_k[1:])
 """,
         fix_safety="""
-The fix writes the same value with a device kernel: `t[:1].zero_()` for a zero,
-`t[k:k+1].fill_(v)` for another literal, `t[-1:]` for index -1, and `t[i].zero_()` /
-`t[i].fill_(v)` on the select view for a non-literal index (correct for negative indices too).
+The fix writes the same value with a device kernel instead of a host-to-device copy:
+
+- a literal index keeps its subscript, `t[3].zero_()`, `t2[0, -1].fill_(v)`: an integer
+  subscript is a view, so the fill is in place, and it raises the same `IndexError` as the
+  assignment when the index is out of range;
+- a literal index on a tensor whose length the code proves becomes the one-element slice vLLM
+  ships, `t[:1].zero_()`, `t[k:k+1]`, `t[-1:]`.  Proof: `t` is a function's local,
+  allocated in the same block by `torch.empty/zeros/ones(SIZE, ...)` with nothing in between
+  rebinding it, and `SIZE` is a literal, `len(...) + c`, or `n + c` / `n` inside
+  `if n > c0:` (or `>=`) whose body never rebinds `n`.  Without proof a slice would be empty
+  on a short tensor and the write would silently not happen;
+- any other index becomes `t.select(0, i)` (`t.select(0, i).select(0, j)`, `t.select(-1, i)`
+  after `...`): `select` takes an integer or a 0-dim integer tensor and raises for a list, a
+  tensor of indices, a slice or a bool, where `t[i].fill_(v)` would fill a copy;
+- `0`, `0.0` and `False` become `zero_()`; any other value `fill_(v)` (`-0.0` keeps its sign).
+
 By default it is wrapped in a platform gate (`current_platform.is_rocm()` in vLLM code,
 `torch.version.hip is not None` elsewhere; setting `fix-gate`) so that the CUDA path is
-unchanged.
+unchanged.  The gate is written so that it reads the module's own names: where a parameter,
+local or class attribute shadows `torch` or `current_platform`, the module's alias of the same
+import is used (`import torch as th`), or there is no fix.  A file that imports the gate's
+module only inside functions gets the import inside the function, above the gate; a
+`@torch.jit.script`, `@torch.compile` or `@triton.jit` function gets
+`torch.version.hip is not None` (and no fix under a custom gate).
 
-The fix is **safe** when the index and the value are literals: `zero_`/`fill_` cast the value
-to the tensor's dtype exactly as the assignment does, so the result is bitwise equal for every
-dtype (`-0.0` keeps its sign: it becomes `fill_(-0.0)`, never `zero_()`).
+The fix is **safe** only when it is provably the same for every input, errors included: every
+index is an integer literal and the value is a number literal (or `True`/`False`) whose
+integer value, if any, lies within int64.  Then `zero_`/`fill_` cast the value exactly as the
+assignment does, for every dtype, and fail exactly where it fails.
 
-It is **unsafe** when the value is not a literal (`fill_` needs a 0-dim value: a name bound
-to a 1-element 1-D tensor would work in the assignment and raise in `fill_`) or when an index
-is a name whose integer type is not proven (a list or tensor index would make `t[idx]` a copy
-and the write would be lost). Apply those with `--unsafe-fixes` after reading them.
-""",
+It is **unsafe** (applied only with `--unsafe-fixes`, after reading it) when:
+
+- an index is not a literal: the assignment accepts a list, a tensor or a bool index (advanced
+  indexing), where `select` raises;
+- the value is not a literal: `fill_` rejects a one-element 1-D tensor that the assignment
+  accepts, and the evaluation order changes.  `t[i] = v` evaluates `v` first, then `t` and
+  `i`; `t.select(0, i).fill_(v)` evaluates `t` and `i` first, so a value that calls
+  something (`self.pos[0] = len(self._grow())` where `_grow()` replaces `self.pos`) would
+  write into the old tensor.  Only literals are free of calls;
+- an integer literal value lies outside int64: the assignment raises `ValueError`, while
+  `fill_` writes it (uint64 and floating dtypes) or raises another error.
+"""
     )
 
     def could_match(self, text: str, settings: "Settings",
@@ -135,7 +164,7 @@ and the write would be lost). Apply those with `--unsafe-fixes` after reading th
         if _already_gated(fact, target_code, ctx.module, ctx.settings.custom_gate):
             return None
         proven_index = all(e in ("int", "ellipsis") for e in effects)
-        fix, reason, suggestion = self._fix(fact, target, assign.value, proven_index, ctx)
+        fix, reason, suggestion, proven = self._fix(fact, target, assign.value, proven_index, ctx)
         written = _one_line(ctx.module.code_for_node(target))
         message = (
             f"Scalar write into one element of device tensor `{_one_line(target_code)}` "
@@ -144,7 +173,8 @@ and the write would be lost). Apply those with `--unsafe-fixes` after reading th
         )
         return ctx.finding(
             self.code, assign, message, fix=fix, no_fix_reason=reason, statement=fact.owner,
-            details=(("target", target_code), ("rank", str(tensor.rank))),
+            details=(("target", target_code), ("rank", str(tensor.rank)))
+            + ((("min_length", str(proven)),) if proven is not None else ()),
         )
 
     def _fix(
@@ -154,16 +184,44 @@ and the write would be lost). Apply those with `--unsafe-fixes` after reading th
         value: cst.BaseExpression,
         proven_index: bool,
         ctx: FileContext,
+    ) -> Tuple[Optional[Fix], Optional[str], str, Optional[int]]:
+        """The fix, or why there is none; the suggested call; the proven length (verify uses it)."""
+        fix, reason, suggestion, min_length = self._fix_parts(fact, target, value, proven_index, ctx)
+        return fix, reason, suggestion, (min_length if fix is not None else None)
+
+    def _fix_parts(
+        self,
+        fact: StatementFact,
+        target: cst.Subscript,
+        value: cst.BaseExpression,
+        proven_index: bool,
+        ctx: FileContext,
+    ) -> Tuple[Optional[Fix], Optional[str], str, Optional[int]]:
+        scopes = _memo(ctx, "scopes", lambda: ScopeMap.of(ctx.module))
+        min_length = proven_length(fact, target.value, scopes, ctx.text) if _one_literal_index(target) else None
+        fix, reason, suggestion = self._build(fact, target, value, proven_index, ctx, scopes, min_length)
+        return fix, reason, suggestion, min_length
+
+    def _build(
+        self,
+        fact: StatementFact,
+        target: cst.Subscript,
+        value: cst.BaseExpression,
+        proven_index: bool,
+        ctx: FileContext,
+        scopes: ScopeMap,
+        min_length: Optional[int],
     ) -> Tuple[Optional[Fix], Optional[str], str]:
-        form = device_zero_form(target, value)
+        form = device_zero_form(target, value, min_length)
         if not isinstance(form, DeviceZero):
             return None, form.reason, "a device-side `zero_()`/`fill_()`"
         suggestion = ctx.module.code_for_node(form.call)
-        safe = form.index_is_literal and form.value_is_literal and proven_index
+        # Safe only when every input the original accepts gives the same result, errors
+        # included: literal index (the rewrite raises where the assignment raises), literal
+        # value that fits int64 (see `lint-h2d rule H2D001`, Fix safety).
+        safe = form.index_is_literal and form.value_is_literal and form.value_fits and proven_index
         applicability = Applicability.SAFE if safe else Applicability.UNSAFE
-        if "gate" not in ctx.memo:
-            ctx.memo["gate"] = ctx.settings.gate_for(ctx.path, ctx.text)
-        gate = ctx.memo["gate"]
+        gate = _memo(ctx, "gate", lambda: ctx.settings.gate_for(ctx.path, ctx.text))
         assert gate is None or isinstance(gate, Gate)
         owner = fact.owner
         where = ctx.position(owner)
@@ -185,7 +243,7 @@ and the write would be lost). Apply those with `--unsafe-fixes` after reading th
                 )
             if not isinstance(edit, TextEdit):
                 return None, getattr(edit, "reason", "cannot rewrite here"), suggestion
-            return Fix(applicability, f"Replace with `{suggestion}`", (edit,)), None, suggestion
+            return Fix(applicability, f"Replace with `{_one_line(suggestion)}`", (edit,)), None, suggestion
         if not alone:
             return (
                 None,
@@ -194,23 +252,59 @@ and the write would be lost). Apply those with `--unsafe-fixes` after reading th
                 suggestion,
             )
         assert isinstance(owner, cst.SimpleStatementLine)
-        new = gated_statement(owner, form.call, gate)
+        site = self._gate_site(gate, owner, where.start.line, ctx, scopes)
+        if isinstance(site, str):
+            return None, site, suggestion
+        gate = site.gate
+        new: List[Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]] = [
+            gated_statement(owner, form.call, gate)
+        ]
+        if site.lazy_import:
+            assert gate.import_line is not None
+            lazy = cst.parse_statement(gate.import_line.strip())
+            assert isinstance(lazy, cst.SimpleStatementLine)
+            new = [lazy.with_changes(leading_lines=owner.leading_lines),
+                   new[0].with_changes(leading_lines=())]
         edit = replace_statement_line(
             ctx.module, owner, (where.start.line, where.start.column),
             (where.end.line, where.end.column), new, source=ctx.text,
         )
         edits = [edit]
-        if gate.import_line:
-            key = f"import:{gate.import_line}"
-            if key not in ctx.memo:
-                ctx.memo[key] = import_insertion(ctx.module, gate.import_line)
-            insertion = ctx.memo[key]
+        if gate.import_line and site.import_at == "module":
+            insertion = _memo(ctx, f"import:{gate.import_line}",
+                              lambda: import_insertion(ctx.module, gate.import_line or ""))
             if isinstance(insertion, TextEdit):
                 edits.append(insertion)
             elif isinstance(insertion, Unfixable):
                 return None, f"cannot add `{gate.import_line}`: {insertion.reason}", suggestion
-        message = f"Use `{suggestion}` under `if {gate.test}:`"
+        message = f"Use `{_one_line(suggestion)}` under `if {gate.test}:`"
         return Fix(applicability, message, tuple(edits)), None, suggestion
+
+    @staticmethod
+    def _gate_site(gate: Gate, owner: cst.SimpleStatementLine, row: int, ctx: FileContext,
+                   scopes: ScopeMap) -> Union[GateSite, str]:
+        imports = _memo(ctx, "imports", lambda: ModuleImports.of(ctx.module))
+        assert isinstance(imports, ModuleImports)
+        has_import = gate.import_line is not None and _memo(
+            ctx, f"has:{gate.import_line}",
+            lambda: import_insertion(ctx.module, gate.import_line or "") is None,
+        )
+        return gate_site(gate, owner, row, ctx.module, scopes, imports,
+                         lambda node: ctx.position(node).start.line, bool(has_import))
+
+
+T = TypeVar("T")
+
+
+def _memo(ctx: FileContext, key: str, compute: Callable[[], T]) -> T:
+    """Per-file values every finding of the file shares (computed for the first fix only)."""
+    if key not in ctx.memo:
+        ctx.memo[key] = compute()
+    return ctx.memo[key]  # type: ignore[return-value]
+
+
+def _one_literal_index(target: cst.Subscript) -> bool:
+    return len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index)
 
 
 def _one_line(code: str) -> str:
@@ -243,9 +337,7 @@ def _already_gated(fact: StatementFact, target_code: str, module: cst.Module,
         if other is None:
             continue
         other_code = module.code_for_node(other)
-        for method in (".zero_()", ".fill_("):
-            if target_code + "[" in other_code and method in other_code:
-                return True
-        if f"{target_code}.narrow(" in other_code:
+        views = (f"{target_code}[", f"{target_code}.select(", f"{target_code}.narrow(")
+        if any(v in other_code for v in views) and any(m in other_code for m in (".zero_()", ".fill_(")):
             return True
     return False

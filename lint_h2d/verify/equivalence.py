@@ -30,6 +30,42 @@ TARGET_PLACEHOLDER = "__lint_h2d_target__"
 GATE_PLACEHOLDER = "__lint_h2d_gate__"
 KNOWN_GATE_TESTS = ("current_platform.is_rocm()", "torch.version.hip is not None")
 MAX_BINDINGS = 48
+STANDARD, BOUNDS, INDEX_KIND, DTYPE_LIMIT, ORDER = (
+    "standard", "bounds", "index kind", "dtype limit", "evaluation order")
+EQUIVALENT, RAISES, DIFFERS = "equivalent", "raises", "differs"
+VALUE_PLACEHOLDER = "__lint_h2d_value__"
+# Values at the dtypes' limits: int64's ends, just past them, and floating extremes.
+LIMIT_VALUES: Tuple[Any, ...] = (2**63 - 1, -(2**63), 2**63, -(2**63) - 1, float("inf"), float("nan"), 1e300, 65536)
+
+
+class Effect:
+    """A value that is a call with side effects: it moves every bound integer index on by one and
+    replaces the written tensor by a fresh one, then returns 7.
+
+    Why: ``t[i] = v`` evaluates ``v`` before ``t`` and ``i``; a rewrite that evaluates them first
+    writes elsewhere when ``v`` calls something that changes them (``t[pos] = advance()``).
+    """
+
+    def __repr__(self) -> str:
+        return "<call with side effects>"
+
+    def bind(self, ns: Dict[str, Any], target: str, index_names: Sequence[str]) -> Any:
+        def effect() -> int:
+            for name in index_names:
+                if type(ns.get(name)) is int:
+                    ns[name] += 1
+            chain = attribute_chain(target)
+            if chain is None:
+                ns[TARGET_PLACEHOLDER] = ns[TARGET_PLACEHOLDER].clone()
+            elif len(chain) == 1:
+                ns[chain[0]] = ns[chain[0]].clone()
+            else:
+                holder = ns[chain[0]]
+                for attr in chain[1:-1]:
+                    holder = getattr(holder, attr)
+                setattr(holder, chain[-1], getattr(holder, chain[-1]).clone())
+            return 7
+        return effect
 
 
 # -- namespace --------------------------------------------------------------------------------
@@ -74,6 +110,11 @@ def build_namespace(target: str, tensor: Any, bindings: Mapping[str, Any], gate:
     else:
         ns.update(_chain(chain, tensor))
     ns.update(bindings)
+    for name, value in bindings.items():
+        if isinstance(value, Effect):
+            ns[name] = value.bind(ns, target, [n for n, v in bindings.items() if type(v) is int])
+        elif name == VALUE_PLACEHOLDER:
+            ns[name] = lambda value=value: value
     return ns
 
 
@@ -96,6 +137,9 @@ class Case:
     shape: Tuple[int, ...]
     bindings: Mapping[str, Any] = field(default_factory=dict)
     gate: Optional[bool] = None  # True: the ROCm (device-form) branch; None: no gate forced
+    # "standard" (integer indices in range, ordinary values) or the adversarial family:
+    # "bounds", "index kind", "dtype limit", "evaluation order".
+    kind: str = STANDARD
 
     def describe(self) -> str:
         names = ", ".join(f"{k}={v!r}" for k, v in self.bindings.items())
@@ -109,6 +153,13 @@ class Outcome:
     ran: bool  # both statements ran without raising
     detail: str = ""
 
+    @property
+    def category(self) -> str:
+        """"equivalent"; "raises" (one side raised, or another exception); "differs" (both ran)."""
+        if self.equivalent:
+            return EQUIVALENT
+        return DIFFERS if self.ran else RAISES
+
 
 def initial_tensor(dtype: torch.dtype, shape: Tuple[int, ...], seed: int = 0) -> torch.Tensor:
     """Random non-zero contents (a zero write must show), with a NaN for float types."""
@@ -119,7 +170,8 @@ def initial_tensor(dtype: torch.dtype, shape: Tuple[int, ...], seed: int = 0) ->
         mag = torch.rand(shape, generator=gen) * 9 + 0.5
         sign = torch.randint(0, 2, shape, generator=gen) * 2 - 1
         t = (mag * sign).to(dtype)
-        t.view(-1)[len(t.view(-1)) // 2] = float("nan")
+        if t.numel():
+            t.view(-1)[len(t.view(-1)) // 2] = float("nan")
         return t
     return torch.randint(1, 100, shape, generator=gen, dtype=dtype)
 
@@ -189,6 +241,15 @@ class Prepared:
     value_names: Tuple[str, ...]
     gated: bool
     problem: Optional[str] = None
+    # The index elements as executable expressions (None for `...`), to size tensors from.
+    index_exprs: Tuple[Optional[str], ...] = ()
+    # Literal index and literal value: what the rule calls a safe fix.
+    literal: bool = False
+
+    @property
+    def calls_in_value(self) -> bool:
+        """The value was abstracted into a call: its evaluation order can be tested."""
+        return VALUE_PLACEHOLDER in self.value_names
 
 
 def _is_int_literal(node: ast.expr) -> bool:
@@ -228,7 +289,10 @@ class _Replace(ast.NodeTransformer):
         if isinstance(node, ast.expr) and not isinstance(node, ast.Name):
             name = self.mapping.get(ast.dump(node))
             if name is not None and isinstance(getattr(node, "ctx", ast.Load()), ast.Load):
-                return ast.copy_location(ast.Name(id=name, ctx=ast.Load()), node)
+                new: ast.expr = ast.Name(id=name, ctx=ast.Load())
+                if name == VALUE_PLACEHOLDER:  # a call, evaluated where the value was
+                    new = ast.Call(func=new, args=[], keywords=[])
+                return ast.copy_location(new, node)
         return super().visit(node)
 
 
@@ -270,21 +334,28 @@ def prepare(original: str, rewritten: str, target: str) -> Prepared:
         target = TARGET_PLACEHOLDER
     elements = list(sub.slice.elts) if isinstance(sub.slice, ast.Tuple) else [sub.slice]
     index_names: List[str] = []
+    index_exprs: List[Optional[str]] = []
     for k, element in enumerate(elements):
-        if _is_int_literal(element) or (isinstance(element, ast.Constant) and element.value is Ellipsis):
+        if isinstance(element, ast.Constant) and element.value is Ellipsis:
+            index_exprs.append(None)
+            continue
+        if _is_int_literal(element):
+            index_exprs.append(ast.unparse(element))
             continue
         if _is_simple(element):
             index_names += [n for n in free_names(ast.unparse(element)) if n not in PROVIDED]
+            index_exprs.append(ast.unparse(element))
         else:
             mapping.setdefault(ast.dump(element), f"__lint_h2d_index{k}__")
             index_names.append(mapping[ast.dump(element)])
+            index_exprs.append(mapping[ast.dump(element)])
     value_names: List[str] = []
     if not _is_literal(stmt.value):
         if _is_simple(stmt.value):
             value_names = [n for n in free_names(ast.unparse(stmt.value)) if n not in PROVIDED]
         else:
-            mapping[ast.dump(stmt.value)] = "__lint_h2d_value__"
-            value_names = ["__lint_h2d_value__"]
+            mapping[ast.dump(stmt.value)] = VALUE_PLACEHOLDER
+            value_names = [VALUE_PLACEHOLDER]
     integer_count = sum(1 for e in elements if not (isinstance(e, ast.Constant) and e.value is Ellipsis))
     try:
         rewritten_tree = ast.parse(rewritten)
@@ -302,7 +373,9 @@ def prepare(original: str, rewritten: str, target: str) -> Prepared:
         known.add(chain[0])
     unknown = [n for n in free_names(orig_code) + free_names(new_code) if n not in known]
     problem = f"cannot bind {', '.join(dict.fromkeys(unknown))}" if unknown else None
-    return Prepared(orig_code, new_code, target, integer_count, tuple(index_names), tuple(value_names), gated, problem)
+    literal = not index_names and _is_literal(stmt.value)
+    return Prepared(orig_code, new_code, target, integer_count, tuple(index_names), tuple(value_names), gated,
+                    problem, tuple(index_exprs), literal)
 
 
 # -- many cases -------------------------------------------------------------------------------
@@ -317,6 +390,8 @@ class Verdict:
     ran: int
     detail: str
     dtypes: Tuple[torch.dtype, ...] = ()
+    # Per family of cases, how many were equivalent / raise / differ.
+    summary: str = ""
 
     @property
     def verified(self) -> bool:
@@ -346,39 +421,136 @@ def ranks_for(rank: Optional[int], index_count: int) -> Tuple[int, ...]:
     return (low, low + 1)
 
 
-def run_cases(prepared: Prepared, cases: Iterable[Case]) -> Verdict:
+def _index_ints(prepared: Prepared, binding: Mapping[str, Any]) -> Optional[List[Optional[int]]]:
+    """The integer each index element has under ``binding`` (None for `...`); None if not ints."""
+    out: List[Optional[int]] = []
+    for expr in prepared.index_exprs:
+        if expr is None:
+            out.append(None)
+            continue
+        try:
+            value = eval(expr, {"__builtins__": __builtins__}, dict(binding))  # noqa: S307 - our own text
+        except Exception:  # noqa: BLE001 - a binding the expression does not accept
+            return None
+        if type(value) is not int:
+            return None
+        out.append(value)
+    return out
+
+
+def _shape_for(prepared: Prepared, rank: int, binding: Mapping[str, Any], min_length: int,
+               past: bool = False) -> Tuple[int, ...]:
+    """Sizes chosen from the index (issue #16: `t[start + 16]` needs more than 5 elements).
+
+    Each indexed dimension gets the smallest size that holds the index (``past``: the largest
+    that does not, so the write is out of range), at least ``SIZE``/``min_length`` otherwise.
+    """
+    shape = [max(SIZE, min_length)] * rank
+    ints = _index_ints(prepared, binding)
+    if ints is None or None in ints or len(ints) > rank:
+        return tuple(shape)
+    for dim, k in enumerate(ints):
+        assert k is not None
+        need = k + 1 if k >= 0 else -k  # the smallest size that holds index k
+        shape[dim] = need - 1 if past else max(shape[dim], need)
+    return tuple(shape)
+
+
+def run_cases(prepared: Prepared, cases: Iterable[Case], safe: Optional[bool] = None) -> Verdict:
+    """Every case; standard cases must agree, adversarial ones must agree for a safe fix.
+
+    ``safe`` defaults to ``prepared.literal`` (literal index and value: what the rule calls safe).
+    """
+    safe = prepared.literal if safe is None else safe
     total = ran = 0
     dtypes: List[torch.dtype] = []
+    by_kind: Dict[str, Dict[str, List[str]]] = {}
+    failure: Optional[str] = None
     for case in cases:
         outcome = compare_pair(prepared.original, prepared.rewritten, prepared.target, case, seed=total)
         total += 1
-        if not outcome.equivalent:
-            return Verdict(False, total, ran, outcome.detail)
-        if outcome.ran:
+        by_kind.setdefault(case.kind, {}).setdefault(outcome.category, []).append(outcome.detail)
+        if not outcome.equivalent and failure is None and (case.kind == STANDARD or safe):
+            failure = outcome.detail if case.kind == STANDARD else f"{case.kind}: {outcome.category}: {outcome.detail}"
+        if outcome.ran and case.kind == STANDARD:
             ran += 1
             if case.dtype not in dtypes:
                 dtypes.append(case.dtype)
+    summary = "; ".join(
+        f"{kind}: " + ", ".join(f"{len(v)} {cat}" for cat, v in sorted(cats.items()))
+        for kind, cats in by_kind.items()
+    )
+    if failure is not None:
+        return Verdict(False, total, ran, failure, tuple(dtypes), summary)
     if ran == 0:
-        return Verdict(False, total, 0, "no case ran (every binding raised in both statements)")
-    return Verdict(True, total, ran, f"{ran}/{total} cases bitwise equal", tuple(dtypes))
+        return Verdict(False, total, 0, "no case ran (every binding raised in both statements)", (), summary)
+    return Verdict(True, total, ran, f"{ran}/{by_kind_total(by_kind, STANDARD)} cases bitwise equal; {summary}",
+                   tuple(dtypes), summary)
 
 
-def cases_for(prepared: Prepared, rank: Optional[int], dtypes: Sequence[torch.dtype] = DTYPES) -> List[Case]:
+def by_kind_total(by_kind: Mapping[str, Mapping[str, List[str]]], kind: str) -> int:
+    return sum(len(v) for v in by_kind.get(kind, {}).values())
+
+
+def cases_for(prepared: Prepared, rank: Optional[int], dtypes: Sequence[torch.dtype] = DTYPES,
+              min_length: int = 0) -> List[Case]:
+    """Standard cases, then the adversarial families (issue #15, "verify must be able to catch these").
+
+    ``min_length``: the length the fixer proved for the tensor (slice spelling); no case uses a
+    shorter tensor, since the code cannot produce one.
+    """
     gates: Tuple[Optional[bool], ...] = (True, False) if prepared.gated else (None,)
     out: List[Case] = []
     for r in ranks_for(rank, prepared.index_count):
-        shape = (SIZE,) * r
         for binding in bindings_for(prepared.index_names, prepared.value_names):
+            shape = _shape_for(prepared, r, binding, min_length)
             for dtype in dtypes:
                 for gate in gates:
                     out.append(Case(dtype, shape, binding, gate))
+        out.extend(_adversarial(prepared, r, dtypes, gates, min_length))
+    return out
+
+
+def _adversarial(prepared: Prepared, rank: int, dtypes: Sequence[torch.dtype],
+                 gates: Tuple[Optional[bool], ...], min_length: int) -> List[Case]:
+    base: Dict[str, Any] = {n: 1 for n in prepared.index_names}
+    base.update({n: 7 for n in prepared.value_names})
+    few = (torch.int64, torch.float32)
+    out: List[Case] = []
+
+    def add(kind: str, binding: Mapping[str, Any], shape: Tuple[int, ...], kinds: Sequence[torch.dtype] = few) -> None:
+        for dtype in kinds:
+            for gate in gates:
+                out.append(Case(dtype, shape, dict(binding), gate, kind))
+
+    # Bounds: the smallest tensor the index does not fit, and names bound to n and -n-1.
+    past = _shape_for(prepared, rank, base, min_length, past=True)
+    if past != _shape_for(prepared, rank, base, min_length) and min(past) >= min_length:
+        add(BOUNDS, base, past)
+    for name in prepared.index_names:
+        n = max(SIZE, min_length)
+        for k in (n, -n - 1):
+            add(BOUNDS, {**base, name: k}, (n,) * rank)
+    # Index kinds the assignment accepts but a select does not (or treats differently).
+    for name in prepared.index_names:
+        for value in ([1], torch.tensor([1, 2]), torch.tensor(1), torch.tensor([1]), True):
+            add(INDEX_KIND, {**base, name: value}, (max(SIZE, min_length),) * rank)
+    # Values at the dtypes' limits.
+    for name in prepared.value_names:
+        for value in LIMIT_VALUES:
+            add(DTYPE_LIMIT, {**base, name: value}, _shape_for(prepared, rank, base, min_length), DTYPES)
+    # Evaluation order: a value that calls something with side effects.
+    if prepared.calls_in_value:
+        add(ORDER, {**base, VALUE_PLACEHOLDER: Effect()}, _shape_for(prepared, rank, base, min_length))
     return out
 
 
 def verify_statements(original: str, rewritten: str, target: str, rank: Optional[int] = None,
-                      dtypes: Sequence[torch.dtype] = DTYPES) -> Verdict:
-    """Level 1 for one H2D001 pair: every dtype, rank, binding and gate branch."""
+                      dtypes: Sequence[torch.dtype] = DTYPES, safe: Optional[bool] = None,
+                      min_length: int = 0) -> Verdict:
+    """Level 1 for one H2D001 pair: every dtype, rank, binding and gate branch, plus the
+    adversarial families; a safe fix (default: literal index and value) must agree on all."""
     prepared = prepare(original, rewritten, target)
     if prepared.problem:
         return Verdict(False, 0, 0, prepared.problem)
-    return run_cases(prepared, cases_for(prepared, rank, dtypes))
+    return run_cases(prepared, cases_for(prepared, rank, dtypes, min_length), safe)

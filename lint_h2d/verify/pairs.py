@@ -11,7 +11,7 @@ import textwrap
 from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from fixers.edits import TextEdit, line_offsets, to_offset
+from fixers.edits import TextEdit, line_offsets, split_lines, to_offset
 from lint_h2d.config import Settings
 from lint_h2d.engine import ERROR_CODES, Engine, Source
 from lint_h2d.findings import Finding
@@ -33,6 +33,8 @@ class StatementPair:
     target: str  # the written tensor's base expression (details "target")
     rank: Optional[int]
     applicability: str
+    # The tensor length the rule proved at the write (the fix then uses the slice spelling).
+    min_length: int = 0
 
     @property
     def label(self) -> str:
@@ -40,8 +42,12 @@ class StatementPair:
 
 
 def _dedent(text: str, column: int) -> str:
-    """Edit text starts at ``column``; later lines carry that indentation too: strip it."""
-    lines = text.split("\n")
+    """Edit text starts at ``column``; later lines carry that indentation too: strip it.
+
+    Lines are split where Python splits them and joined with ``\\n`` (what ``exec`` and
+    ``textwrap`` expect), so CR-only and CRLF files verify like any other.
+    """
+    lines = split_lines(text) + ([""] if text.endswith(("\n", "\r")) or not text else [])
     out = [lines[0]]
     for line in lines[1:]:
         strip = 0
@@ -84,33 +90,66 @@ def pair_from_finding(finding: Finding, text: str) -> Optional[StatementPair]:
         return None
     offsets = line_offsets(text)
     original = text[to_offset(offsets, edit.start) : to_offset(offsets, edit.end)]
-    column = edit.start[1]
+    # Later lines carry the statement's indentation: what precedes it on its line, without
+    # anything up to a form feed (Python restarts the indentation there).
+    prefix = text[offsets[edit.start[0] - 1] : to_offset(offsets, edit.start)]
+    column = len(prefix) - (prefix.rfind("\f") + 1)
     target = _detail(finding, "target") or ""
+    before, after = _narrowed(
+        textwrap.dedent(_dedent(original, column)).strip("\n"),
+        textwrap.dedent(_dedent(edit.text, column)).strip("\n"),
+    )
+    proven = _detail(finding, "min_length")
     return StatementPair(
         code=finding.code,
         path=finding.path,
         row=finding.location.row,
-        original=textwrap.dedent(_dedent(original, column)).strip("\n"),
-        rewritten=textwrap.dedent(_dedent(edit.text, column)).strip("\n"),
+        original=before,
+        rewritten=after,
         target=" ".join(target.split()),
         rank=_rank(finding),
         applicability=finding.fix.applicability.value if finding.fix else "",
+        min_length=int(proven) if proven and proven.isdigit() else 0,
     )
 
 
+def _narrowed(original: str, rewritten: str) -> Tuple[str, str]:
+    """Drop the statements both sides share (``n = 1; t[0] = 0`` → ``t[0] = 0``).
+
+    Why: a fix on a line with other statements replaces the whole line; only the statement
+    that changed is the pair (issue #16: ``n = 1; m.x_cpu.zero_()`` → ``n = 1`` is a removal,
+    not a different mutation).
+    """
+    try:
+        a, b = ast.parse(original).body, ast.parse(rewritten).body
+    except SyntaxError:
+        return original, rewritten
+    if len(a) < 2 and len(b) < 2:
+        return original, rewritten
+    same = [ast.dump(x) for x in a], [ast.dump(x) for x in b]
+    head = 0
+    while head < min(len(a), len(b)) and same[0][head] == same[1][head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and same[0][-1 - tail] == same[1][-1 - tail]:
+        tail += 1
+    keep_a, keep_b = a[head:len(a) - tail], b[head:len(b) - tail]
+    if not keep_a:
+        return original, rewritten
+    return "\n".join(ast.unparse(x) for x in keep_a), "\n".join(ast.unparse(x) for x in keep_b)
+
+
 def pairs_for_source(engine: Engine, source: Source) -> Tuple[List[StatementPair], List[Finding]]:
-    """Every fix `check --fix --unsafe-fixes` would make in one file, plus unfixable findings."""
+    """Exactly the fixes `check --fix --unsafe-fixes` applies in one file (the same fix loop,
+    each fix paired with the text it was computed on), plus the findings left unfixed."""
+    trace: List[Tuple[Finding, str]] = []
+    _, _, remaining = engine.fix_text(source.path, source.text, True, trace=trace)
     pairs: List[StatementPair] = []
-    skipped: List[Finding] = []
-    for finding in engine.analyze(source.path, source.text):
-        if finding.code in ERROR_CODES:
-            skipped.append(finding)
-            continue
-        pair = pair_from_finding(finding, source.text)
-        if pair is None:
-            skipped.append(finding)
-        else:
+    for finding, text in trace:
+        pair = pair_from_finding(finding, text)
+        if pair is not None:
             pairs.append(pair)
+    skipped = [f for f in remaining if f.code in ERROR_CODES or f.fix is None]
     return pairs, skipped
 
 

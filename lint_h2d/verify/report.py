@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence
 
+from fixers.edits import split_lines
+
 
 @dataclass
 class Row:
@@ -21,7 +23,7 @@ class Row:
 
 
 def _one_line(code: str) -> str:
-    return " ⏎ ".join(line.strip() for line in code.strip().splitlines()) or "(removed)"
+    return " ⏎ ".join(line.strip() for line in split_lines(code.strip())) or "(removed)"
 
 
 def _yes_no(value: Optional[bool]) -> str:
@@ -47,6 +49,12 @@ def render(rows: Sequence[Row], header: Sequence[str]) -> str:
         out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     bad = [r for r in rows if r.equivalent is not True]
     out.append("")
+    cases = [r for r in rows if r.equivalent is True and r.detail]
+    if cases:
+        out.append("Cases per fix (bounds, index kinds, dtype limits, evaluation order: "
+                   "equivalent / raises / differs; only a safe fix must be equivalent in all):")
+        out.extend(f"  {r.label} {r.code}: {r.detail}" for r in cases)
+        out.append("")
     out.append(f"{len(rows) - len(bad)}/{len(rows)} verified equivalent.")
     for r in bad:
         out.append(f"NOT VERIFIED {r.label} {r.code}: {r.detail}")

@@ -7,6 +7,7 @@ Levels: 1 CPU bitwise equality (always); 2 fake-CUDA op trace (CPU build + tiny 
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, TextIO, Tuple
@@ -48,19 +49,29 @@ def _trace_bindings(prepared: equivalence.Prepared) -> Dict[str, Any]:
 
 
 def verify_h2d001(label: str, original: str, rewrites: Sequence[str], target: str,
-                  rank: Optional[int], levels: Levels) -> Row:
-    """Levels 1-3 for one statement and every spelling of its rewrite (bare, gated)."""
+                  rank: Optional[int], levels: Levels, safe: Optional[bool] = None,
+                  min_length: int = 0) -> Row:
+    """Levels 1-3 for one statement and every spelling of its rewrite (bare, gated).
+
+    Besides the ordinary cases, level 1 tries indices at and past the bounds, list/tensor/bool
+    indices, values at the dtypes' limits and a value with side effects; the row's detail says
+    per family how many were equivalent, raise or differ.  A safe fix must be equivalent in
+    all of them; an unsafe one in the ordinary cases.
+    """
     row = Row(label, "H2D001", original, rewrites[0])
     cases, ran = 0, 0
+    summaries: List[str] = []
     for rewritten in rewrites:
-        verdict = equivalence.verify_statements(original, rewritten, target, rank)
+        verdict = equivalence.verify_statements(original, rewritten, target, rank, safe=safe,
+                                                min_length=min_length)
         cases, ran = cases + verdict.cases, ran + verdict.ran
+        summaries.append(verdict.summary)
         if not verdict.verified:
             row.equivalent, row.detail = (False if verdict.cases else None), verdict.detail
             break
     else:
         row.equivalent = True
-        row.detail = f"{ran}/{cases} cases bitwise equal"
+        row.detail = f"{ran} ordinary cases bitwise equal of {cases}; " + summaries[0]
     row.measured_on.append(f"equivalence: {CPU}")
     prepared = equivalence.prepare(original, rewrites[0], target)
     if prepared.problem:
@@ -111,7 +122,8 @@ def pair_rows(pairs: Sequence[StatementPair], levels: Levels) -> List[Row]:
     rows: List[Row] = []
     for pair in pairs:
         if pair.code == "H2D001":
-            row = verify_h2d001(pair.label, pair.original, (pair.rewritten,), pair.target, pair.rank, levels)
+            row = verify_h2d001(pair.label, pair.original, (pair.rewritten,), pair.target, pair.rank, levels,
+                                safe=pair.applicability == "safe", min_length=pair.min_length)
             row.detail = f"{pair.applicability} fix; {row.detail}"
             rows.append(row)
         elif pair.code == "H2D002":
@@ -123,22 +135,42 @@ def pair_rows(pairs: Sequence[StatementPair], levels: Levels) -> List[Row]:
 
 def file_pairs(paths: Sequence[str]) -> Tuple[List[StatementPair], List[str]]:
     """Every fix in the files the linter would check (same discovery and settings as `check`)."""
+    pairs, notes, _ = file_pairs_and_errors(paths)
+    return pairs, notes
+
+
+def file_pairs_and_errors(paths: Sequence[str]) -> Tuple[List[StatementPair], List[str], bool]:
+    """Pairs, notes, and whether anything could not be checked (a missing path, a file that
+    cannot be read or decoded, a syntax error): `verify` then exits 2, like `check`.
+
+    The engine is built as `check` builds it, project index included, and the pairs are the
+    fixes its fix loop applies with `--unsafe-fixes`.
+    """
     from lint_h2d.config import resolve
     from lint_h2d.discovery import discover
-    from lint_h2d.engine import Engine, load_sources, project_facts
+    from lint_h2d.engine import ERROR_CODES, Engine, load_sources, project_facts
+    from lint_h2d.project_index import project_classes
     from lint_h2d.verify.pairs import pairs_for_source
 
     settings = resolve(list(paths), None)
     files, problems = discover(list(paths), settings)
     sources, errors = load_sources(files)
     notes = [f"cannot check {p.path}: {p.message}" for p in problems] + [e.message for e in errors]
-    engine = Engine(settings, project_facts(sources))
+    broken = bool(problems or errors)
+    walk = any(os.path.isdir(p) for p in paths)
+    classes = project_classes(settings, [s.path for s in sources], None, walk)
+    engine = Engine(settings, project_facts(sources, classes))
     pairs: List[StatementPair] = []
     for source in sources:
         found, skipped = pairs_for_source(engine, source)
         pairs.extend(found)
-        notes.extend(f"{f.path}:{f.location.row}: {f.code} has no fix ({f.no_fix_reason or f.message})" for f in skipped)
-    return pairs, notes
+        for f in skipped:
+            if f.code in ERROR_CODES:
+                broken = True
+                notes.append(f"cannot check {f.path}:{f.location.row}: {f.code} {f.message}")
+            else:
+                notes.append(f"{f.path}:{f.location.row}: {f.code} has no fix ({f.no_fix_reason or f.message})")
+    return pairs, notes, broken
 
 
 def header(levels: Levels) -> List[str]:
@@ -167,12 +199,15 @@ def run_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.matrix:
         rows = matrix_rows(levels)
         notes: List[str] = []
+        broken = False
     else:
-        pairs, notes = file_pairs(args.paths or ["."])
+        pairs, notes, broken = file_pairs_and_errors(args.paths or ["."])
         rows = pair_rows(pairs, levels)
     out.write(render(rows, header(levels)))
     for note in notes:
         err.write(f"note: {note}\n")
     if not rows:
         out.write("No fixes to verify.\n")
+    if broken:
+        return EXIT_ERROR
     return EXIT_OK if all(r.equivalent is True for r in rows) else EXIT_FAILED
