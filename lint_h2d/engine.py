@@ -28,7 +28,8 @@ from lint_h2d.cache import Cache
 from lint_h2d.config import Settings
 from lint_h2d.discovery import PathPattern
 from lint_h2d.findings import Finding, Location
-from lint_h2d.inference.project import ProjectFacts, class_fields_of, from_classes
+from lint_h2d.inference.project import ProjectFacts, class_fields_of, from_classes, resolve
+from lint_h2d.inference.summary import FileSummary, summarize
 from lint_h2d.prefilter import tree_filter
 from lint_h2d.inference.scope import ModuleWalker
 from lint_h2d.rules import all_rules, select_codes
@@ -144,7 +145,7 @@ class Engine:
         # (lint_h2d/prefilter.py).  LibCST only sees the files that survive.
         if self.use_prefilter and rules:
             tree, syntax_errors = cpython_parse(path, text)
-            fields = self.project.module_facts.device_fields
+            fields = self.project.prefilter_names
             rules = [r for r in rules if r.could_match(text, self.settings, device_fields=fields)]
             if tree is not None:
                 rules = tree_filter(rules, tree, text, self.settings, fields)
@@ -166,6 +167,7 @@ class Engine:
                 wants=lambda s, in_capture: any(
                     r.wants(s) and (in_capture or not r.capture_only) for r in rules
                 ),
+                text=text, hints=(self.settings.device_hints, self.settings.cpu_hints),
             )
             facts = walker.run()
         except RecursionError:
@@ -324,12 +326,23 @@ _CPU_FIELD_TEXT = re.compile(r"_cpu[ \t]*[:=]")
 
 
 def project_facts(sources: Iterable[Source],
-                  project: Optional[Mapping[str, FrozenSet[str]]] = None) -> ProjectFacts:
-    """Facts from the checked files, merged with the project index's (`project_index.py`)."""
+                  project: Optional[Mapping[str, FrozenSet[str]]] = None,
+                  summaries: Optional[Mapping[str, FileSummary]] = None) -> ProjectFacts:
+    """Facts from the checked files, merged with the project index's (`project_index.py`).
+
+    The checked files' own summaries replace the index's entries for the same files, so the
+    facts describe the text being checked (an editor's unsaved buffer on stdin included).
+    """
+    sources = list(sources)
     classes: Dict[str, FrozenSet[str]] = dict(project or {})
     for name, fields in class_fields_of(s.text for s in sources if _CPU_FIELD_TEXT.search(s.text)).items():
         classes[name] = classes.get(name, frozenset()) | fields
-    return from_classes(classes)
+    by_path: Dict[str, FileSummary] = dict(summaries or {})
+    for source in sources:
+        key = os.path.abspath(source.path) if source.path != "-" else source.path
+        if key not in by_path:
+            by_path[key] = summarize(source.path, source.text)
+    return from_classes(classes, resolve(list(by_path.values())))
 
 
 def analyze_many(engine: Engine, sources: Sequence[Source], jobs: int,

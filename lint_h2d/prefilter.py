@@ -68,7 +68,9 @@ def _field_pattern(fields: FrozenSet[str]) -> Optional[Pattern[str]]:
     if not fields:
         return None
     names = "|".join(re.escape(f) for f in sorted(fields, key=len, reverse=True))
-    return re.compile(r"\." + GAP + r"(?:" + names + r")\b")
+    # Any mention: a field (`.x`), a function returning a device tensor (`make(`), a
+    # parameter every call site passes a device tensor (cross-file facts).
+    return re.compile(r"\b(?:" + names + r")\b")
 
 
 def h2d001_text(text: str, device_fields: AbstractSet[str] = frozenset()) -> bool:
@@ -173,6 +175,11 @@ class _MayDevice:
                 for kw in node.keywords:
                     if kw.arg is not None:  # constructor keywords become `self.<kw>` fields
                         self.bindings.append((kw.arg, kw.value, "field"))
+                func = node.func
+                if isinstance(func, ast.Attribute) and func.attr in ("append", "insert", "extend") \
+                        and isinstance(func.value, ast.Name) and node.args:
+                    # `xs.append(v)`: the walk gives `xs` the elements appended to it.
+                    self.bindings.append((func.value, node.args[-1], "assign"))
 
     def segment(self, node: ast.AST) -> Optional[str]:
         """The source of a one-line node (ast columns are UTF-8 byte offsets)."""
@@ -216,10 +223,9 @@ class _MayDevice:
                         fired = True
                         continue
                 elif isinstance(target, (ast.Tuple, ast.List)):
-                    # Elements get values only from a display of the same shape.
-                    if how == "iterate" or not isinstance(value, (ast.Tuple, ast.List)):
-                        continue
-                    if self._deep(value):
+                    # Elements get values from a display of the same shape, or from a value
+                    # whose parts the walk knows (a tuple of tensors, zip(), appended tuples).
+                    if self._deep(value) or self.may(value):
                         self._bind_all(target)
                         fired = True
                         continue
@@ -258,9 +264,18 @@ class _MayDevice:
         return changed
 
     def may(self, node: ast.AST) -> bool:
-        """True unless `infer(node)` certainly is not a DEVICE tensor."""
+        """True unless `infer(node)` certainly is not a DEVICE tensor (nor a container of one)."""
         if isinstance(node, ast.Name):
-            return node.id in self.names
+            return node.id in self.names or node.id in self.device_fields
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            return any(self.may(e.value if isinstance(e, ast.Starred) else e) for e in node.elts)
+        if isinstance(node, ast.Dict):
+            return any(self.may(v) for v in node.values)
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            for generator in node.generators:
+                if self.may(generator.iter):
+                    self._bind_all(generator.target)
+            return self.may(node.value if isinstance(node, ast.DictComp) else node.elt)
         if isinstance(node, ast.Attribute):
             attr = node.attr
             self.tested.add(attr)
@@ -294,9 +309,16 @@ class _MayDevice:
 
     def _call(self, call: ast.Call) -> bool:
         func = call.func
+        if isinstance(func, ast.Name):
+            if func.id in _CONTAINER_CALLS:
+                return self._any_argument(call)
+            # A project function that returns a device tensor (cross-file facts).
+            return func.id in self.device_fields
         if not isinstance(func, ast.Attribute):
-            return False  # builtins and plain functions: scalar, other or unknown
+            return False
         method = func.attr
+        if method in self.device_fields:
+            return True  # a project method that returns a device tensor
         # torch.<factory>(...) / torch.<function>(...)
         if method in self.factories:
             device = _keyword(call, "device")
@@ -413,11 +435,11 @@ def h2d001_tree(tree: ast.AST, device_fields: AbstractSet[str] = frozenset(), te
     def done() -> bool:
         return any(analysis.may(c.targets[0].value) for c in candidates)  # type: ignore[attr-defined]
 
-    analysis.collect(_binding_nodes(statements))
+    analysis.collect(_binding_nodes(statements, tree if ":=" in text or not text else None))
     return done() or analysis.solve(done)
 
 
-def _binding_nodes(statements: Sequence[ast.stmt]) -> List[ast.AST]:
+def _binding_nodes(statements: Sequence[ast.stmt], walrus_tree: Optional[ast.AST] = None) -> List[ast.AST]:
     """The statements plus the only expression-level bindings the walk honours.
 
     `ModuleWalker` binds a walrus only as a whole expression statement, and reads constructor
@@ -433,7 +455,13 @@ def _binding_nodes(statements: Sequence[ast.stmt]) -> List[ast.AST]:
             out.append(value)
         elif isinstance(stmt, ast.Expr) and isinstance(value, ast.NamedExpr):
             out.append(value)
+    if walrus_tree is not None:
+        # The walk binds a walrus anywhere (`if (t := ...) is not None:`).
+        out.extend(n for n in ast.walk(walrus_tree) if isinstance(n, ast.NamedExpr))
     return out
+
+
+_CONTAINER_CALLS = frozenset({"zip", "enumerate", "list", "tuple", "sorted", "reversed", "iter", "next"})
 
 
 # -- H2D002 ------------------------------------------------------------------------------------
