@@ -33,7 +33,7 @@ from lint_h2d.engine import (
 )
 from lint_h2d.findings import Applicability, Finding
 from lint_h2d.inference.project import ProjectFacts
-from lint_h2d.project_index import project_classes
+from lint_h2d.project_index import project_index
 from lint_h2d.report import FORMATS, ReportContext
 from lint_h2d.rules import all_rules
 
@@ -171,7 +171,8 @@ def _project_facts(args: argparse.Namespace, settings: Settings, sources: Sequen
                    paths: Sequence[str]) -> ProjectFacts:
     """The checked files' own facts plus the project's (so one-file runs agree with scans)."""
     walk = any(os.path.isdir(p) for p in args.paths if p != "-")
-    return project_facts(sources, project_classes(settings, paths, _cache_folder(args, settings), walk))
+    classes, summaries = project_index(settings, paths, _cache_folder(args, settings), walk)
+    return project_facts(sources, classes, summaries)
 
 
 def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

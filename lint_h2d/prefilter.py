@@ -83,6 +83,25 @@ def h2d001_text(text: str, device_fields: AbstractSet[str] = frozenset()) -> boo
     return fields is not None and fields.search(text) is not None
 
 
+def mentions_hint(text: str, device_hints: Sequence[str]) -> bool:
+    """Some name the `device-hints` globs may match occurs in `text` (both stages: a hinted
+    name is a device source the tables above cannot know)."""
+    return bool(device_hints) and _hint_pattern(tuple(device_hints)).search(text) is not None
+
+
+@lru_cache(maxsize=8)
+def _hint_pattern(device_hints: Tuple[str, ...]) -> Pattern[str]:
+    import fnmatch
+
+    parts = []
+    for glob in device_hints:
+        last = glob.rsplit(".", 1)[-1] or "*"
+        # fnmatch's translation, anchored to one identifier instead of the whole string.
+        body = fnmatch.translate(last)[4:-3].replace(".*", r"\w*").replace(".", r"\w")
+        parts.append(body)
+    return re.compile(r"\b(?:" + "|".join(parts) + r")\b")
+
+
 # -- H2D001, stage 2 ---------------------------------------------------------------------------
 # The tables mirror lint_h2d/inference/expressions.py (imported lazily: it imports LibCST).
 

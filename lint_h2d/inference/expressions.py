@@ -496,6 +496,8 @@ def _call(call: cst.Call, facts: Facts) -> Value:
             return UNKNOWN
         if name == "zip":
             return _zip(call, facts)
+        if name == "range" and name not in facts.names:
+            return Value(Kind.OTHER, element=SCALAR)
         if name in CONTAINER_BUILTINS:
             return OTHER
         bound = facts.names.get(name)
@@ -702,7 +704,9 @@ def index_effect(element: cst.SubscriptElement, facts: Facts) -> str:
         return "int"
     inferred = infer(value, facts)
     if inferred.kind == Kind.SCALAR:
-        return "int"
+        # An int by what the project's call sites pass: evidence, but not a proof (a caller
+        # the project cannot see may pass a list), so the fix stays unsafe.
+        return "maybe-int" if inferred.origin == Origin.PARAM and inferred.evidence else "int"
     if inferred.kind.is_tensor and inferred.rank == 0 and inferred.integer:
         # A 0-dim integer tensor indexes like an int: PyTorch reads it back (`item()`) and
         # selects one element, so the value is still copied host-to-device.
@@ -829,6 +833,8 @@ def infer(node: cst.BaseExpression, facts: Facts) -> Value:
     if isinstance(node, cst.Name):
         found = facts.names.get(node.value)
         if found is not None:
+            if found.kind == Kind.UNKNOWN and (facts.device_hints or facts.cpu_hints):
+                return _hinted(node.value, found, node, facts)
             return found
         if node.value in ("True", "False"):
             return SCALAR
@@ -880,6 +886,11 @@ def infer(node: cst.BaseExpression, facts: Facts) -> Value:
     if isinstance(node, cst.Comparison):
         return _comparison(node, facts)
     if isinstance(node, cst.IfExp):
+        # `x if flag else None`: an optional value; subscripting None raises anyway, so a
+        # write through it is a write into the other side.
+        for side, other in ((node.body, node.orelse), (node.orelse, node.body)):
+            if isinstance(other, cst.Name) and other.value == "None":
+                return infer(side, facts)
         return join(infer(node.body, facts), infer(node.orelse, facts))
     if isinstance(node, cst.Call):
         return _call(node, facts)

@@ -86,11 +86,13 @@ and the write would be lost). Apply those with `--unsafe-fixes` after reading th
 
     def could_match(self, text: str, settings: "Settings",
                     device_fields: AbstractSet[str] = frozenset()) -> bool:
-        return prefilter.h2d001_text(text, device_fields)
+        return prefilter.h2d001_text(text, device_fields) or prefilter.mentions_hint(
+            text, settings.device_hints)
 
     def could_match_tree(self, tree: "ast.AST", settings: "Settings",
                          device_fields: AbstractSet[str] = frozenset(), text: str = "") -> bool:
-        return prefilter.h2d001_tree(tree, device_fields, text)
+        return prefilter.h2d001_tree(tree, device_fields, text) or prefilter.mentions_hint(
+            text, settings.device_hints)
 
     invalid_examples = (
         "import torch\nt = torch.zeros(4, device='cuda')\nt[0] = 0\n",
