@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 Term = Tuple[Any, ...]
@@ -171,6 +172,8 @@ class _Scope:
     self_name: Optional[str]
     params: Dict[str, Term] = field(default_factory=dict)
     env: Dict[str, List[ast.expr]] = field(default_factory=dict)
+    # Each name's term, computed once (a long function's names are looked up many times).
+    terms: Dict[str, Term] = field(default_factory=dict)
     in_init: bool = False
     torch: FrozenSet[str] = frozenset({"torch"})
 
@@ -276,7 +279,6 @@ class _Builder:
             if fields is not None and self_name is not None:
                 self._self_fields(stmt, scope, self_name, "classmethod" in decorators, fields,
                                   constructs if constructs is not None else [], cls)
-        _uses(node.body, set(scope.params), ints, seqs)
         self.body(node.body, scope)
         params = tuple(a.arg for a in positional + list(args.kwonlyargs))
         ret = annotation_term(node.returns) if node.returns is not None else UNK
@@ -419,13 +421,20 @@ class _Builder:
     def _name(self, name: str, scope: _Scope) -> Term:
         if name in scope.params:
             return scope.params[name]
+        known = scope.terms.get(name)
+        if known is not None:
+            return known
         values = scope.env.get(name)
         if values:
             values, scope.env[name] = scope.env[name], []  # a name defined by itself: unknown
             try:
-                return _join([self.term(v, scope) for v in values])
+                term = _join([self.term(v, scope) for v in values])
             finally:
                 scope.env[name] = values
+            if _size(term) > 200:
+                term = UNK  # a value too complex to be worth carrying across files
+            scope.terms[name] = term
+            return term
         if values is not None:
             return UNK
         if name in ("True", "False"):
@@ -509,6 +518,12 @@ class _Builder:
 
 
 # -- small helpers -------------------------------------------------------------------------------
+
+
+def _size(term: Any) -> int:
+    if isinstance(term, tuple):
+        return 1 + sum(_size(t) for t in term)
+    return 1
 
 
 def _join(terms: Sequence[Term]) -> Term:
@@ -758,25 +773,31 @@ def _names_in(node: ast.AST) -> List[str]:
     return out
 
 
+_SKIPPED_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases",
+                             "decorator_list", "ctx", "type_comment"})
+_LEAVES = (ast.Name, ast.Constant, ast.Lambda)
+@lru_cache(maxsize=None)
+def _fields_of(kind: type) -> Tuple[str, ...]:
+    """An AST type's child fields, minus statement bodies and `ctx` (cached: the hot path)."""
+    return tuple(f for f in getattr(kind, "_fields", ()) if f not in _SKIPPED_FIELDS)
+
+
 def _calls_in_statement(stmt: ast.stmt) -> List[ast.Call]:
     """Calls in a statement's own expressions (not in nested statements' bodies)."""
     out: List[ast.Call] = []
-    roots: List[ast.AST] = []
-    for name, value in ast.iter_fields(stmt):
-        if name in ("body", "orelse", "finalbody", "handlers", "cases", "decorator_list"):
-            continue
-        if isinstance(value, ast.AST):
-            roots.append(value)
-        elif isinstance(value, list):
-            roots.extend(v for v in value if isinstance(v, ast.AST))
-    stack = roots
+    stack: List[Any] = [stmt]
     while stack:
         node = stack.pop()
         if isinstance(node, ast.Call):
             out.append(node)
-        if isinstance(node, (ast.Lambda, ast.stmt)):
+        elif isinstance(node, _LEAVES):
             continue
-        stack.extend(ast.iter_child_nodes(node))
+        for name in _fields_of(type(node)):
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                stack.extend(v for v in value if isinstance(v, ast.AST) and not isinstance(v, ast.stmt))
+            elif isinstance(value, ast.AST) and not isinstance(value, ast.stmt):
+                stack.append(value)
     return out
 
 
@@ -787,35 +808,3 @@ def _called_names(body: Sequence[ast.stmt]) -> Tuple[str, ...]:
             if isinstance(call.func, ast.Name) and call.func.id not in names:
                 names.append(call.func.id)
     return tuple(names)
-
-
-def _uses(body: Sequence[ast.stmt], params: Set[str], ints: Set[str], seqs: Set[str]) -> None:
-    """Which parameters the body uses as integers (`range(p)`, slice bounds) or as sequences
-    (`len(p)`, `p.tolist()`, `p.shape`, `for x in p`, `p[...]`)."""
-    if not params:
-        return
-    for stmt in _own_statements(body):
-        if isinstance(stmt, (ast.For, ast.AsyncFor)) and isinstance(stmt.iter, ast.Name) \
-                and stmt.iter.id in params:
-            seqs.add(stmt.iter.id)
-        roots: List[ast.AST] = [v for k, v in ast.iter_fields(stmt)
-                                if isinstance(v, ast.AST) and k not in ("body", "orelse")]
-        for root in roots:
-            for node in ast.walk(root):
-                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-                    if node.func.id == "range":
-                        ints.update(a.id for a in node.args if isinstance(a, ast.Name) and a.id in params)
-                    elif node.func.id == "len":
-                        seqs.update(a.id for a in node.args if isinstance(a, ast.Name) and a.id in params)
-                elif isinstance(node, ast.Slice):
-                    for bound in (node.lower, node.upper):
-                        if isinstance(bound, ast.Name) and bound.id in params:
-                            ints.add(bound.id)
-                elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
-                        and node.value.id in params and node.attr in (
-                            "tolist", "shape", "numel", "size", "to", "long", "int", "view",
-                            "reshape", "cuda", "index_select", "unsqueeze", "flatten", "nonzero"):
-                    seqs.add(node.value.id)
-                elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
-                        and node.value.id in params and isinstance(node.ctx, ast.Load):
-                    seqs.add(node.value.id)
