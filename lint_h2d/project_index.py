@@ -85,10 +85,10 @@ def project_index(settings: Settings, checked: Sequence[str], cache_folder: Opti
                 and isinstance(entry.get("summary"), dict)):
             entry = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, **_read_entry(path)}
         new[key] = entry
-        for name, fields in entry["classes"].items():  # type: ignore[union-attr]
+        for name, fields in entry["classes"].items():
             classes[name] = classes.get(name, frozenset()) | frozenset(fields)
         try:
-            summaries[key] = from_json(path, entry["summary"])  # type: ignore[arg-type]
+            summaries[key] = from_json(path, entry["summary"])
         except (TypeError, ValueError):
             continue  # a damaged entry: this file offers no facts until it changes
     if index_file is not None and new != old:

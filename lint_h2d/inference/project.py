@@ -394,11 +394,12 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
     classes: Dict[str, Tuple[str, int]] = {}
     bases: Dict[str, Tuple[str, ...]] = {}
     device_names: Set[str] = set()
-    for name, definitions in resolver.classes.items():
-        classes[name] = (definitions[0][0], definitions[0][1].line)
-        bases[name] = tuple(b for _, c in definitions for b in c.bases if b in resolver.classes)
-        attrs = {a for _, c in definitions for a, _ in c.fields}
-        for attr in attrs:
+    # Sorted: a cycle resolves to unknown on first sight, so the order must not vary by run.
+    for name, class_definitions in sorted(resolver.classes.items()):
+        classes[name] = (class_definitions[0][0], class_definitions[0][1].line)
+        bases[name] = tuple(b for _, c in class_definitions for b in c.bases if b in resolver.classes)
+        attrs = {a for _, c in class_definitions for a, _ in c.fields}
+        for attr in sorted(attrs):
             value = resolver.field(name, attr)
             if _informative(value):
                 fields.setdefault(name, {})[attr] = value
@@ -406,7 +407,7 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                     device_names.add(attr)
     returns: Dict[str, Value] = {}
     params: Dict[Tuple[str, str], Value] = {}
-    for name, definitions in resolver.functions.items():
+    for name, definitions in sorted(resolver.functions.items()):
         value = resolver.returns(name)
         if _informative(value):
             returns[name] = value

@@ -737,8 +737,8 @@ def _collect_env(body: Sequence[ast.stmt], env: Dict[str, List[ast.expr]]) -> No
                 env[stmt.target.id].append(ast.BinOp(left=stmt.target, op=stmt.op, right=stmt.value))
         elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.Try)) or \
                 type(stmt).__name__ in ("Match", "TryStar"):
-            for target in _loop_targets(stmt):
-                for name in _names_in(target):
+            for loop_target in _loop_targets(stmt):
+                for name in _names_in(loop_target):
                     env.setdefault(name, []).append(ast.Constant(value=...))
         elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
             for alias in stmt.names:
@@ -777,9 +777,9 @@ _SKIPPED_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases",
                              "decorator_list", "ctx", "type_comment"})
 _LEAVES = (ast.Name, ast.Constant, ast.Lambda)
 @lru_cache(maxsize=None)
-def _fields_of(kind: type) -> Tuple[str, ...]:
+def _fields_of(kind: str) -> Tuple[str, ...]:
     """An AST type's child fields, minus statement bodies and `ctx` (cached: the hot path)."""
-    return tuple(f for f in getattr(kind, "_fields", ()) if f not in _SKIPPED_FIELDS)
+    return tuple(f for f in getattr(ast, kind)._fields if f not in _SKIPPED_FIELDS)
 
 
 def _calls_in_statement(stmt: ast.stmt) -> List[ast.Call]:
@@ -792,7 +792,7 @@ def _calls_in_statement(stmt: ast.stmt) -> List[ast.Call]:
             out.append(node)
         elif isinstance(node, _LEAVES):
             continue
-        for name in _fields_of(type(node)):
+        for name in _fields_of(type(node).__name__):
             value = getattr(node, name, None)
             if isinstance(value, list):
                 stack.extend(v for v in value if isinstance(v, ast.AST) and not isinstance(v, ast.stmt))
