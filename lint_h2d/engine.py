@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import codecs
+import gc
 import hashlib
 import io
 import os
@@ -338,11 +339,32 @@ def project_facts(sources: Iterable[Source],
     for name, fields in class_fields_of(s.text for s in sources if _CPU_FIELD_TEXT.search(s.text)).items():
         classes[name] = classes.get(name, frozenset()) | fields
     by_path: Dict[str, FileSummary] = dict(summaries or {})
-    for source in sources:
-        key = os.path.abspath(source.path) if source.path != "-" else source.path
-        if key not in by_path:
-            by_path[key] = summarize(source.path, source.text)
-    return from_classes(classes, resolve(list(by_path.values())))
+    todo = [s for s in sources if _key(s.path) not in by_path]
+    for summary in _summaries(todo):
+        by_path[_key(summary.path)] = summary
+    facts = from_classes(classes, resolve(list(by_path.values())))
+    del by_path, todo
+    gc.collect()  # the summaries are garbage now; workers fork from this process
+    return facts
+
+
+def _key(path: str) -> str:
+    return os.path.abspath(path) if path != "-" else path
+
+
+def _summarize_job(job: Tuple[str, str]) -> FileSummary:
+    return summarize(job[0], job[1])
+
+
+def _summaries(sources: Sequence[Source]) -> List[FileSummary]:
+    """Every source's summary; many files go to worker processes, which also keeps the ASTs'
+    memory out of the process the analysis workers are forked from."""
+    jobs = [(s.path, s.text) for s in sources]
+    workers = default_jobs()
+    if workers > 1 and len(jobs) >= 64:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(_summarize_job, jobs, chunksize=16))
+    return [_summarize_job(job) for job in jobs]
 
 
 def analyze_many(engine: Engine, sources: Sequence[Source], jobs: int,

@@ -228,6 +228,8 @@ class _Resolver:
 
     def _param(self, fn: FunctionSummary, position: int, name: str) -> Value:
         callee = fn.name
+        if name in fn.defaults:
+            return UNKNOWN  # calls without arguments are not recorded: some may omit it
         sites = self.calls.get(callee, [])
         if fn.name == "__init__" and fn.owner is not None:
             sites = [(p, c) for p, c in self.calls.get(fn.owner, []) if not c.bound]

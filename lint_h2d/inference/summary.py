@@ -78,6 +78,8 @@ class FunctionSummary:
     # (`len(p)`, `p.tolist()`, `for x in p`, `p.shape`): evidence for or against an index.
     int_params: Tuple[str, ...] = ()
     seq_params: Tuple[str, ...] = ()
+    # Parameters with a default value (a call may omit them).
+    defaults: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -112,7 +114,8 @@ class FileSummary:
             "classes": [[c.name, c.line, list(c.bases), [[a, t] for a, t in c.fields], list(c.constructs)]
                         for c in self.classes],
             "functions": [[f.name, f.owner, f.line, list(f.params), list(f.annotations), f.bound,
-                           list(f.returns), f.return_annotation, list(f.int_params), list(f.seq_params)]
+                           list(f.returns), f.return_annotation, list(f.int_params), list(f.seq_params),
+                           list(f.defaults)]
                           for f in self.functions],
             "calls": [[c.callee, c.bound, c.line, list(c.args), [[k, t] for k, t in c.keywords], c.starred]
                       for c in self.calls],
@@ -127,8 +130,8 @@ def from_json(path: str, data: Dict[str, Any]) -> FileSummary:
         tuple(ClassSummary(n, ln, tuple(b), tuple((a, _tuple(t)) for a, t in fs), tuple(cs))
               for n, ln, b, fs, cs in data.get("classes", ())),
         tuple(FunctionSummary(n, o, ln, tuple(p), tuple(_tuple(a) for a in an), bd,
-                              tuple(_tuple(r) for r in rs), _tuple(ra), tuple(ip), tuple(sp))
-              for n, o, ln, p, an, bd, rs, ra, ip, sp in data.get("functions", ())),
+                              tuple(_tuple(r) for r in rs), _tuple(ra), tuple(ip), tuple(sp), tuple(df))
+              for n, o, ln, p, an, bd, rs, ra, ip, sp, df in data.get("functions", ())),
         tuple(CallSite(c, bd, ln, tuple(_tuple(a) for a in args), tuple((k, _tuple(t)) for k, t in kws), st)
               for c, bd, ln, args, kws, st in data.get("calls", ())),
         tuple(DeviceContext(ln, how, tuple(cs)) for ln, how, cs in data.get("contexts", ())),
@@ -285,7 +288,7 @@ class _Builder:
         self.functions.append(FunctionSummary(
             node.name, owner, node.lineno, params, tuple(annotations),
             bound and "staticmethod" not in decorators, tuple(returns), ret,
-            tuple(sorted(ints)), tuple(sorted(seqs)),
+            tuple(sorted(ints)), tuple(sorted(seqs)), _with_defaults(args),
         ))
 
     def _self_fields(self, stmt: ast.stmt, scope: _Scope, self_name: str, classmethod: bool,
@@ -326,12 +329,15 @@ class _Builder:
                 callee, bound = func.attr, True
             else:
                 continue
-            if callee in scope.torch:
+            if callee in scope.torch or callee in _UNINTERESTING_CALLEES or not (call.args or call.keywords):
+                continue
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+                    and func.value.id in _LIBRARY_MODULES | scope.torch:
                 continue
             starred = any(isinstance(a, ast.Starred) for a in call.args) or any(
                 k.arg is None for k in call.keywords)
-            args = tuple(self.term(a, scope) for a in call.args if not isinstance(a, ast.Starred))
-            keywords = tuple((k.arg, self.term(k.value, scope)) for k in call.keywords if k.arg)
+            args = tuple(_small(self.term(a, scope)) for a in call.args if not isinstance(a, ast.Starred))
+            keywords = tuple((k.arg, _small(self.term(k.value, scope))) for k in call.keywords if k.arg)
             self.calls.append(CallSite(callee, bound, call.lineno, args, keywords, starred))
 
     def _device_context(self, expr: ast.expr, scope: _Scope) -> Optional[str]:
@@ -518,6 +524,37 @@ class _Builder:
 
 
 # -- small helpers -------------------------------------------------------------------------------
+
+
+# Call sites worth no fact (they would cost most of a summary's memory): builtins and the
+# methods of str/list/dict/logging that every file calls.  Every call of such a name is
+# dropped, so a project function of that name has no call sites and no call-site facts:
+# a missing fact, never a false one.  Calls without arguments teach nothing about
+# parameters; a parameter with a default is therefore never concluded from call sites.
+_UNINTERESTING_CALLEES = frozenset({
+    "print", "len", "isinstance", "issubclass", "getattr", "setattr", "hasattr", "super",
+    "str", "repr", "format", "join", "split", "rsplit", "startswith", "endswith", "replace",
+    "strip", "lstrip", "rstrip", "items", "keys", "values", "debug", "info", "warning",
+    "warning_once", "info_once", "error", "exception", "assert_", "dict", "list", "tuple",
+    "set", "frozenset", "type", "id", "sorted", "min", "max", "sum", "any", "all", "map",
+    "filter", "iter", "next", "encode", "decode", "lower", "upper", "sub", "match",
+    "fullmatch", "search", "findall", "compile", "dumps", "loads", "exists", "open",
+})
+_LIBRARY_MODULES = frozenset({"np", "numpy", "math", "os", "sys", "re", "json", "logger",
+                              "logging", "time", "itertools", "functools", "dataclasses",
+                              "typing", "inspect", "copy", "warnings", "pickle", "triton", "tl"})
+
+
+def _with_defaults(args: ast.arguments) -> Tuple[str, ...]:
+    positional = list(args.posonlyargs) + list(args.args)
+    named = [a.arg for a in positional[len(positional) - len(args.defaults):]] if args.defaults else []
+    named += [a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    return tuple(named)
+
+
+def _small(term: Term) -> Term:
+    """An argument's term, or unknown when it is too deep to be worth carrying."""
+    return term if _size(term) <= 16 else UNK
 
 
 def _size(term: Any) -> int:
