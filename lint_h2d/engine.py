@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import codecs
 import gc
+import pickle
 import hashlib
 import io
 import os
@@ -30,6 +31,7 @@ from lint_h2d.config import Settings
 from lint_h2d.discovery import PathPattern
 from lint_h2d.findings import Finding, Location
 from lint_h2d.inference.project import ProjectFacts, class_fields_of, from_classes, resolve
+from lint_h2d.inference.resolved import Resolved
 from lint_h2d.inference.summary import FileSummary, summarize
 from lint_h2d.prefilter import tree_filter
 from lint_h2d.inference.scope import ModuleWalker
@@ -339,32 +341,35 @@ def project_facts(sources: Iterable[Source],
     for name, fields in class_fields_of(s.text for s in sources if _CPU_FIELD_TEXT.search(s.text)).items():
         classes[name] = classes.get(name, frozenset()) | fields
     by_path: Dict[str, FileSummary] = dict(summaries or {})
-    todo = [s for s in sources if _key(s.path) not in by_path]
-    for summary in _summaries(todo):
-        by_path[_key(summary.path)] = summary
-    facts = from_classes(classes, resolve(list(by_path.values())))
+    todo = [(s.path, s.text) for s in sources if _key(s.path) not in by_path]
+    workers = default_jobs()
+    if workers > 1 and len(todo) >= 64:
+        # Summaries are built in workers and travel pickled; one more process resolves them.
+        # The process the analysis workers fork from never holds the ASTs nor the unpickled
+        # summaries (both cost far more memory than the resolved facts).
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            blobs = list(pool.map(_summarize_job, todo, chunksize=16))
+            resolved = pool.submit(_resolve_job, blobs, list(by_path.values())).result()
+        del blobs
+    else:
+        for path, text in todo:
+            by_path[_key(path)] = summarize(path, text)
+        resolved = resolve(list(by_path.values()))
     del by_path, todo
-    gc.collect()  # the summaries are garbage now; workers fork from this process
-    return facts
+    gc.collect()
+    return from_classes(classes, resolved)
 
 
 def _key(path: str) -> str:
     return os.path.abspath(path) if path != "-" else path
 
 
-def _summarize_job(job: Tuple[str, str]) -> FileSummary:
-    return summarize(job[0], job[1])
+def _summarize_job(job: Tuple[str, str]) -> bytes:
+    return pickle.dumps(summarize(job[0], job[1]), protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def _summaries(sources: Sequence[Source]) -> List[FileSummary]:
-    """Every source's summary; many files go to worker processes, which also keeps the ASTs'
-    memory out of the process the analysis workers are forked from."""
-    jobs = [(s.path, s.text) for s in sources]
-    workers = default_jobs()
-    if workers > 1 and len(jobs) >= 64:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            return list(pool.map(_summarize_job, jobs, chunksize=16))
-    return [_summarize_job(job) for job in jobs]
+def _resolve_job(blobs: Sequence[bytes], known: Sequence[FileSummary]) -> Resolved:
+    return resolve(list(known) + [pickle.loads(b) for b in blobs])
 
 
 def analyze_many(engine: Engine, sources: Sequence[Source], jobs: int,

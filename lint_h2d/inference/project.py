@@ -142,7 +142,16 @@ class _Resolver:
                 for name in context.constructs:
                     self._mark_on_device(name, (summary.path, context.line, context.how), 0)
         self.memo: Dict[Tuple[Any, ...], Value] = {}
+        self.steps: Dict[Tuple[str, str, int], EvidenceStep] = {}
         self.depth = 0
+
+    def step(self, message: str, path: str, line: int) -> EvidenceStep:
+        """One shared object per distinct step (thousands of values repeat the same ones)."""
+        key = (message, path, line)
+        found = self.steps.get(key)
+        if found is None:
+            found = self.steps[key] = EvidenceStep(message, path, line)
+        return found
 
     def _mark_on_device(self, name: str, where: Tuple[str, int, str], depth: int) -> None:
         """A class built under a device context, and the classes its `__init__` builds."""
@@ -283,13 +292,13 @@ class _Resolver:
         if tag == "dev":
             _, rank, line, how, integer = term
             return Value(Kind.DEVICE, rank, integer=bool(integer)).because(
-                EvidenceStep(f"allocated on the device here (`{how}`)", path, line))
+                self.step(f"allocated on the device here (`{how}`)", path, line))
         if tag == "move":
             _, recv, line, how = term
             inner = self.eval(recv, path, owner)
             rank = inner.rank if inner.kind.is_tensor else None
             return Value(Kind.DEVICE, rank, integer=inner.integer).because(
-                EvidenceStep(f"moved to the device here (`{how}`)", path, line))
+                self.step(f"moved to the device here (`{how}`)", path, line))
         if tag == "cpu":
             return Value(Kind.CPU, term[1])
         if tag == "dflt":
@@ -403,7 +412,10 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
         attrs = {a for _, c in class_definitions for a, _ in c.fields}
         for attr in sorted(attrs):
             value = resolver.field(name, attr)
-            if _informative(value):
+            # A field that is not a device tensor matters only where a convention would
+            # say otherwise (`.gpu`, a `_cpu` sibling, a `_cpu` name): direct evidence wins.
+            convention = attr == "gpu" or attr + "_cpu" in attrs or attr.endswith(("_cpu", "_host"))
+            if _informative(value) and (convention or _worth_keeping(value)):
                 fields.setdefault(name, {})[attr] = value
                 if _may_hold_device(value):
                     device_names.add(attr)
@@ -411,14 +423,14 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
     params: Dict[Tuple[str, str], Value] = {}
     for name, definitions in sorted(resolver.functions.items()):
         value = resolver.returns(name)
-        if _informative(value):
+        if _informative(value) and _worth_keeping(value):
             returns[name] = value
             if _may_hold_device(value):
                 device_names.add(name)
         for _, fn in definitions:
             if fn.owner is not None:
                 method = resolver.method_returns(fn.owner, fn.name)
-                if _informative(method):
+                if _informative(method) and _worth_keeping(method):
                     returns[f"{fn.owner}.{fn.name}"] = method
                     if _may_hold_device(method):
                         device_names.add(fn.name)
@@ -432,6 +444,19 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                     if _may_hold_device(pvalue):
                         device_names.add(pname)
     return Resolved(fields, bases, classes, returns, params, frozenset(device_names))
+
+
+def _worth_keeping(value: Value) -> bool:
+    """What the walk can use from a field or a return: a device tensor, a typed object (for
+    chains), a container of those, a Python number (an index), or a one-element CPU tensor
+    (a value)."""
+    if value.kind in (Kind.DEVICE, Kind.SCALAR) or value.type_name is not None:
+        return True
+    if value.kind == Kind.CPU and value.rank == 0:
+        return True
+    if value.element is not None and _worth_keeping(value.element):
+        return True
+    return value.items is not None and any(_worth_keeping(v) for v in value.items)
 
 
 def _may_hold_device(value: Value) -> bool:
