@@ -30,7 +30,7 @@ from lint_h2d.cache import Cache
 from lint_h2d.config import Settings
 from lint_h2d.discovery import PathPattern
 from lint_h2d.findings import Finding, Location
-from lint_h2d.inference.project import ProjectFacts, class_fields_of, from_classes, resolve
+from lint_h2d.inference.project import ProjectFacts, class_fields_of, from_classes, resolve, wanted_callees
 from lint_h2d.inference.resolved import Resolved
 from lint_h2d.inference.summary import FileSummary, summarize
 from lint_h2d.prefilter import tree_filter
@@ -357,19 +357,41 @@ def project_facts(sources: Iterable[Source],
         resolved = resolve(list(by_path.values()))
     del by_path, todo
     gc.collect()
+    _trim_heap()  # give the freed pickles back before the analysis workers fork
     return from_classes(classes, resolved)
+
+
+def _trim_heap() -> None:
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: nothing to do
+        pass
 
 
 def _key(path: str) -> str:
     return os.path.abspath(path) if path != "-" else path
 
 
-def _summarize_job(job: Tuple[str, str]) -> bytes:
-    return pickle.dumps(summarize(job[0], job[1]), protocol=pickle.HIGHEST_PROTOCOL)
+def _summarize_job(job: Tuple[str, str]) -> Tuple[bytes, bytes]:
+    """A summary, pickled in two parts: its call sites apart (most of its size)."""
+    summary = summarize(job[0], job[1])
+    calls = pickle.dumps(summary.calls, protocol=pickle.HIGHEST_PROTOCOL)
+    rest = pickle.dumps(replace(summary, calls=()), protocol=pickle.HIGHEST_PROTOCOL)
+    return rest, calls
 
 
-def _resolve_job(blobs: Sequence[bytes], known: Sequence[FileSummary]) -> Resolved:
-    return resolve(list(known) + [pickle.loads(b) for b in blobs])
+def _resolve_job(blobs: Sequence[Tuple[bytes, bytes]], known: Sequence[FileSummary]) -> Resolved:
+    """Resolve, unpickling only the call sites of functions whose parameters they can teach
+    something (most calls are of library code): the memory of this process stays bounded."""
+    summaries = list(known) + [pickle.loads(rest) for rest, _ in blobs]
+    wanted = wanted_callees(summaries)
+    out = summaries[:len(known)]
+    for summary, (_, calls) in zip(summaries[len(known):], blobs):
+        sites = tuple(c for c in pickle.loads(calls) if c.callee in wanted)
+        out.append(replace(summary, calls=sites))
+    return resolve(out)
 
 
 def analyze_many(engine: Engine, sources: Sequence[Source], jobs: int,

@@ -398,6 +398,20 @@ def _informative(value: Value) -> bool:
     return value.kind != Kind.UNKNOWN or value.type_name is not None or value.element is not None
 
 
+def wanted_callees(summaries: Sequence[FileSummary]) -> FrozenSet[str]:
+    """Names whose call sites can teach a parameter fact: project functions (and classes,
+    for `__init__`) with an un-annotated parameter that has no default."""
+    out: Set[str] = set()
+    for summary in summaries:
+        for fn in summary.functions:
+            for index, (pname, annotation) in enumerate(zip(fn.params, fn.annotations)):
+                if (fn.bound and index == 0) or annotation != ("unk",) or pname in fn.defaults:
+                    continue
+                out.add(fn.owner if fn.name == "__init__" and fn.owner else fn.name)
+                break
+    return frozenset(out)
+
+
 def resolve(summaries: Sequence[FileSummary]) -> Resolved:
     """Every class field, return and parameter fact of the project, resolved together."""
     resolver = _Resolver(summaries)
