@@ -67,10 +67,23 @@ DEVICE_SOURCES = (
 def _field_pattern(fields: FrozenSet[str]) -> Optional[Pattern[str]]:
     if not fields:
         return None
-    names = "|".join(re.escape(f) for f in sorted(fields, key=len, reverse=True))
-    # Any mention: a field (`.x`), a function returning a device tensor (`make(`), a
-    # parameter every call site passes a device tensor (cross-file facts).
-    return re.compile(r"\b(?:" + names + r")\b")
+    # Cross-file facts (`lint_h2d.inference.resolved.Resolved.device_names`): a field read
+    # as `.x`, a function returning a device tensor called as `make(`, the definition of a
+    # function whose parameter every call site passes one.
+    def alternatives(names: Iterable[str]) -> str:
+        return "|".join(re.escape(f) for f in sorted(names, key=len, reverse=True))
+
+    attrs = [f for f in fields if ":" not in f]
+    calls = [f[5:] for f in fields if f.startswith("call:")]
+    defs = [f[4:] for f in fields if f.startswith("def:")]
+    parts = []
+    if attrs:
+        parts.append(r"\." + GAP + r"(?:" + alternatives(attrs) + r")\b")
+    if calls:
+        parts.append(r"\b(?:" + alternatives(calls) + r")" + GAP + r"\(")
+    if defs:
+        parts.append(r"\bdef[ \t]+(?:" + alternatives(defs) + r")\b")
+    return re.compile("|".join(parts)) if parts else None
 
 
 def h2d001_text(text: str, device_fields: AbstractSet[str] = frozenset()) -> bool:
@@ -161,6 +174,7 @@ class _MayDevice:
         self.keep_methods: FrozenSet[str] = keep_methods
         self.dtype_names: FrozenSet[str] = dtype_names
         self.device_fields = device_fields
+        self.params = frozenset(f[6:] for f in device_fields if f.startswith("param:"))
         self.text = text
         self._lines: Optional[List[bytes]] = None
         self.names: Set[str] = set()
@@ -285,7 +299,7 @@ class _MayDevice:
     def may(self, node: ast.AST) -> bool:
         """True unless `infer(node)` certainly is not a DEVICE tensor (nor a container of one)."""
         if isinstance(node, ast.Name):
-            return node.id in self.names or node.id in self.device_fields
+            return node.id in self.names or node.id in self.params
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
             return any(self.may(e.value if isinstance(e, ast.Starred) else e) for e in node.elts)
         if isinstance(node, ast.Dict):
@@ -332,11 +346,11 @@ class _MayDevice:
             if func.id in _CONTAINER_CALLS:
                 return self._any_argument(call)
             # A project function that returns a device tensor (cross-file facts).
-            return func.id in self.device_fields
+            return "call:" + func.id in self.device_fields
         if not isinstance(func, ast.Attribute):
             return False
         method = func.attr
-        if method in self.device_fields:
+        if "call:" + method in self.device_fields:
             return True  # a project method that returns a device tensor
         # torch.<factory>(...) / torch.<function>(...)
         if method in self.factories:

@@ -432,7 +432,7 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
             if _informative(value) and (convention or _worth_keeping(value)):
                 fields.setdefault(name, {})[attr] = value
                 if _may_hold_device(value):
-                    device_names.add(attr)
+                    device_names.add(attr)  # read as `.attr`
     returns: Dict[str, Value] = {}
     params: Dict[Tuple[str, str], Value] = {}
     for name, definitions in sorted(resolver.functions.items()):
@@ -440,14 +440,14 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
         if _informative(value) and _worth_keeping(value):
             returns[name] = value
             if _may_hold_device(value):
-                device_names.add(name)
+                device_names.add(f"call:{name}")  # read as `name(`
         for _, fn in definitions:
             if fn.owner is not None:
                 method = resolver.method_returns(fn.owner, fn.name)
                 if _informative(method) and _worth_keeping(method):
                     returns[f"{fn.owner}.{fn.name}"] = method
                     if _may_hold_device(method):
-                        device_names.add(fn.name)
+                        device_names.add(f"call:{fn.name}")
             for index, pname in enumerate(fn.params):
                 if fn.annotations[index] != ("unk",) or (fn.bound and index == 0):
                     continue
@@ -456,7 +456,8 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                     key = (fn.name, pname)
                     params[key] = join(params[key], pvalue) if key in params else pvalue
                     if _may_hold_device(pvalue):
-                        device_names.add(pname)
+                        # Only inside `def <fn>(...)`: the file must define it.
+                        device_names.update((f"param:{pname}", f"def:{fn.name}"))
     return Resolved(fields, bases, classes, returns, params, frozenset(device_names))
 
 

@@ -33,7 +33,9 @@ class Resolved:
     returns: Mapping[str, Value] = _field(default_factory=dict)
     # (function name, parameter) → value every call site passes
     params: Mapping[Tuple[str, str], Value] = _field(default_factory=dict)
-    # Names (fields, functions, parameters) that may hold a device tensor: the prefilter's view.
+    # What may hold a device tensor, for the prefilter: `attr` (a field, read as `.attr`),
+    # `call:f` (a function or method returning one), `param:p` with `def:f` (a parameter
+    # every call site of `f` passes one).
     device_names: FrozenSet[str] = frozenset()
 
     def field(self, cls: str, attr: str) -> Optional[Value]:
