@@ -8,6 +8,8 @@ other finding of the scan is kept.
 from __future__ import annotations
 
 import ast
+import gc
+import pickle
 import os
 import re
 import sys
@@ -25,7 +27,9 @@ from lint_h2d.cache import Cache
 from lint_h2d.config import Settings
 from lint_h2d.discovery import per_file_ignored
 from lint_h2d.findings import Finding, Location
-from lint_h2d.inference.project import ProjectFacts, class_fields_of, from_classes
+from lint_h2d.inference.project import ProjectFacts, class_fields_of, from_classes, resolve, wanted_callees
+from lint_h2d.inference.resolved import Resolved
+from lint_h2d.inference.summary import FileSummary, summarize
 from lint_h2d.parse_view import parse_view
 from lint_h2d.prefilter import tree_filter
 from lint_h2d.inference.scope import ModuleWalker
@@ -128,7 +132,7 @@ class Engine:
         # (lint_h2d/prefilter.py).  LibCST only sees the files that survive.
         if self.use_prefilter and rules:
             tree, syntax_errors = cpython_parse(path, text)
-            fields = self.project.module_facts.device_fields
+            fields = self.project.prefilter_names
             rules = [r for r in rules if r.could_match(text, self.settings, device_fields=fields)]
             if tree is not None:
                 rules = tree_filter(rules, tree, text, self.settings, fields)
@@ -158,6 +162,7 @@ class Engine:
                 wants=lambda s, in_capture: any(
                     r.wants(s) and (in_capture or not r.capture_only) for r in rules
                 ),
+                text=text, hints=(self.settings.device_hints, self.settings.cpu_hints),
             )
             facts = walker.run()
         except RecursionError:
@@ -370,9 +375,69 @@ def merge_classes(*parts: Classes) -> Dict[str, FrozenSet[str]]:
 
 
 def project_facts(sources: Iterable[Source],
-                  project: Optional[Mapping[str, FrozenSet[str]]] = None) -> ProjectFacts:
-    """Facts from the checked files, merged with the project index's (`project_index.py`)."""
-    return from_classes(merge_classes(dict(project or {}), *(own_classes(s) for s in sources)))
+                  project: Optional[Mapping[str, FrozenSet[str]]] = None,
+                  summaries: Optional[Mapping[str, FileSummary]] = None) -> ProjectFacts:
+    """Facts from the checked files, merged with the project index's (`project_index.py`).
+
+    The checked files' own summaries replace the index's entries for the same files, so the
+    facts describe the text being checked (an editor's unsaved buffer on stdin included).
+    """
+    sources = list(sources)
+    classes: Dict[str, FrozenSet[str]] = dict(project or {})
+    for name, fields in class_fields_of(s.text for s in sources if _CPU_FIELD_TEXT.search(s.text)).items():
+        classes[name] = classes.get(name, frozenset()) | fields
+    by_path: Dict[str, FileSummary] = dict(summaries or {})
+    todo = [(s.path, s.text) for s in sources if _key(s.path) not in by_path]
+    workers = default_jobs()
+    if workers > 1 and len(todo) >= 64:
+        # Summaries are built in workers and travel pickled; one more process resolves them.
+        # The process the analysis workers fork from never holds the ASTs nor the unpickled
+        # summaries (both cost far more memory than the resolved facts).
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            blobs = list(pool.map(_summarize_job, todo, chunksize=16))
+            resolved = pool.submit(_resolve_job, blobs, list(by_path.values())).result()
+        del blobs
+    else:
+        for path, text in todo:
+            by_path[_key(path)] = summarize(path, text)
+        resolved = resolve(list(by_path.values()))
+    del by_path, todo
+    gc.collect()
+    _trim_heap()  # give the freed pickles back before the analysis workers fork
+    return from_classes(classes, resolved)
+
+
+def _trim_heap() -> None:
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: nothing to do
+        pass
+
+
+def _key(path: str) -> str:
+    return os.path.abspath(path) if path != "-" else path
+
+
+def _summarize_job(job: Tuple[str, str]) -> Tuple[bytes, bytes]:
+    """A summary, pickled in two parts: its call sites apart (most of its size)."""
+    summary = summarize(job[0], job[1])
+    calls = pickle.dumps(summary.calls, protocol=pickle.HIGHEST_PROTOCOL)
+    rest = pickle.dumps(replace(summary, calls=()), protocol=pickle.HIGHEST_PROTOCOL)
+    return rest, calls
+
+
+def _resolve_job(blobs: Sequence[Tuple[bytes, bytes]], known: Sequence[FileSummary]) -> Resolved:
+    """Resolve, unpickling only the call sites of functions whose parameters they can teach
+    something (most calls are of library code): the memory of this process stays bounded."""
+    summaries = list(known) + [pickle.loads(rest) for rest, _ in blobs]
+    wanted = wanted_callees(summaries)
+    out = summaries[:len(known)]
+    for summary, (_, calls) in zip(summaries[len(known):], blobs):
+        sites = tuple(c for c in pickle.loads(calls) if c.callee in wanted)
+        out.append(replace(summary, calls=sites))
+    return resolve(out)
 
 
 @dataclass(frozen=True)

@@ -17,13 +17,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from lint_h2d.cache import DEFAULT_DIR, Cache, cache_key
 from lint_h2d.config import Resolver, Settings, canonical_folder, is_project_marker
-from lint_h2d.engine import Engine, Source, Unit, merge_classes, own_classes
-from lint_h2d.inference.project import from_classes
-from lint_h2d.project_index import project_classes
+from lint_h2d.engine import Engine, Source, Unit, project_facts
+from lint_h2d.project_index import project_index
 
 
 @dataclass(frozen=True)
@@ -57,31 +56,31 @@ def units(resolver: Resolver, sources: Sequence[Source], options: Options,
     for (settings, inside), members in groups.items():
         folder = cache_folder(settings, options)
         if inside and is_project_marker(settings.root):
-            base = project_classes(settings, [s.path for s in members], folder, options.walk)
+            base, summaries = project_index(settings, [s.path for s in members], folder, options.walk)
+            covered = [s for s in members if _key(s.path) in summaries]
+            extra = [s for s in members if _key(s.path) not in summaries]
+            main = Engine(settings, project_facts([], base, summaries), use_prefilter=options.use_prefilter)
         else:  # no project: the files checked together are all we know
-            base = merge_classes(*(own_classes(s) for s in members))
-        engines: Dict[FrozenSet[Tuple[str, FrozenSet[str]]], Engine] = {}
-
-        def engine_for(classes: Dict[str, FrozenSet[str]]) -> Engine:
-            key = frozenset(classes.items())
-            if key not in engines:
-                engines[key] = Engine(settings, from_classes(classes), use_prefilter=options.use_prefilter)
-            return engines[key]
-
-        main = engine_for(dict(base))
+            base, summaries, covered, extra = {}, {}, list(members), []
+            main = Engine(settings, project_facts(members), use_prefilter=options.use_prefilter)
         cache: Optional[Cache] = None
         if folder is not None and findings_cache:
-            # Keyed by the base facts: a file's own classes are part of its content.
+            # Keyed by the project's facts: a file's own facts are part of its content.
             cache = Cache(folder, cache_key(settings, main.project.fingerprint))
             caches.append(cache)
-        for source in members:
-            own = own_classes(source)
-            if all(fields <= base.get(name, frozenset()) for name, fields in own.items()):
-                engine = main
-            else:  # a file the index does not cover (excluded, yet named) adds its own classes
-                engine = engine_for(merge_classes(base, own))
+        out.extend(Unit(source, main, cache) for source in covered)
+        for source in extra:
+            # A file the index does not cover (excluded, yet named): the project's facts plus
+            # its own, never those of the other files of the run.
+            engine = Engine(settings, project_facts([source], base, summaries),
+                            use_prefilter=options.use_prefilter)
             out.append(Unit(source, engine, cache))
     return out, caches
+
+
+def _key(path: str) -> str:
+    """How the project index names a file: its absolute path, as spelled (not resolved)."""
+    return os.path.abspath(path)
 
 
 def _inside(path: str, root: Path) -> bool:

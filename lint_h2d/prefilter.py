@@ -71,8 +71,23 @@ DEVICE_SOURCES = (
 def _field_pattern(fields: FrozenSet[str]) -> Optional[Pattern[str]]:
     if not fields:
         return None
-    names = "|".join(re.escape(f) for f in sorted(fields, key=len, reverse=True))
-    return re.compile(r"\." + GAP + r"(?:" + names + r")\b")
+    # Cross-file facts (`lint_h2d.inference.resolved.Resolved.device_names`): a field read
+    # as `.x`, a function returning a device tensor called as `make(`, the definition of a
+    # function whose parameter every call site passes one.
+    def alternatives(names: Iterable[str]) -> str:
+        return "|".join(re.escape(f) for f in sorted(names, key=len, reverse=True))
+
+    attrs = [f for f in fields if ":" not in f]
+    calls = [f[5:] for f in fields if f.startswith("call:")]
+    defs = [f[4:] for f in fields if f.startswith("def:")]
+    parts = []
+    if attrs:
+        parts.append(r"\." + GAP + r"(?:" + alternatives(attrs) + r")\b")
+    if calls:
+        parts.append(r"\b(?:" + alternatives(calls) + r")" + GAP + r"\(")
+    if defs:
+        parts.append(r"\bdef[ \t]+(?:" + alternatives(defs) + r")\b")
+    return re.compile("|".join(parts)) if parts else None
 
 
 def h2d001_text(text: str, device_fields: AbstractSet[str] = frozenset()) -> bool:
@@ -83,6 +98,25 @@ def h2d001_text(text: str, device_fields: AbstractSet[str] = frozenset()) -> boo
         return True
     fields = _field_pattern(frozenset(device_fields))
     return fields is not None and fields.search(text) is not None
+
+
+def mentions_hint(text: str, device_hints: Sequence[str]) -> bool:
+    """Some name the `device-hints` globs may match occurs in `text` (both stages: a hinted
+    name is a device source the tables above cannot know)."""
+    return bool(device_hints) and _hint_pattern(tuple(device_hints)).search(text) is not None
+
+
+@lru_cache(maxsize=8)
+def _hint_pattern(device_hints: Tuple[str, ...]) -> Pattern[str]:
+    import fnmatch
+
+    parts = []
+    for glob in device_hints:
+        last = glob.rsplit(".", 1)[-1] or "*"
+        # fnmatch's translation, anchored to one identifier instead of the whole string.
+        body = fnmatch.translate(last)[4:-3].replace(".*", r"\w*").replace(".", r"\w")
+        parts.append(body)
+    return re.compile(r"\b(?:" + "|".join(parts) + r")\b")
 
 
 # -- H2D001, stage 2 ---------------------------------------------------------------------------
@@ -144,6 +178,7 @@ class _MayDevice:
         self.keep_methods: FrozenSet[str] = keep_methods
         self.dtype_names: FrozenSet[str] = dtype_names
         self.device_fields = device_fields
+        self.params = frozenset(f[6:] for f in device_fields if f.startswith("param:"))
         self.text = text
         self._lines: Optional[List[bytes]] = None
         self.names: Set[str] = set()
@@ -177,6 +212,11 @@ class _MayDevice:
                 for kw in node.keywords:
                     if kw.arg is not None:  # constructor keywords become `self.<kw>` fields
                         self.bindings.append((kw.arg, kw.value, "field"))
+                func = node.func
+                if isinstance(func, ast.Attribute) and func.attr in ("append", "insert", "extend") \
+                        and isinstance(func.value, ast.Name) and node.args:
+                    # `xs.append(v)`: the walk gives `xs` the elements appended to it.
+                    self.bindings.append((func.value, node.args[-1], "assign"))
 
     def segment(self, node: ast.AST) -> Optional[str]:
         """The source of a one-line node (ast columns are UTF-8 byte offsets)."""
@@ -220,10 +260,9 @@ class _MayDevice:
                         fired = True
                         continue
                 elif isinstance(target, (ast.Tuple, ast.List)):
-                    # Elements get values only from a display of the same shape.
-                    if how == "iterate" or not isinstance(value, (ast.Tuple, ast.List)):
-                        continue
-                    if self._deep(value):
+                    # Elements get values from a display of the same shape, or from a value
+                    # whose parts the walk knows (a tuple of tensors, zip(), appended tuples).
+                    if self._deep(value) or self.may(value):
                         self._bind_all(target)
                         fired = True
                         continue
@@ -262,9 +301,18 @@ class _MayDevice:
         return changed
 
     def may(self, node: ast.AST) -> bool:
-        """True unless `infer(node)` certainly is not a DEVICE tensor."""
+        """True unless `infer(node)` certainly is not a DEVICE tensor (nor a container of one)."""
         if isinstance(node, ast.Name):
-            return node.id in self.names
+            return node.id in self.names or node.id in self.params
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            return any(self.may(e.value if isinstance(e, ast.Starred) else e) for e in node.elts)
+        if isinstance(node, ast.Dict):
+            return any(self.may(v) for v in node.values)
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            for generator in node.generators:
+                if self.may(generator.iter):
+                    self._bind_all(generator.target)
+            return self.may(node.value if isinstance(node, ast.DictComp) else node.elt)
         if isinstance(node, ast.Attribute):
             attr = node.attr
             self.tested.add(attr)
@@ -298,9 +346,16 @@ class _MayDevice:
 
     def _call(self, call: ast.Call) -> bool:
         func = call.func
+        if isinstance(func, ast.Name):
+            if func.id in _CONTAINER_CALLS:
+                return self._any_argument(call)
+            # A project function that returns a device tensor (cross-file facts).
+            return "call:" + func.id in self.device_fields
         if not isinstance(func, ast.Attribute):
-            return False  # builtins and plain functions: scalar, other or unknown
+            return False
         method = func.attr
+        if "call:" + method in self.device_fields:
+            return True  # a project method that returns a device tensor
         # torch.<factory>(...) / torch.<function>(...)
         if method in self.factories:
             device = _keyword(call, "device")
@@ -417,11 +472,11 @@ def h2d001_tree(tree: ast.AST, device_fields: AbstractSet[str] = frozenset(), te
     def done() -> bool:
         return any(analysis.may(c.targets[0].value) for c in candidates)  # type: ignore[attr-defined]
 
-    analysis.collect(_binding_nodes(statements))
+    analysis.collect(_binding_nodes(statements, tree if ":=" in text or not text else None))
     return done() or analysis.solve(done)
 
 
-def _binding_nodes(statements: Sequence[ast.stmt]) -> List[ast.AST]:
+def _binding_nodes(statements: Sequence[ast.stmt], walrus_tree: Optional[ast.AST] = None) -> List[ast.AST]:
     """The statements plus the only expression-level bindings the walk honours.
 
     `ModuleWalker` binds a walrus only as a whole expression statement, and reads constructor
@@ -437,7 +492,13 @@ def _binding_nodes(statements: Sequence[ast.stmt]) -> List[ast.AST]:
             out.append(value)
         elif isinstance(stmt, ast.Expr) and isinstance(value, ast.NamedExpr):
             out.append(value)
+    if walrus_tree is not None:
+        # The walk binds a walrus anywhere (`if (t := ...) is not None:`).
+        out.extend(n for n in ast.walk(walrus_tree) if isinstance(n, ast.NamedExpr))
     return out
+
+
+_CONTAINER_CALLS = frozenset({"zip", "enumerate", "list", "tuple", "sorted", "reversed", "iter", "next"})
 
 
 # -- H2D002 ------------------------------------------------------------------------------------

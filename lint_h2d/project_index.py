@@ -30,15 +30,16 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence
+from typing import Tuple, Any, Dict, FrozenSet, Iterable, List, Optional, Sequence
 
 from lint_h2d import __version__
 from lint_h2d.cache import save_json
 from lint_h2d.config import Settings, canonical_folder
 from lint_h2d.discovery import PYTHON_SUFFIXES, discover
 from lint_h2d.inference.project import class_fields_in
+from lint_h2d.inference.summary import FileSummary, from_json, summarize
 
-INDEX_FORMAT = 2
+INDEX_FORMAT = 3  # 3: entries hold the file's summary (inference/summary.py)
 # A folder this large is not a project root someone meant (a home folder): skip the index.
 MAX_FILES = 50_000
 # Stamps this close to (or after) the recording run are not trusted: file systems with 1 s or
@@ -73,20 +74,23 @@ def covers(root: Path, paths: Iterable[str]) -> bool:
 
 def file_facts(path: str, data: bytes) -> Dict[str, Any]:
     """The facts the index keeps about one file, from its bytes (JSON-able; `merge_facts`
-    reads them back).  Bump INDEX_FORMAT when their shape changes."""
-    if b"_cpu" not in data:
-        return {"classes": {}}
+    reads them back): its classes with a `*_cpu` field, and its summary (classes, fields,
+    returns, call sites, device contexts: `inference/summary.py`).  Bump INDEX_FORMAT when
+    their shape changes."""
     text = data.decode("utf-8", errors="replace")
-    return {"classes": {name: sorted(fields) for name, fields in class_fields_in(text).items()}}
+    classes = {} if b"_cpu" not in data else {
+        name: sorted(fields) for name, fields in class_fields_in(text).items()}
+    return {"classes": classes, "summary": summarize(path, text).to_json()}
 
 
-def merge_facts(classes: Dict[str, FrozenSet[str]], facts: Dict[str, Any]) -> None:
+def merge_facts(classes: Dict[str, FrozenSet[str]], summaries: Dict[str, FileSummary],
+                path: str, facts: Dict[str, Any]) -> None:
     """Add one entry's facts to the project's (all or nothing: a corrupt entry raises)."""
-    if not facts["classes"]:
-        return
+    summary = from_json(path, facts["summary"])
     found = {str(name): frozenset(str(f) for f in fields) for name, fields in facts["classes"].items()}
     for name, fields in found.items():
         classes[name] = classes.get(name, frozenset()) | fields
+    summaries[path] = summary
 
 
 # -- keys ---------------------------------------------------------------------------------------
@@ -180,7 +184,14 @@ def _same_file_set(folders: Dict[str, Any], trusted_before: int) -> Optional[Dic
 
 def project_classes(settings: Settings, checked: Sequence[str], cache_folder: Optional[Path],
                     walk: bool = True) -> Classes:
-    """Classes with a `*_cpu` field anywhere in the project of the checked paths ({} if none).
+    """Classes with a `*_cpu` field anywhere in the project of the checked paths ({} if none)."""
+    return project_index(settings, checked, cache_folder, walk)[0]
+
+
+def project_index(settings: Settings, checked: Sequence[str], cache_folder: Optional[Path],
+                  walk: bool = True) -> Tuple[Classes, Dict[str, FileSummary]]:
+    """The project's `_cpu` field pairs and every file's summary, by absolute path ({} and {}
+    outside a project).
 
     With `walk=False` (a run that names files, as pre-commit does) the index's file list is
     reused while no walked folder changed: walking the project costs more than the whole check
@@ -188,7 +199,7 @@ def project_classes(settings: Settings, checked: Sequence[str], cache_folder: Op
     """
     root = settings.root
     if not checked or not is_project_root(root) or not covers(root, checked):
-        return {}
+        return {}, {}
     started = time.time_ns()
     index_file = index_path(cache_folder, root) if cache_folder is not None else None
     key = index_key(settings)
@@ -208,9 +219,10 @@ def project_classes(settings: Settings, checked: Sequence[str], cache_folder: Op
     else:
         files, folders = list(old_files), same
     if len(files) > MAX_FILES:
-        return {}
+        return {}, {}
     new: Dict[str, List[Any]] = {}
     classes: Dict[str, FrozenSet[str]] = {}
+    summaries: Dict[str, FileSummary] = {}
     changed = folders != old.get("folders") or len(files) != len(old_files)
     for path in files:
         old_row = old_files.get(path)
@@ -219,17 +231,17 @@ def project_classes(settings: Settings, checked: Sequence[str], cache_folder: Op
             changed = True
             continue
         try:
-            merge_facts(classes, row[5])
-        except (KeyError, TypeError, AttributeError, IndexError):  # corrupt: read the file again
+            merge_facts(classes, summaries, path, row[5])
+        except (KeyError, TypeError, AttributeError, IndexError, ValueError):  # corrupt: read it again
             row = _row(path, None, trusted_before)
             if row is None:
                 continue
-            merge_facts(classes, row[5])
+            merge_facts(classes, summaries, path, row[5])
         changed = changed or row is not old_row
         new[path] = row
     if index_file is not None and changed:
         save_json(index_file, {"key": key, "built_ns": started, "folders": folders, "files": new})
-    return classes
+    return classes, summaries
 
 
 def _inside(path: str, folder: str) -> bool:

@@ -6,12 +6,15 @@ and returns a value.  The tables at the top are the PyTorch facts the inference 
 from __future__ import annotations
 
 import ast
+import fnmatch
 from dataclasses import dataclass, field, replace
-from typing import FrozenSet, Mapping, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from lint_h2d.inference.values import OTHER, SCALAR, UNKNOWN, Kind, Origin, Value, join
+from lint_h2d.findings import EvidenceStep
+from lint_h2d.inference.resolved import Resolved
+from lint_h2d.inference.values import OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value, join
 
 # Factories whose first positional arguments (or `size=`) give the shape.
 SIZE_FACTORIES = frozenset(
@@ -98,6 +101,13 @@ class Facts:
     self_name: Optional[str] = None
     # Module-level functions annotated `-> int | float | bool`.
     scalar_functions: FrozenSet[str] = frozenset()
+    # Facts resolved across the project (other classes' fields, returns, call sites).
+    project: Resolved = field(default_factory=Resolved)
+    # The class whose method is being walked (its fields are in `project` too).
+    self_class: Optional[str] = None
+    # `device-hints` / `cpu-hints`: name or attribute globs the project asserts.
+    device_hints: Tuple[str, ...] = ()
+    cpu_hints: Tuple[str, ...] = ()
 
     def with_names(self, names: Mapping[str, Value]) -> "Facts":
         return replace(self, names=names)
@@ -252,9 +262,9 @@ def _rank_from_sizes(call: cst.Call, facts: Facts, skip_trailing: int = 0) -> Op
         if value.kind == Kind.SCALAR:
             return 1
         return None
-    if all(infer(a.value, facts).kind == Kind.SCALAR for a in positional):
-        return len(positional)
-    return None
+    # `zeros(*size: int)`: with several positional sizes each one is an int (a tuple among
+    # them is a TypeError), whatever is known about its value.
+    return len(positional)
 
 
 def _data_rank(node: cst.BaseExpression, facts: "Facts") -> Optional[int]:
@@ -276,13 +286,28 @@ def _data_rank(node: cst.BaseExpression, facts: "Facts") -> Optional[int]:
 
 
 def _factory(call: cst.Call, name: str, facts: Facts) -> Value:
+    value = _factory_value(call, name, facts)
+    dtype = _keyword(call, "dtype")
+    integer = value.integer or name in ("randint", "randperm") or (
+        dtype is not None and (dotted_name(dtype) or "").split(".")[-1] in INTEGER_DTYPES)
+    if value.kind == Kind.DEVICE and not value.evidence:
+        value = value.because(LocalStep(f"allocated on the device here (`torch.{name}(..., device=...)`)", call))
+    return replace(value, integer=integer) if integer != value.integer else value
+
+
+INTEGER_DTYPES = frozenset({"int", "int8", "int16", "int32", "int64", "long", "short", "uint8",
+                            "uint16", "uint32", "uint64"})
+
+
+def _factory_value(call: cst.Call, name: str, facts: Facts) -> Value:
     if name in LIKE_FACTORIES:
         source = infer(call.args[0].value, facts) if call.args else UNKNOWN
         explicit = _device_kwarg_kind(call, facts)
         kind = explicit if explicit is not None else (
             source.kind if source.kind.is_tensor else Kind.TENSOR
         )
-        return Value(kind, source.rank, Origin.LOCAL)
+        return Value(kind, source.rank, Origin.LOCAL, integer=source.integer,
+                     evidence=source.evidence if explicit is None else ())
     kind = _device_kwarg_kind(call, facts) or Kind.CPU
     if name in DATA_FACTORIES:
         first = _arg(call, 0, "data")
@@ -291,7 +316,8 @@ def _factory(call: cst.Call, name: str, facts: Facts) -> Value:
             # as_tensor of a tensor keeps its device unless device= is given
             source = infer(first, facts) if first is not None else UNKNOWN
             if source.kind.is_tensor and _keyword(call, "device") is None:
-                return Value(source.kind, source.rank, Origin.LOCAL)
+                return Value(source.kind, source.rank, Origin.LOCAL, integer=source.integer,
+                             evidence=source.evidence)
             if source.kind.is_tensor or source.kind == Kind.NUMPY:
                 rank = source.rank
         return Value(kind, rank, Origin.LOCAL)
@@ -325,7 +351,8 @@ def _to_result(receiver: Value, call: cst.Call, facts: Facts) -> Value:
         a.value for a in call.args if a.keyword is None
     ][:1]
     keep = Value(receiver.kind if receiver.kind.is_tensor else Kind.TENSOR, receiver.rank,
-                 receiver.origin, root=receiver.root, path=receiver.path)
+                 receiver.origin, root=receiver.root, path=receiver.path,
+                 integer=receiver.integer, evidence=receiver.evidence)
     if not candidates:
         return keep
     target = candidates[0]
@@ -343,7 +370,13 @@ def _to_result(receiver: Value, call: cst.Call, facts: Facts) -> Value:
         else:
             kind = Kind.DEVICE if _names_a_device(target) else Kind.TENSOR
     # `.to` returns the tensor itself when nothing changes: ownership is kept.
-    return Value(kind, receiver.rank, receiver.origin, root=receiver.root, path=receiver.path)
+    moved = Value(kind, receiver.rank, receiver.origin, root=receiver.root, path=receiver.path,
+                  integer=receiver.integer)
+    if kind == Kind.DEVICE:
+        if receiver.kind == Kind.DEVICE:
+            return replace(moved, evidence=receiver.evidence)
+        return moved.because(LocalStep("moved to the device here (`.to(...)`)", call))
+    return moved
 
 
 def _names_a_device(node: cst.BaseExpression) -> bool:
@@ -359,15 +392,35 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
     if method in SCALAR_WITH_ARG_METHODS:
         return SCALAR if call.args else OTHER
     if method == "tolist":
+        # A 1-D tensor's (or array's) `tolist()` is a list of Python numbers.
+        if (receiver.kind.is_tensor or receiver.kind == Kind.NUMPY) and receiver.rank == 1:
+            return Value(Kind.OTHER, element=SCALAR)
         return OTHER
     if method == "numpy":
         return Value(Kind.NUMPY, receiver.rank, receiver.origin)
+    if method == "cuda" and not call.args or method == "cuda" and receiver.kind.is_tensor:
+        # `x.cuda()` is a tensor on the device whatever `x` was (a module returns itself, and
+        # a module is not indexed by integers with a number as value).
+        return Value(Kind.DEVICE, receiver.rank if receiver.kind.is_tensor else None,
+                     Origin.LOCAL, integer=receiver.integer).because(
+            LocalStep("moved to the device here (`.cuda()`)", call))
+    if method == "to" and not receiver.kind.is_tensor and receiver.kind != Kind.NUMPY \
+            and receiver.type_name is None:
+        moved = _to_result(Value(Kind.TENSOR, origin=Origin.LOCAL), call, facts)
+        return moved if moved.kind == Kind.DEVICE else UNKNOWN
+    if method in ("sort", "topk") and receiver.kind.is_tensor:
+        # (values, indices): the indices are integers on the same device.
+        return Value(Kind.OTHER, length=2, items=(
+            Value(receiver.kind, receiver.rank, Origin.LOCAL, evidence=receiver.evidence),
+            Value(receiver.kind, receiver.rank, Origin.LOCAL, integer=True, evidence=receiver.evidence)))
     if not receiver.kind.is_tensor:
         if receiver.kind == Kind.NUMPY and method in ("copy", "reshape", "view", "astype"):
             return Value(Kind.NUMPY, None, Origin.LOCAL)
+        if receiver.type_name is not None:
+            found = facts.project.returns.get(f"{receiver.type_name}.{method}")
+            if found is not None:
+                return found
         return UNKNOWN
-    if method == "cuda":
-        return Value(Kind.DEVICE, receiver.rank, Origin.LOCAL)
     if method in ("cpu", "pin_memory"):
         # `.cpu()` of a CPU tensor is the tensor itself.
         origin = receiver.origin if receiver.kind == Kind.CPU else Origin.LOCAL
@@ -380,12 +433,15 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
         return receiver.with_rank(_view_rank(receiver, method, call, facts))
     if method in SAME_DEVICE_METHODS:
         rank = receiver.rank if method in _RANK_KEEPING else None
-        return Value(receiver.kind, rank, Origin.LOCAL)
+        integer = method in _INTEGER_RESULTS or (receiver.integer and method in _RANK_KEEPING
+                                                 and method not in ("float", "half", "bfloat16", "double", "bool"))
+        return Value(receiver.kind, rank, Origin.LOCAL, integer=integer, evidence=receiver.evidence)
     return Value(Kind.TENSOR if method in ("new_empty", "new_zeros", "new_ones", "new_full", "new_tensor") else Kind.UNKNOWN)
 
 
+_INTEGER_RESULTS = frozenset({"int", "long", "short", "byte", "char", "argmax", "argmin", "argsort"})
 _RANK_KEEPING = frozenset(
-    {"clone", "int", "long", "float", "half", "bfloat16", "double", "bool", "short", "byte",
+    {"argsort", "clone", "int", "long", "float", "half", "bfloat16", "double", "bool", "short", "byte",
      "char", "type", "type_as", "cumsum", "cumprod", "abs", "neg", "clamp", "clip", "add", "sub",
      "mul", "div", "masked_fill", "flip", "roll", "exp", "log", "sqrt", "pow", "eq", "ne", "lt",
      "le", "gt", "ge", "logical_not", "floor_divide", "remainder"}
@@ -416,8 +472,17 @@ def _view_rank(receiver: Value, method: str, call: cst.Call, facts: Facts) -> Op
     return None
 
 
+_SCALAR_CALLS = frozenset({"distributed.get_rank", "distributed.get_world_size",
+                           "cuda.current_device", "cuda.device_count", "get_tensor_model_parallel_rank",
+                           "get_tensor_model_parallel_world_size"})
+
+
 def _call(call: cst.Call, facts: Facts) -> Value:
     func = call.func
+    dotted = dotted_name(func)
+    if dotted is not None and "." in dotted and dotted.split(".", 1)[1] in _SCALAR_CALLS \
+            and dotted.split(".")[0] in facts.torch_names:
+        return SCALAR  # `torch.distributed.get_rank()`: a Python int
     if isinstance(func, cst.Name):
         name = func.value
         if name in SCALAR_BUILTINS:
@@ -429,11 +494,17 @@ def _call(call: cst.Call, facts: Facts) -> Value:
                     and not any(a.star for a in call.args):
                 return SCALAR
             return UNKNOWN
+        if name == "zip":
+            return _zip(call, facts)
+        if name == "range" and name not in facts.names:
+            return Value(Kind.OTHER, element=SCALAR)
         if name in CONTAINER_BUILTINS:
             return OTHER
         bound = facts.names.get(name)
         if name in facts.scalar_functions and (bound is None or bound.kind == Kind.OTHER):
             return SCALAR
+        if bound is None or (bound.kind == Kind.OTHER and bound.origin == Origin.GLOBAL):
+            return _project_call(name, name, call, facts)
         return UNKNOWN
     if not isinstance(func, cst.Attribute):
         return UNKNOWN
@@ -457,7 +528,44 @@ def _call(call: cst.Call, facts: Facts) -> Value:
             return Value(Kind.NUMPY, None, Origin.LOCAL)
         if module == "math":
             return SCALAR
+        bound = facts.names.get(module)
+        if facts.project.knows_class(module) and (
+                bound is None or (bound.kind == Kind.OTHER and bound.origin == Origin.GLOBAL)):
+            return _project_call(f"{module}.{method}", f"{module}.{method}", call, facts)
     return _method(func.value, method, call, facts)
+
+
+def _project_call(key: str, shown: str, call: cst.Call, facts: Facts) -> Value:
+    """A call of a project class (an instance) or function (what it returns)."""
+    project = facts.project
+    if "." not in key and project.knows_class(key):
+        return Value(Kind.OTHER, origin=Origin.LOCAL, type_name=key)
+    found = project.returns.get(key)
+    if found is None:
+        return UNKNOWN
+    return replace(found, origin=Origin.LOCAL, root=None, path=None)
+
+
+def _zip(call: cst.Call, facts: Facts) -> Value:
+    """`zip(a, b)`: an iterable of tuples of the arguments' elements."""
+    if any(a.star or a.keyword is not None for a in call.args):
+        return OTHER
+    items = []
+    for arg in call.args:
+        value = infer(arg.value, facts)
+        items.append(_element_of(value) or UNKNOWN)
+    return Value(Kind.OTHER, element=Value(Kind.OTHER, length=len(items), items=tuple(items)))
+
+
+def _element_of(value: Value) -> Optional[Value]:
+    """What iterating over (or indexing with an int) a container yields, when known."""
+    if value.element is not None:
+        return value.element
+    if value.kind.is_tensor:
+        rank = value.rank - 1 if value.rank is not None and value.rank > 0 else None
+        return Value(value.kind, rank, value.origin, root=value.root, path=value.path,
+                     integer=value.integer, evidence=value.evidence)
+    return None
 
 
 def _same_device_function(call: cst.Call, facts: Facts) -> Value:
@@ -473,24 +581,49 @@ def _same_device_function(call: cst.Call, facts: Facts) -> Value:
         first = first.elements[0].value
     source = infer(first, facts)
     if source.kind.is_tensor:
-        return Value(source.kind, None, Origin.LOCAL)
+        name = call.func.attr.value if isinstance(call.func, cst.Attribute) else ""
+        if name in ("sort", "topk"):
+            return Value(Kind.OTHER, length=2, items=(
+                Value(source.kind, source.rank, Origin.LOCAL, evidence=source.evidence),
+                Value(source.kind, source.rank, Origin.LOCAL, integer=True, evidence=source.evidence)))
+        integer = name in ("argsort", "argmax", "argmin", "nonzero", "searchsorted", "bucketize")
+        rank = source.rank if name == "argsort" else None
+        return Value(source.kind, rank, Origin.LOCAL, integer=integer, evidence=source.evidence)
     return UNKNOWN
 
 
 def _attribute(node: cst.Attribute, facts: Facts) -> Value:
     attr = node.attr.value
     base_node = node.value
+    dotted = dotted_name(node)
+    if dotted is not None and dotted in facts.names:
+        return facts.names[dotted]  # `args.gpu = [0, 1]` earlier on this path
     if isinstance(base_node, cst.Name) and facts.self_name is not None and base_node.value == facts.self_name:
         found = facts.self_attributes.get(attr)
         self_path = f"self.{attr}"
         if found is not None:
-            return Value(found.kind, found.rank, Origin.SELF, found.type_name, found.length,
-                         facts.self_name, self_path)
-        return _by_name_convention(attr, Value(Kind.UNKNOWN, origin=Origin.SELF,
-                                                   root=facts.self_name, path=self_path))
+            return replace(found, origin=Origin.SELF, root=facts.self_name, path=self_path)
+        if facts.self_class is not None:
+            known = facts.project.field(facts.self_class, attr)
+            if known is not None:  # inherited from a project base class
+                return replace(known, origin=Origin.SELF, root=facts.self_name, path=self_path)
+        return _hinted(attr, _by_name_convention(attr, Value(Kind.UNKNOWN, origin=Origin.SELF,
+                                                             root=facts.self_name, path=self_path)),
+                       node, facts)
     base = infer(base_node, facts)
     path: Optional[str] = f"{base.path}.{attr}" if base.path is not None else None
     inherited = Value(Kind.UNKNOWN, None, base.origin, None, None, base.root, path)
+    if base.type_name is not None and facts.project.knows_class(base.type_name):
+        # Direct evidence about the object at hand: its class's own field, wherever it is
+        # defined.  It beats every convention below (`.gpu`, `_cpu` siblings, names).
+        known = facts.project.field(base.type_name, attr)
+        if known is not None and (known.kind not in (Kind.TENSOR, Kind.UNKNOWN)
+                                  or known.type_name is not None or known.element is not None):
+            cls_path, cls_line = facts.project.classes[base.type_name]
+            step = EvidenceStep(f"`{attr}` is a field of `{base.type_name}`", cls_path, cls_line)
+            steps = base.evidence + (step,) if known.kind == Kind.DEVICE else ()
+            return replace(known, origin=base.origin, root=base.root, path=path,
+                           evidence=steps + known.evidence)
     if base.kind.is_tensor:
         if attr in ("T", "mT", "data", "real", "imag"):
             return Value(base.kind, base.rank if attr != "T" else base.rank, base.origin,
@@ -510,18 +643,37 @@ def _attribute(node: cst.Attribute, facts: Facts) -> Value:
     # vLLM's CpuGpuBuffer: `.gpu` is the device tensor, `.cpu` the (pinned) host one, `.np`
     # a numpy view of the host one.
     if attr == "gpu":
-        return inherited.with_kind(Kind.DEVICE)
+        return inherited.with_kind(Kind.DEVICE).because(
+            LocalStep("a `.gpu` buffer (convention: the device half of a CPU/GPU pair)", node, "convention"))
     if attr == "cpu":
         return inherited.with_kind(Kind.CPU)
     if attr == "np":
         return inherited.with_kind(Kind.NUMPY)
+    pair = LocalStep(f"`{attr}` has a `{attr}_cpu` sibling field (convention: the device half)",
+                     node, "convention")
     if base.type_name is not None and base.type_name in facts.class_fields:
         fields = facts.class_fields[base.type_name]
         if attr in fields and attr + "_cpu" in fields:
-            return inherited.with_kind(Kind.DEVICE)
+            return inherited.with_kind(Kind.DEVICE).because(pair)
     elif attr in facts.device_fields:
-        return inherited.with_kind(Kind.DEVICE)
-    return _by_name_convention(attr, inherited)
+        return inherited.with_kind(Kind.DEVICE).because(pair)
+    return _hinted(attr, _by_name_convention(attr, inherited), node, facts)
+
+
+def _hinted(name: str, value: Value, node: cst.CSTNode, facts: Facts) -> Value:
+    """`device-hints` / `cpu-hints`: what the project asserts about a name with no evidence."""
+    if value.kind != Kind.UNKNOWN or not (facts.device_hints or facts.cpu_hints):
+        return value
+    full = dotted_name(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+    candidates = [c for c in (name, full, f"*.{name}") if c]
+    for glob in facts.cpu_hints:
+        if any(fnmatch.fnmatchcase(c, glob) for c in candidates):
+            return value.with_kind(Kind.CPU)
+    for glob in facts.device_hints:
+        if any(fnmatch.fnmatchcase(c, glob) for c in candidates):
+            return value.with_kind(Kind.DEVICE).because(
+                LocalStep(f"`{full or name}` matches the device hint `{glob}`", node, "hint"))
+    return value
 
 
 def _by_name_convention(name: str, value: Value) -> Value:
@@ -552,7 +704,13 @@ def index_effect(element: cst.SubscriptElement, facts: Facts) -> str:
         return "int"
     inferred = infer(value, facts)
     if inferred.kind == Kind.SCALAR:
-        return "int"
+        # An int by what the project's call sites pass: evidence, but not a proof (a caller
+        # the project cannot see may pass a list), so the fix stays unsafe.
+        return "maybe-int" if inferred.origin == Origin.PARAM and inferred.evidence else "int"
+    if inferred.kind.is_tensor and inferred.rank == 0 and inferred.integer:
+        # A 0-dim integer tensor indexes like an int: PyTorch reads it back (`item()`) and
+        # selects one element, so the value is still copied host-to-device.
+        return "int-tensor"
     if _looks_integral(value, facts):
         return "maybe-int"
     return "advanced"
@@ -592,7 +750,7 @@ def subscript_rank(base: Value, elements: Sequence[cst.SubscriptElement], facts:
     rank = base.rank
     for element in elements:
         effect = index_effect(element, facts)
-        if effect in ("int", "maybe-int"):
+        if effect in ("int", "maybe-int", "int-tensor"):
             rank -= 1
         elif effect == "new":
             rank += 1
@@ -605,7 +763,14 @@ def _subscript(node: cst.Subscript, facts: Facts) -> Value:
     base = infer(node.value, facts)
     if base.kind.is_tensor:
         return Value(base.kind, subscript_rank(base, node.slice, facts), base.origin,
-                     root=base.root, path=base.path)
+                     root=base.root, path=base.path, integer=base.integer, evidence=base.evidence)
+    if base.kind == Kind.OTHER and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        index = node.slice[0].slice.value
+        position = literal_int(index)
+        if base.items is not None and position is not None and -len(base.items) <= position < len(base.items):
+            return base.items[position]
+        if base.element is not None:
+            return replace(base.element, origin=base.origin if base.element.kind.is_tensor else base.element.origin)
     if base.kind == Kind.NUMPY:
         return Value(Kind.NUMPY, None, base.origin)
     if base.kind == Kind.OTHER and isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape":
@@ -617,9 +782,16 @@ def _subscript(node: cst.Subscript, facts: Facts) -> Value:
     return Value(Kind.UNKNOWN, origin=base.origin, root=base.root, path=base.path)
 
 
-def _binary(left: Value, right: Value) -> Value:
+def _binary(left: Value, right: Value, node: Optional[cst.BinaryOperation] = None) -> Value:
     if left.kind == Kind.SCALAR and right.kind == Kind.SCALAR:
         return SCALAR
+    if node is not None and (left.element is not None or right.element is not None) \
+            and not left.kind.is_tensor and not right.kind.is_tensor:
+        # `[t] + [t.clone() for _ in r]`, `[t] * k`: a list of the same elements.
+        if isinstance(node.operator, cst.Add) and left.element is not None and right.element is not None:
+            return Value(Kind.OTHER, element=join(left.element, right.element))
+        if isinstance(node.operator, cst.Multiply):
+            return Value(Kind.OTHER, element=left.element or right.element)
     for a, b in ((left, right), (right, left)):
         if a.kind.is_tensor and (b.kind in (Kind.SCALAR,) or b.kind.is_tensor):
             kind = Kind.DEVICE if Kind.DEVICE in (a.kind, b.kind) else a.kind
@@ -628,7 +800,8 @@ def _binary(left: Value, right: Value) -> Value:
             rank = a.rank if b.kind == Kind.SCALAR else (
                 max(a.rank, b.rank) if a.rank is not None and b.rank is not None else None
             )
-            return Value(kind, rank, Origin.LOCAL)
+            evidence = a.evidence if a.kind == kind else (b.evidence if b.kind == kind else ())
+            return Value(kind, rank, Origin.LOCAL, evidence=evidence)
     if Kind.NUMPY in (left.kind, right.kind):
         return Value(Kind.NUMPY)
     if Kind.OTHER in (left.kind, right.kind) and Kind.SCALAR in (left.kind, right.kind):
@@ -660,18 +833,41 @@ def infer(node: cst.BaseExpression, facts: Facts) -> Value:
     if isinstance(node, cst.Name):
         found = facts.names.get(node.value)
         if found is not None:
+            if found.kind == Kind.UNKNOWN and (facts.device_hints or facts.cpu_hints):
+                return _hinted(node.value, found, node, facts)
             return found
         if node.value in ("True", "False"):
             return SCALAR
         if node.value == "None":
             return OTHER
-        return _by_name_convention(node.value, UNKNOWN)
+        return _hinted(node.value, _by_name_convention(node.value, UNKNOWN), node, facts)
     if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
         return OTHER
     if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
         starred = any(isinstance(e, cst.StarredElement) for e in node.elements)
-        return Value(Kind.OTHER, length=None if starred else len(node.elements))
-    if isinstance(node, (cst.Dict, cst.ListComp, cst.DictComp, cst.SetComp, cst.GeneratorExp, cst.Lambda)):
+        if starred:
+            return OTHER
+        values = tuple(infer(e.value, facts) for e in node.elements)
+        element = None
+        if values:
+            element = values[0]
+            for v in values[1:]:
+                element = join(element, v)
+        return Value(Kind.OTHER, length=len(node.elements), element=element,
+                     items=values if isinstance(node, cst.Tuple) else None)
+    if isinstance(node, cst.Dict):
+        values = tuple(infer(e.value, facts) for e in node.elements if isinstance(e, cst.DictElement))
+        if values and len(values) == len(node.elements):
+            element = values[0]
+            for v in values[1:]:
+                element = join(element, v)
+            return Value(Kind.OTHER, element=element)
+        return OTHER
+    if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+        return Value(Kind.OTHER, element=_comprehension_element(node.elt, node.for_in, facts))
+    if isinstance(node, cst.DictComp):
+        return Value(Kind.OTHER, element=_comprehension_element(node.value, node.for_in, facts))
+    if isinstance(node, cst.Lambda):
         return OTHER
     if isinstance(node, cst.UnaryOperation):
         inner = infer(node.expression, facts)
@@ -683,13 +879,18 @@ def infer(node: cst.BaseExpression, facts: Facts) -> Value:
             return Value(inner.kind, inner.rank, Origin.LOCAL)
         return UNKNOWN
     if isinstance(node, cst.BinaryOperation):
-        return _binary(infer(node.left, facts), infer(node.right, facts))
+        return _binary(infer(node.left, facts), infer(node.right, facts), node)
     if isinstance(node, cst.BooleanOperation):
         left, right = infer(node.left, facts), infer(node.right, facts)
         return SCALAR if left.kind == right.kind == Kind.SCALAR else UNKNOWN
     if isinstance(node, cst.Comparison):
         return _comparison(node, facts)
     if isinstance(node, cst.IfExp):
+        # `x if flag else None`: an optional value; subscripting None raises anyway, so a
+        # write through it is a write into the other side.
+        for side, other in ((node.body, node.orelse), (node.orelse, node.body)):
+            if isinstance(other, cst.Name) and other.value == "None":
+                return infer(side, facts)
         return join(infer(node.body, facts), infer(node.orelse, facts))
     if isinstance(node, cst.Call):
         return _call(node, facts)
@@ -700,6 +901,34 @@ def infer(node: cst.BaseExpression, facts: Facts) -> Value:
     if isinstance(node, cst.NamedExpr):
         return infer(node.value, facts)
     return UNKNOWN
+
+
+def _comprehension_element(elt: cst.BaseExpression, for_in: cst.CompFor, facts: Facts) -> Value:
+    """The value of a comprehension's element, with its loop variables bound."""
+    names = dict(facts.names)
+    clause: Optional[cst.CompFor] = for_in
+    while clause is not None:
+        item = _element_of(infer(clause.iter, facts.with_names(names)))
+        if isinstance(clause.iter, cst.Call) and isinstance(clause.iter.func, cst.Name) \
+                and clause.iter.func.value == "range" and clause.iter.func.value not in names:
+            item = SCALAR
+        _bind_pattern(clause.target, item or UNKNOWN, names)
+        clause = clause.inner_for_in
+    return infer(elt, facts.with_names(names))
+
+
+def _bind_pattern(target: cst.BaseExpression, value: Value, names: Dict[str, Value]) -> None:
+    if isinstance(target, cst.Name):
+        names[target.value] = value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        items = value.items
+        for i, element in enumerate(target.elements):
+            if isinstance(element, cst.StarredElement):
+                _bind_pattern(element.value, OTHER, names)
+                items = None
+                continue
+            item = items[i] if items is not None and len(items) == len(target.elements) else UNKNOWN
+            _bind_pattern(element.value, item, names)
 
 
 def annotation_value(annotation: Optional[cst.Annotation], facts: Facts) -> Tuple[Kind, Optional[str]]:

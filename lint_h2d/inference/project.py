@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterable, Mapping, Set, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from fixers.edits import split_lines
 from lint_h2d.inference.scope import ModuleFacts
@@ -61,6 +61,11 @@ class ProjectFacts:
     module_facts: ModuleFacts
     fingerprint: str
 
+    @property
+    def prefilter_names(self) -> FrozenSet[str]:
+        """Names the prefilter must treat as possible device tensors (cross-file facts)."""
+        return self.module_facts.device_fields | self.module_facts.resolved.device_names
+
 
 def class_fields_of(texts: Iterable[str]) -> Dict[str, FrozenSet[str]]:
     classes: Dict[str, FrozenSet[str]] = {}
@@ -71,10 +76,16 @@ def class_fields_of(texts: Iterable[str]) -> Dict[str, FrozenSet[str]]:
 
 
 def collect(texts: Iterable[str]) -> ProjectFacts:
-    return from_classes(class_fields_of(texts))
+    """Facts of a few in-memory files (tests, `verify`): the field pairs and the summaries."""
+    from lint_h2d.inference.summary import summarize
+
+    texts = list(texts)
+    summaries = [summarize(f"<text {i}>", t) for i, t in enumerate(texts)]
+    return from_classes(class_fields_of(texts), resolve(summaries))
 
 
-def from_classes(classes: Mapping[str, FrozenSet[str]]) -> ProjectFacts:
+def from_classes(classes: Mapping[str, FrozenSet[str]],
+                 resolved: Optional["Resolved"] = None) -> ProjectFacts:
     device_fields = frozenset(
         f for fields in classes.values() for f in fields if f + "_cpu" in fields
     )
@@ -82,4 +93,414 @@ def from_classes(classes: Mapping[str, FrozenSet[str]]) -> ProjectFacts:
     for name in sorted(classes):
         digest.update(name.encode())
         digest.update(",".join(sorted(classes[name])).encode())
-    return ProjectFacts(ModuleFacts(dict(classes), device_fields), digest.hexdigest()[:16])
+    if resolved is not None:
+        digest.update(fingerprint_of(resolved).encode())
+    return ProjectFacts(ModuleFacts(dict(classes), device_fields,
+                                    resolved if resolved is not None else Resolved()),
+                        digest.hexdigest()[:16])
+
+
+# -- facts resolved across the project's summaries ---------------------------------------------
+
+from lint_h2d.findings import EvidenceStep  # noqa: E402
+from lint_h2d.inference.summary import (  # noqa: E402
+    CallSite,
+    ClassSummary,
+    FileSummary,
+    FunctionSummary,
+    Term,
+)
+from lint_h2d.inference.resolved import DEFAULT_DEVICE_STEP, Resolved  # noqa: E402
+from lint_h2d.inference.values import OTHER, SCALAR, UNKNOWN, Kind, Value, join  # noqa: E402
+
+
+
+_PLACE_KINDS = (Kind.DEVICE, Kind.CPU, Kind.TENSOR)
+# Calls too common to be worth a call-site fact.
+_MAX_DEPTH = 30
+
+
+class _Resolver:
+    """Resolves summary terms to values, memoized; a cycle resolves to unknown."""
+
+    def __init__(self, summaries: Sequence[FileSummary]) -> None:
+        self.classes: Dict[str, List[Tuple[str, ClassSummary]]] = {}
+        self.functions: Dict[str, List[Tuple[str, FunctionSummary]]] = {}
+        self.methods: Dict[Tuple[str, str], List[Tuple[str, FunctionSummary]]] = {}
+        self.calls: Dict[str, List[Tuple[str, CallSite]]] = {}
+        self.on_device: Dict[str, Tuple[str, int, str]] = {}  # class → (file, line, how)
+        for summary in summaries:
+            for cls in summary.classes:
+                self.classes.setdefault(cls.name, []).append((summary.path, cls))
+            for fn in summary.functions:
+                self.functions.setdefault(fn.name, []).append((summary.path, fn))
+                if fn.owner is not None:
+                    self.methods.setdefault((fn.owner, fn.name), []).append((summary.path, fn))
+            for call in summary.calls:
+                self.calls.setdefault(call.callee, []).append((summary.path, call))
+        for summary in summaries:
+            for context in summary.contexts:
+                for name in context.constructs:
+                    self._mark_on_device(name, (summary.path, context.line, context.how), 0)
+        self.memo: Dict[Tuple[Any, ...], Value] = {}
+        self.steps: Dict[Tuple[str, str, int], EvidenceStep] = {}
+        self.depth = 0
+
+    def step(self, message: str, path: str, line: int) -> EvidenceStep:
+        """One shared object per distinct step (thousands of values repeat the same ones)."""
+        key = (message, path, line)
+        found = self.steps.get(key)
+        if found is None:
+            found = self.steps[key] = EvidenceStep(message, path, line)
+        return found
+
+    def _mark_on_device(self, name: str, where: Tuple[str, int, str], depth: int) -> None:
+        """A class built under a device context, and the classes its `__init__` builds."""
+        if name not in self.classes or name in self.on_device or depth > 20:
+            return
+        self.on_device[name] = where
+        for _, cls in self.classes[name]:
+            for sub in cls.constructs:
+                self._mark_on_device(sub, where, depth + 1)
+
+    # -- memoized queries ----------------------------------------------------------------
+    def _memo(self, key: Tuple[Any, ...], compute: Any) -> Value:
+        found = self.memo.get(key)
+        if found is not None:
+            return found
+        if self.depth > _MAX_DEPTH:
+            return UNKNOWN
+        self.memo[key] = UNKNOWN  # a cycle sees unknown: the least fixpoint's first step
+        self.depth += 1
+        try:
+            value: Value = compute()
+        finally:
+            self.depth -= 1
+        self.memo[key] = value
+        return value
+
+    def field(self, cls: str, attr: str) -> Value:
+        return self._memo(("field", cls, attr), lambda: self._field(cls, attr, set()))
+
+    def _field(self, cls: str, attr: str, seen: Set[str]) -> Value:
+        if cls in seen or cls not in self.classes:
+            return UNKNOWN
+        seen.add(cls)
+        found: Optional[Value] = None
+        for path, summary in self.classes[cls]:
+            for name, term in summary.fields:
+                if name == attr:
+                    value = self.eval(term, path, cls)
+                    found = value if found is None else join(found, value)
+        if found is None:
+            for path, summary in self.classes[cls]:
+                for base in summary.bases:
+                    inherited = self._field(base, attr, seen)
+                    if inherited.kind != Kind.UNKNOWN or inherited.type_name is not None:
+                        found = inherited if found is None else join(found, inherited)
+        return found if found is not None else UNKNOWN
+
+    def returns(self, name: str) -> Value:
+        return self._memo(("returns", name), lambda: self._returns(self.functions.get(name, [])))
+
+    def method_returns(self, cls: str, name: str) -> Value:
+        return self._memo(("method", cls, name),
+                          lambda: self._returns(self.methods.get((cls, name), [])))
+
+    def _returns(self, definitions: Sequence[Tuple[str, FunctionSummary]]) -> Value:
+        found: Optional[Value] = None
+        for path, fn in definitions:
+            values = [self.eval(t, path, fn.owner) for t in fn.returns]
+            value = values[0] if values else UNKNOWN
+            for other in values[1:]:
+                value = join(value, other)
+            if fn.return_annotation[0] in ("inst", "tensor", "list") and (
+                    value.kind == Kind.UNKNOWN or value.kind == Kind.TENSOR and value.rank is None):
+                annotated = self.eval(fn.return_annotation, path, fn.owner)
+                value = annotated if value.kind == Kind.UNKNOWN else value
+            elif fn.return_annotation == ("scalar",):
+                value = SCALAR
+            if value.kind == Kind.DEVICE:
+                value = value.because(EvidenceStep(
+                    f"`{_qual(fn)}()` returns a device tensor", path, fn.line))
+            elif value.type_name is not None and not value.evidence:
+                value = value.because(EvidenceStep(
+                    f"`{_qual(fn)}()` returns a `{value.type_name}`", path, fn.line))
+            found = value if found is None else join(found, value)
+        return found if found is not None else UNKNOWN
+
+    def param(self, fn: FunctionSummary, index: int) -> Value:
+        """What every call site in the project passes to parameter `index` of `fn`."""
+        offset = 1 if fn.bound else 0
+        name = fn.params[index]
+        key = ("param", fn.name, fn.bound, index - offset, name)
+        return self._memo(key, lambda: self._param(fn, index - offset, name))
+
+    def _param(self, fn: FunctionSummary, position: int, name: str) -> Value:
+        callee = fn.name
+        if name in fn.defaults:
+            return UNKNOWN  # calls without arguments are not recorded: some may omit it
+        sites = self.calls.get(callee, [])
+        if fn.name == "__init__" and fn.owner is not None:
+            sites = [(p, c) for p, c in self.calls.get(fn.owner, []) if not c.bound]
+        elif fn.bound:
+            sites = [(p, c) for p, c in sites if c.bound]
+        if not sites or len(sites) > 200:
+            return UNKNOWN
+        values: List[Tuple[str, int, Value]] = []
+        for path, site in sites:
+            term: Optional[Term] = None
+            for keyword, kterm in site.keywords:
+                if keyword == name:
+                    term = kterm
+            if term is None and not site.starred and 0 <= position < len(site.args):
+                term = site.args[position]
+            if term is None:
+                return UNKNOWN  # a default, or a position hidden by `*args`
+            values.append((path, site.line, self.eval(term, path, None)))
+        kinds = {v.kind for _, _, v in values}
+        where = ", ".join(f"{_short(p)}:{line}" for p, line, _ in values[:3])
+        more = "" if len(values) <= 3 else f" and {len(values) - 3} more"
+        first_path, first_line, _ = values[0]
+        if kinds == {Kind.DEVICE}:
+            merged = values[0][2]
+            for _, _, v in values[1:]:
+                merged = join(merged, v)
+            return merged.because(EvidenceStep(
+                f"every call of `{callee}` passes a device tensor as `{name}` ({where}{more})",
+                first_path, first_line))
+        if kinds == {Kind.SCALAR}:
+            return SCALAR.because(EvidenceStep(
+                f"every call of `{callee}` passes a Python number as `{name}` ({where}{more})",
+                first_path, first_line))
+        for path, line, v in values:
+            if (v.kind.is_tensor and v.rank != 0) or (v.kind == Kind.OTHER and v.type_name is None) \
+                    or v.kind == Kind.NUMPY:
+                kind = v.kind if v.kind != Kind.DEVICE else Kind.TENSOR
+                return Value(kind, v.rank, element=v.element).because(EvidenceStep(
+                    f"a call of `{callee}` passes a {v.kind.value} as `{name}`", path, line))
+        return UNKNOWN
+
+    # -- terms ---------------------------------------------------------------------------
+    def eval(self, term: Term, path: str, owner: Optional[str]) -> Value:
+        tag = term[0]
+        if tag == "scalar":
+            return SCALAR
+        if tag in ("other",):
+            return OTHER
+        if tag in ("unk", "none"):
+            return UNKNOWN
+        if tag == "dev":
+            _, rank, line, how, integer = term
+            return Value(Kind.DEVICE, rank, integer=bool(integer)).because(
+                self.step(f"allocated on the device here (`{how}`)", path, line))
+        if tag == "move":
+            _, recv, line, how = term
+            inner = self.eval(recv, path, owner)
+            rank = inner.rank if inner.kind.is_tensor else None
+            return Value(Kind.DEVICE, rank, integer=inner.integer).because(
+                self.step(f"moved to the device here (`{how}`)", path, line))
+        if tag == "cpu":
+            return Value(Kind.CPU, term[1])
+        if tag == "dflt":
+            rank, line = term[1], term[2]
+            integer = bool(term[3]) if len(term) > 3 else False
+            where = self.on_device.get(owner or "")
+            if where is not None:
+                loader, loader_line, how = where
+                return Value(Kind.DEVICE, rank, integer=integer).because(
+                    EvidenceStep(f"{DEFAULT_DEVICE_STEP}: on the default device", path, line),
+                    EvidenceStep(f"`{owner}` is constructed under `{how}`", loader, loader_line))
+            return Value(Kind.TENSOR, rank)
+        if tag == "tensor":
+            return Value(Kind.TENSOR, term[1])
+        if tag == "inst":
+            return Value(Kind.OTHER, type_name=term[1])
+        if tag == "global":
+            return UNKNOWN
+        if tag == "call":
+            name = term[1]
+            if name in self.classes:
+                return Value(Kind.OTHER, type_name=name)
+            if name in self.functions:
+                return self.returns(name)
+            return UNKNOWN
+        if tag == "field":
+            return self.field(term[1], term[2])
+        if tag == "attr":
+            base = self.eval(term[1], path, owner)
+            attr = term[2]
+            if base.type_name is not None and base.type_name in self.classes:
+                return self.field(base.type_name, attr)
+            if base.kind.is_tensor and attr in ("data", "T", "mT"):
+                return base
+            return UNKNOWN
+        if tag == "sub":
+            base = self.eval(term[1], path, owner)
+            if base.element is not None:
+                return base.element
+            if base.kind.is_tensor:
+                ints = term[2]
+                rank = base.rank - ints if base.rank is not None and ints is not None else None
+                if rank is not None and rank < 0:
+                    rank = None
+                return Value(base.kind, rank, integer=base.integer, evidence=base.evidence)
+            return UNKNOWN
+        if tag == "list":
+            element = self.eval(term[1], path, owner)
+            return Value(Kind.OTHER, element=element)
+        if tag == "join":
+            values = [self.eval(t, path, owner) for t in term[1]]
+            out = values[0]
+            for v in values[1:]:
+                out = join(out, v)
+            return out
+        if tag == "same":
+            for side in term[1:]:
+                if side is None:
+                    continue
+                value = self.eval(side, path, owner)
+                if value.kind.is_tensor:
+                    return Value(value.kind, None, evidence=value.evidence)
+            if all(s is None or s == ("scalar",) for s in term[1:]):
+                return SCALAR
+            return UNKNOWN
+        if tag == "to":
+            target = self.eval(term[2], path, owner)
+            if target.kind.is_tensor:
+                return Value(target.kind, evidence=target.evidence)
+            return Value(Kind.TENSOR)
+        if tag == "mcall":
+            _, recv, method, _line = term
+            if recv[0] == "global" and recv[1] in self.classes:
+                return self.method_returns(recv[1], method)
+            base = self.eval(recv, path, owner)
+            if base.type_name is not None and base.type_name in self.classes:
+                return self.method_returns(base.type_name, method)
+            return UNKNOWN
+        if tag == "param":
+            _, fname, pname, fowner = term
+            for _, fn in self.methods.get((fowner, fname), []) if fowner else self.functions.get(fname, []):
+                if fn.owner == fowner and pname in fn.params:
+                    return self.param(fn, fn.params.index(pname))
+            return UNKNOWN
+        return UNKNOWN
+
+
+def _qual(fn: FunctionSummary) -> str:
+    return f"{fn.owner}.{fn.name}" if fn.owner else fn.name
+
+
+def _short(path: str) -> str:
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def _informative(value: Value) -> bool:
+    return value.kind != Kind.UNKNOWN or value.type_name is not None or value.element is not None
+
+
+def wanted_callees(summaries: Sequence[FileSummary]) -> FrozenSet[str]:
+    """Names whose call sites can teach a parameter fact: project functions (and classes,
+    for `__init__`) with an un-annotated parameter that has no default."""
+    out: Set[str] = set()
+    for summary in summaries:
+        for fn in summary.functions:
+            for index, (pname, annotation) in enumerate(zip(fn.params, fn.annotations)):
+                if (fn.bound and index == 0) or annotation != ("unk",) or pname in fn.defaults:
+                    continue
+                out.add(fn.owner if fn.name == "__init__" and fn.owner else fn.name)
+                break
+    return frozenset(out)
+
+
+def resolve(summaries: Sequence[FileSummary]) -> Resolved:
+    """Every class field, return and parameter fact of the project, resolved together."""
+    resolver = _Resolver(summaries)
+    fields: Dict[str, Dict[str, Value]] = {}
+    classes: Dict[str, Tuple[str, int]] = {}
+    bases: Dict[str, Tuple[str, ...]] = {}
+    device_names: Set[str] = set()
+    # Sorted: a cycle resolves to unknown on first sight, so the order must not vary by run.
+    for name, class_definitions in sorted(resolver.classes.items()):
+        classes[name] = (class_definitions[0][0], class_definitions[0][1].line)
+        bases[name] = tuple(b for _, c in class_definitions for b in c.bases if b in resolver.classes)
+        attrs = {a for _, c in class_definitions for a, _ in c.fields}
+        for attr in sorted(attrs):
+            value = resolver.field(name, attr)
+            # A field that is not a device tensor matters only where a convention would
+            # say otherwise (`.gpu`, a `_cpu` sibling, a `_cpu` name): direct evidence wins.
+            convention = attr == "gpu" or attr + "_cpu" in attrs or attr.endswith(("_cpu", "_host"))
+            if _informative(value) and (convention or _worth_keeping(value)):
+                fields.setdefault(name, {})[attr] = value
+                if _may_hold_device(value):
+                    device_names.add(attr)  # read as `.attr`
+    returns: Dict[str, Value] = {}
+    params: Dict[Tuple[str, str], Value] = {}
+    for name, definitions in sorted(resolver.functions.items()):
+        value = resolver.returns(name)
+        if _informative(value) and _worth_keeping(value):
+            returns[name] = value
+            if _may_hold_device(value):
+                device_names.add(f"call:{name}")  # read as `name(`
+        for _, fn in definitions:
+            if fn.owner is not None:
+                method = resolver.method_returns(fn.owner, fn.name)
+                if _informative(method) and _worth_keeping(method):
+                    returns[f"{fn.owner}.{fn.name}"] = method
+                    if _may_hold_device(method):
+                        device_names.add(f"call:{fn.name}")
+            for index, pname in enumerate(fn.params):
+                if fn.annotations[index] != ("unk",) or (fn.bound and index == 0):
+                    continue
+                pvalue = resolver.param(fn, index)
+                if _informative(pvalue):
+                    key = (fn.name, pname)
+                    params[key] = join(params[key], pvalue) if key in params else pvalue
+                    if _may_hold_device(pvalue):
+                        # Only inside `def <fn>(...)`: the file must define it.
+                        device_names.update((f"param:{pname}", f"def:{fn.name}"))
+    return Resolved(fields, bases, classes, returns, params, frozenset(device_names))
+
+
+def _worth_keeping(value: Value) -> bool:
+    """What the walk can use from a field or a return: a device tensor, a typed object (for
+    chains), a container of those, a Python number (an index), or a one-element CPU tensor
+    (a value)."""
+    if value.kind in (Kind.DEVICE, Kind.SCALAR) or value.type_name is not None:
+        return True
+    if value.kind == Kind.CPU and value.rank == 0:
+        return True
+    if value.element is not None and _worth_keeping(value.element):
+        return True
+    return value.items is not None and any(_worth_keeping(v) for v in value.items)
+
+
+def _may_hold_device(value: Value) -> bool:
+    if value.kind == Kind.DEVICE:
+        return True
+    if value.element is not None and _may_hold_device(value.element):
+        return True
+    return value.items is not None and any(_may_hold_device(v) for v in value.items)
+
+
+def fingerprint_of(resolved: Resolved) -> str:
+    """A digest of what the walk can learn from the project (the findings cache's key)."""
+    digest = hashlib.sha256()
+    for cls in sorted(resolved.fields):
+        for attr, value in sorted(resolved.fields[cls].items()):
+            digest.update(f"{cls}.{attr}={_describe(value)}\n".encode())
+    for name, value in sorted(resolved.returns.items()):
+        digest.update(f"{name}()={_describe(value)}\n".encode())
+    for (fn, pname), value in sorted(resolved.params.items()):
+        digest.update(f"{fn}({pname})={_describe(value)}\n".encode())
+    for cls, base in sorted(resolved.bases.items()):
+        digest.update(f"{cls}<{','.join(base)}\n".encode())
+    return digest.hexdigest()[:16]
+
+
+def _describe(value: Value) -> str:
+    parts = [value.kind.name, str(value.rank), str(value.type_name), str(value.integer)]
+    if value.element is not None:
+        parts.append("[" + _describe(value.element) + "]")
+    parts.extend(f"{s.path}:{s.row}:{s.message}" for s in value.evidence if isinstance(s, EvidenceStep))
+    return "|".join(parts)

@@ -7,7 +7,7 @@ collected from every method of a class first, so a buffer allocated in `__init__
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Union
 
 import libcst as cst
@@ -20,7 +20,8 @@ from lint_h2d.inference.expressions import (
     dotted_name,
     infer,
 )
-from lint_h2d.inference.values import OTHER, SCALAR, UNKNOWN, Kind, Origin, Value, join
+from lint_h2d.inference.resolved import DEFAULT_DEVICE_STEP, Resolved
+from lint_h2d.inference.values import OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value, join
 
 
 Statement = Union[cst.SimpleStatementLine, cst.SimpleStatementSuite]
@@ -60,6 +61,7 @@ class ModuleFacts:
 
     class_fields: Mapping[str, FrozenSet[str]]
     device_fields: FrozenSet[str]
+    resolved: Resolved = field(default_factory=Resolved)
 
 
 EMPTY_MODULE_FACTS = ModuleFacts({}, frozenset())
@@ -130,6 +132,12 @@ class _Walker:
         self.constructors: FrozenSet[str] = frozenset()
         # Statements and suites that run during graph capture (`CaptureRegions.bodies`).
         self.regions: Mapping[int, str] = {}
+        # A silent pass computes what a loop body rebinds (its back-edge) without emitting.
+        self.silent = False
+        # Whether `names` may hold dotted keys (`args.gpu`), dropped when the root rebinds.
+        self.dotted = False
+        # Whether the module may hold a walrus (`:=`): binding them costs a traversal.
+        self.walrus = True
 
     def facts(self, names: Dict[str, Value]) -> Facts:
         return self.base.with_names(names)
@@ -172,17 +180,23 @@ class _Walker:
         if isinstance(stmt, cst.Try):
             return self.try_(stmt, names)
         if isinstance(stmt, cst.FunctionDef):
-            self.walk_function(stmt, self.facts(dict(names)), None)
-            names[stmt.name.value] = OTHER
+            if not self.silent:
+                self.walk_function(stmt, self.facts(dict(names)), None)
+            self.bind_name(stmt.name.value, OTHER, names)
             return names
         if isinstance(stmt, cst.ClassDef):
-            self.walk_class(stmt, self.facts(dict(names)))
-            names[stmt.name.value] = OTHER
+            if not self.silent:
+                self.walk_class(stmt, self.facts(dict(names)))
+            self.bind_name(stmt.name.value, OTHER, names)
             return names
         if isinstance(stmt, cst.Match):
+            self.walrus_in(stmt.subject, names)
             result: Optional[Dict[str, Value]] = None
             for case in stmt.cases:
-                branch = self.suite(case.body, dict(names))
+                branch = dict(names)
+                for captured in _captures(case.pattern):
+                    self.bind_name(captured, UNKNOWN, branch)  # `case [t, *_]:` rebinds `t`
+                branch = self.suite(case.body, branch)
                 result = branch if result is None else _join_names(result, branch)
             return _join_names(names, result) if result is not None else names
         if hasattr(cst, "TryStar") and isinstance(stmt, getattr(cst, "TryStar")):
@@ -198,7 +212,11 @@ class _Walker:
 
     def line(self, owner: Statement, smalls: Sequence[cst.BaseSmallStatement], names: Dict[str, Value], block: Tuple[cst.BaseStatement, ...]) -> Dict[str, Value]:
         for small in smalls:
-            if self.wants(small, self.capture is not None):
+            if self.walrus and not (isinstance(small, cst.Expr) and isinstance(small.value, cst.NamedExpr)):
+                value = getattr(small, "value", None)
+                if isinstance(value, cst.BaseExpression):
+                    self.walrus_in(value, names)
+            if not self.silent and self.wants(small, self.capture is not None):
                 self.emit(
                     StatementFact(small, owner, self.facts(_snapshot(small, names)), self.scope,
                                   self.capture, tuple(self.gates), block,
@@ -207,7 +225,51 @@ class _Walker:
             if self.on_self_assign is not None and self.constructors:
                 self.record_constructor(small, names)
             names = self.bind_small(small, names)
+            self.track_container(small, names)
         return names
+
+    def walrus_in(self, expression: cst.BaseExpression, names: Dict[str, Value]) -> None:
+        """Bind every `(x := ...)` inside an expression (an `if` test, a value): the walk
+        must see the rebinding before the body runs."""
+        if not self.walrus:
+            return
+        for target, value in _walruses(expression):
+            self.bind_name(target, infer(value, self.facts(names)), names)
+
+    def track_container(self, small: cst.BaseSmallStatement, names: Dict[str, Value]) -> None:
+        """`xs.append(v)` / `xs.insert(i, v)` / `xs.extend(ys)` on a list whose every element is
+        known (built from displays and appends in this scope): its element type grows."""
+        if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
+            return
+        call = small.value
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                and func.attr.value in ("append", "insert", "extend")):
+            return
+        name = func.value.value
+        current = names.get(name)
+        if current is None or current.kind != Kind.OTHER or (current.element is None and current.length != 0):
+            return
+        args = [a for a in call.args if a.keyword is None and not a.star]
+        if len(args) != (2 if func.attr.value == "insert" else 1) or len(args) != len(call.args):
+            names[name] = OTHER
+            return
+        added = infer(args[-1].value, self.facts(names))
+        if func.attr.value == "extend":
+            added_element = added.element
+            if added_element is None:
+                names[name] = OTHER
+                return
+            added = added_element
+        element = added if current.element is None else join(current.element, added)
+        names[name] = Value(Kind.OTHER, origin=current.origin, element=element)
+
+    def bind_name(self, name: str, value: Value, names: Dict[str, Value]) -> None:
+        names[name] = value
+        prefix = name + "."
+        stale = [k for k in names if k.startswith(prefix)] if self.dotted else ()
+        for key in stale:
+            del names[key]
 
     def record_constructor(self, small: cst.BaseSmallStatement, names: Dict[str, Value]) -> None:
         value = getattr(small, "value", None)
@@ -220,6 +282,7 @@ class _Walker:
                 self.on_self_assign(arg.keyword.value, infer(arg.value, self.facts(names)))
 
     def if_(self, stmt: cst.If, names: Dict[str, Value]) -> Dict[str, Value]:
+        self.walrus_in(stmt.test, names)
         self.gates.append((stmt, "body"))
         then = self.suite(stmt.body, dict(names))
         self.gates.pop()
@@ -235,20 +298,35 @@ class _Walker:
         return _join_names(then, other)
 
     def loop(self, stmt: Union[cst.For, cst.While], names: Dict[str, Value]) -> Dict[str, Value]:
-        inner = dict(names)
-        if isinstance(stmt, cst.For):
-            self.bind_target(stmt.target, self.iteration_value(stmt.iter, names), inner)
-        after = self.suite(stmt.body, inner)
+        self.walrus_in(stmt.iter if isinstance(stmt, cst.For) else stmt.test, names)
+        if not self.silent:
+            # The second iteration starts from what the first one left (`t[0] = 0` then
+            # `t = [0] * 4`): a silent pass finds it, the real pass starts from the join.
+            self.silent = True
+            try:
+                first = self._loop_once(stmt, dict(names))
+            finally:
+                self.silent = False
+            names = _join_names(names, first)
+        after = self._loop_once(stmt, dict(names))
         merged = _join_names(names, after)
         if stmt.orelse is not None:
             merged = self.suite(stmt.orelse.body, merged)
         return merged
+
+    def _loop_once(self, stmt: Union[cst.For, cst.While], names: Dict[str, Value]) -> Dict[str, Value]:
+        if isinstance(stmt, cst.For):
+            self.bind_target(stmt.target, self.iteration_value(stmt.iter, names), names)
+        if isinstance(stmt, cst.While):
+            self.walrus_in(stmt.test, names)
+        return self.suite(stmt.body, names)
 
     def with_(self, stmt: cst.With, names: Dict[str, Value]) -> Dict[str, Value]:
         # Graph blocks are capture code through `self.regions` (the pre-pass resolves imports
         # and shadowed names; a suffix match here took `self.cuda.graph(g)` for one).
         names = dict(names)
         for item in stmt.items:
+            self.walrus_in(item.item, names)
             if item.asname is not None:
                 self.bind_target(item.asname.name, UNKNOWN, names)
         return self.suite(stmt.body, names)
@@ -275,7 +353,8 @@ class _Walker:
             if iterable.func.value == "range":
                 return SCALAR
             if iterable.func.value == "enumerate":
-                return Value(Kind.OTHER, length=2)
+                inner = _enumerated(iterable, self.facts(names))
+                return Value(Kind.OTHER, length=2, items=(SCALAR, inner))
         if isinstance(iterable, (cst.Tuple, cst.List)) and iterable.elements and not any(
                 isinstance(e, cst.StarredElement) for e in iterable.elements):
             # `for t in (m.a_cpu, m.b_cpu):` binds each CPU tensor in turn (only CPU ones: no
@@ -289,7 +368,10 @@ class _Walker:
         value = infer(iterable, self.facts(names))
         if value.kind.is_tensor:
             rank = value.rank - 1 if value.rank is not None and value.rank > 0 else None
-            return Value(value.kind, rank, value.origin, root=value.root, path=value.path)
+            return Value(value.kind, rank, value.origin, root=value.root, path=value.path,
+                         integer=value.integer, evidence=value.evidence)
+        if value.element is not None:
+            return value.element
         return UNKNOWN
 
     def bind_small(self, small: cst.BaseSmallStatement, names: Dict[str, Value]) -> Dict[str, Value]:
@@ -344,7 +426,7 @@ class _Walker:
 
     def bind_target(self, target: cst.BaseExpression, value: Value, names: Dict[str, Value], source: Optional[cst.BaseExpression] = None) -> None:
         if isinstance(target, cst.Name):
-            names[target.value] = value
+            self.bind_name(target.value, value, names)
         elif isinstance(target, (cst.Tuple, cst.List)):
             elements = target.elements
             source_elements = (
@@ -358,9 +440,12 @@ class _Walker:
                     continue
                 item_value = UNKNOWN
                 item_source: Optional[cst.BaseExpression] = None
+                starred = any(isinstance(e, cst.StarredElement) for e in elements)
                 if source_elements is not None and len(source_elements) == len(elements):
                     item_source = source_elements[i].value
                     item_value = infer(item_source, self.facts(names))
+                elif value.items is not None and len(value.items) == len(elements) and not starred:
+                    item_value = value.items[i]  # `for slot, n, _ in slots`, `a, b = pair`
                 elif value.kind == Kind.OTHER and value.length == 2 and i == 0:
                     item_value = SCALAR  # enumerate()
                 pairs.append((element.value, item_value, item_source))
@@ -373,8 +458,53 @@ class _Walker:
                 and target.value.value == self.base.self_name
             ):
                 self.on_self_assign(target.attr.value, value)
+            dotted = dotted_name(target)
+            if dotted is not None and not dotted.startswith(f"{self.base.self_name}."):
+                # `args.gpu = [0, 1]`: direct evidence about this object on this path.
+                self.dotted = True
+                names[dotted] = value
         elif isinstance(target, cst.StarredElement):
             self.bind_target(target.value, OTHER, names)
+
+
+def _captures(pattern: cst.CSTNode) -> List[str]:
+    """Names a `case` pattern binds (`case [t, *rest]:`, `case {"k": v, **kw}:`, `case X() as y`)."""
+    out: List[str] = []
+    stack: List[cst.CSTNode] = [pattern]
+    while stack:
+        node = stack.pop()
+        name = getattr(node, "name", None) if isinstance(node, (cst.MatchAs, cst.MatchStar)) else None
+        if isinstance(name, cst.Name):
+            out.append(name.value)
+        if isinstance(node, cst.MatchMapping) and isinstance(node.rest, cst.Name):
+            out.append(node.rest.value)
+        if isinstance(node, (cst.MatchValue, cst.MatchSingleton)):
+            continue
+        stack.extend(node.children)
+    return out
+
+
+def _walruses(expression: cst.BaseExpression) -> List[Tuple[str, cst.BaseExpression]]:
+    """`(x := value)` bindings inside an expression, in evaluation order (lambdas aside)."""
+    out: List[Tuple[str, cst.BaseExpression]] = []
+    stack: List[cst.CSTNode] = [expression]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Lambda):
+            continue
+        if isinstance(node, cst.NamedExpr) and isinstance(node.target, cst.Name):
+            out.append((node.target.value, node.value))
+        stack.extend(reversed(node.children))
+    return list(reversed(out)) if len(out) > 1 else out
+
+
+def _enumerated(call: cst.Call, facts: Facts) -> Value:
+    """The element of `enumerate(xs)`'s second position."""
+    from lint_h2d.inference.expressions import _element_of
+
+    if not call.args or call.args[0].keyword is not None or call.args[0].star:
+        return UNKNOWN
+    return _element_of(infer(call.args[0].value, facts)) or UNKNOWN
 
 
 def _statements_of(body: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
@@ -397,6 +527,10 @@ def _snapshot(node: cst.CSTNode, names: Mapping[str, Value]) -> Dict[str, Value]
             if value is not None:
                 out[current.value] = value
         else:
+            if isinstance(current, cst.Attribute):
+                dotted = dotted_name(current)
+                if dotted is not None and dotted in names:
+                    out[dotted] = names[dotted]
             stack.extend(current.children)
     return out
 
@@ -440,15 +574,19 @@ class ModuleWalker:
         module_facts: ModuleFacts = EMPTY_MODULE_FACTS,
         capture_patterns: Sequence[str] = DEFAULT_CAPTURE_FUNCTIONS,
         wants: Callable[[cst.BaseSmallStatement, bool], bool] = lambda s, in_capture: True,
+        text: Optional[str] = None,
+        hints: Tuple[Tuple[str, ...], Tuple[str, ...]] = ((), ()),
     ) -> None:
         self.module = module
         self.capture_patterns = tuple(capture_patterns)
         self.wants = wants
         self.regions: CaptureRegions = capture_regions(module, self.capture_patterns)
+        self.walrus = text is None or ":=" in text
         torch_names, numpy_names = module_aliases(module)
         self.root = Facts(
             {}, {}, module_facts.class_fields, module_facts.device_fields, torch_names,
-            numpy_names, None, scalar_functions(module),
+            numpy_names, None, scalar_functions(module), module_facts.resolved,
+            None, hints[0], hints[1],
         )
         self.facts_out: List[StatementFact] = []
 
@@ -465,12 +603,14 @@ class ModuleWalker:
             lambda c, facts: self.walk_class(c, facts, scope.qualname, emit),
         )
         walker.regions = self.regions.bodies
+        walker.walrus = self.walrus
         return walker
 
     def walk_function(self, fn: cst.FunctionDef, outer: Facts, parent: str, emit: bool = True,
                       on_self: Optional[Callable[[str, Value], None]] = None, self_name: Optional[str] = None,
                       self_attributes: Optional[Mapping[str, Value]] = None,
-                      constructors: FrozenSet[str] = frozenset()) -> None:
+                      constructors: FrozenSet[str] = frozenset(),
+                      self_class: Optional[str] = None) -> None:
         name = fn.name.value
         qualname = name if parent == "<module>" else f"{parent}.{name}"
         params = _params(fn)
@@ -479,6 +619,7 @@ class ModuleWalker:
             outer, names=names,
             self_attributes=self_attributes if self_attributes is not None else outer.self_attributes,
             self_name=self_name if self_name is not None else outer.self_name,
+            self_class=self_class if self_name is not None else outer.self_class,
         )
         for i, param in enumerate(params):
             pname = param.name.value
@@ -486,7 +627,15 @@ class ModuleWalker:
                 names.pop(pname, None)
                 continue
             kind, type_name = annotation_value(param.annotation, base)
-            names[pname] = Value(kind, None, Origin.PARAM, type_name, None, pname, pname)
+            value = Value(kind, None, Origin.PARAM, type_name, None, pname, pname)
+            if type_name is not None:
+                value = value.because(LocalStep(f"`{pname}` is annotated `{type_name}`", param))
+            elif param.annotation is None and param.star == "":
+                # What every call site in the project passes (`lint_h2d.inference.project`).
+                known = base.project.params.get((name, pname))
+                if known is not None:
+                    value = replace(known, origin=Origin.PARAM, root=pname, path=pname)
+            names[pname] = value
         for pname in (p.name.value for p in params):
             if pname in base.torch_names or pname in base.numpy_names:
                 base = replace(base, torch_names=base.torch_names - {pname},
@@ -517,7 +666,7 @@ class ModuleWalker:
             collected: Dict[str, Value] = {}
 
             def record(attr: str, value: Value, collected: Dict[str, Value] = collected) -> None:
-                value = Value(value.kind, value.rank, Origin.SELF, value.type_name, value.length)
+                value = replace(value, origin=Origin.SELF, root=None, path=None)
                 collected[attr] = join(collected[attr], value) if attr in collected else value
 
             for method in methods:
@@ -528,20 +677,26 @@ class ModuleWalker:
                     constructors.add(params[0].name.value)
                 self.walk_function(method, outer, qualname, emit=False, on_self=record,
                                    self_name=self_name, self_attributes=attributes,
-                                   constructors=frozenset(constructors))
+                                   constructors=frozenset(constructors), self_class=cls.name.value)
             merged = dict(attributes)
             for attr, value in collected.items():
                 merged[attr] = value
             attributes = merged
+        attributes.update(_default_device_fields(cls.name.value, attributes, outer))
         class_scope = Scope(cls.name.value, qualname, (), None)
         walker = self._walker(outer, class_scope, None, None, emit)
         walker.container = cls.body if isinstance(cls.body, cst.IndentedBlock) else None
+        # The class body is a scope of its own, run top to bottom: `t = [1, 2, 3]` there
+        # rebinds `t` for the next statements (methods do not see it).
+        class_names: Dict[str, Value] = dict(outer.names)
         for stmt in cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ():
             if isinstance(stmt, cst.FunctionDef):
                 self_name = self._self_name(stmt)
-                self.walk_function(stmt, outer, qualname, emit, None, self_name, attributes)
+                self.walk_function(stmt, outer, qualname, emit, None, self_name, attributes,
+                                   self_class=cls.name.value)
+                walker.bind_name(stmt.name.value, OTHER, class_names)
             else:
-                walker.statement(stmt, dict(outer.names), tuple(_statements_of(cls.body)))
+                class_names = walker.statement(stmt, class_names, tuple(_statements_of(cls.body)))
 
     @staticmethod
     def _self_name(fn: cst.FunctionDef) -> Optional[str]:
@@ -549,3 +704,21 @@ class ModuleWalker:
             return None
         params = list(fn.params.posonly_params) + list(fn.params.params)
         return params[0].name.value if params else None
+
+
+def _default_device_fields(cls: str, attributes: Mapping[str, Value], facts: Facts) -> Dict[str, Value]:
+    """Fields the project puts on the device through a default-device context (issue 17, 8c).
+
+    `torch.zeros(n)` in `__init__` is a CPU tensor to this file's walk; when the project
+    constructs the class under `with torch.device(...)`, the resolved field says DEVICE and
+    names the loader.  Only those fields are taken over; every other walk fact stands.
+    """
+    out: Dict[str, Value] = {}
+    for attr, value in facts.project.fields.get(cls, {}).items():
+        if value.kind != Kind.DEVICE or not any(
+                getattr(step, "message", "").startswith(DEFAULT_DEVICE_STEP) for step in value.evidence):
+            continue
+        current = attributes.get(attr)
+        if current is None or current.kind in (Kind.CPU, Kind.TENSOR, Kind.UNKNOWN):
+            out[attr] = replace(value, origin=Origin.SELF)
+    return out

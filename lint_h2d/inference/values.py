@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, replace
-from typing import Optional
+from typing import Any, Optional, Tuple
 
 
 class Kind(str, enum.Enum):
@@ -53,9 +53,22 @@ class Value:
     root: Optional[str] = None
     # The dotted access path from the root, e.g. "common_attn_metadata.query_start_loc_cpu".
     path: Optional[str] = None
+    # What a container's elements hold (`[torch.zeros(n, device=d) for _ in r]`), and the
+    # positions of a tuple (`slots.append((slot, t.numel(), x))`); None when unknown.
+    element: Optional["Value"] = None
+    items: Optional[Tuple["Value", ...]] = None
+    # An integer dtype is known (sort indices, `dtype=torch.long`): a 0-dim one indexes.
+    integer: bool = False
+    # Why the value is what it is: `lint_h2d.findings.EvidenceStep` for facts from the
+    # project, `LocalStep` for the file at hand (a node, positioned only when reported).
+    evidence: Tuple[Any, ...] = ()
 
     def with_kind(self, kind: Kind, rank: Optional[int] = None) -> "Value":
         return replace(self, kind=kind, rank=rank)
+
+    def because(self, *steps: Any) -> "Value":
+        """The same value, with `steps` added before its evidence (the outermost reason first)."""
+        return replace(self, evidence=tuple(steps) + self.evidence)
 
     def with_rank(self, rank: Optional[int]) -> "Value":
         return replace(self, rank=rank)
@@ -68,6 +81,15 @@ OTHER = Value(Kind.OTHER)
 
 def tensor(kind: Kind, rank: Optional[int] = None, origin: Origin = Origin.LOCAL) -> Value:
     return Value(kind, rank, origin)
+
+
+@dataclass(frozen=True)
+class LocalStep:
+    """A step of evidence in the file being checked; the node is positioned when reported."""
+
+    message: str
+    node: Any
+    kind: str = "direct"  # an EvidenceKind value
 
 
 def join(a: Value, b: Value) -> Value:
@@ -86,4 +108,16 @@ def join(a: Value, b: Value) -> Value:
     else:
         kind = Kind.UNKNOWN
     length = a.length if a.length == b.length else None
-    return Value(kind, rank, origin, type_name, length, root, path)
+    if a.element is not None and b.element is not None:
+        element: Optional[Value] = join(a.element, b.element)
+    elif a.kind == b.kind == Kind.OTHER and (a.length == 0 or b.length == 0):
+        # An empty list on one path, a list built by `append` on the other (a loop).
+        element = a.element if a.element is not None else b.element
+    else:
+        element = None
+    items = None
+    if a.items is not None and b.items is not None and len(a.items) == len(b.items):
+        items = tuple(join(x, y) for x, y in zip(a.items, b.items))
+    evidence = a.evidence if kind == a.kind else (b.evidence if kind == b.kind else ())
+    return Value(kind, rank, origin, type_name, length, root, path, element, items,
+                 a.integer and b.integer, evidence)

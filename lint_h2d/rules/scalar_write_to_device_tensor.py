@@ -11,10 +11,12 @@ from fixers.platform_gate import Gate, gated_statement, matches_gate
 from fixers.imports import import_insertion
 from fixers.statements import replace_small_statement, replace_statement_line
 from lint_h2d import prefilter
-from lint_h2d.findings import Applicability, Finding, Fix
+from dataclasses import replace
+
+from lint_h2d.findings import Applicability, EvidenceKind, EvidenceStep, Finding, Fix
 from lint_h2d.inference.expressions import index_effect, infer
 from lint_h2d.inference.scope import StatementFact
-from lint_h2d.inference.values import Kind
+from lint_h2d.inference.values import Kind, LocalStep
 from lint_h2d.rules._gate_site import GateSite, ModuleImports, gate_site
 from lint_h2d.rules._scopes import ScopeMap
 from lint_h2d.rules._sizes import proven_length
@@ -113,11 +115,13 @@ It is **unsafe** (applied only with `--unsafe-fixes`, after reading it) when:
 
     def could_match(self, text: str, settings: "Settings",
                     device_fields: AbstractSet[str] = frozenset()) -> bool:
-        return prefilter.h2d001_text(text, device_fields)
+        return prefilter.h2d001_text(text, device_fields) or prefilter.mentions_hint(
+            text, settings.device_hints)
 
     def could_match_tree(self, tree: "ast.AST", settings: "Settings",
                          device_fields: AbstractSet[str] = frozenset(), text: str = "") -> bool:
-        return prefilter.h2d001_tree(tree, device_fields, text)
+        return prefilter.h2d001_tree(tree, device_fields, text) or prefilter.mentions_hint(
+            text, settings.device_hints)
 
     invalid_examples = (
         "import torch\nt = torch.zeros(4, device='cuda')\nt[0] = 0\n",
@@ -158,24 +162,40 @@ It is **unsafe** (applied only with `--unsafe-fixes`, after reading it) when:
         effects = [index_effect(e, fact.facts) for e in target.slice]
         if not _destination_is_one_element(effects, tensor.rank):
             return None
-        if infer(assign.value, fact.facts).kind != Kind.SCALAR:
+        value = infer(assign.value, fact.facts)
+        # A Python number, or a 0-dim CPU tensor (a checkpoint's per-tensor scale): both are
+        # copied host-to-device into the selected element.
+        cpu_tensor_value = value.kind == Kind.CPU and value.rank == 0
+        if value.kind != Kind.SCALAR and not cpu_tensor_value:
             return None
         target_code = ctx.module.code_for_node(target.value)
         if _already_gated(fact, target_code, ctx.module, ctx.settings.custom_gate):
             return None
-        proven_index = all(e in ("int", "ellipsis") for e in effects)
+        steps = _evidence(tensor.evidence, ctx)
+        # A finding that rests on a convention or a hint alone gets an unsafe fix at most.
+        convention_only = not any(step.kind == EvidenceKind.DIRECT for step in steps) and bool(steps)
+        proven_index = all(e in ("int", "ellipsis") for e in effects) and not convention_only
         fix, reason, suggestion, proven = self._fix(fact, target, assign.value, proven_index, ctx)
         written = _one_line(ctx.module.code_for_node(target))
+        notes = []
+        if cpu_tensor_value:
+            notes.append("the value is a 0-dim CPU tensor")
+        if "int-tensor" in effects:
+            notes.append("an index is a 0-dim integer tensor, read back to the host first"
+                         " (a sync of its own when it is on the device)")
+        extra = f" ({'; '.join(notes)})" if notes else ""
         message = (
             f"Scalar write into one element of device tensor `{_one_line(target_code)}` "
             f"(`{written} = ...`): a host-to-device copy that blocks the host until the "
-            f"stream drains; use `{_one_line(suggestion)}`"
+            f"stream drains{extra}; use `{_one_line(suggestion)}`"
         )
-        return ctx.finding(
+        steps = steps + _why_scalar(effects, cpu_tensor_value, target, assign.value, fact, ctx)
+        finding = ctx.finding(
             self.code, assign, message, fix=fix, no_fix_reason=reason, statement=fact.owner,
             details=(("target", target_code), ("rank", str(tensor.rank)))
             + ((("min_length", str(proven)),) if proven is not None else ()),
         )
+        return replace(finding, evidence=steps)
 
     def _fix(
         self,
@@ -307,15 +327,41 @@ def _one_literal_index(target: cst.Subscript) -> bool:
     return len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index)
 
 
+def _evidence(raw: Iterable[object], ctx: FileContext) -> Tuple[EvidenceStep, ...]:
+    """The value's evidence as reported: local steps positioned, duplicates dropped."""
+    out: List[EvidenceStep] = []
+    for step in raw:
+        if isinstance(step, LocalStep):
+            where = ctx.position(step.node)
+            step = EvidenceStep(step.message, None, where.start.line, where.start.column + 1,
+                                EvidenceKind(step.kind))
+        if isinstance(step, EvidenceStep) and step not in out:
+            out.append(step)
+    return tuple(out)
+
+
+def _why_scalar(effects: List[str], cpu_tensor_value: bool, target: cst.Subscript,
+                value: cst.BaseExpression, fact: StatementFact,
+                ctx: FileContext) -> Tuple[EvidenceStep, ...]:
+    """Why the destination is one element and the value a host scalar (the last steps)."""
+    row = ctx.position(value).start.line
+    index = "a 0-dim integer tensor" if "int-tensor" in effects else (
+        "integers" if all(e in ("int", "ellipsis") for e in effects) else
+        "taken to be integers (un-annotated parameter)")
+    what = "a 0-dim CPU tensor" if cpu_tensor_value else "a Python number"
+    return (EvidenceStep(f"every index is {index}: the destination is one element, the value "
+                         f"is {what}", None, row, None, EvidenceKind.DIRECT),)
+
+
 def _one_line(code: str) -> str:
     return " ".join(code.split())
 
 
 def _destination_is_one_element(effects: List[str], rank: Optional[int]) -> bool:
     """True when indexing leaves a 0-dim view: that is the only case setitem copies."""
-    if any(e not in ("int", "maybe-int", "ellipsis") for e in effects):
+    if any(e not in ("int", "maybe-int", "int-tensor", "ellipsis") for e in effects):
         return False
-    integers = sum(1 for e in effects if e in ("int", "maybe-int"))
+    integers = sum(1 for e in effects if e in ("int", "maybe-int", "int-tensor"))
     ellipses = effects.count("ellipsis")
     if ellipses > 1 or integers == 0:
         return False

@@ -146,23 +146,22 @@ def file_pairs_and_errors(paths: Sequence[str]) -> Tuple[List[StatementPair], Li
     The engine is built as `check` builds it, project index included, and the pairs are the
     fixes its fix loop applies with `--unsafe-fixes`.
     """
-    from lint_h2d.config import resolve
+    from lint_h2d.config import Resolver
     from lint_h2d.discovery import discover
-    from lint_h2d.engine import ERROR_CODES, Engine, load_sources, project_facts
-    from lint_h2d.project_index import project_classes
+    from lint_h2d.engine import ERROR_CODES, load_sources
+    from lint_h2d.plan import Options, units
     from lint_h2d.verify.pairs import pairs_for_source
 
-    settings = resolve(list(paths), None)
-    files, problems = discover(list(paths), settings)
+    resolver = Resolver()
+    files, problems = discover(list(paths), resolver)
     sources, errors = load_sources(files)
     notes = [f"cannot check {p.path}: {p.message}" for p in problems] + [e.message for e in errors]
     broken = bool(problems or errors)
     walk = any(os.path.isdir(p) for p in paths)
-    classes = project_classes(settings, [s.path for s in sources], None, walk)
-    engine = Engine(settings, project_facts(sources, classes))
+    planned, _ = units(resolver, sources, Options(walk=walk), findings_cache=False)
     pairs: List[StatementPair] = []
-    for source in sources:
-        found, skipped = pairs_for_source(engine, source)
+    for unit in planned:
+        found, skipped = pairs_for_source(unit.engine, unit.source)
         pairs.extend(found)
         for f in skipped:
             if f.code in ERROR_CODES:

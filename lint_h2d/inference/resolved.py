@@ -1,0 +1,59 @@
+"""Facts the project offers every file's walk, resolved across files before the rules run.
+
+Built by `lint_h2d.inference.project.resolve` from the per-file summaries; kept in a module of
+its own so that the walk (`scope.py`, `expressions.py`) can name it without importing the
+resolver.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field as _field
+from typing import FrozenSet, Mapping, Optional, Set, Tuple
+
+from lint_h2d.inference.values import Value
+
+# How the evidence of a field on the default device begins (issue 17, item 8c).
+DEFAULT_DEVICE_STEP = "allocated without `device=` in `__init__`"
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """What the project knows, resolved across files; the walk asks it, never another tree.
+
+    Only informative entries are kept (an unknown is the default).  Every value carries the
+    evidence that made it, with the file and line of each step.
+    """
+
+    # class → field → value
+    fields: Mapping[str, Mapping[str, Value]] = _field(default_factory=dict)
+    # class → its bases (project classes only), for inherited fields
+    bases: Mapping[str, Tuple[str, ...]] = _field(default_factory=dict)
+    # class → (file, line) where it is defined
+    classes: Mapping[str, Tuple[str, int]] = _field(default_factory=dict)
+    # function name (or `Class.method`) → value of a call
+    returns: Mapping[str, Value] = _field(default_factory=dict)
+    # (function name, parameter) → value every call site passes
+    params: Mapping[Tuple[str, str], Value] = _field(default_factory=dict)
+    # What may hold a device tensor, for the prefilter: `attr` (a field, read as `.attr`),
+    # `call:f` (a function or method returning one), `param:p` with `def:f` (a parameter
+    # every call site of `f` passes one).
+    device_names: FrozenSet[str] = frozenset()
+
+    def field(self, cls: str, attr: str) -> Optional[Value]:
+        seen: Set[str] = set()
+        todo = [cls]
+        while todo:
+            name = todo.pop(0)
+            if name in seen:
+                continue
+            seen.add(name)
+            found = self.fields.get(name, {}).get(attr)
+            if found is not None:
+                return found
+            todo.extend(self.bases.get(name, ()))
+        return None
+
+    def knows_class(self, cls: str) -> bool:
+        return cls in self.classes
+
+
+EMPTY_RESOLVED = Resolved()

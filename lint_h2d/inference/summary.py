@@ -1,0 +1,847 @@
+"""What one file tells the others: a per-file summary built on CPython's `ast` (cheap).
+
+A summary holds, for one file, the facts another file may need, as symbolic *terms* that
+still mention other files' names (`Pool(...)`, `make_buf(...)`, a parameter):
+
+* classes: bases, and every field with each value assigned to it (`self.x = ...` in any
+  method, class-level annotations and assignments, keywords of `cls(...)` constructors);
+* functions: parameters with their annotations, return annotation, the returned
+  expressions, and which parameters the body uses as integers or as sequences;
+* call sites: what each call passes to each parameter;
+* device contexts: `with torch.device(...)` / `torch.set_default_device(...)` and the
+  classes constructed under them (models built on the accelerator by the default device).
+
+`lint_h2d.inference.project` resolves the terms of every summary of the project together.
+Terms are nested tuples (tag first), so that a summary is plain JSON for the project index;
+every term that introduces a fact carries its line, so that evidence can name it.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+
+Term = Tuple[Any, ...]
+
+UNK: Term = ("unk",)
+SCALAR: Term = ("scalar",)
+OTHER: Term = ("other",)
+
+# Mirrors lint_h2d/inference/expressions.py (kept apart: that module imports LibCST).
+_SIZE_FACTORIES = frozenset({"empty", "zeros", "ones", "rand", "randn"})
+_ONE_D = frozenset({"arange", "linspace", "logspace", "randperm"})
+_LIKE = frozenset({"empty_like", "zeros_like", "ones_like", "full_like", "rand_like",
+                   "randn_like", "randint_like"})
+_DATA = frozenset({"tensor", "as_tensor", "asarray"})
+_FACTORIES = _SIZE_FACTORIES | _ONE_D | _LIKE | _DATA | {"full", "eye", "randint", "empty_strided"}
+_SAME_DEVICE_FUNCTIONS = frozenset({
+    "cumsum", "cat", "concat", "stack", "where", "clamp", "abs", "add", "sub", "mul", "div",
+    "maximum", "minimum", "sum", "argsort", "argmax", "argmin", "flatten", "reshape",
+    "index_select", "gather", "repeat_interleave", "nonzero", "searchsorted", "diff",
+})
+_SAME_DEVICE_METHODS = frozenset({
+    "clone", "contiguous", "view", "reshape", "flatten", "narrow", "transpose", "permute",
+    "squeeze", "unsqueeze", "expand", "detach", "int", "long", "float", "half", "bfloat16",
+    "bool", "index_select", "gather", "cumsum", "sum", "argsort", "argmax", "sort",
+    "masked_fill", "repeat", "flip", "roll", "view_as", "select", "type_as",
+})
+_SCALAR_CALLS = frozenset({"len", "int", "float", "bool", "round", "abs", "ord", "hash"})
+_SCALAR_METHODS = frozenset({"item", "numel", "dim", "ndimension", "element_size", "nelement"})
+_INTEGER_DTYPES = frozenset({"int", "int8", "int16", "int32", "int64", "long", "short", "uint8",
+                             "uint16", "uint32", "uint64"})
+
+
+@dataclass(frozen=True)
+class ClassSummary:
+    name: str
+    line: int
+    bases: Tuple[str, ...]
+    # (attribute, term) for each assignment; several for one attribute are joined.
+    fields: Tuple[Tuple[str, Term], ...]
+    # Classes constructed in `__init__` (`self.sub = Sub(...)`): built where this one is.
+    constructs: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class FunctionSummary:
+    name: str
+    owner: Optional[str]  # the class of a method
+    line: int
+    params: Tuple[str, ...]
+    annotations: Tuple[Term, ...]  # one per parameter; UNK when absent
+    # Called as `obj.name(...)` with the object as first parameter (a method, a classmethod).
+    bound: bool
+    returns: Tuple[Term, ...]
+    return_annotation: Term
+    # Parameters the body proves integer-like (`range(p)`, a slice bound) or sequence-like
+    # (`len(p)`, `p.tolist()`, `for x in p`, `p.shape`): evidence for or against an index.
+    int_params: Tuple[str, ...] = ()
+    seq_params: Tuple[str, ...] = ()
+    # Parameters with a default value (a call may omit them).
+    defaults: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CallSite:
+    callee: str
+    bound: bool  # `x.callee(...)` rather than `callee(...)`
+    line: int
+    args: Tuple[Term, ...]
+    keywords: Tuple[Tuple[str, Term], ...]
+    starred: bool  # `*args` / `**kwargs`: positions unknown
+
+
+@dataclass(frozen=True)
+class DeviceContext:
+    """Model construction under an accelerator default device."""
+
+    line: int
+    how: str
+    constructs: Tuple[str, ...]  # names called inside (classes or factory functions)
+
+
+@dataclass(frozen=True)
+class FileSummary:
+    path: str
+    classes: Tuple[ClassSummary, ...] = ()
+    functions: Tuple[FunctionSummary, ...] = ()
+    calls: Tuple[CallSite, ...] = ()
+    contexts: Tuple[DeviceContext, ...] = ()
+
+    def to_json(self) -> Dict[str, Any]:
+        return {
+            "classes": [[c.name, c.line, list(c.bases), [[a, t] for a, t in c.fields], list(c.constructs)]
+                        for c in self.classes],
+            "functions": [[f.name, f.owner, f.line, list(f.params), list(f.annotations), f.bound,
+                           list(f.returns), f.return_annotation, list(f.int_params), list(f.seq_params),
+                           list(f.defaults)]
+                          for f in self.functions],
+            "calls": [[c.callee, c.bound, c.line, list(c.args), [[k, t] for k, t in c.keywords], c.starred]
+                      for c in self.calls],
+            "contexts": [[d.line, d.how, list(d.constructs)] for d in self.contexts],
+        }
+
+
+def from_json(path: str, data: Dict[str, Any]) -> FileSummary:
+    """The inverse of `FileSummary.to_json` (JSON lists become tuples again)."""
+    return FileSummary(
+        path,
+        tuple(ClassSummary(n, ln, tuple(b), tuple((a, _tuple(t)) for a, t in fs), tuple(cs))
+              for n, ln, b, fs, cs in data.get("classes", ())),
+        tuple(FunctionSummary(n, o, ln, tuple(p), tuple(_tuple(a) for a in an), bd,
+                              tuple(_tuple(r) for r in rs), _tuple(ra), tuple(ip), tuple(sp), tuple(df))
+              for n, o, ln, p, an, bd, rs, ra, ip, sp, df in data.get("functions", ())),
+        tuple(CallSite(c, bd, ln, tuple(_tuple(a) for a in args), tuple((k, _tuple(t)) for k, t in kws), st)
+              for c, bd, ln, args, kws, st in data.get("calls", ())),
+        tuple(DeviceContext(ln, how, tuple(cs)) for ln, how, cs in data.get("contexts", ())),
+    )
+
+
+def _tuple(value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple(_tuple(v) for v in value)
+    return value
+
+
+# -- building ----------------------------------------------------------------------------------
+
+
+def summarize(path: str, text: str) -> FileSummary:
+    """The summary of one file ({} of everything when it does not parse)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return FileSummary(path)
+    return summarize_tree(path, tree)
+
+
+def summarize_tree(path: str, tree: ast.Module) -> FileSummary:
+    builder = _Builder()
+    try:
+        builder.module(tree)
+    except RecursionError:
+        return FileSummary(path)
+    return FileSummary(path, tuple(builder.classes), tuple(builder.functions),
+                       tuple(builder.calls), tuple(builder.contexts))
+
+
+@dataclass
+class _Scope:
+    """What a function body binds, flow-insensitively (every assignment of a name joined)."""
+
+    function: Optional[str]
+    owner: Optional[str]  # class name when a method
+    self_name: Optional[str]
+    params: Dict[str, Term] = field(default_factory=dict)
+    env: Dict[str, List[ast.expr]] = field(default_factory=dict)
+    # Each name's term, computed once (a long function's names are looked up many times).
+    terms: Dict[str, Term] = field(default_factory=dict)
+    in_init: bool = False
+    torch: FrozenSet[str] = frozenset({"torch"})
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.classes: List[ClassSummary] = []
+        self.functions: List[FunctionSummary] = []
+        self.calls: List[CallSite] = []
+        self.contexts: List[DeviceContext] = []
+        self.torch: Set[str] = {"torch"}
+        self.depth = 0
+
+    # -- structure ---------------------------------------------------------------------
+    def module(self, tree: ast.Module) -> None:
+        for node in tree.body:
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name == "torch" and alias.asname:
+                        self.torch.add(alias.asname)
+        scope = _Scope(None, None, None, torch=frozenset(self.torch))
+        _collect_env(tree.body, scope.env)
+        self.body(tree.body, scope)
+
+    def body(self, statements: Sequence[ast.stmt], scope: _Scope) -> None:
+        for stmt in statements:
+            self.statement(stmt, scope)
+
+    def statement(self, stmt: ast.stmt, scope: _Scope) -> None:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self.function(stmt, None, scope)
+            return
+        if isinstance(stmt, ast.ClassDef):
+            self.klass(stmt)
+            return
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            for item in stmt.items:
+                how = self._device_context(item.context_expr, scope)
+                if how is not None:
+                    self.contexts.append(DeviceContext(stmt.lineno, how, _called_names(stmt.body)))
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            how = self._set_default_device(stmt.value, scope)
+            if how is not None:
+                self.contexts.append(DeviceContext(stmt.lineno, how, ()))
+        self.calls_in(stmt, scope)
+        for name in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, name, None)
+            if isinstance(inner, list):
+                self.body(inner, scope)
+        for handler in getattr(stmt, "handlers", ()) or ():
+            self.body(handler.body, scope)
+        for case in getattr(stmt, "cases", ()) or ():
+            self.body(case.body, scope)
+
+    def klass(self, node: ast.ClassDef) -> None:
+        fields: List[Tuple[str, Term]] = []
+        constructs: List[str] = []
+        scope = _Scope(None, node.name, None, torch=frozenset(self.torch))
+        for stmt in node.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                fields.append((stmt.target.id, annotation_term(stmt.annotation)))
+                if stmt.value is not None and not _is_none(stmt.value):
+                    fields.append((stmt.target.id, self.term(stmt.value, scope)))
+            elif isinstance(stmt, ast.Assign):
+                for target in stmt.targets:
+                    if isinstance(target, ast.Name) and not _is_none(stmt.value):
+                        fields.append((target.id, self.term(stmt.value, scope)))
+        for stmt in node.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.function(stmt, node, scope, fields, constructs)
+        bases = tuple(_last_name(b) for b in node.bases if _last_name(b))
+        self.classes.append(ClassSummary(node.name, node.lineno, bases, tuple(fields), tuple(constructs)))
+
+    def function(self, node: Any, cls: Optional[ast.ClassDef], outer: _Scope,
+                 fields: Optional[List[Tuple[str, Term]]] = None,
+                 constructs: Optional[List[str]] = None) -> None:
+        decorators = {_last_name(d) for d in node.decorator_list}
+        args = node.args
+        positional = list(args.posonlyargs) + list(args.args)
+        everything = positional + ([args.vararg] if args.vararg else []) + list(args.kwonlyargs) \
+            + ([args.kwarg] if args.kwarg else [])
+        bound = cls is not None and "staticmethod" not in decorators and bool(positional)
+        self_name = positional[0].arg if bound else None
+        owner = cls.name if cls is not None else None
+        scope = _Scope(node.name, owner, self_name, in_init=node.name == "__init__",
+                       torch=frozenset(self.torch))
+        annotations: List[Term] = []
+        for arg in positional + list(args.kwonlyargs):
+            term = annotation_term(arg.annotation) if arg.annotation is not None else UNK
+            annotations.append(term)
+            if arg.arg != self_name:
+                scope.params[arg.arg] = term if term != UNK else ("param", node.name, arg.arg, owner)
+        for arg in everything:
+            if arg.arg not in scope.params and arg.arg != self_name:
+                scope.params[arg.arg] = OTHER  # *args / **kwargs: a tuple / a dict
+        _collect_env(node.body, scope.env)
+        returns: List[Term] = []
+        ints: Set[str] = set()
+        seqs: Set[str] = set()
+        for stmt in _own_statements(node.body):
+            if isinstance(stmt, ast.Return) and stmt.value is not None and not _is_none(stmt.value):
+                returns.append(self.term(stmt.value, scope))
+            if fields is not None and self_name is not None:
+                self._self_fields(stmt, scope, self_name, "classmethod" in decorators, fields,
+                                  constructs if constructs is not None else [], cls)
+        self.body(node.body, scope)
+        params = tuple(a.arg for a in positional + list(args.kwonlyargs))
+        ret = annotation_term(node.returns) if node.returns is not None else UNK
+        self.functions.append(FunctionSummary(
+            node.name, owner, node.lineno, params, tuple(annotations),
+            bound and "staticmethod" not in decorators, tuple(returns), ret,
+            tuple(sorted(ints)), tuple(sorted(seqs)), _with_defaults(args),
+        ))
+
+    def _self_fields(self, stmt: ast.stmt, scope: _Scope, self_name: str, classmethod: bool,
+                     fields: List[Tuple[str, Term]], constructs: List[str],
+                     cls: Optional[ast.ClassDef]) -> None:
+        targets: List[ast.expr] = []
+        value: Optional[ast.expr] = None
+        if isinstance(stmt, ast.Assign):
+            targets, value = list(stmt.targets), stmt.value
+        elif isinstance(stmt, ast.AnnAssign):
+            targets, value = [stmt.target], stmt.value
+            if isinstance(stmt.target, ast.Attribute) and _is_name(stmt.target.value, self_name):
+                fields.append((stmt.target.attr, annotation_term(stmt.annotation)))
+        for target in targets:
+            pairs = _pairs(target, value)
+            for t, v in pairs:
+                if isinstance(t, ast.Attribute) and _is_name(t.value, self_name) and v is not None \
+                        and not _is_none(v):
+                    term = self.term(v, scope)
+                    fields.append((t.attr, term))
+                    if scope.in_init and term[0] == "call":
+                        constructs.append(term[1])
+        # `return cls(x=...)` / `cls(...)` in a classmethod: the keywords are fields.
+        if classmethod and cls is not None:
+            for call in _calls_in_statement(stmt):
+                if isinstance(call.func, ast.Name) and call.func.id in (self_name, cls.name):
+                    for kw in call.keywords:
+                        if kw.arg is not None:
+                            fields.append((kw.arg, self.term(kw.value, scope)))
+
+    # -- call sites and contexts --------------------------------------------------------
+    def calls_in(self, stmt: ast.stmt, scope: _Scope) -> None:
+        for call in _calls_in_statement(stmt):
+            func = call.func
+            if isinstance(func, ast.Name):
+                callee, bound = func.id, False
+            elif isinstance(func, ast.Attribute):
+                callee, bound = func.attr, True
+            else:
+                continue
+            if callee in scope.torch or callee in _UNINTERESTING_CALLEES or not (call.args or call.keywords):
+                continue
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+                    and func.value.id in _LIBRARY_MODULES | scope.torch:
+                continue
+            starred = any(isinstance(a, ast.Starred) for a in call.args) or any(
+                k.arg is None for k in call.keywords)
+            args = tuple(_small(self.term(a, scope)) for a in call.args if not isinstance(a, ast.Starred))
+            keywords = tuple((k.arg, _small(self.term(k.value, scope))) for k in call.keywords if k.arg)
+            self.calls.append(CallSite(callee, bound, call.lineno, args, keywords, starred))
+
+    def _device_context(self, expr: ast.expr, scope: _Scope) -> Optional[str]:
+        if isinstance(expr, ast.Call) and _is_torch(expr.func, "device", scope) and expr.args:
+            if not _is_cpu(expr.args[0]):
+                return "with torch.device(...)"
+        return None
+
+    def _set_default_device(self, call: ast.Call, scope: _Scope) -> Optional[str]:
+        if _is_torch(call.func, "set_default_device", scope) and call.args and not _is_cpu(call.args[0]):
+            return "torch.set_default_device(...)"
+        return None
+
+    # -- terms ---------------------------------------------------------------------------
+    def term(self, node: ast.expr, scope: _Scope) -> Term:
+        self.depth += 1
+        try:
+            if self.depth > 40:
+                return UNK
+            return self._term(node, scope)
+        finally:
+            self.depth -= 1
+
+    def _term(self, node: ast.expr, scope: _Scope) -> Term:
+        if isinstance(node, ast.Constant):
+            if node.value is ...:
+                return UNK  # what `_collect_env` binds for an unknown value
+            if isinstance(node.value, (bool, int, float, complex)):
+                return SCALAR
+            return OTHER
+        if isinstance(node, ast.Name):
+            return self._name(node.id, scope)
+        if isinstance(node, ast.Attribute):
+            if scope.self_name is not None and _is_name(node.value, scope.self_name) and scope.owner:
+                return ("field", scope.owner, node.attr)
+            return ("attr", self.term(node.value, scope), node.attr, node.lineno)
+        if isinstance(node, ast.Call):
+            return self._call(node, scope)
+        if isinstance(node, ast.IfExp):
+            sides = [s for s in (node.body, node.orelse) if not _is_none(s)]
+            return _join([self.term(s, scope) for s in sides])
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            elements = [e for e in node.elts if not isinstance(e, ast.Starred)]
+            return ("list", _join([self.term(e, scope) for e in elements]) if elements else ("none",))
+        if isinstance(node, ast.Dict):
+            return ("list", _join([self.term(v, scope) for v in node.values]) if node.values else ("none",))
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+            return ("list", self.term(node.elt, scope))
+        if isinstance(node, ast.DictComp):
+            return ("list", self.term(node.value, scope))
+        if isinstance(node, ast.BinOp):
+            left, right = self.term(node.left, scope), self.term(node.right, scope)
+            if left[0] == "list" or right[0] == "list":  # `[t] + [...]`, `[t] * k`
+                return ("list", _join([x[1] for x in (left, right) if x[0] == "list"]))
+            if left == SCALAR and right == SCALAR:
+                return SCALAR
+            return ("same", left, right)
+        if isinstance(node, ast.UnaryOp):
+            inner = self.term(node.operand, scope)
+            if isinstance(node.op, ast.Not):
+                return SCALAR if inner == SCALAR else UNK
+            return ("same", inner, None) if inner != SCALAR else SCALAR
+        if isinstance(node, ast.Compare):
+            if all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops):
+                return SCALAR
+            return ("same", self.term(node.left, scope), self.term(node.comparators[0], scope))
+        if isinstance(node, ast.Subscript):
+            base = self.term(node.value, scope)
+            index = node.slice
+            elements = index.elts if isinstance(index, ast.Tuple) else [index]
+            ints = 0
+            for element in elements:
+                if isinstance(element, ast.Slice):
+                    continue
+                if isinstance(element, ast.Constant) and isinstance(element.value, int):
+                    ints += 1
+                else:
+                    ints = -1
+                    break
+            return ("sub", base, ints if ints >= 0 else None)
+        if isinstance(node, ast.NamedExpr):
+            return self.term(node.value, scope)
+        if isinstance(node, ast.Await):
+            return self.term(node.value, scope)
+        return UNK
+
+    def _name(self, name: str, scope: _Scope) -> Term:
+        if name in scope.params:
+            return scope.params[name]
+        known = scope.terms.get(name)
+        if known is not None:
+            return known
+        values = scope.env.get(name)
+        if values:
+            values, scope.env[name] = scope.env[name], []  # a name defined by itself: unknown
+            try:
+                term = _join([self.term(v, scope) for v in values])
+            finally:
+                scope.env[name] = values
+            if _size(term) > 200:
+                term = UNK  # a value too complex to be worth carrying across files
+            scope.terms[name] = term
+            return term
+        if values is not None:
+            return UNK
+        if name in ("True", "False"):
+            return SCALAR
+        return ("global", name)
+
+    def _call(self, node: ast.Call, scope: _Scope) -> Term:
+        func = node.func
+        line = node.lineno
+        if isinstance(func, ast.Name):
+            if func.id in _SCALAR_CALLS:
+                return SCALAR
+            if func.id in ("zip", "enumerate", "list", "tuple", "sorted", "reversed"):
+                return ("list", UNK)
+            return ("call", func.id, line)
+        if not isinstance(func, ast.Attribute):
+            return UNK
+        method = func.attr
+        receiver = func.value
+        if isinstance(receiver, ast.Name) and receiver.id in scope.torch and receiver.id not in scope.params:
+            if method in _FACTORIES:
+                return self._factory(node, method, scope)
+            if method in _SAME_DEVICE_FUNCTIONS and node.args:
+                first = node.args[0]
+                if isinstance(first, (ast.List, ast.Tuple)) and first.elts:
+                    first = first.elts[0]
+                return ("same", self.term(first, scope), None)
+            return UNK
+        dotted = _dotted(func) or ""
+        if dotted.endswith(("distributed.get_rank", "distributed.get_world_size",
+                            "cuda.current_device", "cuda.device_count")):
+            return SCALAR
+        if method in _SCALAR_METHODS:
+            return SCALAR
+        if method in ("size", "stride") and node.args:
+            return SCALAR
+        if method == "tolist":
+            return ("list", UNK)
+        recv = self.term(receiver, scope)
+        if method == "cuda":
+            return ("move", recv, line, ".cuda()")
+        if method == "to":
+            target = _keyword(node, "device") or (node.args[0] if node.args else None)
+            if target is None:
+                return ("same", recv, None)
+            if _is_cpu(target):
+                return ("cpu", None, line)
+            if _is_dtype(target, scope):
+                return ("same", recv, None)
+            if isinstance(target, ast.Constant) and isinstance(target.value, str):
+                return ("move", recv, line, ".to(...)")
+            if _names_a_device(target):
+                return ("move", recv, line, ".to(...)")
+            return ("to", recv, self.term(target, scope), line)
+        if method in ("cpu", "pin_memory", "numpy"):
+            return ("cpu", None, line) if method != "numpy" else OTHER
+        if method in _SAME_DEVICE_METHODS or (method.endswith("_") and not method.startswith("_")):
+            return ("same", recv, None)
+        return ("mcall", recv, method, line)
+
+    def _factory(self, node: ast.Call, name: str, scope: _Scope) -> Term:
+        line = node.lineno
+        pin = _keyword(node, "pin_memory")
+        if isinstance(pin, ast.Constant) and pin.value is True:
+            return ("cpu", None, line)
+        device = _keyword(node, "device")
+        dtype = _keyword(node, "dtype")
+        integer = dtype is not None and (_dotted(dtype) or "").split(".")[-1] in _INTEGER_DTYPES
+        if name in _LIKE:
+            source = self.term(node.args[0], scope) if node.args else UNK
+            if device is None:
+                return ("same", source, None)
+        rank = _factory_rank(node, name)
+        if device is None:
+            if name in ("tensor", "as_tensor", "asarray") and node.args:
+                return ("cpu", rank, line) if not scope.in_init else ("dflt", rank, line)
+            return ("dflt", rank, line, integer) if scope.in_init else ("cpu", rank, line)
+        if _is_cpu(device):
+            return ("cpu", rank, line)
+        return ("dev", rank, line, f"torch.{name}(..., device=...)", integer)
+
+
+# -- small helpers -------------------------------------------------------------------------------
+
+
+# Call sites worth no fact (they would cost most of a summary's memory): builtins and the
+# methods of str/list/dict/logging that every file calls.  Every call of such a name is
+# dropped, so a project function of that name has no call sites and no call-site facts:
+# a missing fact, never a false one.  Calls without arguments teach nothing about
+# parameters; a parameter with a default is therefore never concluded from call sites.
+_UNINTERESTING_CALLEES = frozenset({
+    "print", "len", "isinstance", "issubclass", "getattr", "setattr", "hasattr", "super",
+    "str", "repr", "format", "join", "split", "rsplit", "startswith", "endswith", "replace",
+    "strip", "lstrip", "rstrip", "items", "keys", "values", "debug", "info", "warning",
+    "warning_once", "info_once", "error", "exception", "assert_", "dict", "list", "tuple",
+    "set", "frozenset", "type", "id", "sorted", "min", "max", "sum", "any", "all", "map",
+    "filter", "iter", "next", "encode", "decode", "lower", "upper", "sub", "match",
+    "fullmatch", "search", "findall", "compile", "dumps", "loads", "exists", "open",
+})
+_LIBRARY_MODULES = frozenset({"np", "numpy", "math", "os", "sys", "re", "json", "logger",
+                              "logging", "time", "itertools", "functools", "dataclasses",
+                              "typing", "inspect", "copy", "warnings", "pickle", "triton", "tl"})
+
+
+def _with_defaults(args: ast.arguments) -> Tuple[str, ...]:
+    positional = list(args.posonlyargs) + list(args.args)
+    named = [a.arg for a in positional[len(positional) - len(args.defaults):]] if args.defaults else []
+    named += [a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    return tuple(named)
+
+
+def _small(term: Term) -> Term:
+    """An argument's term, or unknown when it is too deep to be worth carrying."""
+    return term if _size(term) <= 16 else UNK
+
+
+def _size(term: Any) -> int:
+    if isinstance(term, tuple):
+        return 1 + sum(_size(t) for t in term)
+    return 1
+
+
+def _join(terms: Sequence[Term]) -> Term:
+    unique: List[Term] = []
+    for t in terms:
+        if t not in unique and t != ("none",):
+            unique.append(t)
+    if not unique:
+        return ("none",)
+    if len(unique) == 1:
+        return unique[0]
+    return ("join", tuple(unique))
+
+
+def annotation_term(node: Optional[ast.expr]) -> Term:
+    """What an annotation declares: a tensor, a scalar, a container of X, an instance of X."""
+    if node is None:
+        return UNK
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            parsed = ast.parse(node.value, mode="eval").body
+        except SyntaxError:
+            return UNK
+        return annotation_term(parsed)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        sides = [s for s in (node.left, node.right) if not _is_none(s)]
+        return annotation_term(sides[0]) if len(sides) == 1 else UNK
+    if isinstance(node, ast.Subscript):
+        head = _last_name(node.value)
+        inner = node.slice
+        args = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+        if head == "Optional" and args:
+            return annotation_term(args[0])
+        if head == "Union":
+            rest = [a for a in args if not _is_none(a)]
+            return annotation_term(rest[0]) if len(rest) == 1 else UNK
+        if head in ("list", "List", "Sequence", "tuple", "Tuple", "MutableSequence", "Iterable"):
+            if head in ("tuple", "Tuple") and len(args) == 2 and isinstance(args[1], ast.Constant) \
+                    and args[1].value is Ellipsis:
+                return ("list", annotation_term(args[0]))
+            if head in ("tuple", "Tuple"):
+                return ("list", _join([annotation_term(a) for a in args]))
+            return ("list", annotation_term(args[0]))
+        if head in ("dict", "Dict", "Mapping", "MutableMapping") and len(args) == 2:
+            return ("list", annotation_term(args[1]))
+        return OTHER
+    name = _dotted(node)
+    if name is None:
+        return UNK
+    last = name.split(".")[-1]
+    if name in ("int", "float", "bool"):
+        return SCALAR
+    if last == "Tensor" or last == "Parameter":
+        return ("tensor", None)
+    if name in ("str", "bytes", "list", "dict", "tuple", "set", "None", "Any", "object"):
+        return OTHER if name != "Any" else UNK
+    if last == "device":
+        return OTHER
+    return ("inst", last)
+
+
+def _factory_rank(node: ast.Call, name: str) -> Optional[int]:
+    if name in _ONE_D:
+        return 1
+    if name == "eye":
+        return 2
+    if name in ("randint", "full", "empty_strided") or name in _LIKE or name in _DATA:
+        if name == "full" and node.args:
+            return _size_rank(node.args[0])
+        if name in _DATA and node.args:
+            return _data_rank(node.args[0])
+        return None
+    size = _keyword(node, "size")
+    if size is not None:
+        return _size_rank(size)
+    positional = node.args
+    if any(isinstance(a, ast.Starred) for a in positional) or not positional:
+        return None
+    if len(positional) == 1:
+        return _size_rank(positional[0])
+    # Several positional sizes: each is an int (`zeros(*size: int)`), whatever its value.
+    return len(positional)
+
+
+def _size_rank(node: ast.expr) -> Optional[int]:
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return None if any(isinstance(e, ast.Starred) for e in node.elts) else len(node.elts)
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return 1
+    return None
+
+
+def _data_rank(node: ast.expr) -> Optional[int]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, bool)):
+        return 0
+    if isinstance(node, (ast.List, ast.Tuple)):
+        if not node.elts:
+            return 1
+        inner = _data_rank(node.elts[0])
+        return None if inner is None else inner + 1
+    return None
+
+
+def _keyword(call: ast.Call, name: str) -> Optional[ast.expr]:
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw.value
+    return None
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _is_name(node: ast.expr, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _is_cpu(node: ast.expr) -> bool:
+    if isinstance(node, ast.Constant):
+        return node.value is None or (isinstance(node.value, str) and node.value.split(":")[0] == "cpu")
+    if isinstance(node, ast.Call) and _last_name(node.func) == "device" and node.args:
+        return _is_cpu(node.args[0])
+    return False
+
+
+def _is_dtype(node: ast.expr, scope: _Scope) -> bool:
+    name = _dotted(node) or ""
+    last = name.split(".")[-1]
+    return last.endswith("dtype") or (name.split(".")[0] in scope.torch and "." in name
+                                      and last not in ("device",) and not last.startswith("device"))
+
+
+def _names_a_device(node: ast.expr) -> bool:
+    name = (_dotted(node) or "").split(".")[-1]
+    return "device" in name or name == "dev" or name.endswith("_dev")
+
+
+def _is_torch(func: ast.expr, name: str, scope: _Scope) -> bool:
+    dotted = _dotted(func) or ""
+    parts = dotted.split(".")
+    return len(parts) >= 2 and parts[0] in scope.torch and parts[-1] == name
+
+
+def _dotted(node: ast.expr) -> Optional[str]:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base is not None else None
+    return None
+
+
+def _last_name(node: ast.expr) -> str:
+    if isinstance(node, ast.Call):
+        node = node.func
+    name = _dotted(node) or ""
+    return name.split(".")[-1]
+
+
+def _pairs(target: ast.expr, value: Optional[ast.expr]) -> List[Tuple[ast.expr, Optional[ast.expr]]]:
+    """(target, value) pairs of an assignment, element-wise for displays of the same length."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) \
+                and not any(isinstance(e, ast.Starred) for e in target.elts + value.elts):
+            out: List[Tuple[ast.expr, Optional[ast.expr]]] = []
+            for t, v in zip(target.elts, value.elts):
+                out.extend(_pairs(t, v))
+            return out
+        return [(t, None) for t in target.elts]
+    return [(target, value)]
+
+
+def _own_statements(body: Sequence[ast.stmt]) -> List[ast.stmt]:
+    """Statements of a body, nested blocks included, nested definitions excluded."""
+    out: List[ast.stmt] = []
+    stack = list(reversed(body))
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        out.append(stmt)
+        for name in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, name, None)
+            if isinstance(inner, list):
+                stack.extend(reversed(inner))
+        for handler in getattr(stmt, "handlers", ()) or ():
+            stack.extend(reversed(handler.body))
+        for case in getattr(stmt, "cases", ()) or ():
+            stack.extend(reversed(case.body))
+    return out
+
+
+def _collect_env(body: Sequence[ast.stmt], env: Dict[str, List[ast.expr]]) -> None:
+    """Every value bound to a plain name in this body (not nested definitions)."""
+    for stmt in _own_statements(body):
+        if isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                for t, v in _pairs(target, stmt.value):
+                    if isinstance(t, ast.Name):
+                        env.setdefault(t.id, [])
+                        if v is not None:
+                            env[t.id].append(v)
+                        else:
+                            env[t.id].append(ast.Constant(value=...))  # unknown element
+        elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) and isinstance(stmt.target, ast.Name):
+            env.setdefault(stmt.target.id, [])
+            if stmt.value is not None and isinstance(stmt, ast.AnnAssign):
+                env[stmt.target.id].append(stmt.value)
+            elif isinstance(stmt, ast.AugAssign):
+                env[stmt.target.id].append(ast.BinOp(left=stmt.target, op=stmt.op, right=stmt.value))
+        elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.Try)) or \
+                type(stmt).__name__ in ("Match", "TryStar"):
+            for loop_target in _loop_targets(stmt):
+                for name in _names_in(loop_target):
+                    env.setdefault(name, []).append(ast.Constant(value=...))
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            for alias in stmt.names:
+                bound = alias.asname or alias.name.split(".")[0]
+                env.setdefault(bound, []).append(ast.Constant(value=...))
+    # The Ellipsis constant stands for "unknown": it is not a number.
+
+
+def _loop_targets(stmt: ast.stmt) -> List[ast.AST]:
+    out: List[ast.AST] = []
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        out.append(stmt.target)
+    elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+        out.extend(i.optional_vars for i in stmt.items if i.optional_vars is not None)
+    elif isinstance(stmt, ast.Try):
+        out.extend(ast.Name(id=h.name) for h in stmt.handlers if h.name)
+    else:
+        for case in getattr(stmt, "cases", ()):
+            out.append(case.pattern)
+    return out
+
+
+def _names_in(node: ast.AST) -> List[str]:
+    out: List[str] = []
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name):
+            out.append(sub.id)
+        elif type(sub).__name__ in ("MatchAs", "MatchStar") and getattr(sub, "name", None):
+            out.append(sub.name)  # type: ignore[attr-defined]
+        elif type(sub).__name__ == "MatchMapping" and getattr(sub, "rest", None):
+            out.append(sub.rest)  # type: ignore[attr-defined]
+    return out
+
+
+_SKIPPED_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases",
+                             "decorator_list", "ctx", "type_comment"})
+_LEAVES = (ast.Name, ast.Constant, ast.Lambda)
+@lru_cache(maxsize=None)
+def _fields_of(kind: str) -> Tuple[str, ...]:
+    """An AST type's child fields, minus statement bodies and `ctx` (cached: the hot path)."""
+    return tuple(f for f in getattr(ast, kind)._fields if f not in _SKIPPED_FIELDS)
+
+
+def _calls_in_statement(stmt: ast.stmt) -> List[ast.Call]:
+    """Calls in a statement's own expressions (not in nested statements' bodies)."""
+    out: List[ast.Call] = []
+    stack: List[Any] = [stmt]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Call):
+            out.append(node)
+        elif isinstance(node, _LEAVES):
+            continue
+        for name in _fields_of(type(node).__name__):
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                stack.extend(v for v in value if isinstance(v, ast.AST) and not isinstance(v, ast.stmt))
+            elif isinstance(value, ast.AST) and not isinstance(value, ast.stmt):
+                stack.append(value)
+    return out
+
+
+def _called_names(body: Sequence[ast.stmt]) -> Tuple[str, ...]:
+    names: List[str] = []
+    for stmt in _own_statements(body):
+        for call in _calls_in_statement(stmt):
+            if isinstance(call.func, ast.Name) and call.func.id not in names:
+                names.append(call.func.id)
+    return tuple(names)

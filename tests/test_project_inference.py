@@ -1,0 +1,109 @@
+"""Issue 17: facts that cross files, on a small project of our own (tests/fixtures/projects).
+
+Every line marked `# error` must be flagged and no other line: the files hold each item's
+flagged cases next to look-alikes that must stay silent.  The prefilter must agree (it is a
+necessary condition for every inference path), and so must a one-file run.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+from typing import Dict, List, Set
+
+import pytest
+
+from lint_h2d.config import Settings
+from lint_h2d.engine import Engine, load_sources, project_facts
+from lint_h2d.findings import EvidenceKind, Finding
+from tests.conftest import FIXTURES, run_cli
+
+PROJECT = FIXTURES / "projects" / "xfile"
+FILES = sorted(PROJECT.glob("*.py"))
+
+
+def expected_rows(path: Path) -> Set[int]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return {i for i, line in enumerate(lines, 1) if re.search(r"#\s*error\b", line)}
+
+
+def scan(prefilter: bool, settings: Settings = Settings(root=PROJECT)) -> Dict[str, List[Finding]]:
+    sources, errors = load_sources([str(p) for p in FILES])
+    assert not errors
+    engine = Engine(settings, project_facts(sources), use_prefilter=prefilter)
+    return {Path(s.path).name: [f for f in engine.analyze(s.path, s.text) if f.code == "H2D001"]
+            for s in sources}
+
+
+@pytest.fixture(scope="module")
+def results() -> Dict[str, List[Finding]]:
+    return scan(True)
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_flagged_lines_are_exactly_the_marked_ones(path: Path, results: Dict[str, List[Finding]]) -> None:
+    assert sorted(f.location.row for f in results[path.name]) == sorted(expected_rows(path))
+
+
+def test_prefilter_keeps_every_cross_file_finding(results: Dict[str, List[Finding]]) -> None:
+    assert scan(False) == results
+
+
+def test_every_finding_carries_evidence(results: Dict[str, List[Finding]]) -> None:
+    for findings in results.values():
+        for finding in findings:
+            assert finding.evidence, finding
+            assert finding.evidence[-1].message.startswith("every index is")
+
+
+def _evidence(results: Dict[str, List[Finding]], name: str, row: int) -> List[str]:
+    (finding,) = [f for f in results[name] if f.location.row == row]
+    return [f"{Path(s.path).name if s.path else name}:{s.row}: {s.message}" for s in finding.evidence]
+
+
+def test_evidence_names_the_other_files(results: Dict[str, List[Finding]]) -> None:
+    chain = _evidence(results, "users.py", 18)
+    assert chain[0] == "users.py:12: `pool` is annotated `Pool`"
+    assert chain[1] == "pool.py:8: `write_pos` is a field of `Pool`"
+    assert chain[2].startswith("pool.py:10: allocated on the device here")
+    loader = _evidence(results, "users.py", 54)
+    assert any(step.startswith("loader.py:8: `Model` is constructed under `with torch.device") for step in loader)
+    calls = _evidence(results, "calls.py", 8)
+    assert any("every call of `rank_axis` passes a device tensor" in step for step in calls)
+
+
+def test_call_site_ints_and_conventions_give_unsafe_fixes_at_most(results: Dict[str, List[Finding]]) -> None:
+    (clear,) = [f for f in results["calls.py"] if f.location.row == 29]
+    assert clear.fix is None or clear.fix.applicability.value == "unsafe"
+
+
+def test_a_finding_resting_on_a_convention_alone_is_unsafe(tmp_path: Path) -> None:
+    text = "def f(buf):\n    buf.gpu[0] = 0\n"
+    engine = Engine(Settings(root=tmp_path), project_facts([]))
+    (finding,) = engine.analyze(str(tmp_path / "c.py"), text)
+    assert [s.kind for s in finding.evidence[:-1]] == [EvidenceKind.CONVENTION]
+    assert finding.fix is None or finding.fix.applicability.value == "unsafe"
+
+
+def test_device_and_cpu_hints(tmp_path: Path) -> None:
+    text = "def f(logits, host_buf, other):\n    logits[0] = 0\n    host_buf[0] = 0\n    other.gpu_buf[0] = 1\n"
+    settings = Settings(root=tmp_path, device_hints=("logits", "*.gpu_buf", "host_buf"), cpu_hints=("host_*",))
+    engine = Engine(settings, project_facts([]))
+    findings = engine.analyze(str(tmp_path / "h.py"), text)
+    assert [f.location.row for f in findings] == [2, 4]
+    assert all(f.evidence[0].kind == EvidenceKind.HINT for f in findings)
+    assert all(f.fix is None or f.fix.applicability.value == "unsafe" for f in findings)
+    assert Engine(Settings(root=tmp_path), project_facts([])).analyze(str(tmp_path / "h.py"), text) == []
+
+
+def test_one_file_run_sees_the_same_cross_file_facts(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    shutil.copytree(PROJECT, root)
+    (root / "pyproject.toml").write_text("[project]\nname = 'p'\n", encoding="utf-8")
+
+    def rows(*paths: str) -> List[str]:
+        result = run_cli("check", "--no-cache", "--select", "H2D001", "--output-format", "concise", *paths, cwd=root)
+        return sorted(line.split(": ")[0] for line in result.stdout.splitlines() if ": H2D" in line)
+
+    scan_rows = [r for r in rows(".") if r.startswith("users.py")]
+    assert scan_rows and rows("users.py") == scan_rows
