@@ -49,7 +49,10 @@ def test_full_output_has_location_source_caret_and_fix_hint(tmp_path: Path) -> N
     assert lines[0].startswith("pkg/bad.py:6:5: H2D001 [*] Scalar write into one element of device tensor `cu`")
     assert lines[1] == "6 |     cu[0] = 0"
     assert lines[2] == "        ^^^^^^^^^"
-    assert "help: Use `cu[0].zero_()` under `if torch.version.hip is not None:` [safe fix]" in lines[3]
+    # The evidence chain comes as notes, then the fix hint.
+    assert lines[3] == "  note: evidence:"
+    assert lines[4] == "    1. pkg/bad.py:5:10: allocated on the device here (`torch.empty(..., device=...)`)"
+    assert "help: Use `cu[0].zero_()` under `if torch.version.hip is not None:` [safe fix]" in lines[6]
     assert "Found 1 error." in out
 
 
@@ -68,7 +71,9 @@ def test_json_output_uses_ruff_field_names(tmp_path: Path) -> None:
     data = json.loads(result.stdout)
     assert len(data) == 1
     item = data[0]
-    assert set(item) == {"code", "message", "filename", "location", "end_location", "fix", "noqa_row", "url"}
+    assert set(item) == {"code", "message", "filename", "location", "end_location", "fix", "noqa_row", "url",
+                         "evidence"}
+    assert item["evidence"][0]["location"] == {"row": 5, "column": 10}
     assert item["filename"] == str(path.resolve())
     assert item["location"] == {"row": 6, "column": 5}
     assert item["end_location"] == {"row": 6, "column": 14}
