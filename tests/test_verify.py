@@ -159,3 +159,25 @@ def test_cli_without_torch(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Captu
     monkeypatch.setattr(verify, "torch_available", lambda: False)
     assert cli.main(["verify", "--matrix"]) == 2
     assert "needs PyTorch" in capsys.readouterr().err
+
+
+def test_torch_warnings_come_after_the_report(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Warnings raised while the cases run are printed after the table, never inside it."""
+    import argparse
+    import io
+    import warnings
+
+    import lint_h2d.verify.run as run_module
+    from lint_h2d.verify import run_verify
+
+    def noisy(args: argparse.Namespace, out: io.StringIO, err: io.StringIO) -> int:
+        out.write("| table row 1 |\n")
+        warnings.warn("torch says something", UserWarning)
+        out.write("| table row 2 |\n")
+        return 0
+
+    monkeypatch.setattr(run_module, "run_verify", noisy)
+    out, err = io.StringIO(), io.StringIO()
+    assert run_verify(argparse.Namespace(), out, err) == 0
+    assert out.getvalue() == "| table row 1 |\n| table row 2 |\n"
+    assert "UserWarning: torch says something" in err.getvalue()

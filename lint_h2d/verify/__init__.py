@@ -24,9 +24,19 @@ def run_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             "(install the CPU build: `pip install torch`, or `pip install 'lint-h2d[verify]'`)\n"
         )
         return EXIT_ERROR
+    import warnings
+
     from lint_h2d.verify.run import run_verify as _run
 
-    return _run(args, out, err)
+    # torch warns while it runs the cases (deprecations, fake-tensor notes): collected and
+    # printed after the report on stderr, so they never interleave with the table.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        code = _run(args, out, err)
+    out.flush()
+    for message in dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught):
+        err.write(f"lint-h2d: warning (from the verified code's torch): {message}\n")
+    return code
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
