@@ -206,9 +206,25 @@ def annotate(node: cst.BaseExpression, facts: object, value: Value, infer: Infer
     elif isinstance(node, (cst.BinaryOperation, cst.UnaryOperation)):
         if value.kind in (Kind.CPU, Kind.NUMPY):
             memory = _pageable(f"computed on the host by `{_short(node)}`, a new pageable tensor", node)
+        elif isinstance(node, cst.BinaryOperation) and value.kind in (Kind.UNKNOWN, Kind.TENSOR):
+            host = _host_operand(infer(node.left, facts), infer(node.right, facts))
+            if host is not None:
+                value = Value(Kind.CPU, host.rank, value.origin)
+                memory = _pageable(f"computed on the host by `{_short(node)}`, a new pageable tensor", node)
     if memory is None:
         return value
     return replace(value, memory=memory)
+
+
+def _host_operand(left: Value, right: Value) -> Optional[Value]:
+    """The CPU side of `a <op> b` when the result must be on the CPU: a CPU tensor of rank >= 1
+    mixes only with CPU tensors and Python values (with a device tensor PyTorch raises), so
+    an operand that is not known to be a tensor on the device leaves the result on the host."""
+    for a, b in ((left, right), (right, left)):
+        if a.kind == Kind.CPU and a.memory is not None and (a.rank or 0) >= 1 \
+                and b.kind in (Kind.UNKNOWN, Kind.OTHER, Kind.SCALAR, Kind.TENSOR, Kind.CPU):
+            return a
+    return None
 
 
 def _basic_index(element: cst.SubscriptElement, facts: object, infer: Infer) -> bool:

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, AbstractSet, Dict, Iterable, Iterator, List, O
 
 import libcst as cst
 
-from fixers.edits import TextEdit, Unfixable, line_offsets
+from fixers.arguments import keyword_insertion
+from fixers.edits import TextEdit, Unfixable
 from fixers.imports import import_insertion
 from lint_h2d import prefilter
 from lint_h2d.findings import Applicability, EvidenceKind, EvidenceStep, Finding, Fix
@@ -25,6 +26,7 @@ from lint_h2d.inference.memory import PINNABLE_FACTORIES, is_falsy_constant
 from lint_h2d.inference.scope import StatementFact
 from lint_h2d.inference.values import UNKNOWN, HostMemory, Kind, LocalStep, Value
 from lint_h2d.rules.base import FileContext, Rule, RuleDoc
+from lint_h2d.rules.constant_tensor_built_on_host import move_of
 
 if TYPE_CHECKING:
     import ast
@@ -274,7 +276,7 @@ buffer once and copy into it (vLLM: `CpuGpuBuffer`, `async_tensor_h2d`).
         for fact in facts:
             for site in copy_sites(fact.small, fact.facts):
                 found = pageable_source(site)
-                if found is not None:
+                if found is not None and not _tested_off_host(fact, site.source, ctx.module):
                     yield self._finding(fact, site, found[0], found[1], ctx)
 
     def _finding(self, fact: StatementFact, site: CopySite, value: Value, memory: HostMemory,
@@ -283,7 +285,7 @@ buffer once and copy into it (vLLM: `CpuGpuBuffer`, `async_tensor_h2d`).
         source_code = _one_line(ctx.module.code_for_node(site.source))
         flag = _one_line(ctx.module.code_for_node(site.flag))
         when = "" if flag in ("True", "1") else f" (when `{flag}` is true)"
-        fix, reason = self._fix(fact, memory, ctx)
+        fix, reason = self._fix(fact, site, memory, ctx)
         vllm = is_vllm_file(ctx.path, ctx.text)
         advice = ("pin it once (`pin_memory=is_pin_memory_available()`, a `CpuGpuBuffer`, or "
                   "`async_tensor_h2d`)" if vllm else
@@ -302,12 +304,14 @@ buffer once and copy into it (vLLM: `CpuGpuBuffer`, `async_tensor_h2d`).
                               statement=fact.owner, details=(("source", source_code),))
         return replace(finding, evidence=steps)
 
-    def _fix(self, fact: StatementFact, memory: HostMemory,
+    def _fix(self, fact: StatementFact, site: CopySite, memory: HostMemory,
              ctx: FileContext) -> Tuple[Optional[Fix], Optional[str]]:
         alloc = memory.node
         if not isinstance(alloc, cst.Call) or not _pinnable(alloc, fact.facts):
             return None, ("the source is not allocated by a factory that takes `pin_memory=`; "
                           "pin a buffer once and copy into it")
+        if alloc is site.source and site.method in ("to", "cuda") and move_of(site.call, fact.facts):
+            return None, "H2D004's fix allocates it on the device instead (no copy at all)"
         if not _same_function(alloc, fact, ctx):
             return None, "the source is allocated in another function; pin it there"
         if _keyword(alloc, "pin_memory") is not None:
@@ -316,7 +320,7 @@ buffer once and copy into it (vLLM: `CpuGpuBuffer`, `async_tensor_h2d`).
             return None, "the allocation passes `**kwargs`, which may hold `pin_memory=`"
         vllm = is_vllm_file(ctx.path, ctx.text)
         value = "is_pin_memory_available()" if vllm else "True"
-        edit = _keyword_insertion(alloc, f"pin_memory={value}", ctx)
+        edit = keyword_insertion(alloc, f"pin_memory={value}", ctx.position, ctx.text)
         if edit is None:
             return None, "cannot place a keyword in this call's layout"
         edits: List[TextEdit] = [edit]
@@ -333,30 +337,42 @@ buffer once and copy into it (vLLM: `CpuGpuBuffer`, `async_tensor_h2d`).
                    tuple(edits)), None
 
 
-def _keyword_insertion(call: cst.Call, keyword: str, ctx: FileContext) -> Optional[TextEdit]:
-    """The edit that appends `keyword` to `call`'s arguments, text only (every other byte of a
-    multi-line call, its comments and its layout, stays)."""
-    if not call.args or call.rpar:
-        return None
-    last = call.args[-1]
-    if isinstance(last.comma, cst.Comma):
-        comma = ctx.position(last.comma)
-        end = ctx.position(call).end
-        offsets = line_offsets(ctx.text) + [len(ctx.text)]
-        # Lines as LibCST counts them (`str.splitlines` would also split on form feeds, ...).
-        lines = [ctx.text[a:b] for a, b in zip(offsets, offsets[1:])]
-        if len(lines) < end.line:
-            return None
-        closing_line = lines[end.line - 1]
-        if comma.end.line < end.line and closing_line[: end.column - 1].strip() == "":
-            # One argument per line: a new line before the closing parenthesis.
-            arg_line = lines[ctx.position(last).start.line - 1]
-            indent = arg_line[: len(arg_line) - len(arg_line.lstrip(" \t"))]
-            return TextEdit((end.line, 0), (end.line, 0), f"{indent}{keyword},\n")
-        return TextEdit((comma.end.line, comma.end.column), (comma.end.line, comma.end.column),
-                        f" {keyword}")
-    where = ctx.position(last.value).end
-    return TextEdit((where.line, where.column), (where.line, where.column), f", {keyword}")
+def _tested_off_host(fact: StatementFact, source: cst.BaseExpression, module: cst.Module) -> bool:
+    """An enclosing `if` says the source is not pageable host memory on this branch:
+    `else` of `if x.is_cpu:`, body of `if x.is_cuda:` / `if x.is_pinned():` /
+    `if x.device.type != "cpu":` (and their negations)."""
+    root = source
+    while isinstance(root, cst.Subscript):
+        root = root.value
+    name = _one_line(module.code_for_node(root))
+    for if_node, branch in fact.gates:
+        test = if_node.test
+        negate = False
+        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            negate, test = not negate, test.expression
+        verdict = _off_host_when_true(_one_line(module.code_for_node(test)), name)
+        if verdict is None:
+            continue
+        if verdict != negate and branch == "body" or verdict == negate and branch == "orelse":
+            return True
+    return False
+
+
+def _off_host_when_true(test: str, name: str) -> Optional[bool]:
+    """True: the test holding means `name` is not pageable host memory; False: the test holding
+    means it is on the host; None: the test says nothing about it."""
+    test = test.replace("'", '"').replace(" ", "")
+    name = name.replace(" ", "")
+    if test in (f"{name}.is_cuda", f"{name}.is_pinned()"):
+        return True
+    if test == f"{name}.is_cpu":
+        return False
+    for op, value in (("==", True), ("!=", False)):
+        if test == f'{name}.device.type{op}"cpu"':
+            return not value
+        if test == f'{name}.device.type{op}"cuda"':
+            return value
+    return None
 
 
 def _pinnable(call: cst.Call, facts: Facts) -> bool:
