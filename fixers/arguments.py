@@ -6,12 +6,12 @@ arguments must stay where the author put them.
 """
 from __future__ import annotations
 
-from typing import Callable, List, Optional
+from typing import Callable, List, Optional, Sequence, Tuple
 
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from fixers.edits import TextEdit, line_offsets
+from fixers.edits import TextEdit, line_offsets, to_offset
 
 Positions = Callable[[cst.CSTNode], CodeRange]
 
@@ -68,3 +68,27 @@ def argument_removal(call: cst.Call, arg: cst.Arg, position: Positions) -> Optio
     begin = position(previous.comma).start
     stop = position(arg.comma).start if isinstance(arg.comma, cst.Comma) else position(arg).end
     return TextEdit((begin.line, begin.column), (stop.line, stop.column), "")
+
+
+def rewrite_segment(source: str, start: Tuple[int, int], end: Tuple[int, int],
+                    edits: Sequence[TextEdit]) -> Optional[str]:
+    """The text between `start` and `end` with the `edits` inside it applied (the verifier's
+    before/after pair of an expression).  None when an edit reaches outside the segment."""
+    offsets = line_offsets(source)
+    lo, hi = to_offset(offsets, start), to_offset(offsets, end)
+    inside = []
+    for edit in sorted(edits):
+        a, b = to_offset(offsets, edit.start), to_offset(offsets, edit.end)
+        if not (lo <= a <= b <= hi):
+            continue
+        inside.append((a - lo, b - lo, edit.text))
+    segment = source[lo:hi]
+    out, cursor = [], 0
+    for a, b, text in inside:
+        if a < cursor:
+            return None
+        out.append(segment[cursor:a])
+        out.append(text)
+        cursor = b
+    out.append(segment[cursor:])
+    return "".join(out)

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, AbstractSet, Iterable, Iterator, List, Optiona
 
 import libcst as cst
 
-from fixers.arguments import argument_removal, keyword_insertion
+from fixers.arguments import argument_removal, keyword_insertion, rewrite_segment
 from fixers.edits import TextEdit
 from lint_h2d import prefilter
 from lint_h2d.findings import Applicability, Finding, Fix
@@ -227,8 +227,16 @@ offered for `.to(other_tensor)`, `.cuda(device)` with a non-literal device, `req
             f"from pageable memory; allocate it on the device instead"
             + (f" (`{suggestion}`)" if suggestion else "")
         )
+        details: Tuple[Tuple[str, str], ...] = ()
+        if fix is not None:
+            # The expression before and after, for `lint-h2d verify` (lint_h2d/verify/moves.py).
+            where = ctx.position(move.outer)
+            after = rewrite_segment(ctx.text, (where.start.line, where.start.column),
+                                    (where.end.line, where.end.column), fix.edits)
+            if after is not None:
+                details = (("expression", ctx.module.code_for_node(move.outer)), ("replacement", after))
         return ctx.finding(self.code, move.outer, message, fix=fix, no_fix_reason=reason,
-                           statement=fact.owner)
+                           statement=fact.owner, details=details)
 
     def _fix(self, move: Move, facts: Facts,
              ctx: FileContext) -> Tuple[Optional[Fix], Optional[str], Optional[str]]:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, AbstractSet, Dict, Iterable, Iterator, List, O
 
 import libcst as cst
 
-from fixers.arguments import keyword_insertion
+from fixers.arguments import keyword_insertion, rewrite_segment
 from fixers.edits import TextEdit, Unfixable
 from fixers.imports import import_insertion
 from lint_h2d import prefilter
@@ -300,8 +300,16 @@ buffer once and copy into it (vLLM: `CpuGpuBuffer`, `async_tensor_h2d`).
         row = ctx.position(site.call).start.line
         steps += (EvidenceStep(f"`non_blocking={flag}` is dropped: the copy from pageable memory "
                                "is synchronous", None, row, None, EvidenceKind.DIRECT),)
+        details: Tuple[Tuple[str, str], ...] = (("source", source_code),)
+        if fix is not None and isinstance(memory.node, cst.Call):
+            # The allocation before and after, for `lint-h2d verify` (lint_h2d/verify/moves.py).
+            where = ctx.position(memory.node)
+            after = rewrite_segment(ctx.text, (where.start.line, where.start.column),
+                                    (where.end.line, where.end.column), fix.edits)
+            if after is not None:
+                details += (("expression", ctx.module.code_for_node(memory.node)), ("replacement", after))
         finding = ctx.finding(self.code, site.call, message, fix=fix, no_fix_reason=reason,
-                              statement=fact.owner, details=(("source", source_code),))
+                              statement=fact.owner, details=details)
         return replace(finding, evidence=steps)
 
     def _fix(self, fact: StatementFact, site: CopySite, memory: HostMemory,
