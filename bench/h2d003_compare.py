@@ -11,7 +11,9 @@ reading each such finding's code).  A site is *real* when its label is `PAGEABLE
 Acceptance (issue 11): lint-h2d reports every script site that is real, and its own extra
 findings are at least 95 % real.
 
-Usage:  python bench/h2d003_compare.py [--markdown bench/H2D003.md] [CORPUS ...]
+Usage:  python bench/h2d003_compare.py [--markdown bench/H2D003.md] [--cached] [CORPUS ...]
+(`--cached` re-renders from the sites of the last scan, kept in `bench/h2d003_sites.json`,
+after a label or judgement changed.)
 Corpora: vllm-0.33.0, transformers-5.24.0, megatron-core-0.16.1, flashinfer-python-0.7.2.post1
 (trees from `tests/corpus.py`'s `corpus_tree`, or /work/corpora/src/... when present).
 Tests are excluded on both sides the same way (`tests`/`test` folders, `test_*.py`, `*_test.py`).
@@ -133,8 +135,10 @@ def load_labels(corpus: str) -> Dict[Site, Label]:
         with judged.open(encoding="utf-8") as f:
             for row in csv.DictReader(f, delimiter="\t"):
                 if row["corpus"] == corpus:
+                    # A judgement written by reading the code wins over a low-confidence label
+                    # (its note says what the label was and why it changed).
                     site = (row["path"], int(row["line"]))
-                    out.setdefault(site, Label(row["label"], row["confidence"], row["note"], "judged"))
+                    out[site] = Label(row["label"], row["confidence"], row["note"], "judged")
     return out
 
 
@@ -173,11 +177,22 @@ class Result:
         }
 
 
-def compare(corpus: str) -> Result:
+SITES = HERE / "h2d003_sites.json"
+
+
+def compare(corpus: str, cached: bool = False) -> Result:
+    """Scan (or, with `cached`, reuse the sites of the last scan in `bench/h2d003_sites.json`)."""
+    store = json.loads(SITES.read_text(encoding="utf-8")) if SITES.exists() else {}
+    if cached and corpus in store:
+        entry = store[corpus]
+        return Result(corpus, entry["files"], {(p, l) for p, l in entry["script"]},
+                      {(p, l) for p, l in entry["ours"]}, load_labels(corpus))
     root = corpus_root(corpus)
     files = python_files(root)
     script = reference_sites(root, files)
     ours, messages = lint_h2d_sites(root)
+    store[corpus] = {"files": len(files), "script": sorted(script), "ours": sorted(ours)}
+    SITES.write_text(json.dumps(store, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return Result(corpus, len(files), script, ours, load_labels(corpus), messages)
 
 
@@ -227,8 +242,10 @@ def main(argv: Sequence[str]) -> int:
         i = args.index("--markdown")
         out_path = args[i + 1]
         del args[i:i + 2]
+    cached = "--cached" in args
+    args = [a for a in args if a != "--cached"]
     corpora = args or list(CORPORA)
-    results = [compare(c) for c in corpora]
+    results = [compare(c, cached) for c in corpora]
     for r in results:
         print(json.dumps(r.row()))
     text = markdown(results)
