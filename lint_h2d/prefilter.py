@@ -590,6 +590,68 @@ def h2d002_tree(tree: ast.AST, capture_functions: Sequence[str]) -> bool:
     return any(_is_mutation(s) for s in statements)
 
 
+# -- H2D003 / H2D004 ----------------------------------------------------------------------------
+
+# H2D003 needs `.to/.cuda/.copy_(...)` with a non-blocking flag: the `non_blocking` keyword, or
+# the flag in second position of `copy_` / `cuda` (`dst.copy_(src, True)`).
+_H2D003_TEXT = (re.compile(r"non_blocking"), re.compile(r"copy_" + GAP + r"\("),
+                re.compile(r"cuda" + GAP + r"\("))
+_FALSY_CONSTANTS = (False, None, 0, 0.0, "")
+
+
+def h2d003_text(text: str) -> bool:
+    """Stage 1 for H2D003: a non-blocking flag may be passed to a copy."""
+    return any(p.search(text) for p in _H2D003_TEXT)
+
+
+def _falsy(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and not node.value
+
+
+def _non_blocking_call(node: ast.AST) -> bool:
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("to", "cuda", "copy_")):
+        return False
+    for keyword in node.keywords:
+        if keyword.arg == "non_blocking":
+            return not _falsy(keyword.value)
+    if node.func.attr in ("cuda", "copy_"):
+        positional = []
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                break
+            positional.append(arg)
+        return len(positional) > 1 and not _falsy(positional[1])
+    return False
+
+
+def h2d003_tree(tree: ast.AST) -> bool:
+    """Stage 2 for H2D003: some `.to/.cuda/.copy_` call passes a flag that is not off."""
+    return any(_non_blocking_call(node) for node in ast.walk(tree))
+
+
+# The factories H2D004 looks at (constant contents).
+H2D004_FACTORIES = frozenset({"zeros", "ones", "full", "empty", "eye", "arange", "linspace"})
+_H2D004_TEXT = re.compile(r"\." + GAP + r"(?:to|cuda)" + GAP + r"\(")
+
+
+def h2d004_text(text: str) -> bool:
+    """Stage 1 for H2D004: a move and a factory's name."""
+    return bool(_H2D004_TEXT.search(text)) and any(f in text for f in H2D004_FACTORIES)
+
+
+def h2d004_tree(tree: ast.AST) -> bool:
+    """Stage 2 for H2D004: `<module>.<factory>(...).to(...)` / `.cuda(...)` somewhere."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in ("to", "cuda"):
+            inner = node.func.value
+            if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) \
+                    and isinstance(inner.func.value, ast.Name) and inner.func.attr in H2D004_FACTORIES:
+                return True
+    return False
+
+
 # -- both stages for a file ---------------------------------------------------------------------
 
 

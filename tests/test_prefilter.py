@@ -41,7 +41,7 @@ LOOKALIKES = {
     "ifexp": "import torch\ndef f(n, c):\n    t = torch.ones(n).cuda() if c else torch.zeros(n).cuda()\n    t[0] = 1\n",
     "backslash": "import torch\ndef f(n):\n    t = torch.ones(n).cuda()\n    t[0] \\\n        = 1\n",
     "paren_target": "import torch\ndef f(n):\n    t = torch.ones(n).cuda()\n    (t[0]) = 1\n",
-    "slice": "import torch\ndef f(n):\n    t = torch.ones(n).cuda()\n    t[0:1] = 1\n",
+    "slice": "import torch\ndef f(x):\n    t = x.cuda()\n    t[0:1] = 1\n",
     "dict": "def f(d):\n    d['a'] = 1\n",
     "cpu_only": "import torch\ndef f(n):\n    t = torch.zeros(n)\n    t[0] = 1\n",
     "comment_banner": "x = [1]\n" + ("#" * 80 + "\n") * 200 + "x[0] = 2\n",

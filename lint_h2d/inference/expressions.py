@@ -13,6 +13,7 @@ from typing import Dict, FrozenSet, Mapping, Optional, Sequence, Tuple
 import libcst as cst
 
 from lint_h2d.findings import EvidenceStep
+from lint_h2d.inference.memory import annotate as annotate_memory
 from lint_h2d.inference.resolved import Resolved
 from lint_h2d.inference.values import OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value, join
 
@@ -828,6 +829,15 @@ def _comparison(node: cst.Comparison, facts: Facts) -> Value:
 
 def infer(node: cst.BaseExpression, facts: Facts) -> Value:
     """The abstract value of `node`.  Unknown stays unknown."""
+    value = _infer(node, facts)
+    if isinstance(node, (cst.Call, cst.Subscript, cst.Attribute, cst.BinaryOperation,
+                         cst.UnaryOperation)):
+        # Pinned or pageable host memory (H2D003), from `lint_h2d.inference.memory`.
+        return annotate_memory(node, facts, value, infer)  # type: ignore[arg-type]
+    return value
+
+
+def _infer(node: cst.BaseExpression, facts: Facts) -> Value:
     if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary)):
         return SCALAR
     if isinstance(node, cst.Name):

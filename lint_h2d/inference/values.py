@@ -62,6 +62,8 @@ class Value:
     # Why the value is what it is: `lint_h2d.findings.EvidenceStep` for facts from the
     # project, `LocalStep` for the file at hand (a node, positioned only when reported).
     evidence: Tuple[Any, ...] = ()
+    # Pinned or pageable host memory, for CPU tensors and numpy arrays (H2D003); None unknown.
+    memory: Optional["HostMemory"] = None
 
     def with_kind(self, kind: Kind, rank: Optional[int] = None) -> "Value":
         return replace(self, kind=kind, rank=rank)
@@ -72,6 +74,40 @@ class Value:
 
     def with_rank(self, rank: Optional[int]) -> "Value":
         return replace(self, rank=rank)
+
+
+@dataclass(frozen=True)
+class HostMemory:
+    """What backs a CPU tensor (or numpy array): page-locked (pinned) or pageable memory.
+
+    A host-to-device copy with `non_blocking=True` is asynchronous only from pinned memory;
+    from pageable memory the runtime stages it and the host waits (H2D003).  `empty` records
+    a provably zero-element tensor (nothing is copied, nothing blocks).  `node` is the
+    allocation when one call made it (H2D003's fix adds `pin_memory=True` there); `evidence`
+    says why, as `LocalStep`s.  Kept on :class:`Value` as one optional field so that every
+    rule but H2D003 can ignore it.
+    """
+
+    pinned: bool
+    empty: bool = False
+    node: Any = None
+    evidence: Tuple[Any, ...] = ()
+
+
+def join_memory(a: Optional[HostMemory], b: Optional[HostMemory]) -> Optional[HostMemory]:
+    """Memory after two paths meet: pageable on one path and not pinned on the other stays
+    pageable (the copy may block on that path, as vLLM's script assumes); pinned and pageable
+    give unknown (conditional pinning); two different allocations lose `node`."""
+    if a == b:
+        return a
+    if a is None or b is None:
+        known = a if a is not None else b
+        assert known is not None
+        return known if not known.pinned else None
+    if a.pinned != b.pinned:
+        return None
+    node = a.node if a.node is b.node else None
+    return HostMemory(a.pinned, a.empty and b.empty, node, a.evidence)
 
 
 UNKNOWN = Value(Kind.UNKNOWN)
@@ -120,4 +156,4 @@ def join(a: Value, b: Value) -> Value:
         items = tuple(join(x, y) for x, y in zip(a.items, b.items))
     evidence = a.evidence if kind == a.kind else (b.evidence if kind == b.kind else ())
     return Value(kind, rank, origin, type_name, length, root, path, element, items,
-                 a.integer and b.integer, evidence)
+                 a.integer and b.integer, evidence, join_memory(a.memory, b.memory))

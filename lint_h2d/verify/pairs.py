@@ -85,6 +85,11 @@ def _rank(finding: Finding) -> Optional[int]:
 
 def pair_from_finding(finding: Finding, text: str) -> Optional[StatementPair]:
     """The (original, rewrite) pair of one finding's fix, or None when it has no fix."""
+    expression, replacement = _detail(finding, "expression"), _detail(finding, "replacement")
+    if finding.fix is not None and expression is not None and replacement is not None:
+        # An expression rewritten in place (H2D003/H2D004): the rule recorded both sides.
+        return StatementPair(finding.code, finding.path, finding.location.row, expression,
+                             replacement, "", None, finding.fix.applicability.value)
     edit = _statement_edit(finding)
     if edit is None:
         return None

@@ -128,6 +128,10 @@ def pair_rows(pairs: Sequence[StatementPair], levels: Levels) -> List[Row]:
             rows.append(row)
         elif pair.code == "H2D002":
             rows.append(verify_h2d002(pair, levels))
+        elif pair.code in ("H2D003", "H2D004"):
+            from lint_h2d.verify.moves import verify_move
+
+            rows.append(verify_move(pair, levels.fake_cuda is not None))
         else:
             rows.append(Row(pair.label, pair.code, pair.original, pair.rewritten, None, "no verifier for this rule"))
     return rows
