@@ -225,7 +225,9 @@ It is **unsafe** (applied only with `--unsafe-fixes`, after reading it) when:
         block, index = _block_key(fact, ctx)
         redundant = (redundant_write(fact, target, value, scopes, ctx.text)
                      if isinstance(owner, cst.SimpleStatementLine) and fact.container is not None else None)
-        if redundant is not None:
+        # Deleted only when provably the same, errors included; otherwise the rewrite below
+        # (always safe here: literal index and value) is the better fix.
+        if redundant is not None and redundant.safe:
             return self._deletion(fact, target, value, redundant, ctx, block, index)
         form = device_zero_form(target, value, min_length)
         if not isinstance(form, DeviceZero):
@@ -307,11 +309,8 @@ It is **unsafe** (applied only with `--unsafe-fixes`, after reading it) when:
             (("redundant", redundant.holds), ("allocation", redundant.allocation),
              ("min_length", str(redundant.min_length))),
         )
-        applicability = Applicability.SAFE if redundant.safe else Applicability.UNSAFE
-        message = f"Delete the write ({why})"
-        if not redundant.safe:
-            message += f"; unsafe: {redundant.unsafe_reason}"
-        return Fix(applicability, message, (edit,), rewrite), None, "nothing (delete the write)"
+        return Fix(Applicability.SAFE, f"Delete the write ({why})", (edit,), rewrite), None, \
+            "nothing (delete the write)"
 
     @staticmethod
     def _gate_site(gate: Gate, owner: cst.SimpleStatementLine, row: int, ctx: FileContext,
