@@ -29,7 +29,7 @@ import os
 import sys
 import tokenize
 from functools import lru_cache
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -104,7 +104,7 @@ class _Flatten(cst.CSTTransformer):
         self.blocked = False
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> cst.CSTNode:  # type: ignore[override]
-        changes = {}
+        changes: Dict[str, object] = {}
         for name in getattr(updated_node, "__dataclass_fields__", {}):
             value = getattr(updated_node, name)
             if isinstance(value, cst.ParenthesizedWhitespace):

@@ -176,7 +176,12 @@ def gated_rewrite(
     indent = _indent_of(module, first, source)
     inner = indent + _unit(module, indent)
     bare = line_node.with_changes(leading_lines=())
-    orig = _render(module, bare, inner, limit, False)
+    # The original is re-laid out only when moving it one level deeper takes it past the
+    # limit; a statement that was already longer stays exactly as its author wrote it.
+    as_written = indent + render_at_indent(module, [bare], indent)
+    fitted = max(len(line.expandtabs()) for line in as_written.splitlines()) <= limit
+    orig = (_render(module, bare, inner, limit, False) if fitted
+            else inner + render_at_indent(module, [bare], inner))
     then = _then(module, line_node, replacement, inner, limit)
     stop = _line_end(module, line_node, last, source)
     piece = Rewrite(

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 import libcst.matchers as m
@@ -134,9 +134,9 @@ class _Allocation:
     code: str
 
 
-def _args(call: cst.Call) -> Optional[Tuple[List[cst.BaseExpression], dict]]:
+def _args(call: cst.Call) -> Optional[Tuple[List[cst.BaseExpression], Dict[str, cst.BaseExpression]]]:
     positional: List[cst.BaseExpression] = []
-    keywords = {}
+    keywords: Dict[str, cst.BaseExpression] = {}
     for arg in call.args:
         if arg.star:
             return None

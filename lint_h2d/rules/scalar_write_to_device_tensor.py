@@ -333,7 +333,9 @@ def _redundancy_noted(finding: Finding, note: object) -> Finding:
     """A redundant write gets its own message (why it changes nothing) and the facts verify needs."""
     if note is None:
         return finding
-    message, details = note  # type: ignore[misc]
+    assert isinstance(note, tuple)
+    message: str = note[0]
+    details: Tuple[Tuple[str, str], ...] = note[1]
     kept = tuple(d for d in finding.details if d[0] != "min_length")
     return replace(finding, message=message, details=kept + tuple(details))
 
