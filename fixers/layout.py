@@ -28,7 +28,6 @@ import io
 import os
 import sys
 import tokenize
-from functools import lru_cache
 from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
@@ -62,8 +61,9 @@ def _configured_length(path: str) -> Optional[int]:
     return None
 
 
-@lru_cache(maxsize=256)
 def _length_in(folder: str) -> int:
+    # Not cached across calls: a long-running server must see an edited pyproject.toml; the
+    # rule asks once per file.
     for name in (".ruff.toml", "ruff.toml", "pyproject.toml"):
         candidate = os.path.join(folder, name)
         if os.path.isfile(candidate):

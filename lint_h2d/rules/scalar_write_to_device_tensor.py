@@ -97,6 +97,21 @@ module only inside functions gets the import inside the function, above the gate
 `@torch.jit.script`, `@torch.compile` or `@triton.jit` function gets
 `torch.version.hip is not None` (and no fix under a custom gate).
 
+Consecutive fixed statements of one block (only comments and blank lines between them) share
+one gate when `--fix` applies them together: the ROCm branch holds every rewrite in order, the
+other branch the original statements with their comments.  A module's own flag
+(`_is_hip = current_platform.is_rocm()`, `_IS_ROCM = torch.version.hip is not None`, bound once
+at module level, not shadowed) is read instead of a new call.  A trailing comment is kept on
+the original and repeated on the rewrite; rewrites follow the project's line length
+(`[tool.ruff]`/`[tool.black]` `line-length`, else 88) and break as ruff/black would.
+
+A write of the value the element already holds goes away (both platforms gain): `t[0] = 0`
+right after `t = torch.zeros((1, 8), ...)` (1 after `ones`, `v` after `full(..., v)`), when
+`t` is a local allocated in the same block with nothing in between that could reach it (no
+call, alias or compound statement; other element writes only).  The deletion is safe only when
+the index lies within the allocation's literal (or proven) shape and the dtype is absent or an
+ordinary one; otherwise the usual rewrite is offered.
+
 The fix is **safe** only when it is provably the same for every input, errors included: every
 index is an integer literal and the value is a number literal (or `True`/`False`) whose
 integer value, if any, lies within int64.  Then `zero_`/`fill_` cast the value exactly as the
