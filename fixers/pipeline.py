@@ -125,8 +125,28 @@ def _then(module: cst.Module, original: cst.SimpleStatementLine, replacement: Se
         if comment is not None and n == len(replacement) - 1:
             node = node.with_changes(trailing_whitespace=cst.TrailingWhitespace(
                 whitespace=cst.SimpleWhitespace("  "), comment=comment))
-        lines.append(_render(module, node, inner, limit, True))
+        lines.append(_render_commented(module, node, inner, limit, True))
     return module.default_newline.join(lines)
+
+
+def _render_commented(module: cst.Module, node: cst.SimpleStatementLine, indent: str, limit: int,
+                      new: bool) -> str:
+    """Like :func:`_render`; when only the trailing comment takes the line past the limit, the
+    comment goes on its own line above the statement (a formatter would break the statement
+    inside its brackets for it, which reads worse and moves the comment into them)."""
+    text = _render(module, node, indent, limit, new)
+    comment = _comment_of(node)
+    if comment is None or ("\n" not in text and "\r" not in text):
+        return text
+    bare = node.with_changes(trailing_whitespace=cst.TrailingWhitespace(newline=node.trailing_whitespace.newline))
+    plain = _render(module, bare, indent, limit, new)
+    if "\n" in plain or "\r" in plain or not _fits_line(indent + comment.value, limit):
+        return text
+    return indent + comment.value + module.default_newline + plain
+
+
+def _fits_line(line: str, limit: int) -> bool:
+    return len(line.expandtabs()) <= limit
 
 
 def group_text(run: Sequence[Rewrite]) -> str:
@@ -180,7 +200,7 @@ def gated_rewrite(
     # limit; a statement that was already longer stays exactly as its author wrote it.
     as_written = indent + render_at_indent(module, [bare], indent)
     fitted = max(len(line.expandtabs()) for line in as_written.splitlines()) <= limit
-    orig = (_render(module, bare, inner, limit, False) if fitted
+    orig = (_render_commented(module, bare, inner, limit, False) if fitted
             else inner + render_at_indent(module, [bare], inner))
     then = _then(module, line_node, replacement, inner, limit)
     stop = _line_end(module, line_node, last, source)
