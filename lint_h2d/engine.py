@@ -23,6 +23,7 @@ from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Opti
 import libcst as cst
 
 from fixers.edits import OverlappingEdits, TextEdit, apply_edits, line_offsets, split_lines, to_offset
+from fixers.pipeline import Rewrite, group_edit, runs
 from lint_h2d.cache import Cache
 from lint_h2d.config import Settings
 from lint_h2d.discovery import per_file_ignored
@@ -208,6 +209,7 @@ class Engine:
             if not fixable:
                 break
             chosen, edits = _non_overlapping(text, fixable)
+            chosen, edits = _planned(text, chosen, edits)
             try:
                 new_text = apply_edits(text, edits)
             except OverlappingEdits:  # pragma: no cover - _non_overlapping prevents it
@@ -248,6 +250,35 @@ class Engine:
                 for f in findings
             ]
         return text, applied, findings
+
+
+def _planned(text: str, chosen: List[Finding], edits: List[TextEdit]) -> Tuple[List[Finding], List[TextEdit]]:
+    """The fix pipeline's view of one pass (`fixers/pipeline.py`).
+
+    Deletions go first, in a pass of their own (with fixes that never group): a gated rewrite
+    next to a deleted statement becomes adjacent to the next rewrite only once the deletion
+    is in the text, and re-analysis then groups them.  Otherwise consecutive gated rewrites
+    of one block share one gate: their single edits are replaced by one edit per run.  Each
+    finding keeps its own fix (``--diff`` of one finding, the language server, ``verify``);
+    only what the loop writes changes.
+    """
+    def rewrite(f: Finding) -> Optional[Rewrite]:
+        return f.fix.rewrite if f.fix is not None else None
+
+    pieces = [rewrite(f) for f in chosen]
+    if any(r is not None and r.delete for r in pieces):
+        first = [f for f, r in zip(chosen, pieces) if r is None or not r.groups]
+        return _non_overlapping(text, first)
+    grouped = [run for run in runs(r for r in pieces if r is not None and r.groups) if len(run) > 1]
+    if not grouped:
+        return chosen, edits
+    replaced = {r.single for run in grouped for r in run}
+    planned = [e for e in edits if e not in replaced] + [group_edit(run) for run in grouped]
+    try:
+        apply_edits(text, planned)
+    except OverlappingEdits:  # pragma: no cover - runs cover only their own statements and comments
+        return chosen, edits
+    return chosen, planned
 
 
 def _fix_key(text: str, finding: Finding) -> Tuple[str, Tuple[Tuple[str, str], ...]]:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Optional, Tuple
 
 from fixers.edits import TextEdit
+from fixers.pipeline import Rewrite
 
 
 class Applicability(str, enum.Enum):
@@ -20,6 +21,9 @@ class Fix:
     applicability: Applicability
     message: str
     edits: Tuple[TextEdit, ...]
+    # The statement rewrite as the fix pipeline sees it (`fixers/pipeline.py`): the fix loop
+    # groups adjacent ones under one gate.  None for fixes that do not take part (H2D002).
+    rewrite: Optional[Rewrite] = None
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,11 @@ class ParseView:
             return finding
         fix = finding.fix
         if fix is not None:
-            fix = Fix(fix.applicability, fix.message, tuple(self._edit(e) for e in fix.edits))
+            rewrite = fix.rewrite
+            if rewrite is not None:  # the fix pipeline's pieces move with their edit
+                single = self._edit(rewrite.single)
+                rewrite = replace(rewrite, start=single.start, end=single.end, single=single)
+            fix = Fix(fix.applicability, fix.message, tuple(self._edit(e) for e in fix.edits), rewrite)
         start, end = finding.location, finding.end_location
         return replace(
             finding,

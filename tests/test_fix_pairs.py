@@ -77,6 +77,10 @@ def test_only_fix_sites_change(pair: Path) -> None:
         if f.fix is not None:
             for e in f.fix.edits:
                 fixed_rows.update(range(e.start[0], e.end[0] + 1))
+            rewrite = f.fix.rewrite
+            if rewrite is not None and rewrite.groups:
+                # Comment and blank lines above a rewrite move into `else` when it joins a run.
+                fixed_rows.update(range(rewrite.start[0] - len(rewrite.leading), rewrite.start[0]))
     old_lines = text.splitlines()
     matcher = difflib.SequenceMatcher(a=old_lines, b=new.splitlines(), autojunk=False)
     for tag, i1, i2, _, _ in matcher.get_opcodes():

@@ -16,13 +16,13 @@ text; where it is pasted decides what it reads.  Three things can break it there
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, List, Optional, Tuple, Union
+from typing import Callable, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
 from fixers.imports import import_alias, import_satisfies
 from fixers.platform_gate import TORCH_HIP_GATE, VLLM_GATE, Gate
-from lint_h2d.rules._scopes import LineNode, ScopeMap, describe, local_names
+from lint_h2d.rules._scopes import LineNode, ScopeMap, _Binders, describe, local_names
 
 ImportNode = Union[cst.Import, cst.ImportFrom]
 
@@ -174,13 +174,86 @@ class _DropImports(cst.CSTTransformer):
         return updated_node.with_changes(body=body)
 
 
+# What a module's own platform flag may hold (its value, spaces and parentheses aside).
+_FLAG_VALUES = frozenset({
+    "current_platform.is_rocm()", "torch.version.hip is not None", "bool(torch.version.hip)",
+    "is_hip()", "current_platform.is_rocm() is True",
+})
+
+
+@dataclass(frozen=True)
+class ModuleFlag:
+    """``NAME = <ROCm test>`` at module level, bound nowhere else: the module's own gate."""
+
+    name: str
+    statement: cst.SimpleStatementLine
+
+
+def module_flags(module: cst.Module, text: str) -> Tuple[ModuleFlag, ...]:
+    """The module's platform flags (``_is_hip = current_platform.is_rocm()``,
+    ``_IS_ROCM = torch.version.hip is not None``, ``IS_HIP = is_hip()``).
+
+    Why so strict: a gate that reads the flag must mean "on ROCm" wherever it stands, so the
+    flag is a top-level statement (not under an ``if``), its name says ROCm/HIP, it is bound
+    exactly once in the module and never declared ``global`` anywhere (no function can
+    rebind it).
+    """
+    import re
+
+    found: List[ModuleFlag] = []
+    for statement in module.body:
+        if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+            continue
+        small = statement.body[0]
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            target, value = small.targets[0].target, small.value
+        elif isinstance(small, cst.AnnAssign) and small.value is not None:
+            target, value = small.target, small.value
+        else:
+            continue
+        if not isinstance(target, cst.Name):
+            continue
+        name = target.value
+        lowered = name.lower()
+        if "is_rocm" not in lowered and "is_hip" not in lowered:
+            continue
+        spelled = " ".join(cst.Module([]).code_for_node(value).split()).replace("( ", "(").replace(" )", ")")
+        if spelled not in _FLAG_VALUES:
+            continue
+        if re.search(rf"\b(?:global|nonlocal)\b[^\n;]*\b{re.escape(name)}\b", text):
+            continue
+        bindings = 0
+        for other in module.body:
+            visitor = _Binders(deep=False)
+            other.visit(visitor)
+            bindings += name in visitor.names
+        if bindings == 1:
+            found.append(ModuleFlag(name, statement))
+    return tuple(found)
+
+
+def _flag_site(flags: Sequence[ModuleFlag], line: LineNode, line_start: int, scopes: ScopeMap,
+               row_of: Callable[[cst.CSTNode], int]) -> Optional[GateSite]:
+    """The module's own flag as the gate at ``line``, when one is visible there."""
+    in_function = any(isinstance(s, cst.FunctionDef) for s in scopes.chain(line))
+    for flag in flags:
+        if scopes.shadowing_scope(line, flag.name) is not None:
+            continue
+        if not in_function and row_of(flag.statement) >= line_start:
+            continue  # module or class level: the flag must already be bound
+        return GateSite(Gate(flag.name, None), "none")
+    return None
+
+
 def gate_site(gate: Gate, line: LineNode, line_start: int, module: cst.Module, scopes: ScopeMap,
               imports: ModuleImports, row_of: Callable[[cst.CSTNode], int],
-              module_has_import: bool) -> Union[GateSite, str]:
+              module_has_import: bool, flags: Sequence[ModuleFlag] = ()) -> Union[GateSite, str]:
     """The gate spelled for ``line`` (which starts at row ``line_start``), or why there is none.
 
     ``module_has_import``: the gate's import already runs at module level.
     ``row_of``: the row a statement starts on.
+    ``flags``: the module's own platform flags (:func:`module_flags`); with one of the built-in
+    gates, a visible, unshadowed flag is read instead of a new call per gate.
     """
     compiled = scopes.compiled_function(line)
     if compiled is not None:
@@ -188,6 +261,10 @@ def gate_site(gate: Gate, line: LineNode, line_start: int, module: cst.Module, s
             return (f"the statement is in compiled function `{compiled.name.value}`, where the "
                     f"configured gate `{gate.test}` cannot run")
         gate = TORCH_HIP_GATE
+    elif gate.test in (VLLM_GATE.test, TORCH_HIP_GATE.test):
+        site = _flag_site(flags, line, line_start, scopes, row_of)
+        if site is not None:
+            return site
     chain = scopes.chain(line)
     function = chain[-1] if chain and isinstance(chain[-1], cst.FunctionDef) else None
     lazy = (

@@ -1,23 +1,27 @@
 """H2D001: a Python scalar written into one element of a device tensor."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, AbstractSet, Callable, Iterable, List, Optional, Sequence, Tuple, TypeVar, Union
 
 import libcst as cst
 
 from fixers.device_zero import DeviceZero, device_zero_form
 from fixers.edits import TextEdit, Unfixable
-from fixers.platform_gate import Gate, gated_statement, matches_gate
 from fixers.imports import import_insertion
-from fixers.statements import replace_small_statement, replace_statement_line
+from fixers.layout import project_line_length
+from fixers.pipeline import Rewrite, deletion, gated_rewrite, ungated_rewrite
+from fixers.platform_gate import Gate, matches_gate
+from fixers.removal import remove_statement
+from fixers.statements import replace_small_statement
 from lint_h2d import prefilter
-from dataclasses import replace
 
 from lint_h2d.findings import Applicability, EvidenceKind, EvidenceStep, Finding, Fix
 from lint_h2d.inference.expressions import index_effect, infer
 from lint_h2d.inference.scope import StatementFact
 from lint_h2d.inference.values import Kind, LocalStep
-from lint_h2d.rules._gate_site import GateSite, ModuleImports, gate_site
+from lint_h2d.rules._gate_site import GateSite, ModuleImports, gate_site, module_flags
+from lint_h2d.rules._redundant import Redundant, redundant_write
 from lint_h2d.rules._scopes import ScopeMap
 from lint_h2d.rules._sizes import proven_length
 from lint_h2d.rules.base import FileContext, Rule, RuleDoc
@@ -94,6 +98,21 @@ module only inside functions gets the import inside the function, above the gate
 `@torch.jit.script`, `@torch.compile` or `@triton.jit` function gets
 `torch.version.hip is not None` (and no fix under a custom gate).
 
+Consecutive fixed statements of one block (only comments and blank lines between them) share
+one gate when `--fix` applies them together: the ROCm branch holds every rewrite in order, the
+other branch the original statements with their comments.  A module's own flag
+(`_is_hip = current_platform.is_rocm()`, `_IS_ROCM = torch.version.hip is not None`, bound once
+at module level, not shadowed) is read instead of a new call.  A trailing comment is kept on
+the original and repeated on the rewrite; rewrites follow the project's line length
+(`[tool.ruff]`/`[tool.black]` `line-length`, else 88) and break as ruff/black would.
+
+A write of the value the element already holds goes away (both platforms gain): `t[0] = 0`
+right after `t = torch.zeros((1, 8), ...)` (1 after `ones`, `v` after `full(..., v)`), when
+`t` is a local allocated in the same block with nothing in between that could reach it (no
+call, alias or compound statement; other element writes only).  The deletion is safe only when
+the index lies within the allocation's literal (or proven) shape and the dtype is absent or an
+ordinary one; otherwise the usual rewrite is offered.
+
 The fix is **safe** only when it is provably the same for every input, errors included: every
 index is an integer literal and the value is a number literal (or `True`/`False`) whose
 integer value, if any, lies within int64.  Then `zero_`/`fill_` cast the value exactly as the
@@ -149,7 +168,7 @@ It is **unsafe** (applied only with `--unsafe-fixes`, after reading it) when:
         for fact in facts:
             finding = self._check_one(fact, ctx)
             if finding is not None:
-                yield finding
+                yield _redundancy_noted(finding, ctx.memo.pop(f"redundant:{id(fact.small)}", None))
 
     def _check_one(self, fact: StatementFact, ctx: FileContext) -> Optional[Finding]:
         assign = fact.small
@@ -232,6 +251,18 @@ It is **unsafe** (applied only with `--unsafe-fixes`, after reading it) when:
         scopes: ScopeMap,
         min_length: Optional[int],
     ) -> Tuple[Optional[Fix], Optional[str], str]:
+        """What to write instead (the device call, or nothing), and its safety; the layout,
+        gate, grouping and imports are the fix pipeline's (`fixers/pipeline.py`)."""
+        owner = fact.owner
+        where = ctx.position(owner)
+        limit = _memo(ctx, "line_length", lambda: project_line_length(ctx.path))
+        block, index = _block_key(fact, ctx)
+        redundant = (redundant_write(fact, target, value, scopes, ctx.text)
+                     if isinstance(owner, cst.SimpleStatementLine) and fact.container is not None else None)
+        # Deleted only when provably the same, errors included; otherwise the rewrite below
+        # (always safe here: literal index and value) is the better fix.
+        if redundant is not None and redundant.safe:
+            return self._deletion(fact, target, value, redundant, ctx, block, index)
         form = device_zero_form(target, value, min_length)
         if not isinstance(form, DeviceZero):
             return None, form.reason, "a device-side `zero_()`/`fill_()`"
@@ -243,19 +274,18 @@ It is **unsafe** (applied only with `--unsafe-fixes`, after reading it) when:
         applicability = Applicability.SAFE if safe else Applicability.UNSAFE
         gate = _memo(ctx, "gate", lambda: ctx.settings.gate_for(ctx.path, ctx.text))
         assert gate is None or isinstance(gate, Gate)
-        owner = fact.owner
-        where = ctx.position(owner)
         alone = isinstance(owner, cst.SimpleStatementLine) and len(owner.body) == 1
+        replacement = [cst.Expr(form.call)]
         if gate is None:
             if alone:
                 assert isinstance(owner, cst.SimpleStatementLine)
-                # Same line node, new body: its trailing comment stays where it was.
-                replacement = owner.with_changes(body=[cst.Expr(form.call)])
-                edit: object = replace_statement_line(
-                    ctx.module, owner, (where.start.line, where.start.column),
-                    (where.end.line, where.end.column), replacement, source=ctx.text,
-                )
+                rewrite: Optional[Rewrite] = ungated_rewrite(
+                    ctx.module, owner, where.start, where.end, replacement, block=block, index=index,
+                    limit=limit, source=ctx.text)
+                assert rewrite is not None
+                edit: object = rewrite.edit
             else:
+                rewrite = None
                 small = ctx.position(fact.small)
                 edit = replace_small_statement(
                     ctx.module, (small.start.line, small.start.column),
@@ -263,7 +293,7 @@ It is **unsafe** (applied only with `--unsafe-fixes`, after reading it) when:
                 )
             if not isinstance(edit, TextEdit):
                 return None, getattr(edit, "reason", "cannot rewrite here"), suggestion
-            return Fix(applicability, f"Replace with `{_one_line(suggestion)}`", (edit,)), None, suggestion
+            return Fix(applicability, f"Replace with `{_one_line(suggestion)}`", (edit,), rewrite), None, suggestion
         if not alone:
             return (
                 None,
@@ -276,20 +306,12 @@ It is **unsafe** (applied only with `--unsafe-fixes`, after reading it) when:
         if isinstance(site, str):
             return None, site, suggestion
         gate = site.gate
-        new: List[Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]] = [
-            gated_statement(owner, form.call, gate)
-        ]
-        if site.lazy_import:
-            assert gate.import_line is not None
-            lazy = cst.parse_statement(gate.import_line.strip())
-            assert isinstance(lazy, cst.SimpleStatementLine)
-            new = [lazy.with_changes(leading_lines=owner.leading_lines),
-                   new[0].with_changes(leading_lines=())]
-        edit = replace_statement_line(
-            ctx.module, owner, (where.start.line, where.start.column),
-            (where.end.line, where.end.column), new, source=ctx.text,
+        rewrite = gated_rewrite(
+            ctx.module, owner, where.start, where.end, replacement, gate.test, block=block, index=index,
+            limit=limit, lazy_import=gate.import_line.strip() if site.lazy_import and gate.import_line else None,
+            source=ctx.text,
         )
-        edits = [edit]
+        edits = [rewrite.edit]
         if gate.import_line and site.import_at == "module":
             insertion = _memo(ctx, f"import:{gate.import_line}",
                               lambda: import_insertion(ctx.module, gate.import_line or ""))
@@ -298,7 +320,31 @@ It is **unsafe** (applied only with `--unsafe-fixes`, after reading it) when:
             elif isinstance(insertion, Unfixable):
                 return None, f"cannot add `{gate.import_line}`: {insertion.reason}", suggestion
         message = f"Use `{_one_line(suggestion)}` under `if {gate.test}:`"
-        return Fix(applicability, message, tuple(edits)), None, suggestion
+        return Fix(applicability, message, tuple(edits), rewrite), None, suggestion
+
+    @staticmethod
+    def _deletion(fact: StatementFact, target: cst.Subscript, value: cst.BaseExpression, redundant: Redundant,
+                  ctx: FileContext, block: Tuple[int, int], index: int) -> Tuple[Optional[Fix], Optional[str], str]:
+        """The write stores what the element holds: the fix deletes it (both platforms gain)."""
+        owner = fact.owner
+        assert isinstance(owner, cst.SimpleStatementLine) and fact.container is not None
+        where = ctx.position(owner)
+        edit = remove_statement(ctx.module, owner, fact.small, where.start, where.end, fact.container,
+                                source=ctx.text)
+        rewrite = deletion(edit, block=block, index=index, newline=ctx.module.default_newline)
+        name = ctx.module.code_for_node(target.value)
+        written = _one_line(ctx.module.code_for_node(target))
+        stored = _one_line(ctx.module.code_for_node(value))
+        why = f"`{name}` was allocated by `{redundant.allocation}` and already holds {redundant.holds}"
+        ctx.memo[f"redundant:{id(fact.small)}"] = (
+            f"Redundant scalar write into device tensor `{name}` (`{written} = {stored}`): {why}, "
+            "so the write only costs a host-to-device copy that blocks the host until the stream "
+            "drains; delete it",
+            (("redundant", redundant.holds), ("allocation", redundant.allocation),
+             ("min_length", str(redundant.min_length))),
+        )
+        return Fix(Applicability.SAFE, f"Delete the write ({why})", (edit,), rewrite), None, \
+            "nothing (delete the write)"
 
     @staticmethod
     def _gate_site(gate: Gate, owner: cst.SimpleStatementLine, row: int, ctx: FileContext,
@@ -309,11 +355,33 @@ It is **unsafe** (applied only with `--unsafe-fixes`, after reading it) when:
             ctx, f"has:{gate.import_line}",
             lambda: import_insertion(ctx.module, gate.import_line or "") is None,
         )
+        flags = _memo(ctx, "flags", lambda: module_flags(ctx.module, ctx.text))
         return gate_site(gate, owner, row, ctx.module, scopes, imports,
-                         lambda node: ctx.position(node).start.line, bool(has_import))
+                         lambda node: ctx.position(node).start.line, bool(has_import), flags)
 
 
 T = TypeVar("T")
+
+
+def _redundancy_noted(finding: Finding, note: object) -> Finding:
+    """A redundant write gets its own message (why it changes nothing) and the facts verify needs."""
+    if note is None:
+        return finding
+    assert isinstance(note, tuple)
+    message: str = note[0]
+    details: Tuple[Tuple[str, str], ...] = note[1]
+    kept = tuple(d for d in finding.details if d[0] != "min_length")
+    return replace(finding, message=message, details=kept + tuple(details))
+
+
+def _block_key(fact: StatementFact, ctx: FileContext) -> Tuple[Tuple[int, int], int]:
+    """Where the statement's block starts and the statement's index in it (adjacency)."""
+    block = fact.block
+    index = next((n for n, s in enumerate(block) if s is fact.owner), -1)
+    if not block:
+        return (0, 0), index
+    start = ctx.position(block[0]).start
+    return (start.line, start.column), index
 
 
 def _memo(ctx: FileContext, key: str, compute: Callable[[], T]) -> T:
@@ -377,7 +445,8 @@ def _already_gated(fact: StatementFact, target_code: str, module: cst.Module,
         test = module.code_for_node(if_node.test)
         # A configured gate is recognised too, or a second --fix would wrap its else branch.
         ours = custom_gate is not None and matches_gate(if_node.test, custom_gate)
-        if not ours and not any(marker in test for marker in _GATE_MARKERS):
+        # Case aside: a module flag `_IS_ROCM` reads like `is_rocm` (fixers reuse such flags).
+        if not ours and not any(marker in test.lower() for marker in _GATE_MARKERS):
             continue
         other = if_node.orelse if branch == "body" else if_node.body
         if other is None:

@@ -14,7 +14,7 @@ import ast
 import itertools
 import random
 import types
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import torch
@@ -140,6 +140,9 @@ class Case:
     # "standard" (integer indices in range, ordinary values) or the adversarial family:
     # "bounds", "index kind", "dtype limit", "evaluation order".
     kind: str = STANDARD
+    # The allocating call of a deleted redundant write: the tensor starts as it leaves it
+    # (zeros, ones, full of its value) instead of random contents.
+    allocation: Optional[str] = None
 
     def describe(self) -> str:
         names = ", ".join(f"{k}={v!r}" for k, v in self.bindings.items())
@@ -176,6 +179,27 @@ def initial_tensor(dtype: torch.dtype, shape: Tuple[int, ...], seed: int = 0) ->
     return torch.randint(1, 100, shape, generator=gen, dtype=dtype)
 
 
+def allocated(call: str, dtype: torch.dtype, shape: Tuple[int, ...]) -> torch.Tensor:
+    """What ``torch.zeros|ones|full(...)`` (``*_like``, ``new_*``) leaves in a tensor of this
+    dtype and shape: the fill value is read off the call itself, not taken from the rule."""
+    node = ast.parse(call, mode="eval").body
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        raise ValueError(f"not an allocating call: {call}")
+    kind = node.func.attr
+    if kind in ("zeros", "zeros_like", "new_zeros"):
+        return torch.zeros(shape, dtype=dtype)
+    if kind in ("ones", "ones_like", "new_ones"):
+        return torch.ones(shape, dtype=dtype)
+    if kind in ("full", "full_like", "new_full"):
+        fill = next((k.value for k in node.keywords if k.arg == "fill_value"), None)
+        if fill is None:
+            fill = node.args[1] if kind in ("full", "full_like", "new_full") and len(node.args) > 1 else None
+        if fill is None:
+            raise ValueError(f"no fill value in {call}")
+        return torch.full(shape, ast.literal_eval(fill), dtype=dtype)
+    raise ValueError(f"not an allocating call: {call}")
+
+
 def bits(t: torch.Tensor) -> torch.Tensor:
     """The tensor's bytes: a NaN-safe, sign-of-zero-aware comparison key."""
     return t.contiguous().view(-1).view(torch.uint8)
@@ -200,7 +224,8 @@ def compare_pair(original: str, rewritten: str, target: str, case: Case, seed: i
     not a name/attribute chain must already be spelled ``__lint_h2d_target__`` in both texts.
     Both raising the same exception type counts as equivalent but not as a run.
     """
-    base = initial_tensor(case.dtype, case.shape, seed)
+    base = (allocated(case.allocation, case.dtype, case.shape) if case.allocation
+            else initial_tensor(case.dtype, case.shape, seed))
     a, b = base.clone(), base.clone()
     err_a = _run(compile_statement(original), build_namespace(target, a, case.bindings, case.gate))
     err_b = _run(compile_statement(rewritten), build_namespace(target, b, case.bindings, case.gate))
@@ -493,7 +518,7 @@ def by_kind_total(by_kind: Mapping[str, Mapping[str, List[str]]], kind: str) -> 
 
 
 def cases_for(prepared: Prepared, rank: Optional[int], dtypes: Sequence[torch.dtype] = DTYPES,
-              min_length: int = 0) -> List[Case]:
+              min_length: int = 0, allocation: Optional[str] = None) -> List[Case]:
     """Standard cases, then the adversarial families (issue #15, "verify must be able to catch these").
 
     ``min_length``: the length the fixer proved for the tensor (slice spelling); no case uses a
@@ -506,8 +531,9 @@ def cases_for(prepared: Prepared, rank: Optional[int], dtypes: Sequence[torch.dt
             shape = _shape_for(prepared, r, binding, min_length)
             for dtype in dtypes:
                 for gate in gates:
-                    out.append(Case(dtype, shape, binding, gate))
-        out.extend(_adversarial(prepared, r, dtypes, gates, min_length))
+                    out.append(Case(dtype, shape, binding, gate, allocation=allocation))
+        out.extend(replace(c, allocation=allocation)
+                   for c in _adversarial(prepared, r, dtypes, gates, min_length))
     return out
 
 
@@ -547,10 +573,10 @@ def _adversarial(prepared: Prepared, rank: int, dtypes: Sequence[torch.dtype],
 
 def verify_statements(original: str, rewritten: str, target: str, rank: Optional[int] = None,
                       dtypes: Sequence[torch.dtype] = DTYPES, safe: Optional[bool] = None,
-                      min_length: int = 0) -> Verdict:
+                      min_length: int = 0, allocation: Optional[str] = None) -> Verdict:
     """Level 1 for one H2D001 pair: every dtype, rank, binding and gate branch, plus the
     adversarial families; a safe fix (default: literal index and value) must agree on all."""
     prepared = prepare(original, rewritten, target)
     if prepared.problem:
         return Verdict(False, 0, 0, prepared.problem)
-    return run_cases(prepared, cases_for(prepared, rank, dtypes, min_length), safe)
+    return run_cases(prepared, cases_for(prepared, rank, dtypes, min_length, allocation), safe)

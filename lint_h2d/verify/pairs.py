@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from fixers.edits import TextEdit, line_offsets, split_lines, to_offset
+from fixers.pipeline import group_edit, runs
 from lint_h2d.config import Settings
 from lint_h2d.engine import ERROR_CODES, Engine, Source
 from lint_h2d.findings import Finding
@@ -35,6 +36,12 @@ class StatementPair:
     applicability: str
     # The tensor length the rule proved at the write (the fix then uses the slice spelling).
     min_length: int = 0
+    # A deleted redundant write: the allocating call the rule says left the value there.
+    allocation: Optional[str] = None
+    # A run of rewrites the fix loop put under one gate: how many, and why the group is not
+    # exactly the single rewrites side by side (None when it is).
+    grouped: int = 0
+    problem: Optional[str] = None
 
     @property
     def label(self) -> str:
@@ -105,6 +112,9 @@ def pair_from_finding(finding: Finding, text: str) -> Optional[StatementPair]:
         textwrap.dedent(_dedent(edit.text, column)).strip("\n"),
     )
     proven = _detail(finding, "min_length")
+    rewrite = finding.fix.rewrite if finding.fix else None
+    if rewrite is not None and rewrite.delete and not after.strip():
+        after = "pass"
     return StatementPair(
         code=finding.code,
         path=finding.path,
@@ -115,7 +125,81 @@ def pair_from_finding(finding: Finding, text: str) -> Optional[StatementPair]:
         rank=_rank(finding),
         applicability=finding.fix.applicability.value if finding.fix else "",
         min_length=int(proven) if proven and proven.isdigit() else 0,
+        allocation=_detail(finding, "allocation") if rewrite is not None and rewrite.delete else None,
     )
+
+
+def _dedented(text: str, edit: TextEdit) -> str:
+    """The edit's text as a dedented block (what ``pair_from_finding`` does to a single edit)."""
+    offsets = line_offsets(text)
+    prefix = text[offsets[edit.start[0] - 1] : to_offset(offsets, edit.start)]
+    column = len(prefix) - (prefix.rfind("\f") + 1)
+    return textwrap.dedent(_dedent(edit.text, column)).strip("\n")
+
+
+def composition_problem(group: str, singles: Sequence[str]) -> Optional[str]:
+    """Why ``group`` (one gate) is not the ``singles`` (one gate each) side by side, or None.
+
+    Each single rewrite is verified on its own; the group is equivalent to running them one
+    after the other when it is one ``if`` with the same test, whose branches hold the singles'
+    branches in order (the test is a platform flag: the same value every time it is read).
+    """
+    try:
+        tree = ast.parse(group).body
+        parts = [ast.parse(single).body for single in singles]
+    except SyntaxError as exc:
+        return f"does not parse: {exc}"
+    lazy = [n for n in tree if not isinstance(n, ast.If)]
+    ifs = [n for n in tree if isinstance(n, ast.If)]
+    if len(ifs) != 1:
+        return "the group is not one `if`"
+    gate = ifs[0]
+    bodies: List[str] = []
+    others: List[str] = []
+    for part in parts:
+        found = [n for n in part if isinstance(n, ast.If)]
+        if len(found) != 1 or ast.dump(found[0].test) != ast.dump(gate.test):
+            return "a single rewrite has another gate"
+        bodies += [ast.dump(n) for n in found[0].body]
+        others += [ast.dump(n) for n in found[0].orelse]
+        if [ast.dump(n) for n in part if not isinstance(n, ast.If)] != [ast.dump(n) for n in lazy]:
+            return "the lazy import differs"
+    if [ast.dump(n) for n in gate.body] != bodies:
+        return "the gated branch is not the single rewrites in order"
+    if [ast.dump(n) for n in gate.orelse] != others:
+        return "the other branch is not the original statements in order"
+    return None
+
+
+def group_pairs(trace: Sequence[Tuple[Finding, str]]) -> List[StatementPair]:
+    """The runs the fix loop put under one gate (same grouping as `Engine.fix_text`), each as
+    one pair whose ``problem`` says whether it is the verified single rewrites side by side."""
+    by_text: Dict[str, List[Finding]] = {}
+    for finding, text in trace:
+        rewrite = finding.fix.rewrite if finding.fix else None
+        if rewrite is not None and rewrite.groups:
+            by_text.setdefault(text, []).append(finding)
+    out: List[StatementPair] = []
+    for text, found in by_text.items():
+        owner = {id(f.fix.rewrite): f for f in found if f.fix is not None}
+        for run in runs(f.fix.rewrite for f in found if f.fix is not None and f.fix.rewrite is not None):
+            if len(run) < 2:
+                continue
+            edit = group_edit(run)
+            offsets = line_offsets(text)
+            original = text[to_offset(offsets, edit.start):to_offset(offsets, edit.end)]
+            group = _dedented(text, edit)
+            singles = [_dedented(text, r.single) for r in run]
+            first = owner[id(run[0])]
+            out.append(StatementPair(
+                code=first.code, path=first.path, row=first.location.row,
+                original=textwrap.dedent(_dedent(original, edit.start[1])).strip("\n"), rewritten=group,
+                target="", rank=None,
+                applicability="safe" if all(owner[id(r)].fix.applicability.value == "safe"  # type: ignore[union-attr]
+                                            for r in run) else "unsafe",
+                grouped=len(run), problem=composition_problem(group, singles),
+            ))
+    return out
 
 
 def _narrowed(original: str, rewritten: str) -> Tuple[str, str]:
@@ -154,6 +238,7 @@ def pairs_for_source(engine: Engine, source: Source) -> Tuple[List[StatementPair
         pair = pair_from_finding(finding, text)
         if pair is not None:
             pairs.append(pair)
+    pairs.extend(group_pairs(trace))
     skipped = [f for f in remaining if f.code in ERROR_CODES or f.fix is None]
     return pairs, skipped
 

@@ -50,7 +50,7 @@ def _trace_bindings(prepared: equivalence.Prepared) -> Dict[str, Any]:
 
 def verify_h2d001(label: str, original: str, rewrites: Sequence[str], target: str,
                   rank: Optional[int], levels: Levels, safe: Optional[bool] = None,
-                  min_length: int = 0) -> Row:
+                  min_length: int = 0, allocation: Optional[str] = None) -> Row:
     """Levels 1-3 for one statement and every spelling of its rewrite (bare, gated).
 
     Besides the ordinary cases, level 1 tries indices at and past the bounds, list/tensor/bool
@@ -63,7 +63,7 @@ def verify_h2d001(label: str, original: str, rewrites: Sequence[str], target: st
     summaries: List[str] = []
     for rewritten in rewrites:
         verdict = equivalence.verify_statements(original, rewritten, target, rank, safe=safe,
-                                                min_length=min_length)
+                                                min_length=min_length, allocation=allocation)
         cases, ran = cases + verdict.cases, ran + verdict.ran
         summaries.append(verdict.summary)
         if not verdict.verified:
@@ -121,10 +121,19 @@ def matrix_rows(levels: Levels) -> List[Row]:
 def pair_rows(pairs: Sequence[StatementPair], levels: Levels) -> List[Row]:
     rows: List[Row] = []
     for pair in pairs:
-        if pair.code == "H2D001":
+        if pair.grouped:
+            ok = pair.problem is None
+            rows.append(Row(pair.label, pair.code, pair.original, pair.rewritten, ok,
+                            f"{pair.grouped} rewrites under one gate: "
+                            + ("exactly the single rewrites side by side, each verified in its own row" if ok
+                               else str(pair.problem)),
+                            measured_on=["composition of the single rewrites (static)"]))
+        elif pair.code == "H2D001":
             row = verify_h2d001(pair.label, pair.original, (pair.rewritten,), pair.target, pair.rank, levels,
-                                safe=pair.applicability == "safe", min_length=pair.min_length)
-            row.detail = f"{pair.applicability} fix; {row.detail}"
+                                safe=pair.applicability == "safe", min_length=pair.min_length,
+                                allocation=pair.allocation)
+            kind = "deletion of a redundant write" if pair.allocation else "fix"
+            row.detail = f"{pair.applicability} {kind}; {row.detail}"
             rows.append(row)
         elif pair.code == "H2D002":
             rows.append(verify_h2d002(pair, levels))

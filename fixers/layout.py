@@ -1,0 +1,286 @@
+"""Line length and line breaks of new statements, the way ruff format / black lay them out.
+
+Why: a rewrite is read in review next to code a formatter keeps within the project's line
+length.  A rewrite that runs past it, or that copies the odd breaks of the expression it was
+built from (``fill_(f(\\n    x\\n))``), makes a formatted file fail ``ruff format --check``
+and a reviewer send the diff back.
+
+What is done, in order (each step only when the previous one does not fit):
+
+1. the statement as rendered, when it is one line within the limit;
+2. the statement *flattened*: the line breaks inside its brackets become ordinary spacing
+   (no break after ``(``/``[``, one space after a comma and around operators) and a call's
+   trailing comma goes (it would keep the call exploded); never when a comment or a
+   multi-line string lies inside (those lines stay as written);
+3. a *right-hand split*, black's first choice: the last bracket pair with something inside
+   whose opening line fits gets its contents on a line of their own, one step deeper, and the
+   closing bracket (with what follows it and the trailing comment) on the next;
+   contents that still do not fit and hold top-level commas get one element per line with a
+   trailing comma; an assignment whose value has no such bracket gets the value in
+   parentheses (``x = (`` / value / ``)``).
+
+The line length is the project's: ``[tool.ruff] line-length`` (or ``[tool.black]``) of the
+nearest ``pyproject.toml`` / ``ruff.toml`` above the file, else 88 (both tools' default).
+"""
+from __future__ import annotations
+
+import io
+import os
+import sys
+import tokenize
+from typing import Dict, List, Optional, Tuple
+
+import libcst as cst
+
+if sys.version_info >= (3, 11):  # pragma: no cover - depends on the interpreter
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+__all__ = ["DEFAULT_LINE_LENGTH", "project_line_length", "flattened", "lay_out"]
+
+DEFAULT_LINE_LENGTH = 88
+_OPEN = {"(": ")", "[": "]", "{": "}"}
+_CLOSE = {v: k for k, v in _OPEN.items()}
+
+
+def _configured_length(path: str) -> Optional[int]:
+    """``line-length`` in one config file, or None (also for a file that does not parse)."""
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return None
+    tables = [data] if os.path.basename(path) in ("ruff.toml", ".ruff.toml") else []
+    tool = data.get("tool", {}) if isinstance(data.get("tool"), dict) else {}
+    tables += [tool.get("ruff", {}), tool.get("black", {})]
+    for table in tables:
+        value = table.get("line-length") if isinstance(table, dict) else None
+        if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 1000:
+            return value
+    return None
+
+
+def _length_in(folder: str) -> int:
+    # Not cached across calls: a long-running server must see an edited pyproject.toml; the
+    # rule asks once per file.
+    for name in (".ruff.toml", "ruff.toml", "pyproject.toml"):
+        candidate = os.path.join(folder, name)
+        if os.path.isfile(candidate):
+            found = _configured_length(candidate)
+            if found is not None:
+                return found
+    parent = os.path.dirname(folder)
+    if parent == folder:
+        return DEFAULT_LINE_LENGTH
+    return _length_in(parent)
+
+
+def project_line_length(path: str) -> int:
+    """The line length ruff/black use for ``path`` (88 when nothing configures one)."""
+    if not path or path == "-":
+        return _length_in(os.path.abspath(os.getcwd()))
+    return _length_in(os.path.dirname(os.path.abspath(path)))
+
+
+# -- flattening -------------------------------------------------------------------------------
+
+_SPACED_FIELDS = {"whitespace_before", "whitespace_after", "whitespace_between"}
+
+
+def _spaced(node: cst.CSTNode, name: str) -> bool:
+    """A break in this place becomes one space (after a comma, around an operator)."""
+    if isinstance(node, cst.Comma):
+        return name == "whitespace_after"
+    operators = (cst.BaseBinaryOp, cst.BaseBooleanOp, cst.BaseCompOp, cst.BaseAugOp,
+                 cst.AssignEqual, cst.Colon)
+    if isinstance(node, cst.AssignEqual):
+        return False
+    return isinstance(node, operators) and name in _SPACED_FIELDS
+
+
+class _Flatten(cst.CSTTransformer):
+    def __init__(self) -> None:
+        self.blocked = False
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> cst.CSTNode:  # type: ignore[override]
+        changes: Dict[str, object] = {}
+        for name in getattr(updated_node, "__dataclass_fields__", {}):
+            value = getattr(updated_node, name)
+            if isinstance(value, cst.ParenthesizedWhitespace):
+                if _has_comment(value):
+                    self.blocked = True
+                changes[name] = cst.SimpleWhitespace(" " if _spaced(updated_node, name) else "")
+        if isinstance(updated_node, cst.Call) and updated_node.args:
+            args = list(updated_node.args)
+            if _was_broken(original_node):
+                args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+                changes["args"] = args
+        return updated_node.with_changes(**changes) if changes else updated_node
+
+
+def _has_comment(ws: cst.ParenthesizedWhitespace) -> bool:
+    return ws.first_line.comment is not None or any(line.comment is not None for line in ws.empty_lines)
+
+
+def _was_broken(node: cst.CSTNode) -> bool:
+    return "\n" in cst.Module([]).code_for_node(node) or "\r" in cst.Module([]).code_for_node(node)
+
+
+def _multiline_string(code: str) -> bool:
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(code).readline):
+            if token.type == tokenize.STRING and token.start[0] != token.end[0]:
+                return True
+            if getattr(tokenize, "FSTRING_MIDDLE", None) == token.type and "\n" in token.string:
+                return True
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return True
+    return False
+
+
+def flattened(statement: cst.SimpleStatementLine) -> Optional[cst.SimpleStatementLine]:
+    """The statement on one line, or None when a comment or multi-line string is inside."""
+    code = cst.Module([statement]).code
+    if _multiline_string(code):
+        return None
+    flatten = _Flatten()
+    body = []
+    for small in statement.body:
+        new = small.visit(flatten)
+        assert isinstance(new, cst.BaseSmallStatement)
+        body.append(new)
+    if flatten.blocked:
+        return None
+    return statement.with_changes(body=body)
+
+
+# -- splitting --------------------------------------------------------------------------------
+
+
+def _tokens(line: str) -> Optional[List[tokenize.TokenInfo]]:
+    try:
+        return list(tokenize.generate_tokens(io.StringIO(line + "\n").readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return None
+
+
+def _top_pairs(line: str) -> Tuple[List[Tuple[int, int]], Optional[int], Optional[int]]:
+    """Bracket pairs at depth 0 of a one-line statement (columns of the brackets), the column of
+    the first top-level ``=`` of an assignment, and the column where a trailing comment starts."""
+    tokens = _tokens(line)
+    if tokens is None:
+        return [], None, None
+    pairs: List[Tuple[int, int]] = []
+    stack: List[int] = []
+    equals: Optional[int] = None
+    comment: Optional[int] = None
+    for token in tokens:
+        if token.type == tokenize.COMMENT:
+            comment = token.start[1]
+        if token.type != tokenize.OP:
+            continue
+        if token.string in _OPEN:
+            stack.append(token.start[1])
+        elif token.string in _CLOSE and stack:
+            start = stack.pop()
+            if not stack:
+                pairs.append((start, token.start[1]))
+        elif token.string == "=" and not stack and equals is None:
+            equals = token.start[1]
+    return pairs, equals, comment
+
+
+def _top_commas(body: str) -> List[str]:
+    tokens = _tokens(body)
+    if tokens is None:
+        return [body]
+    parts: List[str] = []
+    depth, last = 0, 0
+    for token in tokens:
+        if token.type != tokenize.OP:
+            continue
+        if token.string in _OPEN:
+            depth += 1
+        elif token.string in _CLOSE:
+            depth -= 1
+        elif token.string == "," and depth == 0:
+            parts.append(body[last:token.start[1]].strip())
+            last = token.end[1]
+    tail = body[last:].strip()
+    if tail:
+        parts.append(tail)
+    return parts
+
+
+def _fits(width: int, text: str, limit: int) -> bool:
+    return width + len(text) <= limit
+
+
+def _split(line: str, indent: str, unit: str, limit: int, newline: str) -> Optional[str]:
+    """Right-hand split of one flat line (see the module doc), or None when none applies."""
+    pairs, equals, comment = _top_pairs(line)
+    code_end = comment if comment is not None else len(line)
+    comment_text = line[code_end:].strip()
+    code = line[:code_end].rstrip()
+    inner = indent + unit
+    width = len(indent.expandtabs())
+    inner_width = len(inner.expandtabs())
+    for start, end in reversed(pairs):
+        if end > len(code):
+            continue
+        body = code[start + 1:end].strip()
+        head = code[:start + 1]
+        if not body or (equals is not None and start < equals) or not _fits(width, head, limit):
+            continue
+        tail = code[end:] + (f"  {comment_text}" if comment_text else "")
+        if _fits(inner_width, body, limit):
+            middle = [inner + body]
+        else:
+            parts = _top_commas(body)
+            if len(parts) < 2:
+                middle = [inner + body]
+            else:
+                middle = [inner + part + "," for part in parts]
+        return newline.join([head] + middle + [indent + tail])
+    if equals is not None:
+        value = code[equals + 1:].strip()
+        head = code[:equals].rstrip() + " = ("
+        if _fits(width, head, limit):
+            tail = ")" + (f"  {comment_text}" if comment_text else "")
+            return newline.join([head, inner + value, indent + tail])
+    return None
+
+
+def _width(text: str, indent: str) -> int:
+    """The widest line of ``text`` (first line after ``indent``), tabs as 8 columns like ruff."""
+    lines = text.splitlines() or [""]
+    first = len((indent + lines[0]).expandtabs())
+    return max([first] + [len(line.expandtabs()) for line in lines[1:]])
+
+
+def lay_out(module: cst.Module, statement: cst.SimpleStatementLine, rendered: str, indent: str,
+            limit: int, *, force_flat: bool = False) -> str:
+    """``rendered`` (``statement`` as rendered at ``indent``, first line without it) laid out
+    within ``limit`` columns as ruff would: unchanged when it already fits on one line (or,
+    without ``force_flat``, when it fits as written), else flattened, else split.
+
+    ``force_flat``: a new statement built from pieces of old code must not keep their breaks.
+    """
+    newline = module.default_newline
+    single = "\n" not in rendered and "\r" not in rendered
+    if _width(rendered, indent) <= limit and (single or not force_flat):
+        return rendered
+    flat = flattened(statement)
+    if flat is None:
+        return rendered
+    flat_text = cst.Module([flat], default_newline=newline).code.rstrip("\r\n")
+    if "\n" in flat_text or "\r" in flat_text:
+        return rendered
+    if _fits(len(indent.expandtabs()), flat_text, limit):
+        return flat_text
+    unit = module.default_indent if "\t" not in indent else "\t"
+    split = _split(flat_text, indent, unit, limit, newline)
+    if split is None:
+        return flat_text if force_flat else rendered
+    return split
