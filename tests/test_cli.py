@@ -103,7 +103,7 @@ def test_rule_command_prints_ruff_sections() -> None:
     for section in ("## What it does", "## Why is this bad?", "## Example", "## Use instead", "## Fix safety"):
         assert section in out
     listing = run_cli("rule", "--all").stdout.splitlines()
-    assert [line.split()[0] for line in listing] == ["H2D001", "H2D002"]
+    assert [line.split()[0] for line in listing] == ["H2D001", "H2D002", "H2D003", "H2D004"]
     assert run_cli("rule", "H2D999").returncode == 2
 
 
