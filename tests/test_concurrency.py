@@ -29,7 +29,7 @@ def build_{i}(n):
 {filler}    return t
 """
 FIXED_BLOCK = """    if torch.version.hip is not None:
-        t[0].zero_()
+        t[0].zero_()  # slot {i}
     else:
         t[0] = 0  # slot {i}
 """
