@@ -229,14 +229,15 @@ def _runtime_imports(body: Sequence[cst.BaseStatement]) -> Iterator[Union[cst.Im
             yield from _runtime_imports(statement.body.body)
 
 
-def _target_names(node: cst.BaseExpression) -> Iterator[str]:
+def target_names(node: cst.CSTNode) -> Iterator[str]:
+    """Names an assignment target binds (`a`, `a, *b`, `[a, (b, c)]`); not `a.x` / `a[i]`."""
     if isinstance(node, cst.Name):
         yield node.value
     elif isinstance(node, (cst.Tuple, cst.List)):
         for element in node.elements:
-            yield from _target_names(element.value)
+            yield from target_names(element.value)
     elif isinstance(node, cst.StarredElement):
-        yield from _target_names(node.value)
+        yield from target_names(node.value)
 
 
 class _ModuleBindings(cst.CSTVisitor):
@@ -274,27 +275,27 @@ class _ModuleBindings(cst.CSTVisitor):
         self.found.extend((b.name, b) for b in _bindings(node))
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self.found.extend((n, None) for n in _target_names(node.target))
+        self.found.extend((n, None) for n in target_names(node.target))
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self.found.extend((n, None) for n in _target_names(node.target))
+        self.found.extend((n, None) for n in target_names(node.target))
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self.found.extend((n, None) for n in _target_names(node.target))
+        self.found.extend((n, None) for n in target_names(node.target))
 
     def visit_For(self, node: cst.For) -> None:
-        self.found.extend((n, None) for n in _target_names(node.target))
+        self.found.extend((n, None) for n in target_names(node.target))
 
     def visit_AsName(self, node: cst.AsName) -> None:
         # ``with ... as x`` / ``except ... as x``; import aliases are handled above.
         if isinstance(node.name, cst.BaseExpression):
-            self.found.extend((n, None) for n in _target_names(node.name))
+            self.found.extend((n, None) for n in target_names(node.name))
 
     def visit_ImportAlias(self, node: cst.ImportAlias) -> bool:
         return False
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self.found.extend((n, None) for n in _target_names(node.target))
+        self.found.extend((n, None) for n in target_names(node.target))
 
 
 def _parse_import(import_line: str) -> Union[cst.Import, cst.ImportFrom]:

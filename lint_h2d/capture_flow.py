@@ -21,6 +21,8 @@ from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, 
 
 import libcst as cst
 
+from fixers.imports import target_names
+
 from lint_h2d.capture import is_capture_name, is_graph_context_in
 
 # A `fill_` literal every dtype accepts: int8/uint8 take -128..255 (uint8 wraps -1), float8 and
@@ -328,18 +330,8 @@ def _binding_names(node: cst.CSTNode) -> Iterator[str]:
     elif isinstance(node, cst.MatchMapping) and node.rest is not None:
         yield node.rest.value
     for target in targets:
-        for leaf in _target_names(target):
+        for leaf in target_names(target):
             yield leaf
-
-
-def _target_names(target: cst.CSTNode) -> Iterator[str]:
-    if isinstance(target, cst.Name):
-        yield target.value
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _target_names(element.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from _target_names(target.value)
 
 
 def binding_count(scope: cst.CSTNode, name: str) -> int:

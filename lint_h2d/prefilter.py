@@ -44,6 +44,7 @@ from functools import lru_cache
 from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Pattern, Sequence, Set, TYPE_CHECKING, Tuple
 
 from lint_h2d.capture import is_capture_name, is_graph_context_in
+from lint_h2d.inference.summary import ast_dotted as _dotted
 
 if TYPE_CHECKING:
     from lint_h2d.config import Settings
@@ -516,15 +517,6 @@ def h2d002_text(text: str, capture_functions: Sequence[str]) -> bool:
     return any(f in text for f in fragments) or any(
         not re.sub(r"[*?\[\]]", "", p) for p in capture_functions
     )
-
-
-def _dotted(node: ast.AST) -> Optional[str]:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr}" if base is not None else None
-    return None
 
 
 def _is_mutation(stmt: ast.stmt) -> bool:

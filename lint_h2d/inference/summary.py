@@ -469,7 +469,7 @@ class _Builder:
                     first = first.elts[0]
                 return ("same", self.term(first, scope), None)
             return UNK
-        dotted = _dotted(func) or ""
+        dotted = ast_dotted(func) or ""
         if dotted.endswith(("distributed.get_rank", "distributed.get_world_size",
                             "cuda.current_device", "cuda.device_count")):
             return SCALAR
@@ -508,7 +508,7 @@ class _Builder:
             return ("cpu", None, line)
         device = _keyword(node, "device")
         dtype = _keyword(node, "dtype")
-        integer = dtype is not None and (_dotted(dtype) or "").split(".")[-1] in _INTEGER_DTYPES
+        integer = dtype is not None and (ast_dotted(dtype) or "").split(".")[-1] in _INTEGER_DTYPES
         if name in _LIKE:
             source = self.term(node.args[0], scope) if node.args else UNK
             if device is None:
@@ -607,7 +607,7 @@ def annotation_term(node: Optional[ast.expr]) -> Term:
         if head in ("dict", "Dict", "Mapping", "MutableMapping") and len(args) == 2:
             return ("list", annotation_term(args[1]))
         return OTHER
-    name = _dotted(node)
+    name = ast_dotted(node)
     if name is None:
         return UNK
     last = name.split(".")[-1]
@@ -688,28 +688,29 @@ def _is_cpu(node: ast.expr) -> bool:
 
 
 def _is_dtype(node: ast.expr, scope: _Scope) -> bool:
-    name = _dotted(node) or ""
+    name = ast_dotted(node) or ""
     last = name.split(".")[-1]
     return last.endswith("dtype") or (name.split(".")[0] in scope.torch and "." in name
                                       and last not in ("device",) and not last.startswith("device"))
 
 
 def _names_a_device(node: ast.expr) -> bool:
-    name = (_dotted(node) or "").split(".")[-1]
+    name = (ast_dotted(node) or "").split(".")[-1]
     return "device" in name or name == "dev" or name.endswith("_dev")
 
 
 def _is_torch(func: ast.expr, name: str, scope: _Scope) -> bool:
-    dotted = _dotted(func) or ""
+    dotted = ast_dotted(func) or ""
     parts = dotted.split(".")
     return len(parts) >= 2 and parts[0] in scope.torch and parts[-1] == name
 
 
-def _dotted(node: ast.expr) -> Optional[str]:
+def ast_dotted(node: ast.AST) -> Optional[str]:
+    """`a.b.c` for an ast Name/Attribute chain, None for anything else."""
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
+        base = ast_dotted(node.value)
         return f"{base}.{node.attr}" if base is not None else None
     return None
 
@@ -717,7 +718,7 @@ def _dotted(node: ast.expr) -> Optional[str]:
 def _last_name(node: ast.expr) -> str:
     if isinstance(node, ast.Call):
         node = node.func
-    name = _dotted(node) or ""
+    name = ast_dotted(node) or ""
     return name.split(".")[-1]
 
 

@@ -11,9 +11,11 @@ the class body itself, never by functions nested in it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union
+from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
+
+from fixers.imports import target_names
 
 ScopeNode = Union[cst.FunctionDef, cst.ClassDef]
 LineNode = Union[cst.SimpleStatementLine, cst.SimpleStatementSuite]
@@ -24,17 +26,6 @@ _COMPILED = frozenset({
     "torch.jit.script", "jit.script", "script", "torch.jit.script_method", "torch.compile",
     "compile", "triton.jit", "jit", "torch.jit.trace", "torch._dynamo.optimize",
 })
-
-
-def _names_in_target(node: cst.CSTNode) -> Iterator[str]:
-    """Names an assignment target binds (``a``, ``a, *b``, ``[a, (b, c)]``); not ``a.x``/``a[i]``."""
-    if isinstance(node, cst.Name):
-        yield node.value
-    elif isinstance(node, (cst.Tuple, cst.List)):
-        for element in node.elements:
-            yield from _names_in_target(element.value)
-    elif isinstance(node, cst.StarredElement):
-        yield from _names_in_target(node.value)
 
 
 class _Binders(cst.CSTVisitor):
@@ -65,29 +56,29 @@ class _Binders(cst.CSTVisitor):
         return self._nested(node)
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self.names.update(_names_in_target(node.target))
+        self.names.update(target_names(node.target))
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self.names.update(_names_in_target(node.target))
+        self.names.update(target_names(node.target))
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self.names.update(_names_in_target(node.target))
+        self.names.update(target_names(node.target))
 
     def visit_For(self, node: cst.For) -> None:
-        self.names.update(_names_in_target(node.target))
+        self.names.update(target_names(node.target))
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
         # A comprehension's own scope; counted anyway (conservative: it costs a fix at most).
-        self.names.update(_names_in_target(node.target))
+        self.names.update(target_names(node.target))
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self.names.update(_names_in_target(node.target))
+        self.names.update(target_names(node.target))
 
     def visit_AsName(self, node: cst.AsName) -> None:
-        self.names.update(_names_in_target(node.name))
+        self.names.update(target_names(node.name))
 
     def visit_Del(self, node: cst.Del) -> None:
-        self.names.update(_names_in_target(node.target))
+        self.names.update(target_names(node.target))
 
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:
