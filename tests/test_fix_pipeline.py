@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import shutil
+import sys
 import subprocess
 from pathlib import Path
 from typing import List, Tuple
@@ -22,7 +23,8 @@ from lint_h2d.findings import Applicability, Finding
 from lint_h2d.inference.project import collect
 from lint_h2d.verify.pairs import composition_problem, pairs_for_source
 
-RUFF = shutil.which("ruff") or str(Path(__file__).resolve().parents[0].parent / ".." / "venv" / "bin" / "ruff")
+# ruff is a test dependency: the one on PATH, else the one beside this interpreter.
+RUFF = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
 
 
 def engine(text: str, gate: str = "vllm", root: Path = Path(".")) -> Engine:
