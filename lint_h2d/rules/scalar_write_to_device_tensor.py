@@ -224,22 +224,12 @@ It is **unsafe** (applied only with `--unsafe-fixes`, after reading it) when:
         proven_index: bool,
         ctx: FileContext,
     ) -> Tuple[Optional[Fix], Optional[str], str, Optional[int]]:
-        """The fix, or why there is none; the suggested call; the proven length (verify uses it)."""
-        fix, reason, suggestion, min_length = self._fix_parts(fact, target, value, proven_index, ctx)
-        return fix, reason, suggestion, (min_length if fix is not None else None)
-
-    def _fix_parts(
-        self,
-        fact: StatementFact,
-        target: cst.Subscript,
-        value: cst.BaseExpression,
-        proven_index: bool,
-        ctx: FileContext,
-    ) -> Tuple[Optional[Fix], Optional[str], str, Optional[int]]:
+        """The fix, or why there is none; the suggested call; the proven length (verify uses
+        it, so it is reported only with a fix)."""
         scopes = _memo(ctx, "scopes", lambda: ScopeMap.of(ctx.module))
         min_length = proven_length(fact, target.value, scopes, ctx.text) if _one_literal_index(target) else None
         fix, reason, suggestion = self._build(fact, target, value, proven_index, ctx, scopes, min_length)
-        return fix, reason, suggestion, min_length
+        return fix, reason, suggestion, (min_length if fix is not None else None)
 
     def _build(
         self,
