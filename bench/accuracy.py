@@ -54,6 +54,7 @@ class Corpus:
     pypi: str
     version: str
     package: str  # the top-level folder inside the wheel, e.g. "vllm/"
+    source: str = "wheel"  # or "sdist" for a project that publishes no wheel
 
 
 @dataclass(frozen=True)
@@ -108,9 +109,11 @@ def load_corpora(path: Path) -> Dict[str, Corpus]:
     out = {}
     for name, table in data.items():
         try:
-            out[name] = Corpus(name, table["pypi"], table["version"], table["package"])
+            out[name] = Corpus(name, table["pypi"], table["version"], table["package"], table.get("source", "wheel"))
         except (KeyError, TypeError):
             raise LabelError(f"{path}: [{name}] needs pypi, version and package") from None
+        if out[name].source not in ("wheel", "sdist"):
+            raise LabelError(f"{path}: [{name}] source must be \"wheel\" or \"sdist\"")
     return out
 
 
@@ -270,10 +273,12 @@ def details(s: Score) -> str:
 
 def corpus_root(corpus: Corpus) -> Path:
     sys.path.insert(0, str(REPO))
-    from tests.corpus import download_wheel, extract_py
+    from tests.corpus import download_sdist, download_wheel, extract_py, extract_sdist_py
 
-    wheel = download_wheel(corpus.pypi, corpus.version, skip=False)
-    return extract_py(wheel, corpus.package.rstrip("/") + "/")
+    prefix = corpus.package.rstrip("/") + "/"
+    if corpus.source == "sdist":
+        return extract_sdist_py(download_sdist(corpus.pypi, corpus.version, skip=False), prefix)
+    return extract_py(download_wheel(corpus.pypi, corpus.version, skip=False), prefix)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

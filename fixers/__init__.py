@@ -25,6 +25,13 @@ Modules:
   never rebinding a name the module already uses.
 * :mod:`fixers.removal` -- ``remove_statement``: delete a statement (``pass`` if its block would
   become empty; only it and its ``;`` on a shared line).
+* :mod:`fixers.pipeline` -- the one fix pipeline every rule goes through: a ``Rewrite`` (what
+  replaces a statement, or nothing) becomes text; ``runs``/``group_edit`` put consecutive
+  rewritten statements of one block under one gate.
+* :mod:`fixers.layout` -- line length and line breaks of new statements as ruff format / black
+  lay them out (the project's ``line-length``).
+* :mod:`fixers.arguments` -- text edits on a call's arguments (append or drop a keyword) that
+  keep every other byte, comments between arguments included.
 
 Typical use from a rule, with ``PositionProvider``/``ParentNodeProvider`` metadata::
 

@@ -15,7 +15,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set
 
 from fixers.edits import TextEdit, line_offsets
 from lint_h2d.findings import Finding
-from lint_h2d.suppression import _NOQA, _statement_end
+from lint_h2d.suppression import NOQA, statement_end
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
@@ -64,7 +64,7 @@ def line_edit(text: str, row: int, codes: Iterable[str]) -> Optional[NoqaEdit]:
     wanted = sorted({c.upper() for c in codes})
     end = (row, len(line))
     comment_at = _comment_start(line)
-    match = _NOQA.search(line, comment_at) if comment_at is not None else None
+    match = NOQA.search(line, comment_at) if comment_at is not None else None
     if match is not None:
         if match.group("codes") is None:
             return None  # a bare noqa silences every code already
@@ -86,7 +86,7 @@ def noqa_edits(text: str, findings: Sequence[Finding]) -> List[NoqaEdit]:
     """One edit per line that needs one, for every finding that has a rule code."""
     by_row: Dict[int, Set[str]] = {}
     for finding in findings:
-        row = _statement_end(finding) or finding.end_location.row
+        row = statement_end(finding) or finding.end_location.row
         by_row.setdefault(row, set()).add(finding.code)
     out: List[NoqaEdit] = []
     for row in sorted(by_row):

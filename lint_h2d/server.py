@@ -32,7 +32,7 @@ from fixers.edits import TextEdit, line_offsets
 from lint_h2d import __version__
 from lint_h2d.add_noqa import line_edit
 from lint_h2d.findings import Applicability, Finding
-from lint_h2d.suppression import _statement_end
+from lint_h2d.suppression import statement_end
 
 if TYPE_CHECKING:
     from lint_h2d.config import Settings
@@ -214,7 +214,7 @@ def code_actions(analysis: Analysis, wanted: types.Range,
                 edit=types.WorkspaceEdit(changes={
                     analysis.uri: [lsp_text_edit(lines, e) for e in finding.fix.edits]}),
             ))
-        row = _statement_end(finding) or finding.end_location.row
+        row = statement_end(finding) or finding.end_location.row
         noqa = line_edit(analysis.text, row, [finding.code])
         if noqa is not None and allowed(types.CodeActionKind.QuickFix):
             actions.append(types.CodeAction(

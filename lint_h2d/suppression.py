@@ -8,7 +8,8 @@ from typing import Dict, FrozenSet, Optional
 from fixers.edits import split_lines
 from lint_h2d.findings import Finding
 
-_NOQA = re.compile(
+#: a `# noqa` comment, bare or with codes (shared with `add-noqa` and the language server).
+NOQA = re.compile(
     r"#\s*noqa(?P<sep>\s*:\s*(?P<codes>[A-Z][A-Z0-9]*[0-9](?:[\s,]+[A-Z][A-Z0-9]*[0-9])*))?", re.IGNORECASE
 )
 ALL = frozenset({"*"})
@@ -35,7 +36,7 @@ def noqa_lines(text: str) -> Dict[int, FrozenSet[str]]:
     for row, line in enumerate(split_lines(text), start=1):
         if "#" not in line:
             continue
-        m = _NOQA.search(line)
+        m = NOQA.search(line)
         if m is None:
             continue
         codes = m.group("codes")
@@ -51,7 +52,7 @@ def is_suppressed(finding: Finding, noqa: Dict[int, FrozenSet[str]]) -> bool:
     if not noqa:
         return False
     first = finding.noqa_row or finding.location.row
-    last = _statement_end(finding) or finding.end_location.row
+    last = statement_end(finding) or finding.end_location.row
     for row in range(first, max(first, last) + 1):
         codes = noqa.get(row)
         if codes is not None and (codes is ALL or "*" in codes or finding.code in codes):
@@ -59,7 +60,10 @@ def is_suppressed(finding: Finding, noqa: Dict[int, FrozenSet[str]]) -> bool:
     return False
 
 
-def _statement_end(finding: Finding) -> Optional[int]:
+def statement_end(finding: Finding) -> Optional[int]:
+    """The last row of the finding's statement, when the rule recorded it: a `# noqa` for a
+    multi-line statement goes there (`add-noqa`, the editor's "suppress" action), because that
+    is where ruff and this module look for it."""
     for key, value in finding.details:
         if key == "statement_end_row":
             return int(value)

@@ -70,6 +70,64 @@ def download_wheel(name: str, version: str, *, skip: bool = True, timeout: float
     return found
 
 
+def find_sdist(name: str, version: str) -> Optional[Path]:
+    if not WHEELS.is_dir():
+        return None
+    want = _normalized(f"{name}-{version}")
+    for archive in sorted(WHEELS.glob("*.tar.gz")):
+        if _normalized(archive.name[: -len(".tar.gz")]) == want:
+            return archive
+    return None
+
+
+def download_sdist(name: str, version: str, *, skip: bool = True, timeout: float = 900) -> Path:
+    """The source archive ``name==version`` in ``~/.cache/lint-h2d/wheels``, for projects that
+    publish no wheel (DeepSpeed); ``pip download --no-binary`` if absent."""
+    found = find_sdist(name, version)
+    if found is not None:
+        return found
+    WHEELS.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "--no-build-isolation",
+           "--disable-pip-version-check", "-q", f"{name}=={version}", "-d", str(WHEELS)]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        _skip_or_raise(f"cannot download {name}=={version}: {exc}", skip)
+        raise AssertionError("unreachable")
+    found = find_sdist(name, version)
+    if found is None:  # pip may fail after saving the archive (it tries to read its metadata)
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no source archive"]
+        _skip_or_raise(f"cannot download {name}=={version} (no network?): {tail[0]}", skip)
+    assert found is not None
+    return found
+
+
+def extract_sdist_py(archive: Path, prefix: str, dest: Optional[Path] = None) -> Path:
+    """Like ``extract_py`` for a ``.tar.gz`` source archive: its single top folder is dropped, so
+    paths below ``dest`` read as in a wheel (``PREFIX/...``)."""
+    import tarfile
+
+    if dest is None:
+        dest = CACHE / archive.name[: -len(".tar.gz")]
+    marker = dest / ".extracted"
+    if marker.exists():
+        return dest
+    dest.mkdir(parents=True, exist_ok=True)
+    want = prefix.rstrip("/") + "/"
+    with tarfile.open(archive) as tar:
+        for member in tar.getmembers():
+            top, _, inner = member.name.partition("/")
+            if not (member.isfile() and inner.startswith(want) and inner.endswith(".py")):
+                continue
+            target = dest / inner
+            target.parent.mkdir(parents=True, exist_ok=True)
+            source = tar.extractfile(member)
+            assert source is not None
+            target.write_bytes(source.read())
+    marker.touch()
+    return dest
+
+
 def extract_py(wheel: Path, prefix: str, dest: Optional[Path] = None) -> Path:
     """Unzip only ``PREFIX/**/*.py`` from ``wheel`` into ``dest`` (default
     ``~/.cache/lint-h2d/<name>-<version>/``), once; returns ``dest``."""

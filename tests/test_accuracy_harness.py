@@ -155,3 +155,33 @@ def test_shipped_labels_are_valid() -> None:
         accuracy.read_labels(accuracy.label_files(labels, name, corpora))
     vllm = accuracy.read_labels(accuracy.label_files(labels, "vllm-0.33.0", corpora))
     assert len(vllm) == 33 and {lab.label for lab in vllm} == {"H2D"}
+
+
+def test_source_archives_extract_like_wheels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A corpus published only as a source archive (DeepSpeed) reads as a wheel would: the
+    archive's top folder is dropped, only PREFIX/**/*.py is extracted, and corpora.toml says
+    which kind it is (anything but wheel/sdist is refused)."""
+    import io
+    import tarfile
+
+    from tests import corpus
+
+    monkeypatch.setattr(corpus, "WHEELS", tmp_path / "wheels")
+    corpus.WHEELS.mkdir()
+    with tarfile.open(corpus.WHEELS / "Deep_Pkg-1.2.tar.gz", "w:gz") as tar:
+        for name, data in [("deep_pkg-1.2/deep/a.py", b"x = 1\n"), ("deep_pkg-1.2/deep/sub/b.py", b"y = 2\n"),
+                           ("deep_pkg-1.2/deep/c.txt", b"no"), ("deep_pkg-1.2/setup.py", b"z = 3\n")]:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    archive = corpus.download_sdist("deep-pkg", "1.2", skip=False)  # found in the cache, no download
+    root = corpus.extract_sdist_py(archive, "deep/", tmp_path / "out")
+    found = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+    assert found == [".extracted", "deep/a.py", "deep/sub/b.py"]
+    (tmp_path / "corpora.toml").write_text('["a-1"]\npypi = "a"\nversion = "1"\npackage = "a/"\nsource = "sdist"\n'
+                                           '["b-1"]\npypi = "b"\nversion = "1"\npackage = "b/"\n')
+    loaded = accuracy.load_corpora(tmp_path / "corpora.toml")
+    assert (loaded["a-1"].source, loaded["b-1"].source) == ("sdist", "wheel")
+    (tmp_path / "bad.toml").write_text('["a-1"]\npypi = "a"\nversion = "1"\npackage = "a/"\nsource = "git"\n')
+    with pytest.raises(accuracy.LabelError, match="source must be"):
+        accuracy.load_corpora(tmp_path / "bad.toml")
