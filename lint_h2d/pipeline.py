@@ -9,17 +9,17 @@ import gc
 import os
 import pickle
 import re
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from lint_h2d.cache import Cache
 from lint_h2d.diagnostics import IO_ERROR, error_finding
 from lint_h2d.findings import Finding
-from lint_h2d.sources import Source, SourceError, read_source
+from lint_h2d.sources import Source, SourceError, Stamp, read_source
 
 if TYPE_CHECKING:
     from lint_h2d.analysis import Engine
+    from lint_h2d.config import Settings
     from lint_h2d.inference.project import ProjectFacts
     from lint_h2d.inference.resolved import Resolved
     from lint_h2d.inference.summary import FileSummary
@@ -41,11 +41,6 @@ _WORKER_ENGINES: Sequence[Engine] = ()
 def _init_worker(engines: Sequence[Engine]) -> None:
     global _WORKER_ENGINES
     _WORKER_ENGINES = engines
-
-
-def _worker_analyze(job: Tuple[int, str, str]) -> Tuple[str, List[Finding]]:
-    index, path, text = job
-    return path, _WORKER_ENGINES[index].analyze(path, text)
 
 
 def default_jobs() -> int:
@@ -107,6 +102,8 @@ def project_facts(sources: Iterable[Source],
     todo = [(s.path, s.text) for s in sources if _key(s.path) not in by_path]
     workers = default_jobs()
     if workers > 1 and len(todo) >= 64:
+        from concurrent.futures import ProcessPoolExecutor
+
         # Summaries are built in workers and travel pickled; one more process resolves them.
         # The process the analysis workers fork from never holds the ASTs nor the unpickled
         # summaries (both cost far more memory than the resolved facts).
@@ -161,52 +158,155 @@ def _resolve_job(blobs: Sequence[Tuple[bytes, bytes]], known: Sequence[FileSumma
     return resolve(out)
 
 
+class LazyEngine:
+    """An engine built on first use.
+
+    Building one means resolving the project's facts and importing LibCST and the rules; a run
+    whose files all come from the cache needs neither, so `plan.py` hands out this instead
+    when it already knows the facts' fingerprint (the cache key).
+    """
+
+    def __init__(self, settings: "Settings", build: Callable[[], "Engine"]) -> None:
+        self.settings = settings
+        self._build: Optional[Callable[[], Engine]] = build
+        self._engine: Optional[Engine] = None
+
+    def get(self) -> "Engine":
+        if self._engine is None:
+            assert self._build is not None
+            self._engine, self._build = self._build(), None
+        return self._engine
+
+
 @dataclass(frozen=True)
 class Unit:
-    """One file to analyze, with the engine of its settings and facts and its cache."""
+    """One file to analyze, with the engine of its settings and facts and its cache.
 
-    source: Source
-    engine: Engine
+    `source` is a path when the file has not been read yet: the cache answers it by stat, or
+    it is read when it must be hashed or analyzed (a worker reads it itself)."""
+
+    source: Union[Source, str]
+    engine_or_lazy: Union["Engine", LazyEngine]
     cache: Optional[Cache] = None
+
+    @property
+    def path(self) -> str:
+        return self.source if isinstance(self.source, str) else self.source.path
+
+    @property
+    def engine(self) -> "Engine":
+        return self.engine_or_lazy.get() if isinstance(self.engine_or_lazy, LazyEngine) else self.engine_or_lazy
+
+    @property
+    def settings(self) -> "Settings":
+        return self.engine_or_lazy.settings
+
+
+# What a worker sends back: the path, its findings, and the digest and stat of the bytes it
+# read (None when the main process handed it the text).
+Outcome = Tuple[str, List[Finding], Optional[str], Optional[Stamp]]
+
+
+def _worker_analyze(job: Tuple[int, str, Optional[str]]) -> Outcome:
+    """Analyze one file in a worker; the worker reads it itself (paths travel, not texts)."""
+    index, path, text = job
+    if text is not None:
+        return path, _WORKER_ENGINES[index].analyze(path, text), None, None
+    try:
+        source = read_source(path)
+    except SourceError as exc:
+        return path, [error_finding(IO_ERROR, path, f"cannot check {path}: {exc}")], None, None
+    return path, _WORKER_ENGINES[index].analyze(path, source.text), source.digest, source.stamp
+
+
+def _size(unit: Unit) -> int:
+    if not isinstance(unit.source, str):
+        return len(unit.source.raw)
+    try:
+        return os.stat(unit.source).st_size
+    except OSError:
+        return 0
 
 
 def analyze_many(units: Sequence[Unit], jobs: int,
-                 progress: Optional[Callable[[int, int], None]] = None) -> Dict[str, List[Finding]]:
+                 progress: Optional[Callable[[int, int], None]] = None,
+                 read: Optional[Dict[str, Source]] = None) -> Dict[str, List[Finding]]:
     """Findings per path; workers get the biggest files first so no large file ends the run alone.
 
+    A unit given as a path is answered from the cache by stat when it can be, else read here
+    when the cache has an entry to compare its hash with (`read` receives it), else read by the
+    worker that analyzes it.  A file that cannot be read gets an IO error.
     `progress(done, total)` is called after each file analyzed (cache hits are not counted).
     """
     results: Dict[str, List[Finding]] = {}
     todo: List[Unit] = []
     for unit in units:
-        cached = unit.cache.get(unit.source) if unit.cache is not None else None  # corrupt: a miss
+        path = unit.path
+        cached: Optional[List[Finding]] = None
+        if isinstance(unit.source, str):
+            if unit.cache is not None:
+                cached = unit.cache.lookup(path)
+                if cached is None and unit.cache.knows(path):
+                    try:
+                        unit = replace(unit, source=read_source(path))
+                    except SourceError as exc:
+                        results[path] = [error_finding(IO_ERROR, path, f"cannot check {path}: {exc}")]
+                        continue
+        if cached is None and unit.cache is not None and not isinstance(unit.source, str):
+            cached = unit.cache.get(unit.source)  # corrupt: a miss
+        if read is not None and not isinstance(unit.source, str):
+            read[path] = unit.source
         if cached is not None:
-            results[unit.source.path] = cached
+            results[path] = cached
         else:
             todo.append(unit)
     # Every file goes through `Engine.analyze`: the prefilter inside it decides whether the file
-    # is parsed with LibCST or only syntax-checked.
-    candidates = list(todo)
-    if jobs > 1 and len(candidates) >= 8:
-        candidates.sort(key=lambda u: len(u.source.text), reverse=True)
+    # is parsed at all.
+    outcomes: List[Outcome] = []
+    if jobs > 1 and len(todo) >= 8:
+        from concurrent.futures import ProcessPoolExecutor
+
+        todo.sort(key=_size, reverse=True)
         engines: List[Engine] = []
         index: Dict[int, int] = {}
-        for unit in candidates:
-            if id(unit.engine) not in index:
-                index[id(unit.engine)] = len(engines)
-                engines.append(unit.engine)
-        work = [(index[id(u.engine)], u.source.path, u.source.text) for u in candidates]
+        for unit in todo:
+            engine = unit.engine
+            if id(engine) not in index:
+                index[id(engine)] = len(engines)
+                engines.append(engine)
+        work = [(index[id(u.engine)], u.path, None if isinstance(u.source, str) else u.source.text)
+                for u in todo]
+        # Chunks amortize the round trips; small enough that the biggest files, sent first,
+        # still spread over the workers.
+        chunk = max(1, min(16, len(work) // (jobs * 16)))
         with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(engines,)) as pool:
-            for done, (path, findings) in enumerate(pool.map(_worker_analyze, work, chunksize=1), 1):
-                results[path] = findings
+            for done, outcome in enumerate(pool.map(_worker_analyze, work, chunksize=chunk), 1):
+                outcomes.append(outcome)
                 if progress is not None:
-                    progress(done, len(candidates))
+                    progress(done, len(todo))
     else:
-        for done, unit in enumerate(candidates, 1):
-            results[unit.source.path] = unit.engine.analyze(unit.source.path, unit.source.text)
+        for done, unit in enumerate(todo, 1):
+            if isinstance(unit.source, str):
+                try:
+                    source = read_source(unit.source)
+                except SourceError as exc:
+                    outcomes.append((unit.path, [error_finding(IO_ERROR, unit.path, f"cannot check {unit.path}: {exc}")],
+                                     None, None))
+                    continue
+                outcomes.append((unit.path, unit.engine.analyze(unit.path, source.text), source.digest, source.stamp))
+            else:
+                outcomes.append((unit.path, unit.engine.analyze(unit.path, unit.source.text), None, None))
             if progress is not None:
-                progress(done, len(candidates))
-    for unit in todo:
-        if unit.cache is not None:
-            unit.cache.put(unit.source, results[unit.source.path])
+                progress(done, len(todo))
+    caches = {u.path: u for u in todo}
+    for path, findings, digest, stamp in outcomes:
+        results[path] = findings
+        unit = caches[path]
+        if unit.cache is None:
+            continue
+        if isinstance(unit.source, str):
+            if digest is not None:
+                unit.cache.record(path, digest, stamp, findings)
+        else:
+            unit.cache.put(unit.source, findings)
     return results
