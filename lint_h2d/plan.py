@@ -59,9 +59,13 @@ def units(resolver: Resolver, sources: Sequence[Union[Source, str]], options: Op
     """
     groups: Dict[Tuple[Settings, bool], List[Union[Source, str]]] = {}
     real: Dict[str, Path] = {}
+    by_folder: Dict[str, Settings] = {}  # a file's settings are its folder's
     for source in sources:
         path = _path(source)
-        settings = resolver.for_path(path)
+        parent = os.path.dirname(os.path.abspath(path))
+        if parent not in by_folder:
+            by_folder[parent] = resolver.for_path(path)
+        settings = by_folder[parent]
         groups.setdefault((settings, _inside(path, settings.root, real)), []).append(source)
     out: List[Unit] = []
     caches: List[Cache] = []
