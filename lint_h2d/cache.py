@@ -72,11 +72,9 @@ class Cache:
         entry = self.entries.get(os.path.abspath(path))
         if not isinstance(entry, dict):
             return None
-        stamp, seen = entry.get("stat"), entry.get("seen")
-        if not (isinstance(stamp, list) and len(stamp) == 4 and isinstance(seen, int)):
-            return None
-        if max(stamp[1], stamp[2]) >= seen - RACY_NS:
+        if not _trusted(entry):
             return None  # racy: the stat may not show a write in the same clock tick
+        stamp = entry["stat"]
         try:
             st = os.stat(path)
         except OSError:
@@ -90,8 +88,11 @@ class Cache:
         if not isinstance(entry, dict) or entry.get("sha256") != source.digest:
             return None  # missing, changed, or a foreign/corrupt entry: analyze again
         found = self._findings(entry, source.path)
-        if found is not None and source.stamp is not None and entry.get("stat") != list(source.stamp):
-            self.put(source, found)  # same bytes, new stat (a `touch`): the next run needs no read
+        if found is not None and source.stamp is not None and (
+                entry.get("stat") != list(source.stamp) or not _trusted(entry)):
+            # Same bytes, a new stat (a `touch`) or one recorded too close to its write: record
+            # it again, so that a later run can trust it and read nothing.
+            self.put(source, found)
         return found
 
     def _findings(self, entry: Dict[str, Any], path: str) -> Optional[List[Finding]]:
@@ -126,6 +127,13 @@ class Cache:
     def save(self) -> None:
         if self.dirty:
             save_json(self.file, {"key": self.key, "files": self.entries})
+
+
+def _trusted(entry: Dict[str, Any]) -> bool:
+    """The entry's stat was recorded long enough after the file's last change to prove it."""
+    stamp, seen = entry.get("stat"), entry.get("seen")
+    return (isinstance(stamp, list) and len(stamp) == 4 and all(isinstance(x, int) for x in stamp)
+            and isinstance(seen, int) and max(stamp[1], stamp[2]) < seen - RACY_NS)
 
 
 def save_json(file: Path, data: Dict[str, Any]) -> None:
