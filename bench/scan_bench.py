@@ -3,15 +3,21 @@
     python bench/scan_bench.py [--rounds 3] [--parser-rounds 1] [--json out.json] [--skip-no-prefilter]
 
 Downloads the vLLM wheel once into ~/.cache/lint-h2d/wheels (pip download --no-deps
---only-binary :all: vllm==0.33.0), extracts `vllm/**/*.py` next to it, then times, each in its
-own process (wall time, CPU time, peak RSS from wait4):
+--only-binary :all: vllm==0.33.0), extracts `vllm/**/*.py` next to it, copies the tree into a
+temporary project root (a `pyproject.toml` beside `vllm/`, so the project-wide inference and
+its index run as in a real checkout), byte-compiles lint-h2d (as an installed package is), then
+times, each in its own process (wall time, CPU time of the process tree, peak RSS from wait4):
 
-* lint-h2d cold (`--no-cache`), warm (cache primed, nothing changed), one file (pre-commit);
+* lint-h2d cold (`--no-cache`: the whole project index and inference, every file analyzed),
+  warm (cache and index primed, nothing changed), one file with cache and index warm
+  (pre-commit);
 * `ruff check --no-cache --isolated` on the same tree (needs `pip install .[bench]`);
-* `libcst.parse_module` and `ast.parse` of every file (one process, sequential).
+* `python -c pass` (the floor of any one-file run);
+* `libcst.parse_module` and `ast.parse` of every file (one process, sequential; optional).
 
-Medians over the rounds, ratios against ruff, and two identity checks: findings with and
-without the prefilter (`--no-prefilter`), and with and without the cache.
+Medians over the rounds, ratios against ruff, and identity checks: findings identical cold,
+warm and primed; the one file's findings the same alone as in the whole-tree run; with and
+without the prefilter (`--no-prefilter`, slow: skip with --skip-no-prefilter).
 """
 from __future__ import annotations
 
@@ -99,81 +105,116 @@ print(time.perf_counter() - t)
 """
 
 
+def project_copy(tree: Path) -> Path:
+    """A temporary project root holding a copy of `tree/vllm` and a `pyproject.toml`."""
+    root = Path(tempfile.mkdtemp(prefix="lint-h2d-bench-project-"))
+    shutil.copytree(tree / "vllm", root / "vllm")
+    (root / "pyproject.toml").write_text('[project]\nname = "vllm-bench"\n')
+    return root
+
+
+def load() -> List[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--parser-rounds", type=int, default=1, help="rounds of the bare-parser runs (slow)")
+    ap.add_argument("--parser-rounds", type=int, default=0, help="rounds of the bare-parser runs (slow; 0: none)")
     ap.add_argument("--json", default=str(REPO / "bench" / "results.json"))
     ap.add_argument("--skip-no-prefilter", action="store_true", help="skip the (slow) prefilter identity check")
     ap.add_argument("--jobs", type=int, default=0)
+    ap.add_argument("--repo", default=str(REPO), help="the lint-h2d checkout to time (e.g. a baseline worktree)")
     args = ap.parse_args(argv)
 
-    root = ensure_tree()
+    repo = Path(args.repo).resolve()
+    root = project_copy(ensure_tree())
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = str(repo) + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    # An installed package has its bytecode: compile it once, so no run pays for it.
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(repo / "lint_h2d"), str(repo / "fixers")],
+                   check=False, env=env, stdout=subprocess.DEVNULL)
     ruff = shutil.which("ruff")
     cache_dir = Path(tempfile.mkdtemp(prefix="lint-h2d-bench-cache-"))
     jobs = ["--jobs", str(args.jobs)] if args.jobs else []
-    common = ["-q", "--output-format", "concise", *jobs]
+    common = ["-q", "--output-format", "concise", "--exit-zero", *jobs]
 
     cases: Dict[str, List[str]] = {
         "lint-h2d cold (--no-cache)": lint("vllm", "--no-cache", *common),
         "lint-h2d warm (cache primed)": lint("vllm", "--cache-dir", str(cache_dir), *common),
-        "lint-h2d one file (pre-commit)": lint(ONE_FILE, "--no-cache", *common),
+        "lint-h2d one file (pre-commit, warm)": lint(ONE_FILE, "--cache-dir", str(cache_dir), *common),
+        "python -c pass": [sys.executable, "-c", "pass"],
     }
     if ruff:
         cases["ruff --no-cache (same tree)"] = [ruff, "check", "--no-cache", "--isolated", "--quiet", "--exit-zero", "vllm"]
     results: Dict[str, List[Dict[str, object]]] = {name: [] for name in cases}
-    # Prime the cache (not timed).
+    load_before = load()
+    # Prime the cache and the project index (not timed); the stamps must be older than the
+    # racy window (3 s) of the run that records them, as they are in a real checkout.
+    time.sleep(3.5)
     primed = run(cases["lint-h2d warm (cache primed)"], root, env)
     for r in range(args.rounds):
         for name, cmd in cases.items():
             results[name].append(run(cmd, root, env))
-            print(f"round {r + 1}: {name}: {results[name][-1]['wall']:.2f} s", file=sys.stderr)
-    for which in ("ast", "libcst"):
+            print(f"round {r + 1}: {name}: {results[name][-1]['wall']:.2f} s wall, "
+                  f"{results[name][-1]['cpu']:.2f} s CPU (load {load()[0]})", file=sys.stderr)
+    for which in ("ast", "libcst") if args.parser_rounds else ():
         name = f"{which}.parse of every file (1 process)"
         results[name] = []
         for _ in range(args.parser_rounds):
             results[name].append(run([sys.executable, "-c", PARSE_ALL, which], root, env))
             print(f"{name}: {results[name][-1]['wall']:.2f} s", file=sys.stderr)
 
-    cold_out = results["lint-h2d cold (--no-cache)"][0]["stdout"]
+    cold_out = str(results["lint-h2d cold (--no-cache)"][0]["stdout"])
+    one_out = str(results["lint-h2d one file (pre-commit, warm)"][0]["stdout"])
+    one_cold = run(lint(ONE_FILE, "--no-cache", *common), root, env)
     checks: Dict[str, object] = {
-        "cache == no cache": cold_out == results["lint-h2d warm (cache primed)"][0]["stdout"] == primed["stdout"],
-        "findings": sum(1 for line in str(cold_out).splitlines() if ": H2D" in line),
+        "cold == warm == primed": cold_out == results["lint-h2d warm (cache primed)"][0]["stdout"] == primed["stdout"],
+        "one file == its lines of the whole tree (warm and cold)":
+            one_out == one_cold["stdout"] == "".join(
+                line + "\n" for line in cold_out.splitlines() if line.startswith(ONE_FILE + ":")),
+        "findings": sum(1 for line in cold_out.splitlines() if ": H2D" in line),
     }
     if not args.skip_no_prefilter:
         nopre = run(lint("vllm", "--no-cache", "--no-prefilter", *common), root, env)
         checks["prefilter == no prefilter"] = nopre["stdout"] == cold_out
         checks["no-prefilter wall"] = nopre["wall"]
     shutil.rmtree(cache_dir, ignore_errors=True)
+    shutil.rmtree(root, ignore_errors=True)
 
     summary = {}
-    ruff_wall = statistics.median(x["wall"] for x in results.get("ruff --no-cache (same tree)", [{"wall": float("nan")}]))
+    ruff_runs = results.get("ruff --no-cache (same tree)", [{"wall": float("nan"), "cpu": float("nan")}])
+    ruff_wall = statistics.median(float(str(x["wall"])) for x in ruff_runs)
+    ruff_cpu = statistics.median(float(str(x["cpu"])) for x in ruff_runs)
     for name, runs in results.items():
         wall = statistics.median(x["wall"] for x in runs)
         summary[name] = {
             "wall_median_s": round(wall, 3), "cpu_median_s": round(statistics.median(x["cpu"] for x in runs), 3),
             "peak_rss_mb": round(max(x["maxrss_mb"] for x in runs), 1), "rounds": len(runs),
             "x_ruff": round(wall / ruff_wall, 2) if ruff else None,
+            "x_ruff_cpu": round(statistics.median(x["cpu"] for x in runs) / ruff_cpu, 2) if ruff else None,
             "walls": [round(x["wall"], 3) for x in runs],
         }
     cpu_model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
                       if line.startswith("model name")), platform.processor())
     meta = {
         "date": datetime.datetime.now().isoformat(timespec="seconds"), "nproc": os.cpu_count(),
-        "cpu": cpu_model, "python": platform.python_version(), "load_before": os.getloadavg(),
+        "cpu": cpu_model, "python": platform.python_version(), "load_before": load_before,
+        "load_after": load(), "repo": str(repo),
         "ruff": subprocess.run([ruff, "--version"], capture_output=True, text=True).stdout.strip() if ruff else None,
-        "files": sum(1 for _ in root.glob("vllm/**/*.py")),
+        "files": sum(1 for _ in ensure_tree().glob("vllm/**/*.py")),
     }
-    print(f"\n{'case':40} {'wall s':>8} {'cpu s':>8} {'x ruff':>7} {'RSS MB':>7}")
+    print(f"\n{'case':40} {'wall s':>8} {'cpu s':>8} {'x ruff':>7} {'x cpu':>7} {'RSS MB':>7}")
     for name, row in summary.items():
         print(f"{name:40} {row['wall_median_s']:>8.2f} {row['cpu_median_s']:>8.2f} "
-              f"{row['x_ruff'] if row['x_ruff'] is not None else '-':>7} {row['peak_rss_mb']:>7.0f}")
+              f"{row['x_ruff'] if row['x_ruff'] is not None else '-':>7} "
+              f"{row['x_ruff_cpu'] if row['x_ruff_cpu'] is not None else '-':>7} {row['peak_rss_mb']:>7.0f}")
     print("checks:", checks)
     print("machine:", meta)
     Path(args.json).write_text(json.dumps({"meta": meta, "summary": summary, "checks": checks}, indent=2))
-    ok = checks["cache == no cache"] and checks.get("prefilter == no prefilter", True)
+    ok = bool(checks["cold == warm == primed"]) and bool(checks["one file == its lines of the whole tree (warm and cold)"]) \
+        and bool(checks.get("prefilter == no prefilter", True))
     return 0 if ok else 1
 
 

@@ -8,22 +8,26 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable, List, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Iterable, List, Sequence, Tuple, Union
 
-from libcst.metadata import CodePosition
+if TYPE_CHECKING:  # LibCST only where a position comes from it: reading edits back needs no parser
+    from libcst.metadata import CodePosition
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
 Position = Tuple[int, int]
 #: What fixers accept as a position: a ``(line, column)`` tuple or LibCST's ``CodePosition``
 #: (so callers can pass ``PositionProvider`` ranges' ``start``/``end`` straight through).
-PositionLike = Union[Position, CodePosition]
+PositionLike = Union[Position, "CodePosition"]
 
 
 def as_position(position: PositionLike) -> Position:
     """Normalise a ``CodePosition`` or tuple to the ``(line, column)`` tuple edits use."""
-    if isinstance(position, CodePosition):
-        return (position.line, position.column)
+    if not isinstance(position, tuple):
+        from libcst.metadata import CodePosition
+
+        if isinstance(position, CodePosition):
+            return (position.line, position.column)
     line, column = position
     return (line, column)
 

@@ -5,6 +5,13 @@ One JSON file per (cache format, tool version, settings, project root, project f
 (`cache_key`), entries by absolute path and SHA-256 of the file's bytes, written atomically; a corrupt
 or foreign file is ignored and rebuilt.  Concurrent runs may each write it: the last complete
 write wins and every write is whole, so readers never see a torn file.
+
+An entry also keeps the file's stat (size, mtime_ns, ctime_ns, inode) as it was before its bytes
+were read, and when the run that recorded it started.  A file whose stat is unchanged is
+answered without being read (`lookup`), as ruff does, unless its stamps lie within `RACY_NS`
+of that start: a file system with coarse timestamps can change a file in the same tick
+without changing its stat (git's "racy" case), so such a file is read and compared by hash.
+ctime and inode catch `touch -r`, `cp -p` and `rsync -a`, which keep size and mtime.
 """
 from __future__ import annotations
 
@@ -12,9 +19,10 @@ import hashlib
 import json
 import os
 import tempfile
+import time
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
 from lint_h2d import __version__
 from lint_h2d.findings import Finding
@@ -22,9 +30,11 @@ from lint_h2d.serialize import finding_to_cache, findings_from_cache
 
 if TYPE_CHECKING:
     from lint_h2d.config import Settings
-    from lint_h2d.engine import Source
+    from lint_h2d.sources import Source
 
-FORMAT = 2  # 2: findings carry their evidence
+FORMAT = 3  # 2: findings carry their evidence; 3: entries keep the file's stat
+# Stamps this close to (or after) the start of the recording run are not trusted.
+RACY_NS = 3_000_000_000
 DEFAULT_DIR = ".lint_h2d_cache"
 
 
@@ -44,6 +54,7 @@ class Cache:
         self.file = folder / f"{__version__}-{self.key}.json"
         self.entries: Dict[str, Dict[str, Any]] = {}
         self.dirty = False
+        self.started = time.time_ns()
         self._load()
 
     def _load(self) -> None:
@@ -55,23 +66,60 @@ class Cache:
             return
         self.entries = data["files"]
 
+    def lookup(self, path: str) -> Optional[List[Finding]]:
+        """The findings of `path` if its stat proves it unchanged since they were recorded
+        (no read, no hash), else None: read it and ask `get`."""
+        entry = self.entries.get(os.path.abspath(path))
+        if not isinstance(entry, dict):
+            return None
+        if not _trusted(entry):
+            return None  # racy: the stat may not show a write in the same clock tick
+        stamp = entry["stat"]
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        if [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino] != stamp:
+            return None
+        return self._findings(entry, path)
+
     def get(self, source: "Source") -> Optional[List[Finding]]:
         entry = self.entries.get(os.path.abspath(source.path))
         if not isinstance(entry, dict) or entry.get("sha256") != source.digest:
             return None  # missing, changed, or a foreign/corrupt entry: analyze again
+        found = self._findings(entry, source.path)
+        if found is not None and source.stamp is not None and (
+                entry.get("stat") != list(source.stamp) or not _trusted(entry)):
+            # Same bytes, a new stat (a `touch`) or one recorded too close to its write: record
+            # it again, so that a later run can trust it and read nothing.
+            self.put(source, found)
+        return found
+
+    def _findings(self, entry: Dict[str, Any], path: str) -> Optional[List[Finding]]:
         try:
             # Entries hold content, not presentation: the path is this run's spelling.
-            return [replace(f, path=source.path) for f in findings_from_cache(entry["findings"])]
+            return [replace(f, path=path) for f in findings_from_cache(entry["findings"])]
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
 
+    def knows(self, path: str) -> bool:
+        """Whether there is an entry to compare the file's hash with (else it is not read
+        before it is analyzed: a worker reads it)."""
+        return os.path.abspath(path) in self.entries
+
     def put(self, source: "Source", findings: List[Finding]) -> None:
-        from lint_h2d.engine import ERROR_CODES
+        self.record(source.path, source.digest, source.stamp, findings)
+
+    def record(self, path: str, digest: str, stamp: Optional[Sequence[int]], findings: List[Finding]) -> None:
+        """Remember the findings of the bytes with this SHA-256, read after this stat."""
+        from lint_h2d.diagnostics import ERROR_CODES
 
         if any(f.code in ERROR_CODES for f in findings):
             return  # errors are retried on the next run
-        self.entries[os.path.abspath(source.path)] = {
-            "sha256": source.digest,
+        self.entries[os.path.abspath(path)] = {
+            "sha256": digest,
+            "stat": list(stamp) if stamp is not None else None,
+            "seen": self.started,
             "findings": [finding_to_cache(f) for f in findings],
         }
         self.dirty = True
@@ -79,6 +127,13 @@ class Cache:
     def save(self) -> None:
         if self.dirty:
             save_json(self.file, {"key": self.key, "files": self.entries})
+
+
+def _trusted(entry: Dict[str, Any]) -> bool:
+    """The entry's stat was recorded long enough after the file's last change to prove it."""
+    stamp, seen = entry.get("stat"), entry.get("seen")
+    return (isinstance(stamp, list) and len(stamp) == 4 and all(isinstance(x, int) for x in stamp)
+            and isinstance(seen, int) and max(stamp[1], stamp[2]) < seen - RACY_NS)
 
 
 def save_json(file: Path, data: Dict[str, Any]) -> None:

@@ -12,30 +12,24 @@ import os
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Dict, List, NoReturn, Optional, Sequence, TextIO, Tuple
+from typing import Dict, List, NoReturn, Optional, Sequence, TextIO, Tuple, Union
 
 from fixers.edits import split_lines
 from lint_h2d import __version__
 from lint_h2d.cache import DEFAULT_DIR
 from lint_h2d.config import ConfigError, Resolver, Settings, cli_overrides
 from lint_h2d.discovery import discover, glob_warnings
-from lint_h2d.engine import (
-    ERROR_CODES,
-    IO_ERROR,
-    Source,
-    WriteError,
-    analyze_many,
-    default_jobs,
-    error_finding,
-    load_sources,
-    write_atomic,
-)
+from lint_h2d.diagnostics import ERROR_CODES, IO_ERROR, error_finding
 from lint_h2d.findings import Applicability, Finding
+from lint_h2d.pipeline import analyze_many, default_jobs, load_sources
 from lint_h2d.plan import Options
 from lint_h2d.plan import units as plan_units
 from lint_h2d.report import FORMATS, ReportContext
 from lint_h2d.report.paths import display_path, printable
-from lint_h2d.rules import all_rules
+from lint_h2d.sources import Source, SourceError, WriteError, read_source, write_atomic
+
+# Imported where needed, not here: LibCST, the rules, the inference and torch.  A pre-commit
+# run whose files all come from the cache loads none of them (`python -X importtime`).
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -162,7 +156,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         sys.stderr.write("lint-h2d: interrupted\n")
         return 130
     except Exception as exc:  # a bug in lint-h2d: exit 2, never 1 (which means "findings")
-        from lint_h2d.engine import describe_exception
+        from lint_h2d.diagnostics import describe_exception
 
         sys.stderr.write(f"lint-h2d: internal error: {describe_exception(exc)}\n"
                          "Please report this with the command that caused it.\n")
@@ -221,6 +215,8 @@ def run_server(err: TextIO) -> int:
 
 
 def run_rule(args: argparse.Namespace, out: TextIO) -> int:
+    from lint_h2d.rules import all_rules
+
     rules = all_rules()
     if args.all or not args.code:
         for r in rules:
@@ -276,30 +272,41 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     # files it applies to are not checked, the others are.
     for message in dict.fromkeys(p.message for p in problems if p.config):
         err.write(f"lint-h2d: error: {message}\n")
-    sources, errors = load_sources(files)
+    # Caches are read only when nothing is rewritten (a fix must see the file as it is).
+    read_cache = not (args.fix or args.diff or args.no_prefilter)
+    if read_cache:
+        # Files are read only when the cache cannot answer them by stat (`pipeline.py`).
+        sources: List[Source] = []
+        errors: List[Finding] = []
+        targets: List[Union[Source, str]] = list(files)
+    else:
+        sources, errors = load_sources(files)
+        targets = list(sources)
     errors += [error_finding(IO_ERROR, p.path, f"cannot check {p.path}: {p.message}")
                for p in problems if not p.warning]
     warnings = [f"{p.path}: {p.message}" for p in problems if p.warning]
-    # Caches are read only when nothing is rewritten (a fix must see the file as it is).
-    read_cache = not (args.fix or args.diff or args.no_prefilter)
-    units, caches = plan_units(resolver, sources, _options(args), findings_cache=read_cache)
-    for settings in dict.fromkeys(u.engine.settings for u in units):
+    units, caches = plan_units(resolver, targets, _options(args), findings_cache=read_cache)
+    for settings in dict.fromkeys(u.settings for u in units):
         warnings += glob_warnings(settings)
     _warn(warnings, err)
     jobs = args.jobs if args.jobs > 0 else default_jobs()
     from lint_h2d.report.progress import for_stream
 
     progress = for_stream(err)
+    read: Dict[str, Source] = {s.path: s for s in sources}
     try:
-        results = analyze_many(units, jobs, progress=progress)
+        results = analyze_many(units, jobs, progress=progress, read=read)
     finally:
         if progress is not None:
             progress.close()
     for cache in caches:
         cache.save()
+    if read_cache:
+        # The reporters quote the flagged lines; --add-noqa rewrites the flagged files.
+        sources = _flagged_sources(results, read)
     if args.add_noqa:
         return run_add_noqa(sources, results, errors, args, out, err)
-    engines = {u.source.path: u.engine for u in units}
+    engines = {u.path: u for u in units}
 
     fixed: Dict[str, int] = {}
     applied: List[Finding] = []
@@ -311,7 +318,7 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             if not any(f.fix_applies(args.unsafe_fixes) for f in findings):
                 continue
             source = by_path[path]
-            new_text, done, remaining = engines[path].fix_text(path, source.text, args.unsafe_fixes)
+            new_text, done, remaining = engines[path].engine.fix_text(path, source.text, args.unsafe_fixes)
             results[path] = remaining
             if new_text == source.text:
                 continue
@@ -342,6 +349,23 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_FINDINGS if diffs else EXIT_OK
 
     return _report(findings, args, texts, sum(fixed.values()), out, applied)
+
+
+def _flagged_sources(results: Dict[str, List[Finding]], read: Dict[str, Source]) -> List[Source]:
+    """The sources of the files with findings, read now if the cache answered them unread (a
+    file that cannot be read any more is left out: its findings are still reported)."""
+    out: List[Source] = []
+    for path, findings in results.items():
+        if not findings or all(f.code in ERROR_CODES for f in findings):
+            continue
+        source = read.get(path)
+        if source is None:
+            try:
+                source = read_source(path)
+            except SourceError:
+                continue
+        out.append(source)
+    return out
 
 
 def run_add_noqa(sources: Sequence[Source], results: Dict[str, List[Finding]],
@@ -377,7 +401,7 @@ def run_stdin(args: argparse.Namespace, stdin: TextIO, out: TextIO, err: TextIO)
     The report goes to stdout; with --fix stdout gets the fixed source and nothing else (the
     remaining findings go to stderr), with --diff it gets the diff. Exit codes as for files.
     """
-    from lint_h2d.engine import SourceError, decode
+    from lint_h2d.sources import SourceError, decode
 
     if args.paths != ["-"]:
         err.write("lint-h2d: error: `-` (read stdin) cannot be combined with other paths\n")
@@ -471,6 +495,8 @@ def _render(findings: Sequence[Finding], args: argparse.Namespace, texts: Dict[s
 
 
 def _statistics(findings: Sequence[Finding], out: TextIO) -> None:
+    from lint_h2d.rules import all_rules
+
     names = {r.code: r.name for r in all_rules()}
     counts = Counter(f.code for f in findings)
     fixable = Counter(f.code for f in findings if f.fix is not None)

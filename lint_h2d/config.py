@@ -7,10 +7,12 @@ import sys
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from fixers.platform_gate import TORCH_HIP_GATE, VLLM_GATE, Gate
 from lint_h2d.capture import DEFAULT_CAPTURE_FUNCTIONS
+
+if TYPE_CHECKING:  # fixers.platform_gate imports LibCST: only a fix needs a gate
+    from fixers.platform_gate import Gate
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -57,6 +59,8 @@ class Settings:
 
     def gate_for(self, path: str, text: str) -> Optional[Gate]:
         """The platform gate a fix is wrapped in; None means the bare device form."""
+        from fixers.platform_gate import TORCH_HIP_GATE, VLLM_GATE
+
         if self.custom_gate is not None:
             return self.custom_gate
         if self.fix_gate == "none":
@@ -142,6 +146,8 @@ def _custom_gate(test: str, import_line: Optional[str], path: Path) -> Gate:
     """A configured gate, checked now: a bad one is a config error (exit 2), never a traceback
     later, and never an import that would break every fixed file (`from x import *`)."""
     import libcst as cst
+
+    from fixers.platform_gate import Gate
 
     try:
         cst.parse_expression(test)

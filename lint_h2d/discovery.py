@@ -231,10 +231,13 @@ def _walk(top: str, resolver: Resolver, problems: List[Problem],
             problems.append(Problem(spelled, exc.strerror or str(exc)))
             continue
         folders: List[Tuple[str, Path, List[GitPattern]]] = []
+        # Children's paths by string concatenation, the folder's computed once: per-file
+        # pathlib work was most of a warm scan's discovery.
+        real_text = real.as_posix().rstrip("/")
+        folder_rel = relative_to_root(real, settings.root)
         for entry in entries:
-            real_child = real / entry.name
-            git_rel = real_child.as_posix().lstrip("/")
-            rel = relative_to_root(real_child, settings.root)
+            git_rel = f"{real_text}/{entry.name}".lstrip("/")
+            rel = entry.name if folder_rel in (".", "") else f"{folder_rel}/{entry.name}"
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
             except OSError:
@@ -242,7 +245,7 @@ def _walk(top: str, resolver: Resolver, problems: List[Problem],
             if is_dir:
                 if excluded(settings, rel, True) or (active and last_match(active, git_rel, True)):
                     continue
-                folders.append((os.path.join(spelled, entry.name), real_child, active))
+                folders.append((os.path.join(spelled, entry.name), real / entry.name, active))
                 continue
             if not entry.name.endswith(PYTHON_SUFFIXES):
                 continue

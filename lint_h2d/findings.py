@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Optional, Tuple
+from typing import TYPE_CHECKING, Optional, Tuple
 
-from fixers.edits import TextEdit
-from fixers.pipeline import Rewrite
+if TYPE_CHECKING:  # fixers.pipeline imports LibCST; reading findings from the cache must not
+    from fixers.edits import TextEdit
+    from fixers.pipeline import Rewrite
 
 
 class Applicability(str, enum.Enum):

@@ -17,12 +17,17 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from lint_h2d.cache import DEFAULT_DIR, Cache, cache_key
 from lint_h2d.config import Resolver, Settings, canonical_folder, is_project_marker
-from lint_h2d.engine import Engine, Source, Unit, project_facts
-from lint_h2d.project_index import project_index
+from lint_h2d.pipeline import LazyEngine, Unit, project_facts
+from lint_h2d.project_index import ProjectIndex, load_index
+from lint_h2d.sources import Source, SourceError, read_source
+
+if TYPE_CHECKING:
+    from lint_h2d.analysis import Engine
+    from lint_h2d.inference.project import ProjectFacts
 
 
 @dataclass(frozen=True)
@@ -44,38 +49,94 @@ def cache_folder(settings: Settings, options: Options) -> Optional[Path]:
     return folder if folder.is_absolute() else settings.root / folder
 
 
-def units(resolver: Resolver, sources: Sequence[Source], options: Options,
+def units(resolver: Resolver, sources: Sequence[Union[Source, str]], options: Options,
           findings_cache: bool = True) -> Tuple[List[Unit], List[Cache]]:
-    """One Unit per source, and the caches to save after the run."""
-    groups: Dict[Tuple[Settings, bool], List[Source]] = {}
+    """One Unit per source (a path: not read yet), and the caches to save after the run.
+
+    In a project whose index remembers the fingerprint of its resolved facts (nothing changed
+    since they were last resolved), the engines are built only when a file misses the cache:
+    a warm run resolves nothing and imports no parser.
+    """
+    groups: Dict[Tuple[Settings, bool], List[Union[Source, str]]] = {}
+    real: Dict[str, Path] = {}
+    by_folder: Dict[str, Settings] = {}  # a file's settings are its folder's
     for source in sources:
-        settings = resolver.for_path(source.path)
-        groups.setdefault((settings, _inside(source.path, settings.root)), []).append(source)
+        path = _path(source)
+        parent = os.path.dirname(os.path.abspath(path))
+        if parent not in by_folder:
+            by_folder[parent] = resolver.for_path(path)
+        settings = by_folder[parent]
+        groups.setdefault((settings, _inside(path, settings.root, real)), []).append(source)
     out: List[Unit] = []
     caches: List[Cache] = []
     for (settings, inside), members in groups.items():
         folder = cache_folder(settings, options)
+        index = None
         if inside and is_project_marker(settings.root):
-            base, summaries = project_index(settings, [s.path for s in members], folder, options.walk)
-            covered = [s for s in members if _key(s.path) in summaries]
-            extra = [s for s in members if _key(s.path) not in summaries]
-            main = Engine(settings, project_facts([], base, summaries), use_prefilter=options.use_prefilter)
+            # The index's folder stamps tell whether the file set changed: even a run that
+            # walks a folder does not walk the project again for it.
+            index = load_index(settings, [_path(s) for s in members], folder, walk=False)
+        if index is not None:
+            covered = [s for s in members if index.covers(_path(s))]
+            extra = [s for s in members if not index.covers(_path(s))]
+            lazy = LazyEngine(settings, _project_engine(settings, index, options))
+            main: Union[Engine, LazyEngine] = lazy
+            fingerprint = index.known
+            if fingerprint is None and findings_cache:
+                built = lazy.get()  # the cache key needs the resolved facts' fingerprint
+                fingerprint = built.project.fingerprint
         else:  # no project: the files checked together are all we know
-            base, summaries, covered, extra = {}, {}, list(members), []
-            main = Engine(settings, project_facts(members), use_prefilter=options.use_prefilter)
+            covered, extra = list(members), []
+            engine = _engine(settings, project_facts([_read(s) for s in members]), options)
+            main, fingerprint = engine, engine.project.fingerprint
         cache: Optional[Cache] = None
-        if folder is not None and findings_cache:
+        if folder is not None and findings_cache and fingerprint is not None:
             # Keyed by the project's facts: a file's own facts are part of its content.
-            cache = Cache(folder, cache_key(settings, main.project.fingerprint))
+            cache = Cache(folder, cache_key(settings, fingerprint))
             caches.append(cache)
         out.extend(Unit(source, main, cache) for source in covered)
         for source in extra:
             # A file the index does not cover (excluded, yet named): the project's facts plus
             # its own, never those of the other files of the run.
-            engine = Engine(settings, project_facts([source], base, summaries),
-                            use_prefilter=options.use_prefilter)
-            out.append(Unit(source, engine, cache))
+            assert index is not None
+            out.append(Unit(source, LazyEngine(settings, _extra_engine(settings, index, source, options)), cache))
     return out, caches
+
+
+def _engine(settings: Settings, facts: "ProjectFacts", options: Options) -> "Engine":
+    from lint_h2d.analysis import Engine
+
+    return Engine(settings, facts, use_prefilter=options.use_prefilter)
+
+
+def _project_engine(settings: Settings, index: ProjectIndex, options: Options) -> Callable[[], "Engine"]:
+    def build() -> "Engine":
+        engine = _engine(settings, project_facts([], *index.facts()), options)
+        index.remember(engine.project.fingerprint)
+        return engine
+    return build
+
+
+def _extra_engine(settings: Settings, index: ProjectIndex, source: Union[Source, str],
+                  options: Options) -> Callable[[], "Engine"]:
+    def build() -> "Engine":
+        return _engine(settings, project_facts([_read(source)], *index.facts()), options)
+    return build
+
+
+def _path(source: Union[Source, str]) -> str:
+    return source if isinstance(source, str) else source.path
+
+
+def _read(source: Union[Source, str]) -> Source:
+    """The source itself, or the file read now (one that cannot be read adds no facts; its
+    analysis reports why)."""
+    if not isinstance(source, str):
+        return source
+    try:
+        return read_source(source)
+    except SourceError:
+        return Source(source, b"", "", "utf-8", False)
 
 
 def _key(path: str) -> str:
@@ -83,11 +144,15 @@ def _key(path: str) -> str:
     return os.path.abspath(path)
 
 
-def _inside(path: str, root: Path) -> bool:
+def _inside(path: str, root: Path, real: Dict[str, Path]) -> bool:
     """Whether the file belongs to the project at `root` (a file outside it, under the
-    current directory's defaults or an explicit --config, has no project index)."""
+    current directory's defaults or an explicit --config, has no project index).
+    `real` memoizes `config.canonical_folder` per folder."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if folder not in real:
+        real[folder] = canonical_folder(path)
     try:
-        (canonical_folder(path) / os.path.basename(path)).relative_to(root)
+        (real[folder] / os.path.basename(path)).relative_to(root)
     except ValueError:
         return False
     return True

@@ -28,23 +28,25 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import tempfile
 import time
 from pathlib import Path
-from typing import Tuple, Any, Dict, FrozenSet, Iterable, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from lint_h2d import __version__
-from lint_h2d.cache import save_json
+from lint_h2d.cache import RACY_NS, save_json
 from lint_h2d.config import Settings, canonical_folder
 from lint_h2d.discovery import PYTHON_SUFFIXES, discover
-from lint_h2d.inference.project import class_fields_in
-from lint_h2d.inference.summary import FileSummary, from_json, summarize
 
-INDEX_FORMAT = 3  # 3: entries hold the file's summary (inference/summary.py)
+if TYPE_CHECKING:
+    from lint_h2d.inference.summary import FileSummary
+
+INDEX_FORMAT = 4  # 3: entries hold the file's summary (inference/summary.py); 4: facts stored apart
 # A folder this large is not a project root someone meant (a home folder): skip the index.
 MAX_FILES = 50_000
-# Stamps this close to (or after) the recording run are not trusted: file systems with 1 s or
-# 2 s timestamps (and writes racing the run) can change a file without changing its stat.
-RACY_NS = 3_000_000_000
+# Stamps this close to (or after) the recording run are not trusted (RACY_NS, `cache.py`): file
+# systems with 1 s or 2 s timestamps (and writes racing the run) can change a file without
+# changing its stat.
 
 Classes = Dict[str, FrozenSet[str]]
 Stat = List[int]
@@ -61,9 +63,14 @@ def covers(root: Path, paths: Iterable[str]) -> bool:
     symlinked file points: a link to a shared file outside the project is still the
     project's file, and resolving it cost every file of the run its project index."""
     resolved = root.resolve()
+    real: Dict[str, Path] = {}  # `config.canonical_folder`, one `realpath` per folder
     for path in paths:
+        absolute = os.path.abspath(path)
+        folder = absolute if os.path.isdir(absolute) else os.path.dirname(absolute)
+        if folder not in real:
+            real[folder] = Path(os.path.realpath(folder))
         try:
-            (canonical_folder(path) / os.path.basename(path)).relative_to(resolved)
+            (real[folder] / os.path.basename(path)).relative_to(resolved)
         except ValueError:
             return False
     return True
@@ -77,15 +84,20 @@ def file_facts(path: str, data: bytes) -> Dict[str, Any]:
     reads them back): its classes with a `*_cpu` field, and its summary (classes, fields,
     returns, call sites, device contexts: `inference/summary.py`).  Bump INDEX_FORMAT when
     their shape changes."""
+    from lint_h2d.inference.project import class_fields_in
+    from lint_h2d.inference.summary import summarize
+
     text = data.decode("utf-8", errors="replace")
     classes = {} if b"_cpu" not in data else {
         name: sorted(fields) for name, fields in class_fields_in(text).items()}
     return {"classes": classes, "summary": summarize(path, text).to_json()}
 
 
-def merge_facts(classes: Dict[str, FrozenSet[str]], summaries: Dict[str, FileSummary],
+def merge_facts(classes: Dict[str, FrozenSet[str]], summaries: Dict[str, "FileSummary"],
                 path: str, facts: Dict[str, Any]) -> None:
     """Add one entry's facts to the project's (all or nothing: a corrupt entry raises)."""
+    from lint_h2d.inference.summary import from_json
+
     summary = from_json(path, facts["summary"])
     found = {str(name): frozenset(str(f) for f in fields) for name, fields in facts["classes"].items()}
     for name, fields in found.items():
@@ -178,8 +190,9 @@ def _same_file_set(folders: Dict[str, Any], trusted_before: int) -> Optional[Dic
 #
 # The stored index is {"key": index_key(...), "built_ns": when the run that wrote it started,
 # "folders": {folder: _folder_stamp(folder)}, "files": {path: [size, mtime_ns, ctime_ns, inode,
-# blake2b-128 of the bytes, facts]}}.  Rows are lists, not objects: a one-file run loads all of them, and on vLLM
-# (3,200 files) the JSON parse is a good part of its time.
+# blake2b-128 of the bytes]}, "resolved": [fingerprint, fingerprint of the resolved facts]}.
+# Rows are lists, not objects, and the facts live in files of their own (`facts_folder`): a
+# one-file run loads every row, and on vLLM (3,200 files) the JSON parse is a good part of it.
 
 
 def project_classes(settings: Settings, checked: Sequence[str], cache_folder: Optional[Path],
@@ -189,9 +202,114 @@ def project_classes(settings: Settings, checked: Sequence[str], cache_folder: Op
 
 
 def project_index(settings: Settings, checked: Sequence[str], cache_folder: Optional[Path],
-                  walk: bool = True) -> Tuple[Classes, Dict[str, FileSummary]]:
+                  walk: bool = True) -> Tuple[Classes, Dict[str, "FileSummary"]]:
     """The project's `_cpu` field pairs and every file's summary, by absolute path ({} and {}
-    outside a project).
+    outside a project)."""
+    index = load_index(settings, checked, cache_folder, walk)
+    return index.facts() if index is not None else ({}, {})
+
+
+class ProjectIndex:
+    """The project's files as indexed, and what is known about the facts they resolve to.
+
+    The index file holds one row per file (stat and hash); each file's facts are a JSON file
+    of their own in `facts_folder`, named by the file's path and hash, read back (`facts`)
+    only when a file must be analyzed.  A run whose findings all come from the cache needs
+    only `fingerprint` and the fingerprint of the resolved facts remembered for it (`known`)
+    to find its cache: on vLLM the facts are 34 MB of JSON, the rows 0.4 MB.
+    """
+
+    def __init__(self, rows: Dict[str, List[Any]], fresh: Dict[str, Any], index_file: Optional[Path],
+                 stored: Dict[str, Any]) -> None:
+        self.rows = rows
+        self.fresh = fresh  # facts built by this run, by path
+        self.index_file = index_file
+        self.stored = stored
+        digest = hashlib.blake2b(json.dumps(stored.get("key")).encode(), digest_size=16)
+        for path in sorted(rows):
+            digest.update(f"{path}\0{rows[path][4]}\0".encode("utf-8", "surrogateescape"))
+        # The content of every file of the project (and the index's key): equal fingerprints,
+        # equal facts.
+        self.fingerprint = digest.hexdigest()
+        memo = stored.get("resolved")
+        self.known: Optional[str] = (
+            memo[1] if isinstance(memo, list) and len(memo) == 2 and memo[0] == self.fingerprint
+            and isinstance(memo[1], str) else None)
+
+    def covers(self, path: str) -> bool:
+        return os.path.abspath(path) in self.rows
+
+    def facts(self) -> Tuple[Classes, Dict[str, "FileSummary"]]:
+        """The `_cpu` field pairs and the summary of every file (a missing or corrupt facts
+        file is built again from the file)."""
+        classes: Dict[str, FrozenSet[str]] = {}
+        summaries: Dict[str, FileSummary] = {}
+        for path, row in self.rows.items():
+            facts = self.fresh.get(path)
+            if facts is None:
+                facts = _read_facts(self.index_file, path, row[4])
+            try:
+                merge_facts(classes, summaries, path, facts)
+                continue
+            except (KeyError, TypeError, AttributeError, IndexError, ValueError):  # corrupt: read it again
+                pass
+            fresh = _fresh_row(path)
+            if fresh is None:
+                continue
+            merge_facts(classes, summaries, path, fresh[5])
+            if fresh[4] == row[4]:
+                _write_facts(self.index_file, path, fresh[4], fresh[5])
+        return classes, summaries
+
+    def remember(self, facts_fingerprint: str) -> None:
+        """Keep the resolved facts' fingerprint for this file set: the next run with the same
+        files finds its cache without resolving anything."""
+        if self.known == facts_fingerprint:
+            return
+        self.known = facts_fingerprint
+        self.stored["resolved"] = [self.fingerprint, facts_fingerprint]
+        if self.index_file is not None and self.stored:
+            save_json(self.index_file, self.stored)
+
+
+def facts_folder(index_file: Path) -> Path:
+    return index_file.with_name(index_file.stem + "-facts")
+
+
+def _facts_file(index_file: Path, path: str, digest: str) -> Path:
+    name = hashlib.blake2b(f"{path}\0{digest}".encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
+    return facts_folder(index_file) / f"{name}.json"
+
+
+def _read_facts(index_file: Optional[Path], path: str, digest: str) -> Any:
+    """The stored facts of `path` with these bytes, or None (missing or unreadable)."""
+    if index_file is None:
+        return None
+    try:
+        return json.loads(_facts_file(index_file, path, digest).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _write_facts(index_file: Optional[Path], path: str, digest: str, facts: Any) -> None:
+    """Store one file's facts atomically (failing only makes a later run slower)."""
+    if index_file is None:
+        return
+    target = _facts_file(index_file, path, digest)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".facts-", suffix=".tmp", dir=target.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(facts, handle)
+        os.replace(tmp, target)
+    except OSError:
+        pass
+
+
+def load_index(settings: Settings, checked: Sequence[str], cache_folder: Optional[Path],
+               walk: bool = True) -> Optional[ProjectIndex]:
+    """The index of the project of the checked paths, brought up to date (None outside a
+    project).
 
     With `walk=False` (a run that names files, as pre-commit does) the index's file list is
     reused while no walked folder changed: walking the project costs more than the whole check
@@ -199,7 +317,7 @@ def project_index(settings: Settings, checked: Sequence[str], cache_folder: Opti
     """
     root = settings.root
     if not checked or not is_project_root(root) or not covers(root, checked):
-        return {}, {}
+        return None
     started = time.time_ns()
     index_file = index_path(cache_folder, root) if cache_folder is not None else None
     key = index_key(settings)
@@ -219,47 +337,75 @@ def project_index(settings: Settings, checked: Sequence[str], cache_folder: Opti
     else:
         files, folders = list(old_files), same
     if len(files) > MAX_FILES:
-        return {}, {}
+        return None
     new: Dict[str, List[Any]] = {}
-    classes: Dict[str, FrozenSet[str]] = {}
-    summaries: Dict[str, FileSummary] = {}
     changed = folders != old.get("folders") or len(files) != len(old_files)
+    unread: List[str] = []
     for path in files:
         old_row = old_files.get(path)
-        row = _row(path, old_row, trusted_before)
+        row = _row(path, old_row, trusted_before, build=False)
         if row is None:
             changed = True
-            continue
-        try:
-            merge_facts(classes, summaries, path, row[5])
-        except (KeyError, TypeError, AttributeError, IndexError, ValueError):  # corrupt: read it again
-            row = _row(path, None, trusted_before)
-            if row is None:
-                continue
-            merge_facts(classes, summaries, path, row[5])
-        changed = changed or row is not old_row
-        new[path] = row
+        elif len(row) > 5:  # new bytes: their facts are built below, in workers if many
+            unread.append(path)
+        else:
+            changed = changed or row is not old_row
+            new[path] = row
+    fresh: Dict[str, Any] = {}
+    for path, built in _built_rows(unread):
+        changed = True
+        if built is not None:
+            new[path], fresh[path] = built[:5], built[5]
+            _write_facts(index_file, path, built[4], built[5])
+    stored = {"key": key, "built_ns": started, "folders": folders, "files": new}
+    if isinstance(old.get("resolved"), list):  # still valid if the fingerprint is the same
+        stored["resolved"] = old["resolved"]
     if index_file is not None and changed:
-        save_json(index_file, {"key": key, "built_ns": started, "folders": folders, "files": new})
-    return classes, summaries
+        save_json(index_file, stored)
+    return ProjectIndex(new, fresh, index_file, stored)
+
+
+# Below this many files to read, building their facts in the main process is cheaper than
+# starting workers.
+PARALLEL_FACTS = 64
+
+
+def _built_rows(paths: Sequence[str]) -> List[Tuple[str, Optional[List[Any]]]]:
+    """Rows with facts for files whose bytes are new, in worker processes when there are
+    many (each worker reads its files: paths travel, not texts)."""
+    from lint_h2d.pipeline import default_jobs
+
+    jobs = default_jobs()
+    if jobs > 1 and len(paths) >= PARALLEL_FACTS:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            return list(zip(paths, pool.map(_fresh_row, paths, chunksize=16)))
+    return [(path, _fresh_row(path)) for path in paths]
+
+
+def _fresh_row(path: str) -> Optional[List[Any]]:
+    return _row(path, None, 0)
 
 
 def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
-def _row(path: str, old: Any, trusted_before: int) -> Optional[List[Any]]:
-    """The index row of `path` (None if it cannot be read).
+def _row(path: str, old: Any, trusted_before: int, build: bool = True) -> Optional[List[Any]]:
+    """The index row of `path`: [size, mtime_ns, ctime_ns, inode, blake2b] (None if it cannot
+    be read).
 
     The old row itself is returned when its stat matches and is old enough to trust; a row
-    with the new stat and the old facts when the bytes are the same (a `touch`); else a row
-    built from the bytes."""
+    with the new stat when the bytes are the same (a `touch`: the stored facts hold); else a
+    row with a sixth element, the facts built from the bytes (None when not `build`: the
+    caller builds them, perhaps in a worker)."""
     try:
         st = os.stat(path)
     except OSError:
         return None
     stat = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
-    valid = isinstance(old, list) and len(old) == 6
+    valid = isinstance(old, list) and len(old) == 5 and isinstance(old[4], str)
     if valid and old[:4] == stat and max(stat[1], stat[2]) < trusted_before:
         return old  # type: ignore[no-any-return]
     try:
@@ -269,8 +415,8 @@ def _row(path: str, old: Any, trusted_before: int) -> Optional[List[Any]]:
         return None
     digest = hashlib.blake2b(data, digest_size=16).hexdigest()
     if valid and old[4] == digest:
-        return [*stat, digest, old[5]]
-    return [*stat, digest, file_facts(path, data)]
+        return [*stat, digest]  # the stored facts still hold
+    return [*stat, digest, file_facts(path, data) if build else None]
 
 
 def _load(index_file: Optional[Path], key: Dict[str, Any]) -> Dict[str, Any]:

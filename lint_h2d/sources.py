@@ -10,7 +10,11 @@ import os
 import stat
 import tempfile
 import tokenize
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Optional, Tuple
+
+# A file's (size, mtime_ns, ctime_ns, inode): what the caches compare before hashing.
+Stamp = Tuple[int, int, int, int]
 
 
 @dataclass(frozen=True)
@@ -22,6 +26,9 @@ class Source:
     text: str
     encoding: str
     bom: bool
+    # The stat taken before the bytes were read (None for stdin): a later write changes it or
+    # happens within the racy window the caches distrust (`cache.py`).
+    stamp: Optional[Stamp] = None
 
     @property
     def digest(self) -> str:
@@ -61,6 +68,10 @@ def decode(path: str, raw: bytes) -> Source:
     return Source(path, raw, text, encoding, bom)
 
 
+def stamp_of(st: os.stat_result) -> Stamp:
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
 def read_source(path: str) -> Source:
     """Read a regular file; a FIFO or device is refused without blocking on it."""
     try:
@@ -68,7 +79,8 @@ def read_source(path: str) -> Source:
     except OSError as exc:
         raise SourceError(exc.strerror or str(exc)) from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)  # before reading: a write after it changes the stat, or is racy
+        if not stat.S_ISREG(st.st_mode):
             raise SourceError("not a regular file (a FIFO, socket or device)")
         with open(fd, "rb", closefd=False) as handle:
             raw = handle.read()
@@ -76,7 +88,7 @@ def read_source(path: str) -> Source:
         raise SourceError(exc.strerror or str(exc)) from None
     finally:
         os.close(fd)
-    return decode(path, raw)
+    return replace(decode(path, raw), stamp=stamp_of(st))
 
 
 class WriteError(Exception):

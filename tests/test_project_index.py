@@ -226,9 +226,19 @@ def test_corrupt_index_entries_are_rebuilt(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     expected = _index(root, cache, walk=True)
     (index,) = cache.glob("project-index-*.json")
+    # Each file's facts are a file of their own: corrupt ones, missing ones, rows that are not
+    # rows, and an index that is not JSON are all built again.
+    facts = sorted(cache.glob("project-index-*-facts/*.json"))
+    assert facts
+    for i, blob in enumerate(facts):
+        if i % 2:
+            blob.write_text(json_.dumps({"classes": [1, 2]}))
+        else:
+            blob.unlink()
+    assert _index(root, cache, walk=False) == expected
     data = json_.loads(index.read_text())
     for row in data["files"].values():
-        row[5] = {"classes": [1, 2]}
+        row[4] = {"classes": [1, 2]}
     index.write_text(json_.dumps(data))
     assert _index(root, cache, walk=False) == expected
     index.write_text("{not json")

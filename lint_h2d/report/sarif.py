@@ -19,7 +19,6 @@ from urllib.parse import quote
 
 from lint_h2d import __version__
 from lint_h2d.findings import EvidenceKind, EvidenceStep, Finding
-from lint_h2d.rules import all_rules
 from lint_h2d.serialize import RULE_URL, evidence_to_dict
 
 if TYPE_CHECKING:
@@ -138,6 +137,8 @@ def _result(finding: Finding, index: Dict[str, int]) -> Dict[str, Any]:
 
 
 def sarif_log(findings: Sequence[Finding]) -> Dict[str, Any]:
+    from lint_h2d.rules import all_rules  # the rules import LibCST: only SARIF needs their docs
+
     rules = all_rules()
     index = {r.code: i for i, r in enumerate(rules)}
     cwd_uri = Path.cwd().resolve().as_uri().rstrip("/") + "/"

@@ -174,6 +174,7 @@ def file_pairs_and_errors(paths: Sequence[str]) -> Tuple[List[StatementPair], Li
     planned, _ = units(resolver, sources, Options(walk=walk), findings_cache=False)
     pairs: List[StatementPair] = []
     for unit in planned:
+        assert not isinstance(unit.source, str)  # planned from sources already read
         found, skipped = pairs_for_source(unit.engine, unit.source)
         pairs.extend(found)
         for f in skipped:

@@ -1,0 +1,178 @@
+"""One file's analysis: read nothing, write nothing; text in, findings out.
+
+prefilter (text, then CPython's tree) → LibCST parse → walk (inference) → rules → noqa.
+Failures are contained per file and per rule: a file that cannot be parsed becomes a
+diagnostic for that file, a rule that raises becomes an internal-error diagnostic, and the
+other rules' findings are kept.
+"""
+from __future__ import annotations
+
+import ast
+import sys
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable, List, Optional, Sequence, Tuple, TypeVar
+
+import libcst as cst
+
+from fixers.edits import split_lines
+from lint_h2d.config import Settings
+from lint_h2d.diagnostics import ERROR_CODES, INTERNAL_ERROR, SYNTAX_ERROR, describe_exception, error_finding
+from lint_h2d.discovery import per_file_ignored
+from lint_h2d.findings import Finding
+from lint_h2d.inference.project import ProjectFacts
+from lint_h2d.inference.scope import ModuleWalker
+from lint_h2d.parse_view import parse_view
+from lint_h2d.prefilter import tree_filter
+from lint_h2d.rules import all_rules, select_codes
+from lint_h2d.rules.base import FileContext, Rule
+from lint_h2d.suppression import is_suppressed, noqa_lines
+
+
+def cpython_parse(path: str, text: str) -> Tuple[Optional[ast.AST], List[Finding]]:
+    """CPython's tree of `text`, or the diagnostic saying why there is none."""
+    try:
+        return compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True), []
+    except SyntaxError as exc:
+        return None, [error_finding(SYNTAX_ERROR, path, f"SyntaxError: {exc.msg}",
+                                    exc.lineno or 1, exc.offset or 1)]
+    except (ValueError, MemoryError) as exc:
+        return None, [error_finding(SYNTAX_ERROR, path, f"cannot parse: {exc}")]
+    # RecursionError propagates: `Engine.analyze` retries the file on a deep stack.
+
+
+DEEP_STACK_BYTES = 512 * 1024 * 1024
+DEEP_RECURSION_LIMIT = 200_000
+T = TypeVar("T")
+
+
+def run_with_deep_stack(work: Callable[[], T]) -> T:
+    """`work()` on a thread with a 512 MiB stack (virtual memory, touched only as deep as
+    it recurses) and a high recursion limit; its exception, if any, is raised here."""
+    outcome: List[Any] = []
+
+    def target() -> None:
+        try:
+            outcome.append((True, work()))
+        except BaseException as exc:  # handed to the caller's thread
+            outcome.append((False, exc))
+
+    old_size = threading.stack_size()
+    old_limit = sys.getrecursionlimit()
+    threading.stack_size(DEEP_STACK_BYTES)
+    try:
+        sys.setrecursionlimit(max(old_limit, DEEP_RECURSION_LIMIT))
+        thread = threading.Thread(target=target, name="lint-h2d-deep")
+        thread.start()
+        thread.join()
+    finally:
+        threading.stack_size(old_size)
+        sys.setrecursionlimit(old_limit)
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return value  # type: ignore[no-any-return]
+
+
+@dataclass
+class Engine:
+    """Analyzes text with the selected rules; holds no per-file state."""
+
+    settings: Settings
+    project: ProjectFacts
+    rules: Sequence[Rule] = field(default_factory=all_rules)
+    use_prefilter: bool = True
+
+    def __post_init__(self) -> None:
+        codes = select_codes([r.code for r in self.rules], self.settings.select, self.settings.ignore)
+        self.selected = [r for r in self.rules if r.code in codes]
+
+    def rules_for(self, path: str) -> List[Rule]:
+        ignored = per_file_ignored(self.settings, path)
+        return [r for r in self.selected if not any(r.code.startswith(c) or c == "ALL" for c in ignored)]
+
+    def analyze(self, path: str, text: str) -> List[Finding]:
+        """The file's findings.  Deep but valid code (a 350-piece implicit string
+        concatenation, 5,000 `and` operands) overflows LibCST's recursion on the default
+        stack: such a file is analyzed again on a thread with a large stack, so it keeps
+        its findings."""
+        try:
+            return self._analyze(path, text)
+        except RecursionError:
+            pass
+        try:
+            return run_with_deep_stack(lambda: self._analyze(path, text))
+        except RecursionError:
+            return [error_finding(INTERNAL_ERROR, path, "internal error: nesting too deep to analyze")]
+
+    def _analyze(self, path: str, text: str) -> List[Finding]:
+        rules = self.rules_for(path)
+        # CPython's parser checks the syntax of every file, so a file that is not Python is
+        # reported with or without the prefilter; its tree feeds the prefilter's stage 2
+        # (lint_h2d/prefilter.py).  LibCST only sees the files that survive.
+        if self.use_prefilter and rules:
+            tree, syntax_errors = cpython_parse(path, text)
+            fields = self.project.prefilter_names
+            rules = [r for r in rules if r.could_match(text, self.settings, device_fields=fields)]
+            if tree is not None:
+                rules = tree_filter(rules, tree, text, self.settings, fields)
+            if not rules or syntax_errors:
+                return syntax_errors  # CPython's verdict and position, not LibCST's
+        if not rules:
+            return cpython_parse(path, text)[1]
+        # LibCST drops form feeds in indentation: it parses a view without them, and every
+        # finding is moved back onto the file's own columns (lint_h2d/parse_view.py).
+        view = parse_view(text)
+        try:
+            module = cst.parse_module(view.text)
+        except cst.ParserSyntaxError as exc:
+            cpython = cpython_parse(path, text)[1]
+            if cpython:
+                return cpython
+            message = split_lines(str(exc.message))[0] if exc.message else "invalid syntax"
+            return [error_finding(SYNTAX_ERROR, path, f"SyntaxError: {message}",
+                                  exc.raw_line, view.column(exc.raw_line, exc.raw_column) + 1)]
+        except RecursionError:
+            raise
+        except Exception as exc:  # a parser crash must not end the scan
+            return [error_finding(SYNTAX_ERROR, path, f"cannot parse: {exc}")]
+        try:
+            walker = ModuleWalker(
+                module, self.project.module_facts, self.settings.capture_functions,
+                wants=lambda s, in_capture: any(
+                    r.wants(s) and (in_capture or not r.capture_only) for r in rules
+                ),
+                text=text, hints=(self.settings.device_hints, self.settings.cpu_hints),
+            )
+            facts = walker.run()
+        except RecursionError:
+            raise
+        except Exception as exc:
+            return [error_finding(INTERNAL_ERROR, path, f"internal error in inference: {describe_exception(exc)}")]
+        ctx = FileContext(path, module, view.text, self.settings)
+        findings: List[Finding] = []
+        for rule in rules:
+            mine = [f for f in facts if rule.wants(f.small)
+                    and (f.capture is not None or not rule.capture_only)]
+            if not mine:
+                continue
+            try:
+                findings.extend(rule.check(mine, ctx))
+            except RecursionError:
+                raise
+            except Exception as exc:
+                findings.append(error_finding(
+                    INTERNAL_ERROR, path, f"internal error in rule {rule.code}: {describe_exception(exc)}"
+                ))
+        noqa = noqa_lines(text)
+        findings = [view.restore(f) for f in findings
+                    if f.code in ERROR_CODES or not is_suppressed(f, noqa)]
+        return sorted(findings, key=Finding.sort_key)
+
+    def fix_text(self, path: str, text: str, unsafe: bool,
+                 trace: Optional[List[Tuple[Finding, str]]] = None) -> Tuple[str, List[Finding], List[Finding]]:
+        """Apply fixes until none is left (`lint_h2d/fix_loop.py`): the new text, the
+        findings that were fixed, and those that remain."""
+        from lint_h2d.fix_loop import fix_text
+
+        return fix_text(self.analyze, path, text, unsafe, trace)
