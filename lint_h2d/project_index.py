@@ -259,6 +259,9 @@ class ProjectIndex:
             merge_facts(classes, summaries, path, fresh[5])
             if fresh[4] == row[4]:
                 _write_facts(self.index_file, path, fresh[4], fresh[5])
+        # The JSON facts cost more memory than the summaries; the analysis workers fork from
+        # this process, so they are let go (a later call reads them back, or the files).
+        self.fresh = {}
         return classes, summaries
 
     def remember(self, facts_fingerprint: str) -> None:
