@@ -15,11 +15,14 @@ Spelling rules, each chosen so that the rewrite fails the same way the assignmen
   ``-1 -> [-1:]``, ``-k -> [-k:-k+1]``.  Without the proof a slice would be wrong: on a
   tensor of length <= k it is empty, so the write silently does nothing where the
   assignment raises;
+* names the caller *proves* to be Python ``int``s (``int_names``: ``for i in range(n)``,
+  ``idx = 0`` / ``idx += 1``) keep the subscript too, for the same reason:
+  ``self.state_conv_widths[idx].fill_(state.size(2))``;
 * any other index becomes a chain of ``select`` calls (``T.select(0, i)``,
   ``T[i, j] -> T.select(0, i).select(0, j)``, ``T[..., i] -> T.select(-1, i)``).  ``select``
   takes an integer (or a 0-dim integer tensor) and raises ``TypeError`` for a list, a tensor
   of indices, a slice or a bool, where ``T[i].fill_(V)`` would fill a copy and silently lose
-  the write;
+  the write; leading integers keep their subscript (``T[b, h, p] -> T[b, h].select(0, p)``);
 * the value ``0``/``0.0``/``False`` becomes ``zero_()``; everything else, ``-0.0`` included
   (negative zero has a different bit pattern), becomes ``fill_(V)`` with ``V`` unchanged.
 """
@@ -27,7 +30,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Union
+from typing import AbstractSet, List, Optional, Sequence, Union
 
 import libcst as cst
 
@@ -183,15 +186,24 @@ def _index_values(target: cst.Subscript) -> List[cst.BaseExpression]:
     return values
 
 
-def _select_chain(target: cst.Subscript) -> cst.BaseExpression:
-    """``T[i, j]`` -> ``T.select(0, i).select(0, j)``; after ``...``, dims count from the end."""
+def _select_chain(target: cst.Subscript, int_names: AbstractSet[str] = frozenset()) -> cst.BaseExpression:
+    """``T[i, j]`` -> ``T.select(0, i).select(0, j)``; after ``...``, dims count from the end.
+
+    Without ``...``, leading integers (literals, ``int_names``) keep their subscript:
+    ``T[b, h, qt, p] -> T[b, h].select(0, qt).select(0, p)`` (``T[b, h]`` is the same view).
+    """
     values = _index_values(target)
+    view: cst.BaseExpression = target.value
     if any(isinstance(v, cst.Ellipsis) for v in values):
         split = next(n for n, v in enumerate(values) if isinstance(v, cst.Ellipsis))
     else:
         split = len(values)
+        lead = next((n for n, v in enumerate(values) if not _integer(v, int_names)), len(values))
+        if lead:
+            view = _subscript(target.value, values[:lead])
+            values = values[lead:]
+            split -= lead
     before, after = values[:split], values[split + 1:]
-    view: cst.BaseExpression = target.value
     steps = [(0, v) for v in before] + [(-(len(after) - n), v) for n, v in enumerate(after)]
     for dim, value in steps:
         view = cst.Call(
@@ -217,13 +229,36 @@ def _as_argument(value: cst.BaseExpression) -> cst.BaseExpression:
     return value
 
 
+def _integer(value: cst.BaseExpression, int_names: AbstractSet[str]) -> bool:
+    """An integer literal or a name the caller proved to hold an ``int``."""
+    return _int_literal(value) is not None or (
+        isinstance(value, cst.Name) and not value.lpar and value.value in int_names)
+
+
+def _subscript(base: cst.BaseExpression, values: Sequence[cst.BaseExpression]) -> cst.Subscript:
+    comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    elements = [cst.SubscriptElement(cst.Index(v), comma=comma if n < len(values) - 1 else cst.MaybeSentinel.DEFAULT)
+                for n, v in enumerate(values)]
+    return cst.Subscript(value=base, slice=elements)
+
+
+def _ints_only(values: Sequence[cst.BaseExpression], int_names: AbstractSet[str]) -> bool:
+    """Every index element is an integer literal, ``...`` or a name proven to be an ``int``
+    (and at least one is not ``...``): the subscript is a select view, like a literal one."""
+    return (any(_integer(v, int_names) for v in values)
+            and all(_integer(v, int_names) or isinstance(v, cst.Ellipsis) for v in values))
+
+
 def device_zero_form(
-    target: cst.BaseExpression, value: cst.BaseExpression, min_length: Optional[int] = None
+    target: cst.BaseExpression, value: cst.BaseExpression, min_length: Optional[int] = None,
+    int_names: AbstractSet[str] = frozenset(),
 ) -> DeviceZeroResult:
     """The device-side call equivalent to ``target = value`` for a scalar element write.
 
     ``min_length``: a lower bound on the length of ``target``'s tensor that the caller has
-    proven (then a literal index may use the one-element slice spelling).  Returns
+    proven (then a literal index may use the one-element slice spelling).  ``int_names``:
+    names the caller has proven to hold a Python ``int`` where the write stands (an index
+    made of those, integer literals and ``...`` keeps its subscript).  Returns
     :class:`Unfixable` when ``target`` is not a subscript, has a slice or starred element, or
     an index that is certainly not an integer (list, string, ``None``...).
     """
@@ -250,10 +285,10 @@ def device_zero_form(
             value=target.value,
             slice=[cst.SubscriptElement(slice=_one_element_slice(literal_index))],
         )
-    elif index_is_literal:
+    elif index_is_literal or _ints_only(values, int_names):
         view = target
     else:
-        view = _select_chain(target)
+        view = _select_chain(target, int_names)
 
     if _is_zero(value):
         call = cst.Call(func=cst.Attribute(value=view, attr=cst.Name("zero_")))

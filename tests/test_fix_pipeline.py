@@ -157,7 +157,8 @@ LONG = (
 def test_rewrites_are_laid_out_like_ruff(tmp_path: Path) -> None:
     new, applied = fix(LONG, unsafe=True)
     assert len(applied) == 1
-    assert ("self.state_block_strides.select(0, idx).fill_(\n"
+    # `idx` comes from `enumerate`: an int, so the subscript stays (no `select`)
+    assert ("self.state_block_strides[idx].fill_(\n"
             "                            block_stride_elems * state.element_size()\n"
             "                        )  # bytes\n") in new, new
     assert max(len(line) for line in new.splitlines()) <= 88
@@ -180,7 +181,7 @@ def test_line_length_comes_from_the_project(tmp_path: Path) -> None:
     text = LONG.replace("    )  # bytes\n", "    )\n")
     path = tmp_path / "wide.py"
     new, _, _ = engine(text).fix_text(str(path), text, True)
-    assert "self.state_block_strides.select(0, idx).fill_(block_stride_elems * state.element_size())" in new
+    assert "self.state_block_strides[idx].fill_(block_stride_elems * state.element_size())" in new
 
 
 # -- verify ----------------------------------------------------------------------------------

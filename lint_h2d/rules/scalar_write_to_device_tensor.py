@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, AbstractSet, Callable, Iterable, List, Optional, Sequence, Tuple, TypeVar, Union
+from typing import (TYPE_CHECKING, AbstractSet, Callable, FrozenSet, Iterable, List, Optional, Sequence, Tuple,
+                    TypeVar, Union)
 
 import libcst as cst
 
@@ -21,8 +22,9 @@ from lint_h2d.inference.expressions import index_effect, infer
 from lint_h2d.inference.scope import StatementFact
 from lint_h2d.inference.values import Kind, LocalStep
 from lint_h2d.rules._gate_site import GateSite, ModuleImports, gate_site, module_flags
+from lint_h2d.rules._int_index import int_names
 from lint_h2d.rules._redundant import Redundant, redundant_write
-from lint_h2d.rules._scopes import ScopeMap
+from lint_h2d.rules._scopes import ScopeMap, bound_names
 from lint_h2d.rules._sizes import proven_length
 from lint_h2d.rules.base import FileContext, Rule, RuleDoc
 
@@ -253,7 +255,7 @@ It is **unsafe** (applied only with `--unsafe-fixes`, after reading it) when:
         # (always safe here: literal index and value) is the better fix.
         if redundant is not None and redundant.safe:
             return self._deletion(fact, target, value, redundant, ctx, block, index)
-        form = device_zero_form(target, value, min_length)
+        form = device_zero_form(target, value, min_length, _proven_int_names(fact, target, scopes, ctx))
         if not isinstance(form, DeviceZero):
             return None, form.reason, "a device-side `zero_()`/`fill_()`"
         suggestion = ctx.module.code_for_node(form.call)
@@ -379,6 +381,19 @@ def _memo(ctx: FileContext, key: str, compute: Callable[[], T]) -> T:
     if key not in ctx.memo:
         ctx.memo[key] = compute()
     return ctx.memo[key]  # type: ignore[return-value]
+
+
+def _proven_int_names(fact: StatementFact, target: cst.Subscript, scopes: ScopeMap,
+                      ctx: FileContext) -> FrozenSet[str]:
+    """The index names proven to be Python ints (they keep the subscript spelling)."""
+    names = [e.slice.value.value for e in target.slice
+             if isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Name)]
+    if not names or not isinstance(fact.owner, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        return frozenset()
+    chain = scopes.chain(fact.owner)
+    function = chain[-1] if chain and isinstance(chain[-1], cst.FunctionDef) else None
+    bound = _memo(ctx, "module_bound", lambda: bound_names([ctx.module]))
+    return frozenset(int_names(names, function, bound))
 
 
 def _one_literal_index(target: cst.Subscript) -> bool:
