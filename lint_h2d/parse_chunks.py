@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
@@ -104,7 +104,7 @@ def parse_module_in_chunks(text: str, tree: Optional[ast.Module] = None,
     indent = first_indent(tree, lines) or first.default_indent
     del lines
     prefix = f"if 1:{newline}{indent}pass{newline}"
-    body: List[cst.BaseStatement] = list(first.body)
+    body: List[Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]] = list(first.body)
     last = first
     try:
         for a, b in zip(starts[1:], starts[2:]):
