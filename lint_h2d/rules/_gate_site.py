@@ -22,7 +22,7 @@ import libcst as cst
 
 from fixers.imports import import_alias, import_satisfies
 from fixers.platform_gate import TORCH_HIP_GATE, VLLM_GATE, Gate
-from lint_h2d.rules._scopes import LineNode, ScopeMap, _Binders, describe, local_names
+from lint_h2d.rules._scopes import LineNode, ScopeMap, _Binders, describe, fast_visit, local_names
 
 ImportNode = Union[cst.Import, cst.ImportFrom]
 
@@ -100,7 +100,7 @@ class ModuleImports:
     @classmethod
     def of(cls, module: cst.Module) -> "ModuleImports":
         visitor = _Imports()
-        module.visit(visitor)
+        fast_visit(module, visitor)  # statements come in source order (fields body, orelse...)
         return cls(tuple(visitor.top), tuple(visitor.nested))
 
 

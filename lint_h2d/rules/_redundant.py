@@ -36,7 +36,7 @@ import libcst.matchers as m
 
 from lint_h2d.inference.scope import StatementFact
 from lint_h2d.rules._scopes import ScopeMap, bound_names
-from lint_h2d.rules._sizes import _rebinds_anywhere, _size_bound
+from lint_h2d.rules._sizes import _size_bound
 
 ORDINARY_DTYPES = frozenset({
     "float16", "half", "float32", "float", "float64", "double", "bfloat16",
@@ -162,26 +162,27 @@ def _shape(sizes: Sequence[cst.BaseExpression]) -> Optional[Tuple[int, ...]]:
 
 
 def _dtype_known(node: Optional[cst.BaseExpression], block: Sequence[cst.BaseStatement], before: int,
-                 text: str) -> bool:
+                 scopes: ScopeMap) -> bool:
     if node is None:
         return True
     if m.matches(node, m.Attribute(value=m.Name("torch"))):
         assert isinstance(node, cst.Attribute)
         return node.attr.value in ORDINARY_DTYPES
-    if isinstance(node, cst.Name) and not _rebinds_anywhere(node.value, text):
-        for statement in reversed(block[:before]):
-            if node.value not in bound_names([statement]):
+    if isinstance(node, cst.Name) and not scopes.rebinds_anywhere(node.value):
+        for k in range(before - 1, -1, -1):
+            statement = block[k]
+            if node.value not in scopes.bound_names(statement):
                 continue
             if (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
                     and isinstance(statement.body[0], cst.Assign) and len(statement.body[0].targets) == 1
                     and m.matches(statement.body[0].targets[0].target, m.Name(node.value))):
-                return _dtype_known(statement.body[0].value, (), 0, text)
+                return _dtype_known(statement.body[0].value, (), 0, scopes)
             return False
     return False
 
 
 def _allocation(statement: cst.BaseStatement, name: str, fact: StatementFact, block: Sequence[cst.BaseStatement],
-                at: int, text: str, torch_ok: bool) -> Optional[_Allocation]:
+                at: int, scopes: ScopeMap, torch_ok: bool) -> Optional[_Allocation]:
     if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
         return None
     assign = statement.body[0]
@@ -238,9 +239,9 @@ def _allocation(statement: cst.BaseStatement, name: str, fact: StatementFact, bl
         shape = _shape(sizes)
         min_length = None
         if shape is None and len(sizes) == 1 and not isinstance(sizes[0], (cst.Tuple, cst.List)):
-            min_length = _size_bound(sizes[0], fact, text)
+            min_length = _size_bound(sizes[0], fact, scopes)
     dtype = keywords.get("dtype")
-    known = _dtype_known(dtype, block, at, text) and (kind.startswith("new_") is False or dtype is not None) \
+    known = _dtype_known(dtype, block, at, scopes) and (kind.startswith("new_") is False or dtype is not None) \
         and (kind not in _LIKE or dtype is not None)
     return _Allocation(kind, holds, shape, min_length, known, " ".join(cst.Module([]).code_for_node(call).split()))
 
@@ -273,16 +274,13 @@ def _inert(statement: cst.BaseStatement, name: str) -> Optional[List[Tuple[int, 
     return written
 
 
-def _closures_read(function: cst.FunctionDef, name: str) -> bool:
-    for nested in m.findall(function.body, m.FunctionDef() | m.Lambda() | m.ClassDef()):
-        if m.findall(nested, m.Name(name)):
-            return True
-    return False
+def redundant_write(fact: StatementFact, target: cst.Subscript, value: cst.BaseExpression,
+                    scopes: ScopeMap) -> Optional[Redundant]:
+    """Why ``target = value`` stores what the element already holds, or None (see the module doc).
 
-
-def redundant_write(fact: StatementFact, target: cst.Subscript, value: cst.BaseExpression, scopes: ScopeMap,
-                    text: str) -> Optional[Redundant]:
-    """Why ``target = value`` stores what the element already holds, or None (see the module doc)."""
+    The walks this needs (a function's closures, a statement's bindings, the text's ``global``
+    declarations) are memoized in ``scopes`` for the whole file: a finding pays only for the
+    statements between its write and the allocation."""
     if not isinstance(target.value, cst.Name) or fact.scope.node is None:
         return None
     name = target.value.value
@@ -291,25 +289,25 @@ def redundant_write(fact: StatementFact, target: cst.Subscript, value: cst.BaseE
     if written is None or index is None:
         return None
     chain = scopes.chain(fact.owner)
-    if not chain or not isinstance(chain[-1], cst.FunctionDef) or _rebinds_anywhere(name, text):
+    if not chain or not isinstance(chain[-1], cst.FunctionDef) or scopes.rebinds_anywhere(name):
         return None
     function = chain[-1]
-    if _closures_read(function, name) or not isinstance(fact.owner, cst.SimpleStatementLine):
+    if name in scopes.closure_names(function) or not isinstance(fact.owner, cst.SimpleStatementLine):
         return None
-    block = list(fact.block)
-    at = next((n for n, s in enumerate(block) if s is fact.owner), None)
+    block = fact.block
+    at = scopes.block_index(block, fact.owner)
     if at is None:
         return None
     others: List[Tuple[int, ...]] = []
     torch_ok = scopes.shadowing_scope(fact.owner, "torch") is None
     for k in range(at - 1, -1, -1):
         statement = block[k]
-        if name in bound_names([statement]):
-            alloc = _allocation(statement, name, fact, block, k, text, torch_ok)
+        if name in scopes.bound_names(statement):
+            alloc = _allocation(statement, name, fact, block, k, scopes, torch_ok)
             if alloc is None or not _holds_value(alloc.holds, written):
                 return None
             return _decide(alloc, index, others, statement)
-        found = _inert(statement, name)
+        found = scopes.cached(f"inert:{name}", statement, lambda: _inert(statement, name))
         if found is None:
             return None
         others.extend(found)

@@ -20,7 +20,6 @@ vLLM 0.33.0's MiniMax M3 builder is the motivating case: ``if num_prefills > 0:`
 """
 from __future__ import annotations
 
-import re
 from typing import Optional, Sequence
 
 import libcst as cst
@@ -36,15 +35,6 @@ def _int(node: cst.BaseExpression) -> Optional[int]:
         value = int(node.evaluated_value)
         return value
     return None
-
-
-def _rebinds_anywhere(name: str, text: str) -> bool:
-    """``global``/``nonlocal`` of ``name`` anywhere: another scope could rebind it at any call."""
-    return re.search(rf"\b(?:global|nonlocal)\b[^\n;]*\b{re.escape(name)}\b", text) is not None
-
-
-def _builtin_len_intact(text: str) -> bool:
-    return re.search(r"\blen\b\s*(?::=|=(?!=))|\bdef\s+len\b|\bas\s+len\b|import\s[^\n]*\blen\b", text) is None
 
 
 def _allocated_size(statement: cst.BaseStatement, name: str) -> Optional[cst.BaseExpression]:
@@ -73,13 +63,13 @@ def _allocated_size(statement: cst.BaseStatement, name: str) -> Optional[cst.Bas
     return size
 
 
-def _guard_bound(name: str, fact: StatementFact, text: str) -> Optional[int]:
+def _guard_bound(name: str, fact: StatementFact, scopes: ScopeMap) -> Optional[int]:
     """Lower bound of ``name`` from an enclosing ``if name > c0`` whose body keeps ``name``."""
-    if _rebinds_anywhere(name, text):
+    if scopes.rebinds_anywhere(name):
         return None
     best: Optional[int] = None
     for if_node, branch in fact.gates:
-        if branch != "body" or name in bound_names([if_node.body]):
+        if branch != "body" or name in scopes.bound_names(if_node.body):
             continue
         for test in _conjuncts(if_node.test):
             bound = _comparison_bound(test, name)
@@ -116,12 +106,12 @@ def _comparison_bound(test: cst.BaseExpression, name: str) -> Optional[int]:
     return None
 
 
-def _size_bound(size: cst.BaseExpression, fact: StatementFact, text: str) -> Optional[int]:
+def _size_bound(size: cst.BaseExpression, fact: StatementFact, scopes: ScopeMap) -> Optional[int]:
     literal = _int(size)
     if literal is not None:
         return literal
     if isinstance(size, cst.Name):
-        return _guard_bound(size.value, fact, text)
+        return _guard_bound(size.value, fact, scopes)
     if not (isinstance(size, cst.BinaryOperation) and isinstance(size.operator, cst.Add)):
         return None
     for term, other in ((size.left, size.right), (size.right, size.left)):
@@ -129,33 +119,36 @@ def _size_bound(size: cst.BaseExpression, fact: StatementFact, text: str) -> Opt
         if c is None:
             continue
         if (isinstance(term, cst.Call) and isinstance(term.func, cst.Name) and term.func.value == "len"
-                and _builtin_len_intact(text)):
+                and scopes.builtin_len_intact()):
             return c
         if isinstance(term, cst.Name):
-            bound = _guard_bound(term.value, fact, text)
+            bound = _guard_bound(term.value, fact, scopes)
             if bound is not None:
                 return bound + c
     return None
 
 
-def proven_length(fact: StatementFact, target: cst.BaseExpression, scopes: ScopeMap, text: str) -> Optional[int]:
-    """A lower bound on ``len(target)`` where ``fact``'s statement runs, or None without proof."""
+def proven_length(fact: StatementFact, target: cst.BaseExpression, scopes: ScopeMap) -> Optional[int]:
+    """A lower bound on ``len(target)`` where ``fact``'s statement runs, or None without proof.
+
+    ``scopes`` answers the per-function and per-text questions (memoized for the file)."""
     if not isinstance(target, cst.Name) or fact.scope.node is None:
         return None
     name = target.value
     chain = scopes.chain(fact.owner)
-    if not chain or not isinstance(chain[-1], cst.FunctionDef) or _rebinds_anywhere(name, text):
+    if not chain or not isinstance(chain[-1], cst.FunctionDef) or scopes.rebinds_anywhere(name):
         return None
-    block = list(fact.block)
-    index = next((n for n, s in enumerate(block) if s is fact.owner), None)
+    block = fact.block
+    index = scopes.block_index(block, fact.owner)
     if index is None:
         return None
-    for statement in reversed(block[:index]):
-        if name not in bound_names([statement]):
+    for k in range(index - 1, -1, -1):
+        statement = block[k]
+        if name not in scopes.bound_names(statement):
             continue
         size = _allocated_size(statement, name)
         if size is None:
             return None
-        bound = _size_bound(size, fact, text)
+        bound = _size_bound(size, fact, scopes)
         return bound if bound is not None and bound >= 1 else None
     return None

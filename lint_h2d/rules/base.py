@@ -71,12 +71,13 @@ class FileContext:
     memo: Dict[str, object] = field(default_factory=dict, repr=False)
 
     def position(self, node: cst.CSTNode) -> CodeRange:
-        """Resolved lazily: most files have no finding and never pay for it."""
+        """Resolved lazily: most files have no finding and never pay for it.  LibCST's
+        positions, kept compactly (`rules/_positions.py`): a large file's table was most of
+        the memory its check took."""
         if self._positions is None:
-            from libcst.metadata import MetadataWrapper, PositionProvider
+            from lint_h2d.rules._positions import Positions
 
-            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
-            self._positions = wrapper.resolve(PositionProvider)
+            self._positions = Positions(self.module)
         return self._positions[node]  # type: ignore[index, no-any-return]
 
     def finding(

@@ -228,8 +228,8 @@ It is **unsafe** (applied only with `--unsafe-fixes`, after reading it) when:
     ) -> Tuple[Optional[Fix], Optional[str], str, Optional[int]]:
         """The fix, or why there is none; the suggested call; the proven length (verify uses
         it, so it is reported only with a fix)."""
-        scopes = _memo(ctx, "scopes", lambda: ScopeMap.of(ctx.module))
-        min_length = proven_length(fact, target.value, scopes, ctx.text) if _one_literal_index(target) else None
+        scopes = _memo(ctx, "scopes", lambda: ScopeMap.of(ctx.module, ctx.text))
+        min_length = proven_length(fact, target.value, scopes) if _one_literal_index(target) else None
         fix, reason, suggestion = self._build(fact, target, value, proven_index, ctx, scopes, min_length)
         return fix, reason, suggestion, (min_length if fix is not None else None)
 
@@ -248,8 +248,8 @@ It is **unsafe** (applied only with `--unsafe-fixes`, after reading it) when:
         owner = fact.owner
         where = ctx.position(owner)
         limit = _memo(ctx, "line_length", lambda: project_line_length(ctx.path))
-        block, index = _block_key(fact, ctx)
-        redundant = (redundant_write(fact, target, value, scopes, ctx.text)
+        block, index = _block_key(fact, ctx, scopes)
+        redundant = (redundant_write(fact, target, value, scopes)
                      if isinstance(owner, cst.SimpleStatementLine) and fact.container is not None else None)
         # Deleted only when provably the same, errors included; otherwise the rewrite below
         # (always safe here: literal index and value) is the better fix.
@@ -366,10 +366,11 @@ def _redundancy_noted(finding: Finding, note: object) -> Finding:
     return replace(finding, message=message, details=kept + tuple(details))
 
 
-def _block_key(fact: StatementFact, ctx: FileContext) -> Tuple[Tuple[int, int], int]:
+def _block_key(fact: StatementFact, ctx: FileContext, scopes: ScopeMap) -> Tuple[Tuple[int, int], int]:
     """Where the statement's block starts and the statement's index in it (adjacency)."""
     block = fact.block
-    index = next((n for n, s in enumerate(block) if s is fact.owner), -1)
+    found = scopes.block_index(block, fact.owner)
+    index = -1 if found is None else found
     if not block:
         return (0, 0), index
     start = ctx.position(block[0]).start
