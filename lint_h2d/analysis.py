@@ -22,6 +22,7 @@ from lint_h2d.discovery import per_file_ignored
 from lint_h2d.findings import Finding
 from lint_h2d.inference.project import ProjectFacts
 from lint_h2d.inference.scope import ModuleWalker
+from lint_h2d.parse_chunks import parse_module_in_chunks
 from lint_h2d.parse_view import parse_view
 from lint_h2d.prefilter import tree_filter
 from lint_h2d.rules import all_rules, select_codes
@@ -110,6 +111,7 @@ class Engine:
         # CPython's parser checks the syntax of every file, so a file that is not Python is
         # reported with or without the prefilter; its tree feeds the prefilter's stage 2
         # (lint_h2d/prefilter.py).  LibCST only sees the files that survive.
+        tree: Optional[ast.AST] = None
         if self.use_prefilter and rules:
             tree, syntax_errors = cpython_parse(path, text)
             fields = self.project.prefilter_names
@@ -124,7 +126,10 @@ class Engine:
         # finding is moved back onto the file's own columns (lint_h2d/parse_view.py).
         view = parse_view(text)
         try:
-            module = cst.parse_module(view.text)
+            # A long file is parsed a few thousand lines at a time (the same tree, a fraction of
+            # LibCST's peak memory); CPython's tree, when the view is the text, says where.
+            module = parse_module_in_chunks(
+                view.text, tree if isinstance(tree, ast.Module) and view.text == text else None)
         except cst.ParserSyntaxError as exc:
             cpython = cpython_parse(path, text)[1]
             if cpython:
