@@ -212,8 +212,32 @@ def _device_kwarg_kind(call: cst.Call, facts: Facts) -> Optional[Kind]:
     device = _keyword(call, "device")
     if device is None:
         return None
-    # A device= that is not provably the CPU is an explicit request for an accelerator.
-    return Kind.CPU if place_of(device, facts) == Kind.CPU_PLACE else Kind.DEVICE
+    if place_of(device, facts) == Kind.CPU_PLACE:
+        return Kind.CPU
+    source = _tensor_of_device(device, facts)
+    if source is not None:
+        # `device=x.device`: where `x` is.  A tensor (or a parameter) with no evidence of its
+        # place leaves the allocation unknown: a reference function may run on the CPU.
+        return source.kind if source.kind in (Kind.CPU, Kind.DEVICE) else Kind.TENSOR
+    # Any other device= that is not provably the CPU is an explicit request for an accelerator.
+    return Kind.DEVICE
+
+
+def _tensor_of_device(device: cst.BaseExpression, facts: Facts) -> Optional[Value]:
+    """The tensor whose `.device` a `device=` names, when it is a tensor or a parameter of
+    unknown kind (not `self.device`, not a typed object's device attribute)."""
+    if not (isinstance(device, cst.Attribute) and device.attr.value == "device"):
+        return None
+    base_node = device.value
+    if isinstance(base_node, cst.Name) and base_node.value == facts.self_name:
+        return None
+    base = infer(base_node, facts)
+    if base.kind.is_tensor:
+        return base
+    if base.kind == Kind.UNKNOWN and base.origin == Origin.PARAM and base.path == dotted_name(base_node) \
+            and isinstance(base_node, cst.Name):
+        return base
+    return None
 
 
 def _is_torch_attr(func: cst.BaseExpression, facts: Facts, name: Optional[str] = None) -> bool:
@@ -292,7 +316,13 @@ def _factory(call: cst.Call, name: str, facts: Facts) -> Value:
     integer = value.integer or name in ("randint", "randperm") or (
         dtype is not None and (dotted_name(dtype) or "").split(".")[-1] in INTEGER_DTYPES)
     if value.kind == Kind.DEVICE and not value.evidence:
-        value = value.because(LocalStep(f"allocated on the device here (`torch.{name}(..., device=...)`)", call))
+        device = _keyword(call, "device")
+        source = _tensor_of_device(device, facts) if device is not None else None
+        if source is not None and source.kind == Kind.DEVICE:
+            value = replace(value, evidence=source.evidence).because(LocalStep(
+                f"allocated on the device of a device tensor here (`torch.{name}(..., device=...)`)", call))
+        else:
+            value = value.because(LocalStep(f"allocated on the device here (`torch.{name}(..., device=...)`)", call))
     return replace(value, integer=integer) if integer != value.integer else value
 
 
@@ -388,6 +418,11 @@ def _names_a_device(node: cst.BaseExpression) -> bool:
 
 def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, facts: Facts) -> Value:
     receiver = infer(receiver_node, facts)
+    if isinstance(receiver_node, cst.Name) and receiver_node.value == facts.self_name \
+            and facts.self_class is not None and receiver.kind == Kind.UNKNOWN:
+        # `self.make()`: what the class's own method returns (resolved with the project).
+        found = facts.project.returns.get(f"{facts.self_class}.{method}")
+        return replace(found, origin=Origin.LOCAL) if found is not None else UNKNOWN
     if method in SCALAR_METHODS:
         return SCALAR
     if method in SCALAR_WITH_ARG_METHODS:
@@ -437,7 +472,36 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
         integer = method in _INTEGER_RESULTS or (receiver.integer and method in _RANK_KEEPING
                                                  and method not in ("float", "half", "bfloat16", "double", "bool"))
         return Value(receiver.kind, rank, Origin.LOCAL, integer=integer, evidence=receiver.evidence)
-    return Value(Kind.TENSOR if method in ("new_empty", "new_zeros", "new_ones", "new_full", "new_tensor") else Kind.UNKNOWN)
+    if method in NEW_METHODS:
+        return _new_tensor(receiver, method, call, facts)
+    return UNKNOWN
+
+
+NEW_METHODS = frozenset({"new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"})
+
+
+def _new_tensor(receiver: Value, method: str, call: cst.Call, facts: Facts) -> Value:
+    """`t.new_zeros(size)`: on `t`'s device (and of its dtype) unless `device=` says otherwise."""
+    explicit = _device_kwarg_kind(call, facts)
+    kind = explicit if explicit is not None else receiver.kind
+    if method == "new_tensor":
+        first = _arg(call, 0, "data")
+        rank = _data_rank(first, facts) if first is not None else None
+    elif method == "new_full":
+        first = _arg(call, 0, "size")
+        rank = _sequence_length(first, facts) if first is not None else None
+    else:
+        rank = _rank_from_sizes(call, facts)
+    dtype = _keyword(call, "dtype")
+    integer = (dotted_name(dtype) or "").split(".")[-1] in INTEGER_DTYPES if dtype is not None \
+        else receiver.integer
+    if explicit is None and kind == Kind.DEVICE:
+        return Value(kind, rank, Origin.LOCAL, integer=integer, evidence=receiver.evidence).because(
+            LocalStep(f"`.{method}()` of a device tensor: on its device", call))
+    if kind == Kind.DEVICE:
+        return Value(kind, rank, Origin.LOCAL, integer=integer).because(
+            LocalStep(f"allocated on the device here (`.{method}(..., device=...)`)", call))
+    return Value(kind, rank, Origin.LOCAL, integer=integer)
 
 
 _INTEGER_RESULTS = frozenset({"int", "long", "short", "byte", "char", "argmax", "argmin", "argsort"})
@@ -707,7 +771,7 @@ def index_effect(element: cst.SubscriptElement, facts: Facts) -> str:
     if inferred.kind == Kind.SCALAR:
         # An int by what the project's call sites pass: evidence, but not a proof (a caller
         # the project cannot see may pass a list), so the fix stays unsafe.
-        return "maybe-int" if inferred.origin == Origin.PARAM and inferred.evidence else "int"
+        return "maybe-int" if _rests_on_parameter(value, facts) else "int"
     if inferred.kind.is_tensor and inferred.rank == 0 and inferred.integer:
         # A 0-dim integer tensor indexes like an int: PyTorch reads it back (`item()`) and
         # selects one element, so the value is still copied host-to-device.
@@ -717,6 +781,18 @@ def index_effect(element: cst.SubscriptElement, facts: Facts) -> str:
     return "advanced"
 
 
+def _rests_on_parameter(node: cst.BaseExpression, facts: Facts) -> bool:
+    """An int index that is one only by evidence about a parameter (`slot`, `slot + 1`)."""
+    if isinstance(node, cst.Name):
+        value = infer(node, facts)
+        return value.origin == Origin.PARAM and bool(value.evidence)
+    if isinstance(node, cst.BinaryOperation):
+        return _rests_on_parameter(node.left, facts) or _rests_on_parameter(node.right, facts)
+    if isinstance(node, cst.UnaryOperation):
+        return _rests_on_parameter(node.expression, facts)
+    return False
+
+
 def _is_boolean_expression(node: cst.BaseExpression) -> bool:
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
         return True
@@ -724,15 +800,15 @@ def _is_boolean_expression(node: cst.BaseExpression) -> bool:
 
 
 def _looks_integral(node: cst.BaseExpression, facts: "Facts") -> bool:
-    """An un-annotated parameter (or arithmetic of one with ints) used as an index.
+    """Arithmetic of an int-by-evidence parameter with ints, used as an index (`slot + 1`).
 
-    Such a parameter is usually an int (`reset(self, index)`), but nothing proves it: a fix
-    for it is unsafe.  Names bound inside the function to unknown values (`for a in zip(...)`)
-    do not qualify: they are as likely to be lists or masks.
+    An un-annotated parameter with no evidence (call sites, an int default, `range(p)` in the
+    body) is not one: callers pass index tensors and lists as often as ints
+    (`free(self, indices)`), and advanced indexing does not copy (issue 17, item 9).
     """
     if isinstance(node, cst.Name):
         value = infer(node, facts)
-        return value.kind == Kind.UNKNOWN and value.origin == Origin.PARAM and value.path == node.value
+        return value.kind == Kind.SCALAR and value.origin == Origin.PARAM and bool(value.evidence)
     if isinstance(node, cst.BinaryOperation) and isinstance(
         node.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
     ):

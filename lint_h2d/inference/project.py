@@ -187,11 +187,21 @@ class _Resolver:
             return UNKNOWN
         seen.add(cls)
         found: Optional[Value] = None
+        declared: Optional[Value] = None
         for path, summary in self.classes[cls]:
             for name, term in summary.fields:
-                if name == attr:
-                    value = self.eval(term, path, cls)
-                    found = value if found is None else join(found, value)
+                if name != attr:
+                    continue
+                if term[0] == "ann":
+                    # A declaration (`buf: Optional[Tensor] = None`): what the values
+                    # assigned elsewhere do not say (a class for a chain, a scalar).
+                    value = self.eval(term[1], path, cls)
+                    declared = value if declared is None else join(declared, value)
+                    continue
+                value = self.eval(term, path, cls)
+                found = value if found is None else join(found, value)
+        if declared is not None and _informative(declared) and (found is None or _vague(found)):
+            found = declared
         if found is None:
             for path, summary in self.classes[cls]:
                 for base in summary.bases:
@@ -314,6 +324,12 @@ class _Resolver:
             return Value(Kind.TENSOR, rank)
         if tag == "tensor":
             return Value(Kind.TENSOR, term[1])
+        if tag == "ann":
+            return self.eval(term[1], path, owner)
+        if tag == "ret":
+            return self.method_returns(term[1], term[2])
+        if tag == "on":
+            return self._on(term, path, owner)
         if tag == "inst":
             return Value(Kind.OTHER, type_name=term[1])
         if tag == "global":
@@ -387,12 +403,40 @@ class _Resolver:
         return UNKNOWN
 
 
+    def _on(self, term: Term, path: str, owner: Optional[str]) -> Value:
+        """`torch.zeros(n, device=x.device)`: on `x`'s device.  A parameter or a tensor with
+        no evidence of its place leaves it unknown (a reference function nothing calls may
+        run on the CPU); any other object's `.device` is a device spec, as before."""
+        _, base_term, rank, line, how, integer = term
+        base = self.eval(base_term, path, owner)
+        if base.kind == Kind.CPU:
+            return Value(Kind.CPU, rank)
+        if base.kind == Kind.DEVICE:
+            return Value(Kind.DEVICE, rank, integer=bool(integer)).because(
+                self.step(f"allocated on the device of a device tensor here (`{how}`)", path, line),
+                *base.evidence)
+        if base.kind == Kind.TENSOR or (base.kind == Kind.UNKNOWN and base_term[0] in ("param", "tensor")):
+            return Value(Kind.TENSOR, rank)
+        if base.type_name is not None:
+            place = self.field(base.type_name, "device")
+            if place.kind == Kind.CPU_PLACE:
+                return Value(Kind.CPU, rank)
+        return Value(Kind.DEVICE, rank, integer=bool(integer)).because(
+            self.step(f"allocated on the device here (`{how}`)", path, line))
+
+
 def _qual(fn: FunctionSummary) -> str:
     return f"{fn.owner}.{fn.name}" if fn.owner else fn.name
 
 
 def _short(path: str) -> str:
     return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def _vague(value: Value) -> bool:
+    """A field value that says no more than an annotation would (an unknown, a bare tensor)."""
+    return value.kind in (Kind.UNKNOWN, Kind.TENSOR) and value.rank is None \
+        and value.type_name is None and value.element is None
 
 
 def _informative(value: Value) -> bool:
@@ -436,6 +480,7 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                     device_names.add(attr)  # read as `.attr`
     returns: Dict[str, Value] = {}
     params: Dict[Tuple[str, str], Value] = {}
+    int_params: Dict[Tuple[str, str], Value] = {}
     for name, definitions in sorted(resolver.functions.items()):
         value = resolver.returns(name)
         if _informative(value) and _worth_keeping(value):
@@ -449,6 +494,11 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                     returns[f"{fn.owner}.{fn.name}"] = method
                     if _may_hold_device(method):
                         device_names.add(f"call:{fn.name}")
+            for pname in fn.int_params:
+                # Only for this function (a method of the same name elsewhere may differ).
+                int_params[(_qual(fn), pname)] = SCALAR.because(EvidenceStep(
+                    f"`{_qual(fn)}` passes `{pname}` to `range()`: an int",
+                    _path_of(definitions, fn), fn.line))
             for index, pname in enumerate(fn.params):
                 if fn.annotations[index] != ("unk",) or (fn.bound and index == 0):
                     continue
@@ -459,7 +509,11 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                     if _may_hold_device(pvalue):
                         # Only inside `def <fn>(...)`: the file must define it.
                         device_names.update((f"param:{pname}", f"def:{fn.name}"))
-    return Resolved(fields, bases, classes, returns, params, frozenset(device_names))
+    return Resolved(fields, bases, classes, returns, params, int_params, frozenset(device_names))
+
+
+def _path_of(definitions: Sequence[Tuple[str, FunctionSummary]], fn: FunctionSummary) -> str:
+    return next(path for path, other in definitions if other is fn)
 
 
 def _worth_keeping(value: Value) -> bool:
@@ -493,6 +547,8 @@ def fingerprint_of(resolved: Resolved) -> str:
         digest.update(f"{name}()={_describe(value)}\n".encode())
     for (fn, pname), value in sorted(resolved.params.items()):
         digest.update(f"{fn}({pname})={_describe(value)}\n".encode())
+    for (fn, pname), value in sorted(resolved.int_params.items()):
+        digest.update(f"{fn}({pname}:int)={_describe(value)}\n".encode())
     for cls, base in sorted(resolved.bases.items()):
         digest.update(f"{cls}<{','.join(base)}\n".encode())
     return digest.hexdigest()[:16]

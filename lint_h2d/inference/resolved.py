@@ -33,6 +33,8 @@ class Resolved:
     returns: Mapping[str, Value] = _field(default_factory=dict)
     # (function name, parameter) → value every call site passes
     params: Mapping[Tuple[str, str], Value] = _field(default_factory=dict)
+    # (`Class.method` or function, parameter) → an int by how the body uses it (`range(p)`).
+    int_params: Mapping[Tuple[str, str], Value] = _field(default_factory=dict)
     # What may hold a device tensor, for the prefilter: `attr` (a field, read as `.attr`),
     # `call:f` (a function or method returning one), `param:p` with `def:f` (a parameter
     # every call site of `f` passes one).

@@ -19,6 +19,7 @@ from lint_h2d.inference.expressions import (
     annotation_value,
     dotted_name,
     infer,
+    literal_int,
 )
 from lint_h2d.inference.resolved import DEFAULT_DEVICE_STEP, Resolved
 from lint_h2d.inference.values import OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value, join
@@ -182,12 +183,12 @@ class _Walker:
         if isinstance(stmt, cst.FunctionDef):
             if not self.silent:
                 self.walk_function(stmt, self.facts(dict(names)), None)
-            self.bind_name(stmt.name.value, OTHER, names)
+            self.bind_name(stmt.name.value, self.definition(), names)
             return names
         if isinstance(stmt, cst.ClassDef):
             if not self.silent:
                 self.walk_class(stmt, self.facts(dict(names)))
-            self.bind_name(stmt.name.value, OTHER, names)
+            self.bind_name(stmt.name.value, self.definition(), names)
             return names
         if isinstance(stmt, cst.Match):
             self.walrus_in(stmt.subject, names)
@@ -202,6 +203,12 @@ class _Walker:
         if hasattr(cst, "TryStar") and isinstance(stmt, getattr(cst, "TryStar")):
             return self.try_(stmt, names)
         return names
+
+    def definition(self) -> Value:
+        """What a `def`/`class` binds: at module level, the project's function or class of that
+        name (its resolved facts apply); nested, a local object."""
+        return Value(Kind.OTHER, origin=Origin.GLOBAL) if self.scope.node is None \
+            and self.scope.name == "<module>" else OTHER
 
     def suite(self, suite: cst.BaseSuite, names: Dict[str, Value]) -> Dict[str, Value]:
         if isinstance(suite, cst.IndentedBlock):
@@ -456,6 +463,9 @@ class _Walker:
                 self.on_self_assign is not None
                 and isinstance(target.value, cst.Name)
                 and target.value.value == self.base.self_name
+                # `self.buf = None` before `allocate()` sets it: writing into None raises,
+                # so a write into the field is a write into what the other methods put there.
+                and not (isinstance(source, cst.Name) and source.value == "None")
             ):
                 self.on_self_assign(target.attr.value, value)
             dotted = dotted_name(target)
@@ -557,6 +567,15 @@ def _params(fn: cst.FunctionDef) -> List[cst.Param]:
     return out
 
 
+def _int_default(param: cst.Param) -> Optional[Value]:
+    """`slot=0`: a parameter whose default is an int literal is taken to be an int (evidence,
+    not proof: a caller may pass anything, so an index resting on it gets an unsafe fix)."""
+    default = param.default
+    if default is None or literal_int(default) is None:
+        return None
+    return SCALAR.because(LocalStep(f"`{param.name.value}` defaults to an int", param))
+
+
 def _is_classmethod(fn: cst.FunctionDef) -> bool:
     return any(dotted_name(d.decorator) == "classmethod" for d in fn.decorators)
 
@@ -631,8 +650,10 @@ class ModuleWalker:
             if type_name is not None:
                 value = value.because(LocalStep(f"`{pname}` is annotated `{type_name}`", param))
             elif param.annotation is None and param.star == "":
-                # What every call site in the project passes (`lint_h2d.inference.project`).
-                known = base.project.params.get((name, pname))
+                # What every call site in the project passes (`lint_h2d.inference.project`),
+                # else what the body (`range(p)`) or an int default says.
+                known = base.project.params.get((name, pname)) or base.project.int_params.get(
+                    (qualname, pname)) or _int_default(param)
                 if known is not None:
                     value = replace(known, origin=Origin.PARAM, root=pname, path=pname)
             names[pname] = value

@@ -48,6 +48,8 @@ _SAME_DEVICE_METHODS = frozenset({
 })
 _SCALAR_CALLS = frozenset({"len", "int", "float", "bool", "round", "abs", "ord", "hash"})
 _SCALAR_METHODS = frozenset({"item", "numel", "dim", "ndimension", "element_size", "nelement"})
+_PROPERTIES = frozenset({"property", "cached_property"})
+_NEW_METHODS = frozenset({"new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"})
 _INTEGER_DTYPES = frozenset({"int", "int8", "int16", "int32", "int64", "long", "short", "uint8",
                              "uint16", "uint32", "uint64"})
 
@@ -179,6 +181,8 @@ class _Scope:
     terms: Dict[str, Term] = field(default_factory=dict)
     in_init: bool = False
     torch: FrozenSet[str] = frozenset({"torch"})
+    # Parameters the body passes to `range()` (an int, or it raises): evidence for an index.
+    ints: Set[str] = field(default_factory=set)
 
 
 class _Builder:
@@ -237,7 +241,7 @@ class _Builder:
         scope = _Scope(None, node.name, None, torch=frozenset(self.torch))
         for stmt in node.body:
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                fields.append((stmt.target.id, annotation_term(stmt.annotation)))
+                fields.append((stmt.target.id, ("ann", annotation_term(stmt.annotation))))
                 if stmt.value is not None and not _is_none(stmt.value):
                     fields.append((stmt.target.id, self.term(stmt.value, scope)))
             elif isinstance(stmt, ast.Assign):
@@ -247,6 +251,9 @@ class _Builder:
         for stmt in node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.function(stmt, node, scope, fields, constructs)
+                if _PROPERTIES & {_last_name(d) for d in stmt.decorator_list}:
+                    # `obj.name` of a `@property` is what the method returns.
+                    fields.append((stmt.name, ("ret", node.name, stmt.name)))
         bases = tuple(_last_name(b) for b in node.bases if _last_name(b))
         self.classes.append(ClassSummary(node.name, node.lineno, bases, tuple(fields), tuple(constructs)))
 
@@ -274,7 +281,6 @@ class _Builder:
                 scope.params[arg.arg] = OTHER  # *args / **kwargs: a tuple / a dict
         _collect_env(node.body, scope.env)
         returns: List[Term] = []
-        ints: Set[str] = set()
         seqs: Set[str] = set()
         for stmt in _own_statements(node.body):
             if isinstance(stmt, ast.Return) and stmt.value is not None and not _is_none(stmt.value):
@@ -288,7 +294,7 @@ class _Builder:
         self.functions.append(FunctionSummary(
             node.name, owner, node.lineno, params, tuple(annotations),
             bound and "staticmethod" not in decorators, tuple(returns), ret,
-            tuple(sorted(ints)), tuple(sorted(seqs)), _with_defaults(args),
+            tuple(sorted(scope.ints)), tuple(sorted(seqs)), _with_defaults(args),
         ))
 
     def _self_fields(self, stmt: ast.stmt, scope: _Scope, self_name: str, classmethod: bool,
@@ -301,7 +307,7 @@ class _Builder:
         elif isinstance(stmt, ast.AnnAssign):
             targets, value = [stmt.target], stmt.value
             if isinstance(stmt.target, ast.Attribute) and _is_name(stmt.target.value, self_name):
-                fields.append((stmt.target.attr, annotation_term(stmt.annotation)))
+                fields.append((stmt.target.attr, ("ann", annotation_term(stmt.annotation))))
         for target in targets:
             pairs = _pairs(target, value)
             for t, v in pairs:
@@ -328,6 +334,9 @@ class _Builder:
             elif isinstance(func, ast.Attribute):
                 callee, bound = func.attr, True
             else:
+                continue
+            if callee == "range" and not bound:
+                scope.ints.update(a.id for a in call.args if isinstance(a, ast.Name) and a.id in scope.params)
                 continue
             if callee in scope.torch or callee in _UNINTERESTING_CALLEES or not (call.args or call.keywords):
                 continue
@@ -497,6 +506,11 @@ class _Builder:
             return ("to", recv, self.term(target, scope), line)
         if method in ("cpu", "pin_memory", "numpy"):
             return ("cpu", None, line) if method != "numpy" else OTHER
+        if method in _NEW_METHODS:
+            device = _keyword(node, "device")
+            if device is None:
+                return ("same", recv, None)  # `t.new_zeros(n)`: on `t`'s device
+            return ("cpu", None, line) if _is_cpu(device) else self._placed(device, None, line, f"{method}(..., device=...)", False, scope)
         if method in _SAME_DEVICE_METHODS or (method.endswith("_") and not method.startswith("_")):
             return ("same", recv, None)
         return ("mcall", recv, method, line)
@@ -520,7 +534,17 @@ class _Builder:
             return ("dflt", rank, line, integer) if scope.in_init else ("cpu", rank, line)
         if _is_cpu(device):
             return ("cpu", rank, line)
-        return ("dev", rank, line, f"torch.{name}(..., device=...)", integer)
+        return self._placed(device, rank, line, f"torch.{name}(..., device=...)", integer, scope)
+
+    def _placed(self, device: ast.expr, rank: Optional[int], line: int, how: str, integer: bool,
+                scope: _Scope) -> Term:
+        """An allocation with a `device=` that is not the CPU.  `device=x.device` is where `x`
+        is (resolved later: a parameter nothing tells about may be a CPU tensor); any other
+        spec is an explicit request for an accelerator."""
+        if isinstance(device, ast.Attribute) and device.attr == "device" \
+                and not (scope.self_name is not None and _is_name(device.value, scope.self_name)):
+            return ("on", self.term(device.value, scope), rank, line, how, integer)
+        return ("dev", rank, line, how, integer)
 
 
 # -- small helpers -------------------------------------------------------------------------------
