@@ -39,7 +39,7 @@ from lint_h2d.discovery import PYTHON_SUFFIXES, discover
 from lint_h2d.inference.project import class_fields_in
 from lint_h2d.inference.summary import FileSummary, from_json, summarize
 
-INDEX_FORMAT = 3  # 3: entries hold the file's summary (inference/summary.py)
+INDEX_FORMAT = 4  # 3: entries hold the file's summary (inference/summary.py); 4: its terms changed (issue 17, infer2)
 # A folder this large is not a project root someone meant (a home folder): skip the index.
 MAX_FILES = 50_000
 # Stamps this close to (or after) the recording run are not trusted: file systems with 1 s or
