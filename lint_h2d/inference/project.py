@@ -155,8 +155,17 @@ class _Resolver:
         return found
 
     def _mark_on_device(self, name: str, where: Tuple[str, int, str], depth: int) -> None:
-        """A class built under a device context, and the classes its `__init__` builds."""
-        if name not in self.classes or name in self.on_device or depth > 20:
+        """A class built under a device context, and the classes its `__init__` builds; a
+        factory function called there marks the classes it returns (`return Model(cfg)`)."""
+        if depth > 20:
+            return
+        if name not in self.classes:
+            for _, fn in self.functions.get(name, []) if depth < 3 else ():
+                for term in fn.returns:
+                    for returned in _called_classes(term):
+                        self._mark_on_device(returned, where, depth + 1)
+            return
+        if name in self.on_device:
             return
         self.on_device[name] = where
         for _, cls in self.classes[name]:
@@ -423,6 +432,15 @@ class _Resolver:
                 return Value(Kind.CPU, rank)
         return Value(Kind.DEVICE, rank, integer=bool(integer)).because(
             self.step(f"allocated on the device here (`{how}`)", path, line))
+
+
+def _called_classes(term: Term) -> List[str]:
+    """Names a return term calls directly (`Model(...)`, either side of a conditional)."""
+    if term[0] == "call":
+        return [term[1]]
+    if term[0] == "join":
+        return [name for t in term[1] for name in _called_classes(t)]
+    return []
 
 
 def _qual(fn: FunctionSummary) -> str:

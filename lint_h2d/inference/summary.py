@@ -206,8 +206,13 @@ class _Builder:
         self.body(tree.body, scope)
 
     def body(self, statements: Sequence[ast.stmt], scope: _Scope) -> None:
-        for stmt in statements:
+        for i, stmt in enumerate(statements):
             self.statement(stmt, scope)
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+                how = self._set_default_device(stmt.value, scope)
+                if how is not None:
+                    # What the rest of this body constructs lands on that device.
+                    self.contexts.append(DeviceContext(stmt.lineno, how, _called_names(statements[i + 1:])))
 
     def statement(self, stmt: ast.stmt, scope: _Scope) -> None:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -221,10 +226,6 @@ class _Builder:
                 how = self._device_context(item.context_expr, scope)
                 if how is not None:
                     self.contexts.append(DeviceContext(stmt.lineno, how, _called_names(stmt.body)))
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-            how = self._set_default_device(stmt.value, scope)
-            if how is not None:
-                self.contexts.append(DeviceContext(stmt.lineno, how, ()))
         self.calls_in(stmt, scope)
         for name in ("body", "orelse", "finalbody"):
             inner = getattr(stmt, name, None)
@@ -353,6 +354,11 @@ class _Builder:
         if isinstance(expr, ast.Call) and _is_torch(expr.func, "device", scope) and expr.args:
             if not _is_cpu(expr.args[0]):
                 return "with torch.device(...)"
+        if isinstance(expr, ast.Name) and expr.id not in scope.params:
+            # `target_device = torch.device(...)` then `with target_device:` (model loaders).
+            values = scope.env.get(expr.id) or []
+            if values and all(self._device_context(v, scope) is not None for v in values):
+                return f"with {expr.id}"
         return None
 
     def _set_default_device(self, call: ast.Call, scope: _Scope) -> Optional[str]:
