@@ -197,9 +197,13 @@ class _Resolver:
         seen.add(cls)
         found: Optional[Value] = None
         declared: Optional[Value] = None
+        defaulted = False
         for path, summary in self.classes[cls]:
             for name, term in summary.fields:
                 if name != attr:
+                    continue
+                if term == ("none",):
+                    defaulted = True  # `= None`: a write through it raises, it adds no value
                     continue
                 if term[0] == "ann":
                     # A declaration (`buf: Optional[Tensor] = None`): what the values
@@ -209,6 +213,11 @@ class _Resolver:
                     continue
                 value = self.eval(term, path, cls)
                 found = value if found is None else join(found, value)
+        if declared is not None and (cls, "__init__") not in self.methods:
+            # A dataclass (no `__init__` of its own): what its constructions pass.
+            built = self._constructed(cls, attr, defaulted=defaulted or found is not None)
+            if built is not None:
+                found = built if found is None else join(found, built)
         if declared is not None and _informative(declared) and (found is None or _vague(found)):
             found = declared
         if found is None:
@@ -218,6 +227,25 @@ class _Resolver:
                     if inherited.kind != Kind.UNKNOWN or inherited.type_name is not None:
                         found = inherited if found is None else join(found, inherited)
         return found if found is not None else UNKNOWN
+
+    def _constructed(self, cls: str, attr: str, defaulted: bool) -> Optional[Value]:
+        """The join of what every `Cls(attr=...)` in the project passes; None when a call
+        passes it by position or hides it (`**kw`), or passes nothing and there is no default."""
+        sites = [(p, c) for p, c in self.calls.get(cls, []) if not c.bound]
+        if not sites or len(sites) > 200:
+            return None
+        found: Optional[Value] = None
+        for path, site in sites:
+            term = next((t for k, t in site.keywords if k == attr), None)
+            if term is None:
+                if site.starred or site.args or not defaulted:
+                    return None
+                continue
+            value = self.eval(term, path, None)
+            if value.kind == Kind.DEVICE:
+                value = value.because(self.step(f"`{cls}({attr}=...)` passes a device tensor", path, site.line))
+            found = value if found is None else join(found, value)
+        return found
 
     def returns(self, name: str) -> Value:
         return self._memo(("returns", name), lambda: self._returns(self.functions.get(name, [])))
@@ -472,6 +500,10 @@ def wanted_callees(summaries: Sequence[FileSummary]) -> FrozenSet[str]:
                     continue
                 out.add(fn.owner if fn.name == "__init__" and fn.owner else fn.name)
                 break
+        # Dataclasses (no `__init__` of their own): their constructions give their fields.
+        inits = {fn.owner for fn in summary.functions if fn.name == "__init__"}
+        out.update(c.name for c in summary.classes if c.name not in inits
+                   and any(t[0] == "ann" for _, t in c.fields))
     return frozenset(out)
 
 

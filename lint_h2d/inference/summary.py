@@ -243,8 +243,9 @@ class _Builder:
         for stmt in node.body:
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
                 fields.append((stmt.target.id, ("ann", annotation_term(stmt.annotation))))
-                if stmt.value is not None and not _is_none(stmt.value):
-                    fields.append((stmt.target.id, self.term(stmt.value, scope)))
+                if stmt.value is not None:
+                    # `x: Optional[T] = None` is a default (kept apart: it is no value to join).
+                    fields.append((stmt.target.id, ("none",) if _is_none(stmt.value) else self.term(stmt.value, scope)))
             elif isinstance(stmt, ast.Assign):
                 for target in stmt.targets:
                     if isinstance(target, ast.Name) and not _is_none(stmt.value):
