@@ -78,6 +78,7 @@ def test_indices_resting_on_parameter_evidence_get_an_unsafe_fix_at_most(
     for row in (40, 45, 48):  # an int default, `range(i)` in the body, arithmetic of one
         (finding,) = [f for f in results["evidence.py"] if f.location.row == row]
         assert "taken to be integers" in finding.evidence[-1].message
+        assert any(s.message.endswith(("defaults to an int", "to `range()`: an int")) for s in finding.evidence[:-1])
         assert finding.fix is None or finding.fix.applicability.value == "unsafe"
 
 

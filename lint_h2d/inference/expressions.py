@@ -793,6 +793,18 @@ def _rests_on_parameter(node: cst.BaseExpression, facts: Facts) -> bool:
     return False
 
 
+def index_evidence(node: cst.BaseExpression, facts: Facts) -> Tuple[object, ...]:
+    """The evidence of the parameters an int index rests on (`slot`, `slot + 1`)."""
+    if isinstance(node, cst.Name):
+        value = infer(node, facts)
+        return value.evidence if value.origin == Origin.PARAM else ()
+    if isinstance(node, cst.BinaryOperation):
+        return index_evidence(node.left, facts) + index_evidence(node.right, facts)
+    if isinstance(node, cst.UnaryOperation):
+        return index_evidence(node.expression, facts)
+    return ()
+
+
 def _is_boolean_expression(node: cst.BaseExpression) -> bool:
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
         return True
