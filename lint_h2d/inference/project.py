@@ -248,7 +248,9 @@ class _Resolver:
         return found
 
     def returns(self, name: str) -> Value:
-        return self._memo(("returns", name), lambda: self._returns(self.functions.get(name, [])))
+        # `name(...)` calls a function, never a method of the same name.
+        return self._memo(("returns", name), lambda: self._returns(
+            [(p, fn) for p, fn in self.functions.get(name, []) if fn.owner is None]))
 
     def method_returns(self, cls: str, name: str) -> Value:
         return self._memo(("method", cls, name),

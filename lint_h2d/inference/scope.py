@@ -7,6 +7,7 @@ collected from every method of a class first, so a buffer allocated in `__init__
 """
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field, replace
 from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -231,6 +232,8 @@ class _Walker:
                 )
             if self.on_self_assign is not None and self.constructors:
                 self.record_constructor(small, names)
+            if self.on_self_assign is not None:
+                self.record_buffer(small, names)
             names = self.bind_small(small, names)
             self.track_container(small, names)
         return names
@@ -277,6 +280,26 @@ class _Walker:
         stale = [k for k in names if k.startswith(prefix)] if self.dotted else ()
         for key in stale:
             del names[key]
+
+    def record_buffer(self, small: cst.BaseSmallStatement, names: Dict[str, Value]) -> None:
+        """`self.register_buffer("name", tensor)`: `self.name` is that tensor (nn.Module)."""
+        call = small.value if isinstance(small, cst.Expr) else None
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+                and call.func.attr.value == "register_buffer" and isinstance(call.func.value, cst.Name)
+                and call.func.value.value == self.base.self_name and len(call.args) >= 2
+                and all(a.keyword is None and not a.star for a in call.args[:2])):
+            return
+        name = call.args[0].value
+        if not isinstance(name, cst.SimpleString) or (isinstance(call.args[1].value, cst.Name)
+                                                       and call.args[1].value.value == "None"):
+            return
+        try:
+            attr = ast.literal_eval(name.value)
+        except (ValueError, SyntaxError):
+            return
+        if isinstance(attr, str):
+            assert self.on_self_assign is not None
+            self.on_self_assign(attr, infer(call.args[1].value, self.facts(names)))
 
     def record_constructor(self, small: cst.BaseSmallStatement, names: Dict[str, Value]) -> None:
         value = getattr(small, "value", None)
@@ -455,6 +478,9 @@ class _Walker:
                     item_value = value.items[i]  # `for slot, n, _ in slots`, `a, b = pair`
                 elif value.kind == Kind.OTHER and value.length == 2 and i == 0:
                     item_value = SCALAR  # enumerate()
+                elif value.kind == Kind.OTHER and value.element is not None and value.element.kind.is_tensor \
+                        and not starred:
+                    item_value = value.element  # `a, b = make_pair()`: every element is such a tensor
                 pairs.append((element.value, item_value, item_source))
             for element_target, item_value, item_source in pairs:
                 self.bind_target(element_target, item_value, names, item_source)

@@ -310,6 +310,9 @@ class _Builder:
             targets, value = [stmt.target], stmt.value
             if isinstance(stmt.target, ast.Attribute) and _is_name(stmt.target.value, self_name):
                 fields.append((stmt.target.attr, ("ann", annotation_term(stmt.annotation))))
+        buffer = _registered_buffer(stmt, self_name)
+        if buffer is not None:
+            fields.append((buffer[0], self.term(buffer[1], scope)))
         for target in targets:
             pairs = _pairs(target, value)
             for t, v in pairs:
@@ -574,6 +577,19 @@ _UNINTERESTING_CALLEES = frozenset({
 _LIBRARY_MODULES = frozenset({"np", "numpy", "math", "os", "sys", "re", "json", "logger",
                               "logging", "time", "itertools", "functools", "dataclasses",
                               "typing", "inspect", "copy", "warnings", "pickle", "triton", "tl"})
+
+
+def _registered_buffer(stmt: ast.stmt, self_name: str) -> Optional[Tuple[str, ast.expr]]:
+    """`self.register_buffer("name", value)`: `self.name` is that tensor."""
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "register_buffer" and _is_name(call.func.value, self_name)):
+        return None
+    args = list(call.args) + [k.value for k in call.keywords if k.arg in ("name", "tensor")]
+    if len(call.args) >= 2 and isinstance(args[0], ast.Constant) and isinstance(args[0].value, str) \
+            and not _is_none(args[1]):
+        return args[0].value, args[1]
+    return None
 
 
 def _with_defaults(args: ast.arguments) -> Tuple[str, ...]:
