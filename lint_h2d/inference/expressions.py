@@ -425,6 +425,8 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
         return replace(found, origin=Origin.LOCAL) if found is not None else UNKNOWN
     if method in SCALAR_METHODS:
         return SCALAR
+    if method in _INT_METHODS and receiver.kind in (Kind.OTHER, Kind.UNKNOWN) and receiver.type_name is None:
+        return SCALAR
     if method in SCALAR_WITH_ARG_METHODS:
         return SCALAR if call.args else OTHER
     if method == "tolist":
@@ -563,6 +565,14 @@ def _call(call: cst.Call, facts: Facts) -> Value:
             return _zip(call, facts)
         if name == "range" and name not in facts.names:
             return Value(Kind.OTHER, element=SCALAR)
+        if name in _SAME_ELEMENTS and name not in facts.names and len(call.args) == 1 \
+                and call.args[0].keyword is None and not call.args[0].star:
+            # `sorted(xs)`, `list(range(n))`: a list of what `xs` holds.
+            element = _element_of(infer(call.args[0].value, facts))
+            return Value(Kind.OTHER, element=element) if element is not None else OTHER
+        if name == "divmod" and name not in facts.names and len(call.args) == 2 \
+                and all(infer(a.value, facts).kind == Kind.SCALAR for a in call.args):
+            return Value(Kind.OTHER, length=2, items=(SCALAR, SCALAR))
         if name in CONTAINER_BUILTINS:
             return OTHER
         bound = facts.names.get(name)
@@ -598,6 +608,14 @@ def _call(call: cst.Call, facts: Facts) -> Value:
                 bound is None or (bound.kind == Kind.OTHER and bound.origin == Origin.GLOBAL)):
             return _project_call(f"{module}.{method}", f"{module}.{method}", call, facts)
     return _method(func.value, method, call, facts)
+
+
+_SAME_ELEMENTS = frozenset({"sorted", "reversed", "list", "tuple", "set", "frozenset"})
+# `str.index`, `list.index`, `list.count`, `int.bit_length`: Python ints (no tensor has them).
+_INT_METHODS = frozenset({"index", "count", "bit_length", "find", "rfind"})
+# `torch.finfo(dtype).min`, `torch.iinfo(dtype).max`: Python numbers.
+_INFO_FIELDS = frozenset({"min", "max", "eps", "tiny", "smallest_normal", "resolution", "bits"})
+_MATH_CONSTANTS = frozenset({"inf", "nan", "pi", "e", "tau"})
 
 
 def _project_call(key: str, shown: str, call: cst.Call, facts: Facts) -> Value:
@@ -660,6 +678,13 @@ def _same_device_function(call: cst.Call, facts: Facts) -> Value:
 def _attribute(node: cst.Attribute, facts: Facts) -> Value:
     attr = node.attr.value
     base_node = node.value
+    if attr in _INFO_FIELDS and isinstance(base_node, cst.Call) and isinstance(base_node.func, cst.Attribute) \
+            and base_node.func.attr.value in ("finfo", "iinfo") and isinstance(base_node.func.value, cst.Name) \
+            and base_node.func.value.value in facts.torch_names:
+        return SCALAR
+    if attr in _MATH_CONSTANTS and isinstance(base_node, cst.Name) and base_node.value == "math" \
+            and facts.names.get("math", Value(Kind.OTHER, origin=Origin.GLOBAL)).origin == Origin.GLOBAL:
+        return SCALAR
     dotted = dotted_name(node)
     if dotted is not None and dotted in facts.names:
         return facts.names[dotted]  # `args.gpu = [0, 1]` earlier on this path
@@ -860,6 +885,9 @@ def _subscript(node: cst.Subscript, facts: Facts) -> Value:
             return base.items[position]
         if base.element is not None:
             return replace(base.element, origin=base.origin if base.element.kind.is_tensor else base.element.origin)
+    if base.kind == Kind.OTHER and base.element is not None and len(node.slice) == 1 \
+            and isinstance(node.slice[0].slice, cst.Slice):
+        return Value(Kind.OTHER, origin=base.origin, element=base.element)  # `xs[1:]`
     if base.kind == Kind.NUMPY:
         return Value(Kind.NUMPY, None, base.origin)
     if base.kind == Kind.OTHER and isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape":
