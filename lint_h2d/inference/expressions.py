@@ -421,7 +421,7 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
     if isinstance(receiver_node, cst.Name) and receiver_node.value == facts.self_name \
             and facts.self_class is not None and receiver.kind == Kind.UNKNOWN:
         # `self.make()`: what the class's own method returns (resolved with the project).
-        found = facts.project.returns.get(f"{facts.self_class}.{method}")
+        found = facts.project.method_return(facts.self_class, method)
         return replace(found, origin=Origin.LOCAL) if found is not None else UNKNOWN
     if method in SCALAR_METHODS:
         return SCALAR
@@ -455,7 +455,7 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
         if receiver.kind == Kind.NUMPY and method in ("copy", "reshape", "view", "astype"):
             return Value(Kind.NUMPY, None, Origin.LOCAL)
         if receiver.type_name is not None:
-            found = facts.project.returns.get(f"{receiver.type_name}.{method}")
+            found = facts.project.method_return(receiver.type_name, method)
             if found is not None:
                 return found
         return UNKNOWN

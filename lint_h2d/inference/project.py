@@ -116,6 +116,8 @@ from lint_h2d.inference.values import OTHER, SCALAR, UNKNOWN, Kind, Value, join 
 
 
 _PLACE_KINDS = (Kind.DEVICE, Kind.CPU, Kind.TENSOR)
+# Annotations that leave a parameter's place open: none, or `torch.Tensor` (call sites tell).
+_OPEN_ANNOTATIONS = (("unk",), ("tensor", None))
 # Calls too common to be worth a call-site fact.
 _MAX_DEPTH = 30
 
@@ -253,8 +255,20 @@ class _Resolver:
             [(p, fn) for p, fn in self.functions.get(name, []) if fn.owner is None]))
 
     def method_returns(self, cls: str, name: str) -> Value:
-        return self._memo(("method", cls, name),
-                          lambda: self._returns(self.methods.get((cls, name), [])))
+        return self._memo(("method", cls, name), lambda: self._method_returns(cls, name))
+
+    def _method_returns(self, cls: str, name: str) -> Value:
+        own = self.methods.get((cls, name))
+        if own:
+            return self._returns(own)
+        found: Optional[Value] = None
+        for _, summary in self.classes.get(cls, []):  # inherited from a project base class
+            for base in summary.bases:
+                if base in self.classes and base != cls:
+                    value = self.method_returns(base, name)
+                    if _informative(value):
+                        found = value if found is None else join(found, value)
+        return found if found is not None else UNKNOWN
 
     def _returns(self, definitions: Sequence[Tuple[str, FunctionSummary]]) -> Value:
         found: Optional[Value] = None
@@ -498,7 +512,7 @@ def wanted_callees(summaries: Sequence[FileSummary]) -> FrozenSet[str]:
     for summary in summaries:
         for fn in summary.functions:
             for index, (pname, annotation) in enumerate(zip(fn.params, fn.annotations)):
-                if (fn.bound and index == 0) or annotation != ("unk",) or pname in fn.defaults:
+                if (fn.bound and index == 0) or annotation not in _OPEN_ANNOTATIONS or pname in fn.defaults:
                     continue
                 out.add(fn.owner if fn.name == "__init__" and fn.owner else fn.name)
                 break
@@ -552,7 +566,7 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                     f"`{_qual(fn)}` passes `{pname}` to `range()`: an int",
                     _path_of(definitions, fn), fn.line))
             for index, pname in enumerate(fn.params):
-                if fn.annotations[index] != ("unk",) or (fn.bound and index == 0):
+                if fn.annotations[index] not in _OPEN_ANNOTATIONS or (fn.bound and index == 0):
                     continue
                 pvalue = resolver.param(fn, index)
                 if _informative(pvalue):

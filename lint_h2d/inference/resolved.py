@@ -54,6 +54,21 @@ class Resolved:
             todo.extend(self.bases.get(name, ()))
         return None
 
+    def method_return(self, cls: str, method: str) -> Optional[Value]:
+        """What `obj.method()` returns for an instance of `cls`, its own or inherited."""
+        seen: Set[str] = set()
+        todo = [cls]
+        while todo:
+            name = todo.pop(0)
+            if name in seen:
+                continue
+            seen.add(name)
+            found = self.returns.get(f"{name}.{method}")
+            if found is not None:
+                return found
+            todo.extend(self.bases.get(name, ()))
+        return None
+
     def knows_class(self, cls: str) -> bool:
         return cls in self.classes
 

@@ -673,7 +673,12 @@ class ModuleWalker:
                 continue
             kind, type_name = annotation_value(param.annotation, base)
             value = Value(kind, None, Origin.PARAM, type_name, None, pname, pname)
-            if type_name is not None:
+            if kind == Kind.TENSOR and param.star == "" and param.default is None:
+                # `buf: torch.Tensor` says a tensor, not where: every call site may tell.
+                known = base.project.params.get((name, pname))
+                if known is not None and known.kind.is_tensor:
+                    value = replace(known, origin=Origin.PARAM, root=pname, path=pname)
+            elif type_name is not None:
                 value = value.because(LocalStep(f"`{pname}` is annotated `{type_name}`", param))
             elif param.annotation is None and param.star == "":
                 # What every call site in the project passes (`lint_h2d.inference.project`),
