@@ -85,6 +85,8 @@ TORCH_DTYPE_NAMES = frozenset(
 )
 
 CPU_SUFFIXES = ("_cpu", "_host")
+# The evidence of a parameter whose default is the CPU (`device=None`, `device="cpu"`).
+CPU_DEFAULT_STEP = "defaults to the CPU (None or \"cpu\")"
 NUMPY_SUFFIXES = ("_np", "_numpy")
 
 
@@ -214,6 +216,9 @@ def _device_kwarg_kind(call: cst.Call, facts: Facts) -> Optional[Kind]:
         return None
     if place_of(device, facts) == Kind.CPU_PLACE:
         return Kind.CPU
+    if isinstance(device, cst.Name) and any(getattr(step, "message", None) == CPU_DEFAULT_STEP
+                                            for step in infer(device, facts).evidence):
+        return Kind.TENSOR  # `def f(n, device=None)`: on the CPU unless a caller says otherwise
     source = _tensor_of_device(device, facts)
     if source is not None:
         # `device=x.device`: where `x` is.  A tensor (or a parameter) with no evidence of its

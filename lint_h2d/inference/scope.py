@@ -18,9 +18,11 @@ from lint_h2d.capture_flow import CaptureRegions, capture_regions
 from lint_h2d.inference.expressions import (
     Facts,
     annotation_value,
+    CPU_DEFAULT_STEP,
     dotted_name,
     infer,
     literal_int,
+    place_of,
 )
 from lint_h2d.inference.resolved import DEFAULT_DEVICE_STEP, Resolved
 from lint_h2d.inference.values import OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value, join
@@ -673,6 +675,12 @@ class ModuleWalker:
                 continue
             kind, type_name = annotation_value(param.annotation, base)
             value = Value(kind, None, Origin.PARAM, type_name, None, pname, pname)
+            if param.default is not None and place_of(param.default, base) == Kind.CPU_PLACE:
+                # `device=None` / `device="cpu"`: the place a call leaves it at is the CPU, and
+                # what callers pass is not known (calls without it are not recorded).
+                names[pname] = Value(Kind.UNKNOWN, None, Origin.PARAM, None, None, pname, pname,
+                                     evidence=(LocalStep(CPU_DEFAULT_STEP, param),))
+                continue
             if kind == Kind.TENSOR and param.star == "" and param.default is None:
                 # `buf: torch.Tensor` says a tensor, not where: every call site may tell.
                 known = base.project.params.get((name, pname))

@@ -183,6 +183,8 @@ class _Scope:
     torch: FrozenSet[str] = frozenset({"torch"})
     # Parameters the body passes to `range()` (an int, or it raises): evidence for an index.
     ints: Set[str] = field(default_factory=set)
+    # Parameters whose default is `None` or `"cpu"`: a `device=` of theirs may be the CPU.
+    cpu_defaults: FrozenSet[str] = frozenset()
 
 
 class _Builder:
@@ -281,6 +283,7 @@ class _Builder:
         for arg in everything:
             if arg.arg not in scope.params and arg.arg != self_name:
                 scope.params[arg.arg] = OTHER  # *args / **kwargs: a tuple / a dict
+        scope.cpu_defaults = _cpu_defaults(args)
         _collect_env(node.body, scope.env)
         returns: List[Term] = []
         seqs: Set[str] = set()
@@ -551,6 +554,8 @@ class _Builder:
         """An allocation with a `device=` that is not the CPU.  `device=x.device` is where `x`
         is (resolved later: a parameter nothing tells about may be a CPU tensor); any other
         spec is an explicit request for an accelerator."""
+        if isinstance(device, ast.Name) and device.id in scope.cpu_defaults:
+            return ("tensor", rank)  # `def f(n, device=None)`: callers may leave it on the CPU
         if isinstance(device, ast.Attribute) and device.attr == "device" \
                 and not (scope.self_name is not None and _is_name(device.value, scope.self_name)):
             return ("on", self.term(device.value, scope), rank, line, how, integer)
@@ -577,6 +582,14 @@ _UNINTERESTING_CALLEES = frozenset({
 _LIBRARY_MODULES = frozenset({"np", "numpy", "math", "os", "sys", "re", "json", "logger",
                               "logging", "time", "itertools", "functools", "dataclasses",
                               "typing", "inspect", "copy", "warnings", "pickle", "triton", "tl"})
+
+
+def _cpu_defaults(args: ast.arguments) -> FrozenSet[str]:
+    """Parameters defaulting to the CPU (`None` is the default device, the CPU unless set)."""
+    positional = list(args.posonlyargs) + list(args.args)
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults)) if args.defaults else []
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    return frozenset(a.arg for a, d in pairs if _is_cpu(d))
 
 
 def _registered_buffer(stmt: ast.stmt, self_name: str) -> Optional[Tuple[str, ast.expr]]:
