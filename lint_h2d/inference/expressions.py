@@ -395,10 +395,14 @@ def _to_result(receiver: Value, call: cst.Call, facts: Facts) -> Value:
     if _is_dtype(target, facts):
         return keep
     place = place_of(target, facts)
+    source = _tensor_of_device(target, facts) if place == Kind.UNKNOWN else None
     if place == Kind.CPU_PLACE:
         kind = Kind.CPU
     elif place == Kind.DEVICE_PLACE:
         kind = Kind.DEVICE
+    elif source is not None:
+        # `.to(x.device)`: where `x` is (unknown for a parameter nothing tells about).
+        kind = source.kind if source.kind in (Kind.CPU, Kind.DEVICE) else Kind.TENSOR
     else:
         other = infer(target, facts)
         if other.kind.is_tensor:

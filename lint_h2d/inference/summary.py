@@ -514,6 +514,9 @@ class _Builder:
                 return ("same", recv, None)
             if isinstance(target, ast.Constant) and isinstance(target.value, str):
                 return ("move", recv, line, ".to(...)")
+            if isinstance(target, ast.Attribute) and target.attr == "device" \
+                    and not (scope.self_name is not None and _is_name(target.value, scope.self_name)):
+                return ("to", recv, self.term(target.value, scope), line)  # where that tensor is
             if _names_a_device(target):
                 return ("move", recv, line, ".to(...)")
             return ("to", recv, self.term(target, scope), line)
