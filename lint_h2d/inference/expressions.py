@@ -466,7 +466,8 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
         if receiver.type_name is not None:
             found = facts.project.method_return(receiver.type_name, method)
             if found is not None:
-                return found
+                # How the object's class is known comes first (an annotation, the call sites).
+                return found.because(*receiver.evidence) if found.kind == Kind.DEVICE else found
         return UNKNOWN
     if method in ("cpu", "pin_memory"):
         # `.cpu()` of a CPU tensor is the tensor itself.

@@ -336,6 +336,13 @@ class _Resolver:
             return SCALAR.because(EvidenceStep(
                 f"every call of `{callee}` passes a Python number as `{name}` ({where}{more})",
                 first_path, first_line))
+        types = {v.type_name for _, _, v in values}
+        if kinds == {Kind.OTHER} and len(types) == 1 and None not in types:
+            # Every call passes an instance of one project class: its fields and methods apply.
+            (type_name,) = types
+            return Value(Kind.OTHER, type_name=type_name).because(EvidenceStep(
+                f"every call of `{callee}` passes a `{type_name}` as `{name}` ({where}{more})",
+                first_path, first_line))
         for path, line, v in values:
             if (v.kind.is_tensor and v.rank != 0) or (v.kind == Kind.OTHER and v.type_name is None) \
                     or v.kind == Kind.NUMPY:
