@@ -1012,7 +1012,7 @@ def _infer(node: cst.BaseExpression, facts: Facts) -> Value:
             for v in values[1:]:
                 element = join(element, v)
             return Value(Kind.OTHER, element=element)
-        return OTHER
+        return Value(Kind.OTHER, length=0) if not node.elements else OTHER
     if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
         return Value(Kind.OTHER, element=_comprehension_element(node.elt, node.for_in, facts))
     if isinstance(node, cst.DictComp):

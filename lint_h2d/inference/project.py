@@ -200,12 +200,16 @@ class _Resolver:
         found: Optional[Value] = None
         declared: Optional[Value] = None
         defaulted = False
+        stores: List[Tuple[str, Term]] = []
         for path, summary in self.classes[cls]:
             for name, term in summary.fields:
                 if name != attr:
                     continue
                 if term == ("none",):
                     defaulted = True  # `= None`: a write through it raises, it adds no value
+                    continue
+                if term[0] == "store":
+                    stores.append((path, term[1]))
                     continue
                 if term[0] == "ann":
                     # A declaration (`buf: Optional[Tensor] = None`): what the values
@@ -215,6 +219,13 @@ class _Resolver:
                     continue
                 value = self.eval(term, path, cls)
                 found = value if found is None else join(found, value)
+        if stores and found is not None and found.kind == Kind.OTHER and found.type_name is None \
+                and (found.length == 0 or found.element is not None):
+            # A dict or list field filled by `self.d[k] = t`: its elements are those values.
+            for store_path, store in stores:
+                added = self.eval(store, store_path, cls)
+                element = added if found.element is None else join(found.element, added)
+                found = Value(Kind.OTHER, element=element)
         if declared is not None and (cls, "__init__") not in self.methods:
             # A dataclass (no `__init__` of its own): what its constructions pass.
             built = self._constructed(cls, attr, defaulted=defaulted or found is not None)
@@ -423,6 +434,8 @@ class _Resolver:
                 return Value(base.kind, rank, integer=base.integer, evidence=base.evidence)
             return UNKNOWN
         if tag == "list":
+            if term[1] == ("none",):
+                return Value(Kind.OTHER, length=0)  # `{}`, `[]`: elements come from stores
             element = self.eval(term[1], path, owner)
             return Value(Kind.OTHER, element=element)
         if tag == "join":

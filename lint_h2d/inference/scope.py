@@ -238,6 +238,7 @@ class _Walker:
                 self.record_buffer(small, names)
             names = self.bind_small(small, names)
             self.track_container(small, names)
+            self.track_item_store(small, names)
         return names
 
     def walrus_in(self, expression: cst.BaseExpression, names: Dict[str, Value]) -> None:
@@ -247,6 +248,31 @@ class _Walker:
             return
         for target, value in _walruses(expression):
             self.bind_name(target, infer(value, self.facts(names)), names)
+
+    def track_item_store(self, small: cst.BaseSmallStatement, names: Dict[str, Value]) -> None:
+        """`d[k] = t` into a dict (or list) built in this scope from displays and stores, or
+        `self.d[k] = t`: its element type grows (`d[k][0] = 0` is then a write into `t`)."""
+        if not (isinstance(small, cst.Assign) and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Subscript)):
+            return
+        target = small.targets[0].target
+        assert isinstance(target, cst.Subscript)
+        base = target.value
+        added = infer(small.value, self.facts(names))
+        if isinstance(base, cst.Name):
+            current = names.get(base.value)
+            if current is None or current.kind != Kind.OTHER or (current.element is None and current.length != 0):
+                return
+            element = added if current.element is None else join(current.element, added)
+            names[base.value] = replace(current, element=element, items=None, length=None)
+        elif isinstance(base, cst.Attribute) and isinstance(base.value, cst.Name) \
+                and base.value.value == self.base.self_name and self.on_self_assign is not None:
+            # Only into a field known (from the previous pass) to be a dict or list: a store
+            # into a tensor field is what the rules look at, not a new value of the field.
+            current = self.base.self_attributes.get(base.attr.value)
+            if current is not None and current.kind == Kind.OTHER and current.type_name is None \
+                    and (current.length == 0 or current.element is not None):
+                self.on_self_assign(base.attr.value, Value(Kind.OTHER, element=added))
 
     def track_container(self, small: cst.BaseSmallStatement, names: Dict[str, Value]) -> None:
         """`xs.append(v)` / `xs.insert(i, v)` / `xs.extend(ys)` on a list whose every element is

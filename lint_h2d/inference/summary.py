@@ -313,6 +313,11 @@ class _Builder:
             targets, value = [stmt.target], stmt.value
             if isinstance(stmt.target, ast.Attribute) and _is_name(stmt.target.value, self_name):
                 fields.append((stmt.target.attr, ("ann", annotation_term(stmt.annotation))))
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript) \
+                and isinstance(stmt.targets[0].value, ast.Attribute) and _is_name(stmt.targets[0].value.value, self_name):
+            # `self.table[key] = t`: the container holds such values.
+            # Kept apart: `self.buf[i] = 0` into a tensor field is no container store.
+            fields.append((stmt.targets[0].value.attr, ("store", self.term(stmt.value, scope))))
         buffer = _registered_buffer(stmt, self_name)
         if buffer is not None:
             fields.append((buffer[0], self.term(buffer[1], scope)))
