@@ -87,9 +87,6 @@ TORCH_DTYPE_NAMES = frozenset(
 CPU_SUFFIXES = ("_cpu", "_host")
 # The evidence of a parameter whose default is the CPU (`device=None`, `device="cpu"`).
 CPU_DEFAULT_STEP = "defaults to the CPU (None or \"cpu\")"
-# The evidence of `x.device` for a tensor (or parameter) nothing tells the place of.
-OPEN_PLACE_STEP = "the device of a tensor of unknown place"
-_OPEN_PLACES = (CPU_DEFAULT_STEP, OPEN_PLACE_STEP)
 NUMPY_SUFFIXES = ("_np", "_numpy")
 
 
@@ -219,8 +216,9 @@ def _device_kwarg_kind(call: cst.Call, facts: Facts) -> Optional[Kind]:
         return None
     if place_of(device, facts) == Kind.CPU_PLACE:
         return Kind.CPU
-    if open_place(device, facts):
-        return Kind.TENSOR  # `def f(n, device=None)`, `dev = x.device`: nothing says where
+    if isinstance(device, cst.Name) and any(getattr(step, "message", None) == CPU_DEFAULT_STEP
+                                            for step in infer(device, facts).evidence):
+        return Kind.TENSOR  # `def f(n, device=None)`: on the CPU unless a caller says otherwise
     source = _tensor_of_device(device, facts)
     if source is not None:
         # `device=x.device`: where `x` is.  A tensor (or a parameter) with no evidence of its
@@ -228,14 +226,6 @@ def _device_kwarg_kind(call: cst.Call, facts: Facts) -> Optional[Kind]:
         return source.kind if source.kind in (Kind.CPU, Kind.DEVICE) else Kind.TENSOR
     # Any other device= that is not provably the CPU is an explicit request for an accelerator.
     return Kind.DEVICE
-
-
-def open_place(device: cst.BaseExpression, facts: Facts) -> bool:
-    """A device spec whose place nothing tells: a parameter defaulting to the CPU, or the
-    `.device` of a tensor of unknown place bound to a name (`dev = x.device`)."""
-    if not isinstance(device, (cst.Name, cst.Attribute)):
-        return False
-    return any(getattr(step, "message", None) in _OPEN_PLACES for step in infer(device, facts).evidence)
 
 
 def _tensor_of_device(device: cst.BaseExpression, facts: Facts) -> Optional[Value]:
@@ -413,8 +403,6 @@ def _to_result(receiver: Value, call: cst.Call, facts: Facts) -> Value:
     elif source is not None:
         # `.to(x.device)`: where `x` is (unknown for a parameter nothing tells about).
         kind = source.kind if source.kind in (Kind.CPU, Kind.DEVICE) else Kind.TENSOR
-    elif open_place(target, facts):
-        kind = Kind.TENSOR
     else:
         other = infer(target, facts)
         if other.kind.is_tensor:
@@ -747,12 +735,10 @@ def _attribute(node: cst.Attribute, facts: Facts) -> Value:
                 return Value(Kind.CPU_PLACE)
             if base.kind == Kind.DEVICE:
                 return Value(Kind.DEVICE_PLACE)
-            return UNKNOWN.because(LocalStep(OPEN_PLACE_STEP, node))
+            return UNKNOWN
         if attr in ("ndim", "is_cuda", "dtype", "layout"):
             return SCALAR if attr == "ndim" else OTHER
     if attr == "device":
-        if base.kind == Kind.UNKNOWN and base.origin == Origin.PARAM and base.type_name is None:
-            return UNKNOWN.because(LocalStep(OPEN_PLACE_STEP, node))  # `values.device`
         return UNKNOWN
     # vLLM's CpuGpuBuffer: `.gpu` is the device tensor, `.cpu` the (pinned) host one, `.np`
     # a numpy view of the host one.

@@ -564,11 +564,6 @@ class _Builder:
         spec is an explicit request for an accelerator."""
         if isinstance(device, ast.Name) and device.id in scope.cpu_defaults:
             return ("tensor", rank)  # `def f(n, device=None)`: callers may leave it on the CPU
-        if isinstance(device, ast.Name) and device.id not in scope.params:
-            # `dev = x.device` then `device=dev`: where `x` is.
-            bound = scope.env.get(device.id) or []
-            if len(bound) == 1 and isinstance(bound[0], ast.Attribute):
-                device = bound[0]
         if isinstance(device, ast.Attribute) and device.attr == "device" \
                 and not (scope.self_name is not None and _is_name(device.value, scope.self_name)):
             return ("on", self.term(device.value, scope), rank, line, how, integer)
