@@ -543,6 +543,22 @@ def wanted_callees(summaries: Sequence[FileSummary]) -> FrozenSet[str]:
     return frozenset(out)
 
 
+# Names of PyTorch's own tensor and module API (`.view(`, `.weight`, `.tensor`, `.values`).
+# A project class may hold a device tensor under such a name, but the prefilter knows fields
+# and methods by name only: one such fact would send every file that calls `x.view()` or
+# reads `m.weight` through the full parse and walk (on vLLM, twice the files parsed for no
+# finding).  Such facts are not kept, so that the walk and the prefilter agree; a write
+# through one is missed (a known gap, the price of the prefilter staying cheap).
+API_NAMES = frozenset({
+    "view", "view_as", "reshape", "tensor", "data", "weight", "bias", "values", "indices",
+    "grad", "T", "mT", "to", "cuda", "cpu", "contiguous", "clone", "detach", "float", "half",
+    "int", "long", "bool", "flatten", "squeeze", "unsqueeze", "expand", "permute",
+    "transpose", "sum", "mean", "max", "min", "get", "items", "keys", "copy", "shape", "size",
+    "device", "dtype", "forward", "__call__", "item", "numpy", "new_empty", "new_zeros",
+    "new_ones", "new_full", "empty", "zeros", "ones", "full", "arange", "cat", "stack",
+})
+
+
 def resolve(summaries: Sequence[FileSummary]) -> Resolved:
     """Every class field, return and parameter fact of the project, resolved together."""
     resolver = _Resolver(summaries)
@@ -560,6 +576,8 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
             # A field that is not a device tensor matters only where a convention would
             # say otherwise (`.gpu`, a `_cpu` sibling, a `_cpu` name): direct evidence wins.
             convention = attr == "gpu" or attr + "_cpu" in attrs or attr.endswith(("_cpu", "_host"))
+            if attr in API_NAMES and _may_hold_device(value):
+                continue  # see API_NAMES
             if _informative(value) and (convention or _worth_keeping(value)):
                 fields.setdefault(name, {})[attr] = value
                 if _may_hold_device(value):
@@ -569,6 +587,8 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
     int_params: Dict[Tuple[str, str], Value] = {}
     for name, definitions in sorted(resolver.functions.items()):
         value = resolver.returns(name)
+        if name in API_NAMES and _may_hold_device(value):
+            value = UNKNOWN  # see API_NAMES
         if _informative(value) and _worth_keeping(value):
             returns[name] = value
             if _may_hold_device(value):
@@ -576,6 +596,8 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
         for _, fn in definitions:
             if fn.owner is not None:
                 method = resolver.method_returns(fn.owner, fn.name)
+                if fn.name in API_NAMES and _may_hold_device(method):
+                    continue  # see API_NAMES
                 if _informative(method) and _worth_keeping(method):
                     returns[f"{fn.owner}.{fn.name}"] = method
                     if _may_hold_device(method):
@@ -594,7 +616,7 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                     params[key] = join(params[key], pvalue) if key in params else pvalue
                     if _may_hold_device(pvalue):
                         # Only inside `def <fn>(...)`: the file must define it.
-                        device_names.update((f"param:{pname}", f"def:{fn.name}"))
+                        device_names.update((f"param:{fn.name}.{pname}", f"def:{fn.name}"))
     return Resolved(fields, bases, classes, returns, params, int_params, frozenset(device_names))
 
 

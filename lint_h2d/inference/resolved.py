@@ -36,7 +36,7 @@ class Resolved:
     # (`Class.method` or function, parameter) → an int by how the body uses it (`range(p)`).
     int_params: Mapping[Tuple[str, str], Value] = _field(default_factory=dict)
     # What may hold a device tensor, for the prefilter: `attr` (a field, read as `.attr`),
-    # `call:f` (a function or method returning one), `param:p` with `def:f` (a parameter
+    # `call:f` (a function or method returning one), `param:f.p` with `def:f` (a parameter
     # every call site of `f` passes one).
     device_names: FrozenSet[str] = frozenset()
 

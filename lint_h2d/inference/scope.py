@@ -258,11 +258,11 @@ class _Walker:
         target = small.targets[0].target
         assert isinstance(target, cst.Subscript)
         base = target.value
-        added = infer(small.value, self.facts(names))
         if isinstance(base, cst.Name):
             current = names.get(base.value)
             if current is None or current.kind != Kind.OTHER or (current.element is None and current.length != 0):
                 return
+            added = infer(small.value, self.facts(names))
             element = added if current.element is None else join(current.element, added)
             names[base.value] = replace(current, element=element, items=None, length=None)
         elif isinstance(base, cst.Attribute) and isinstance(base.value, cst.Name) \
@@ -272,7 +272,7 @@ class _Walker:
             current = self.base.self_attributes.get(base.attr.value)
             if current is not None and current.kind == Kind.OTHER and current.type_name is None \
                     and (current.length == 0 or current.element is not None):
-                self.on_self_assign(base.attr.value, Value(Kind.OTHER, element=added))
+                self.on_self_assign(base.attr.value, Value(Kind.OTHER, element=infer(small.value, self.facts(names))))
 
     def track_container(self, small: cst.BaseSmallStatement, names: Dict[str, Value]) -> None:
         """`xs.append(v)` / `xs.insert(i, v)` / `xs.extend(ys)` on a list whose every element is
