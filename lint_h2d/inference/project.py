@@ -611,6 +611,8 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                 if fn.annotations[index] not in _OPEN_ANNOTATIONS or (fn.bound and index == 0):
                     continue
                 pvalue = resolver.param(fn, index)
+                if fn.annotations[index] != ("unk",) and pvalue.kind != Kind.DEVICE:
+                    continue  # `x: torch.Tensor`: only "on the device" adds to the annotation
                 if _informative(pvalue):
                     key = (fn.name, pname)
                     params[key] = join(params[key], pvalue) if key in params else pvalue
