@@ -169,6 +169,31 @@ def _keyword(call: ast.Call, name: str) -> Optional[ast.expr]:
     return None
 
 
+@lru_cache(maxsize=8)
+def _param_index(fields: FrozenSet[str]) -> Tuple[Optional[Pattern[str]], Dict[str, FrozenSet[str]]]:
+    """`param:f.p` entries: the parameters of each function, and a pattern for `def f`."""
+    by_function: Dict[str, Set[str]] = {}
+    for entry in fields:
+        if entry.startswith("param:") and "." in entry:
+            function, name = entry[6:].split(".", 1)
+            by_function.setdefault(function, set()).add(name)
+    if not by_function:
+        return None, {}
+    names = "|".join(re.escape(f) for f in sorted(by_function, key=len, reverse=True))
+    return (re.compile(r"\bdef[ \t]+(" + names + r")\b"),
+            {f: frozenset(p) for f, p in by_function.items()})
+
+
+def _params_defined_here(fields: FrozenSet[str], text: str) -> FrozenSet[str]:
+    """Parameter names every call site fills with a device tensor, for the functions this
+    file defines (a common name like `out` elsewhere must not make every file a candidate)."""
+    pattern, by_function = _param_index(fields)
+    if pattern is None:
+        return frozenset()
+    defined = set(pattern.findall(text)) if text else set(by_function)
+    return frozenset(p for f in defined for p in by_function.get(f, ()))
+
+
 class _MayDevice:
     """Names and attributes that may hold a device tensor somewhere in one module."""
 
@@ -179,7 +204,7 @@ class _MayDevice:
         self.keep_methods: FrozenSet[str] = keep_methods
         self.dtype_names: FrozenSet[str] = dtype_names
         self.device_fields = device_fields
-        self.params = frozenset(f[6:] for f in device_fields if f.startswith("param:"))
+        self.params = _params_defined_here(frozenset(device_fields), text)
         self.text = text
         self._lines: Optional[List[bytes]] = None
         self.names: Set[str] = set()

@@ -76,3 +76,29 @@ def test_verify_matrix_prints_full_matrix(capsys: pytest.CaptureFixture[str]) ->
     assert one_d and ij and all(expect in r for r in one_d + ij), [r for r in one_d + ij if expect not in r]
     assert "67/67 verified equivalent." in out
     assert "still a host→device copy" in out or "no host→device copy" in out
+
+
+def test_zero_dim_integer_tensor_index_selects_and_copies() -> None:
+    """Issue 17 item 8: a 0-dim integer tensor index is read back (`_local_scalar_dense`, i.e.
+    `.item()`), then `select` picks one element and the value is copied host→device, exactly
+    as for a Python int; a float 0-dim tensor or a 1-element 1-D index does not."""
+    env = {"torch": torch}
+    before = trace_statement("g = torch.tensor(2)\nt[1, g] = 5", "t", torch.float32, (4, 4), env, None)
+    names = [op.name for op in before.ops]
+    assert before.h2d_copies == 1, before.summary()
+    assert "aten._local_scalar_dense.default" in names, before.summary()
+    assert names.index("aten._local_scalar_dense.default") < names.index("aten.copy_.default")
+    rewrite = trace_statement("g = torch.tensor(2)\nt[1].select(0, g).fill_(5)", "t", torch.float32, (4, 4),
+                              env, None)
+    assert rewrite.h2d_copies == 0 and rewrite.error is None, rewrite.summary()
+    # A one-element 1-D index tensor is advanced indexing (index_put_), not a select + copy_.
+    advanced = trace_statement("g = torch.tensor([2])\nt[1, g] = 5", "t", torch.float32, (4, 4), env, None)
+    assert "aten._local_scalar_dense.default" not in [op.name for op in advanced.ops], advanced.summary()
+
+
+def test_zero_dim_integer_index_on_the_device_is_read_back() -> None:
+    """With the index itself on the GPU, PyTorch needs its value on the host: the fake tensor
+    cannot give it (data-dependent), which is the device→host read-back the message mentions."""
+    before = trace_statement("g = torch.tensor(2, device='cuda')\nt[1, g] = 5", "t", torch.float32, (4, 4),
+                             {"torch": torch}, None)
+    assert before.error is not None and "_local_scalar_dense" in before.error, before.summary()

@@ -85,6 +85,8 @@ TORCH_DTYPE_NAMES = frozenset(
 )
 
 CPU_SUFFIXES = ("_cpu", "_host")
+# The evidence of a parameter whose default is the CPU (`device=None`, `device="cpu"`).
+CPU_DEFAULT_STEP = "defaults to the CPU (None or \"cpu\")"
 NUMPY_SUFFIXES = ("_np", "_numpy")
 
 
@@ -212,8 +214,35 @@ def _device_kwarg_kind(call: cst.Call, facts: Facts) -> Optional[Kind]:
     device = _keyword(call, "device")
     if device is None:
         return None
-    # A device= that is not provably the CPU is an explicit request for an accelerator.
-    return Kind.CPU if place_of(device, facts) == Kind.CPU_PLACE else Kind.DEVICE
+    if place_of(device, facts) == Kind.CPU_PLACE:
+        return Kind.CPU
+    if isinstance(device, cst.Name) and any(getattr(step, "message", None) == CPU_DEFAULT_STEP
+                                            for step in infer(device, facts).evidence):
+        return Kind.TENSOR  # `def f(n, device=None)`: on the CPU unless a caller says otherwise
+    source = _tensor_of_device(device, facts)
+    if source is not None:
+        # `device=x.device`: where `x` is.  A tensor (or a parameter) with no evidence of its
+        # place leaves the allocation unknown: a reference function may run on the CPU.
+        return source.kind if source.kind in (Kind.CPU, Kind.DEVICE) else Kind.TENSOR
+    # Any other device= that is not provably the CPU is an explicit request for an accelerator.
+    return Kind.DEVICE
+
+
+def _tensor_of_device(device: cst.BaseExpression, facts: Facts) -> Optional[Value]:
+    """The tensor whose `.device` a `device=` names, when it is a tensor or a parameter of
+    unknown kind (not `self.device`, not a typed object's device attribute)."""
+    if not (isinstance(device, cst.Attribute) and device.attr.value == "device"):
+        return None
+    base_node = device.value
+    if isinstance(base_node, cst.Name) and base_node.value == facts.self_name:
+        return None
+    base = infer(base_node, facts)
+    if base.kind.is_tensor:
+        return base
+    if base.kind == Kind.UNKNOWN and base.origin == Origin.PARAM and base.path == dotted_name(base_node) \
+            and isinstance(base_node, cst.Name):
+        return base
+    return None
 
 
 def _is_torch_attr(func: cst.BaseExpression, facts: Facts, name: Optional[str] = None) -> bool:
@@ -292,7 +321,13 @@ def _factory(call: cst.Call, name: str, facts: Facts) -> Value:
     integer = value.integer or name in ("randint", "randperm") or (
         dtype is not None and (dotted_name(dtype) or "").split(".")[-1] in INTEGER_DTYPES)
     if value.kind == Kind.DEVICE and not value.evidence:
-        value = value.because(LocalStep(f"allocated on the device here (`torch.{name}(..., device=...)`)", call))
+        device = _keyword(call, "device")
+        source = _tensor_of_device(device, facts) if device is not None else None
+        if source is not None and source.kind == Kind.DEVICE:
+            value = replace(value, evidence=source.evidence).because(LocalStep(
+                f"allocated on the device of a device tensor here (`torch.{name}(..., device=...)`)", call))
+        else:
+            value = value.because(LocalStep(f"allocated on the device here (`torch.{name}(..., device=...)`)", call))
     return replace(value, integer=integer) if integer != value.integer else value
 
 
@@ -360,10 +395,14 @@ def _to_result(receiver: Value, call: cst.Call, facts: Facts) -> Value:
     if _is_dtype(target, facts):
         return keep
     place = place_of(target, facts)
+    source = _tensor_of_device(target, facts) if place == Kind.UNKNOWN else None
     if place == Kind.CPU_PLACE:
         kind = Kind.CPU
     elif place == Kind.DEVICE_PLACE:
         kind = Kind.DEVICE
+    elif source is not None:
+        # `.to(x.device)`: where `x` is (unknown for a parameter nothing tells about).
+        kind = source.kind if source.kind in (Kind.CPU, Kind.DEVICE) else Kind.TENSOR
     else:
         other = infer(target, facts)
         if other.kind.is_tensor:
@@ -388,7 +427,14 @@ def _names_a_device(node: cst.BaseExpression) -> bool:
 
 def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, facts: Facts) -> Value:
     receiver = infer(receiver_node, facts)
+    if isinstance(receiver_node, cst.Name) and receiver_node.value == facts.self_name \
+            and facts.self_class is not None and receiver.kind == Kind.UNKNOWN:
+        # `self.make()`: what the class's own method returns (resolved with the project).
+        found = facts.project.method_return(facts.self_class, method)
+        return replace(found, origin=Origin.LOCAL) if found is not None else UNKNOWN
     if method in SCALAR_METHODS:
+        return SCALAR
+    if method in _INT_METHODS and receiver.kind in (Kind.OTHER, Kind.UNKNOWN) and receiver.type_name is None:
         return SCALAR
     if method in SCALAR_WITH_ARG_METHODS:
         return SCALAR if call.args else OTHER
@@ -418,9 +464,10 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
         if receiver.kind == Kind.NUMPY and method in ("copy", "reshape", "view", "astype"):
             return Value(Kind.NUMPY, None, Origin.LOCAL)
         if receiver.type_name is not None:
-            found = facts.project.returns.get(f"{receiver.type_name}.{method}")
+            found = facts.project.method_return(receiver.type_name, method)
             if found is not None:
-                return found
+                # How the object's class is known comes first (an annotation, the call sites).
+                return found.because(*receiver.evidence) if found.kind == Kind.DEVICE else found
         return UNKNOWN
     if method in ("cpu", "pin_memory"):
         # `.cpu()` of a CPU tensor is the tensor itself.
@@ -437,7 +484,36 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
         integer = method in _INTEGER_RESULTS or (receiver.integer and method in _RANK_KEEPING
                                                  and method not in ("float", "half", "bfloat16", "double", "bool"))
         return Value(receiver.kind, rank, Origin.LOCAL, integer=integer, evidence=receiver.evidence)
-    return Value(Kind.TENSOR if method in ("new_empty", "new_zeros", "new_ones", "new_full", "new_tensor") else Kind.UNKNOWN)
+    if method in NEW_METHODS:
+        return _new_tensor(receiver, method, call, facts)
+    return UNKNOWN
+
+
+NEW_METHODS = frozenset({"new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"})
+
+
+def _new_tensor(receiver: Value, method: str, call: cst.Call, facts: Facts) -> Value:
+    """`t.new_zeros(size)`: on `t`'s device (and of its dtype) unless `device=` says otherwise."""
+    explicit = _device_kwarg_kind(call, facts)
+    kind = explicit if explicit is not None else receiver.kind
+    if method == "new_tensor":
+        first = _arg(call, 0, "data")
+        rank = _data_rank(first, facts) if first is not None else None
+    elif method == "new_full":
+        first = _arg(call, 0, "size")
+        rank = _sequence_length(first, facts) if first is not None else None
+    else:
+        rank = _rank_from_sizes(call, facts)
+    dtype = _keyword(call, "dtype")
+    integer = (dotted_name(dtype) or "").split(".")[-1] in INTEGER_DTYPES if dtype is not None \
+        else receiver.integer
+    if explicit is None and kind == Kind.DEVICE:
+        return Value(kind, rank, Origin.LOCAL, integer=integer, evidence=receiver.evidence).because(
+            LocalStep(f"`.{method}()` of a device tensor: on its device", call))
+    if kind == Kind.DEVICE:
+        return Value(kind, rank, Origin.LOCAL, integer=integer).because(
+            LocalStep(f"allocated on the device here (`.{method}(..., device=...)`)", call))
+    return Value(kind, rank, Origin.LOCAL, integer=integer)
 
 
 _INTEGER_RESULTS = frozenset({"int", "long", "short", "byte", "char", "argmax", "argmin", "argsort"})
@@ -499,6 +575,14 @@ def _call(call: cst.Call, facts: Facts) -> Value:
             return _zip(call, facts)
         if name == "range" and name not in facts.names:
             return Value(Kind.OTHER, element=SCALAR)
+        if name in _SAME_ELEMENTS and name not in facts.names and len(call.args) == 1 \
+                and call.args[0].keyword is None and not call.args[0].star:
+            # `sorted(xs)`, `list(range(n))`: a list of what `xs` holds.
+            element = _element_of(infer(call.args[0].value, facts))
+            return Value(Kind.OTHER, element=element) if element is not None else OTHER
+        if name == "divmod" and name not in facts.names and len(call.args) == 2 \
+                and all(infer(a.value, facts).kind == Kind.SCALAR for a in call.args):
+            return Value(Kind.OTHER, length=2, items=(SCALAR, SCALAR))
         if name in CONTAINER_BUILTINS:
             return OTHER
         bound = facts.names.get(name)
@@ -534,6 +618,14 @@ def _call(call: cst.Call, facts: Facts) -> Value:
                 bound is None or (bound.kind == Kind.OTHER and bound.origin == Origin.GLOBAL)):
             return _project_call(f"{module}.{method}", f"{module}.{method}", call, facts)
     return _method(func.value, method, call, facts)
+
+
+_SAME_ELEMENTS = frozenset({"sorted", "reversed", "list", "tuple", "set", "frozenset"})
+# `str.index`, `list.index`, `list.count`, `int.bit_length`: Python ints (no tensor has them).
+_INT_METHODS = frozenset({"index", "count", "bit_length", "find", "rfind"})
+# `torch.finfo(dtype).min`, `torch.iinfo(dtype).max`: Python numbers.
+_INFO_FIELDS = frozenset({"min", "max", "eps", "tiny", "smallest_normal", "resolution", "bits"})
+_MATH_CONSTANTS = frozenset({"inf", "nan", "pi", "e", "tau"})
 
 
 def _project_call(key: str, shown: str, call: cst.Call, facts: Facts) -> Value:
@@ -596,6 +688,13 @@ def _same_device_function(call: cst.Call, facts: Facts) -> Value:
 def _attribute(node: cst.Attribute, facts: Facts) -> Value:
     attr = node.attr.value
     base_node = node.value
+    if attr in _INFO_FIELDS and isinstance(base_node, cst.Call) and isinstance(base_node.func, cst.Attribute) \
+            and base_node.func.attr.value in ("finfo", "iinfo") and isinstance(base_node.func.value, cst.Name) \
+            and base_node.func.value.value in facts.torch_names:
+        return SCALAR
+    if attr in _MATH_CONSTANTS and isinstance(base_node, cst.Name) and base_node.value == "math" \
+            and facts.names.get("math", Value(Kind.OTHER, origin=Origin.GLOBAL)).origin == Origin.GLOBAL:
+        return SCALAR
     dotted = dotted_name(node)
     if dotted is not None and dotted in facts.names:
         return facts.names[dotted]  # `args.gpu = [0, 1]` earlier on this path
@@ -707,7 +806,7 @@ def index_effect(element: cst.SubscriptElement, facts: Facts) -> str:
     if inferred.kind == Kind.SCALAR:
         # An int by what the project's call sites pass: evidence, but not a proof (a caller
         # the project cannot see may pass a list), so the fix stays unsafe.
-        return "maybe-int" if inferred.origin == Origin.PARAM and inferred.evidence else "int"
+        return "maybe-int" if _rests_on_parameter(value, facts) else "int"
     if inferred.kind.is_tensor and inferred.rank == 0 and inferred.integer:
         # A 0-dim integer tensor indexes like an int: PyTorch reads it back (`item()`) and
         # selects one element, so the value is still copied host-to-device.
@@ -717,6 +816,30 @@ def index_effect(element: cst.SubscriptElement, facts: Facts) -> str:
     return "advanced"
 
 
+def _rests_on_parameter(node: cst.BaseExpression, facts: Facts) -> bool:
+    """An int index that is one only by evidence about a parameter (`slot`, `slot + 1`)."""
+    if isinstance(node, cst.Name):
+        value = infer(node, facts)
+        return value.origin == Origin.PARAM and bool(value.evidence)
+    if isinstance(node, cst.BinaryOperation):
+        return _rests_on_parameter(node.left, facts) or _rests_on_parameter(node.right, facts)
+    if isinstance(node, cst.UnaryOperation):
+        return _rests_on_parameter(node.expression, facts)
+    return False
+
+
+def index_evidence(node: cst.BaseExpression, facts: Facts) -> Tuple[object, ...]:
+    """The evidence of the parameters an int index rests on (`slot`, `slot + 1`)."""
+    if isinstance(node, cst.Name):
+        value = infer(node, facts)
+        return value.evidence if value.origin == Origin.PARAM else ()
+    if isinstance(node, cst.BinaryOperation):
+        return index_evidence(node.left, facts) + index_evidence(node.right, facts)
+    if isinstance(node, cst.UnaryOperation):
+        return index_evidence(node.expression, facts)
+    return ()
+
+
 def _is_boolean_expression(node: cst.BaseExpression) -> bool:
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
         return True
@@ -724,15 +847,15 @@ def _is_boolean_expression(node: cst.BaseExpression) -> bool:
 
 
 def _looks_integral(node: cst.BaseExpression, facts: "Facts") -> bool:
-    """An un-annotated parameter (or arithmetic of one with ints) used as an index.
+    """Arithmetic of an int-by-evidence parameter with ints, used as an index (`slot + 1`).
 
-    Such a parameter is usually an int (`reset(self, index)`), but nothing proves it: a fix
-    for it is unsafe.  Names bound inside the function to unknown values (`for a in zip(...)`)
-    do not qualify: they are as likely to be lists or masks.
+    An un-annotated parameter with no evidence (call sites, an int default, `range(p)` in the
+    body) is not one: callers pass index tensors and lists as often as ints
+    (`free(self, indices)`), and advanced indexing does not copy (issue 17, item 9).
     """
     if isinstance(node, cst.Name):
         value = infer(node, facts)
-        return value.kind == Kind.UNKNOWN and value.origin == Origin.PARAM and value.path == node.value
+        return value.kind == Kind.SCALAR and value.origin == Origin.PARAM and bool(value.evidence)
     if isinstance(node, cst.BinaryOperation) and isinstance(
         node.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
     ):
@@ -772,6 +895,9 @@ def _subscript(node: cst.Subscript, facts: Facts) -> Value:
             return base.items[position]
         if base.element is not None:
             return replace(base.element, origin=base.origin if base.element.kind.is_tensor else base.element.origin)
+    if base.kind == Kind.OTHER and base.element is not None and len(node.slice) == 1 \
+            and isinstance(node.slice[0].slice, cst.Slice):
+        return Value(Kind.OTHER, origin=base.origin, element=base.element)  # `xs[1:]`
     if base.kind == Kind.NUMPY:
         return Value(Kind.NUMPY, None, base.origin)
     if base.kind == Kind.OTHER and isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape":
@@ -872,7 +998,7 @@ def _infer(node: cst.BaseExpression, facts: Facts) -> Value:
             for v in values[1:]:
                 element = join(element, v)
             return Value(Kind.OTHER, element=element)
-        return OTHER
+        return Value(Kind.OTHER, length=0) if not node.elements else OTHER
     if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
         return Value(Kind.OTHER, element=_comprehension_element(node.elt, node.for_in, facts))
     if isinstance(node, cst.DictComp):

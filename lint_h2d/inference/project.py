@@ -116,6 +116,8 @@ from lint_h2d.inference.values import OTHER, SCALAR, UNKNOWN, Kind, Value, join 
 
 
 _PLACE_KINDS = (Kind.DEVICE, Kind.CPU, Kind.TENSOR)
+# Annotations that leave a parameter's place open: none, or `torch.Tensor` (call sites tell).
+_OPEN_ANNOTATIONS = (("unk",), ("tensor", None))
 # Calls too common to be worth a call-site fact.
 _MAX_DEPTH = 30
 
@@ -155,8 +157,17 @@ class _Resolver:
         return found
 
     def _mark_on_device(self, name: str, where: Tuple[str, int, str], depth: int) -> None:
-        """A class built under a device context, and the classes its `__init__` builds."""
-        if name not in self.classes or name in self.on_device or depth > 20:
+        """A class built under a device context, and the classes its `__init__` builds; a
+        factory function called there marks the classes it returns (`return Model(cfg)`)."""
+        if depth > 20:
+            return
+        if name not in self.classes:
+            for _, fn in self.functions.get(name, []) if depth < 3 else ():
+                for term in fn.returns:
+                    for returned in _called_classes(term):
+                        self._mark_on_device(returned, where, depth + 1)
+            return
+        if name in self.on_device:
             return
         self.on_device[name] = where
         for _, cls in self.classes[name]:
@@ -187,11 +198,41 @@ class _Resolver:
             return UNKNOWN
         seen.add(cls)
         found: Optional[Value] = None
+        declared: Optional[Value] = None
+        defaulted = False
+        stores: List[Tuple[str, Term]] = []
         for path, summary in self.classes[cls]:
             for name, term in summary.fields:
-                if name == attr:
-                    value = self.eval(term, path, cls)
-                    found = value if found is None else join(found, value)
+                if name != attr:
+                    continue
+                if term == ("none",):
+                    defaulted = True  # `= None`: a write through it raises, it adds no value
+                    continue
+                if term[0] == "store":
+                    stores.append((path, term[1]))
+                    continue
+                if term[0] == "ann":
+                    # A declaration (`buf: Optional[Tensor] = None`): what the values
+                    # assigned elsewhere do not say (a class for a chain, a scalar).
+                    value = self.eval(term[1], path, cls)
+                    declared = value if declared is None else join(declared, value)
+                    continue
+                value = self.eval(term, path, cls)
+                found = value if found is None else join(found, value)
+        if stores and found is not None and found.kind == Kind.OTHER and found.type_name is None \
+                and (found.length == 0 or found.element is not None):
+            # A dict or list field filled by `self.d[k] = t`: its elements are those values.
+            for store_path, store in stores:
+                added = self.eval(store, store_path, cls)
+                element = added if found.element is None else join(found.element, added)
+                found = Value(Kind.OTHER, element=element)
+        if declared is not None and (cls, "__init__") not in self.methods:
+            # A dataclass (no `__init__` of its own): what its constructions pass.
+            built = self._constructed(cls, attr, defaulted=defaulted or found is not None)
+            if built is not None:
+                found = built if found is None else join(found, built)
+        if declared is not None and _informative(declared) and (found is None or _vague(found)):
+            found = declared
         if found is None:
             for path, summary in self.classes[cls]:
                 for base in summary.bases:
@@ -200,12 +241,45 @@ class _Resolver:
                         found = inherited if found is None else join(found, inherited)
         return found if found is not None else UNKNOWN
 
+    def _constructed(self, cls: str, attr: str, defaulted: bool) -> Optional[Value]:
+        """The join of what every `Cls(attr=...)` in the project passes; None when a call
+        passes it by position or hides it (`**kw`), or passes nothing and there is no default."""
+        sites = [(p, c) for p, c in self.calls.get(cls, []) if not c.bound]
+        if not sites or len(sites) > 200:
+            return None
+        found: Optional[Value] = None
+        for path, site in sites:
+            term = next((t for k, t in site.keywords if k == attr), None)
+            if term is None:
+                if site.starred or site.args or not defaulted:
+                    return None
+                continue
+            value = self.eval(term, path, None)
+            if value.kind == Kind.DEVICE:
+                value = value.because(self.step(f"`{cls}({attr}=...)` passes a device tensor", path, site.line))
+            found = value if found is None else join(found, value)
+        return found
+
     def returns(self, name: str) -> Value:
-        return self._memo(("returns", name), lambda: self._returns(self.functions.get(name, [])))
+        # `name(...)` calls a function, never a method of the same name.
+        return self._memo(("returns", name), lambda: self._returns(
+            [(p, fn) for p, fn in self.functions.get(name, []) if fn.owner is None]))
 
     def method_returns(self, cls: str, name: str) -> Value:
-        return self._memo(("method", cls, name),
-                          lambda: self._returns(self.methods.get((cls, name), [])))
+        return self._memo(("method", cls, name), lambda: self._method_returns(cls, name))
+
+    def _method_returns(self, cls: str, name: str) -> Value:
+        own = self.methods.get((cls, name))
+        if own:
+            return self._returns(own)
+        found: Optional[Value] = None
+        for _, summary in self.classes.get(cls, []):  # inherited from a project base class
+            for base in summary.bases:
+                if base in self.classes and base != cls:
+                    value = self.method_returns(base, name)
+                    if _informative(value):
+                        found = value if found is None else join(found, value)
+        return found if found is not None else UNKNOWN
 
     def _returns(self, definitions: Sequence[Tuple[str, FunctionSummary]]) -> Value:
         found: Optional[Value] = None
@@ -273,6 +347,13 @@ class _Resolver:
             return SCALAR.because(EvidenceStep(
                 f"every call of `{callee}` passes a Python number as `{name}` ({where}{more})",
                 first_path, first_line))
+        types = {v.type_name for _, _, v in values}
+        if kinds == {Kind.OTHER} and len(types) == 1 and None not in types:
+            # Every call passes an instance of one project class: its fields and methods apply.
+            (type_name,) = types
+            return Value(Kind.OTHER, type_name=type_name).because(EvidenceStep(
+                f"every call of `{callee}` passes a `{type_name}` as `{name}` ({where}{more})",
+                first_path, first_line))
         for path, line, v in values:
             if (v.kind.is_tensor and v.rank != 0) or (v.kind == Kind.OTHER and v.type_name is None) \
                     or v.kind == Kind.NUMPY:
@@ -314,6 +395,12 @@ class _Resolver:
             return Value(Kind.TENSOR, rank)
         if tag == "tensor":
             return Value(Kind.TENSOR, term[1])
+        if tag == "ann":
+            return self.eval(term[1], path, owner)
+        if tag == "ret":
+            return self.method_returns(term[1], term[2])
+        if tag == "on":
+            return self._on(term, path, owner)
         if tag == "inst":
             return Value(Kind.OTHER, type_name=term[1])
         if tag == "global":
@@ -347,6 +434,8 @@ class _Resolver:
                 return Value(base.kind, rank, integer=base.integer, evidence=base.evidence)
             return UNKNOWN
         if tag == "list":
+            if term[1] == ("none",):
+                return Value(Kind.OTHER, length=0)  # `{}`, `[]`: elements come from stores
             element = self.eval(term[1], path, owner)
             return Value(Kind.OTHER, element=element)
         if tag == "join":
@@ -387,12 +476,49 @@ class _Resolver:
         return UNKNOWN
 
 
+    def _on(self, term: Term, path: str, owner: Optional[str]) -> Value:
+        """`torch.zeros(n, device=x.device)`: on `x`'s device.  A parameter or a tensor with
+        no evidence of its place leaves it unknown (a reference function nothing calls may
+        run on the CPU); any other object's `.device` is a device spec, as before."""
+        _, base_term, rank, line, how, integer = term
+        base = self.eval(base_term, path, owner)
+        if base.kind == Kind.CPU:
+            return Value(Kind.CPU, rank)
+        if base.kind == Kind.DEVICE:
+            return Value(Kind.DEVICE, rank, integer=bool(integer)).because(
+                self.step(f"allocated on the device of a device tensor here (`{how}`)", path, line),
+                *base.evidence)
+        if base.kind == Kind.TENSOR or (base.kind == Kind.UNKNOWN and base_term[0] in ("param", "tensor")):
+            return Value(Kind.TENSOR, rank)
+        if base.type_name is not None:
+            place = self.field(base.type_name, "device")
+            if place.kind == Kind.CPU_PLACE:
+                return Value(Kind.CPU, rank)
+        return Value(Kind.DEVICE, rank, integer=bool(integer)).because(
+            self.step(f"allocated on the device here (`{how}`)", path, line))
+
+
+def _called_classes(term: Term) -> List[str]:
+    """Names a return term calls directly (`Model(...)`, either side of a conditional)."""
+    if term[0] == "call":
+        return [term[1]]
+    if term[0] == "join":
+        return [name for t in term[1] for name in _called_classes(t)]
+    return []
+
+
 def _qual(fn: FunctionSummary) -> str:
     return f"{fn.owner}.{fn.name}" if fn.owner else fn.name
 
 
 def _short(path: str) -> str:
     return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def _vague(value: Value) -> bool:
+    """A field value that says no more than an annotation would (an unknown, a bare tensor)."""
+    return value.kind in (Kind.UNKNOWN, Kind.TENSOR) and value.rank is None \
+        and value.type_name is None and value.element is None
 
 
 def _informative(value: Value) -> bool:
@@ -406,11 +532,31 @@ def wanted_callees(summaries: Sequence[FileSummary]) -> FrozenSet[str]:
     for summary in summaries:
         for fn in summary.functions:
             for index, (pname, annotation) in enumerate(zip(fn.params, fn.annotations)):
-                if (fn.bound and index == 0) or annotation != ("unk",) or pname in fn.defaults:
+                if (fn.bound and index == 0) or annotation not in _OPEN_ANNOTATIONS or pname in fn.defaults:
                     continue
                 out.add(fn.owner if fn.name == "__init__" and fn.owner else fn.name)
                 break
+        # Dataclasses (no `__init__` of their own): their constructions give their fields.
+        inits = {fn.owner for fn in summary.functions if fn.name == "__init__"}
+        out.update(c.name for c in summary.classes if c.name not in inits
+                   and any(t[0] == "ann" for _, t in c.fields))
     return frozenset(out)
+
+
+# Names of PyTorch's own tensor and module API (`.view(`, `.weight`, `.tensor`, `.values`).
+# A project class may hold a device tensor under such a name, but the prefilter knows fields
+# and methods by name only: one such fact would send every file that calls `x.view()` or
+# reads `m.weight` through the full parse and walk (on vLLM, twice the files parsed for no
+# finding).  Such facts are not kept, so that the walk and the prefilter agree; a write
+# through one is missed (a known gap, the price of the prefilter staying cheap).
+API_NAMES = frozenset({
+    "view", "view_as", "reshape", "tensor", "data", "weight", "bias", "values", "indices",
+    "grad", "T", "mT", "to", "cuda", "cpu", "contiguous", "clone", "detach", "float", "half",
+    "int", "long", "bool", "flatten", "squeeze", "unsqueeze", "expand", "permute",
+    "transpose", "sum", "mean", "max", "min", "get", "items", "keys", "copy", "shape", "size",
+    "device", "dtype", "forward", "__call__", "item", "numpy", "new_empty", "new_zeros",
+    "new_ones", "new_full", "empty", "zeros", "ones", "full", "arange", "cat", "stack",
+})
 
 
 def resolve(summaries: Sequence[FileSummary]) -> Resolved:
@@ -430,14 +576,19 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
             # A field that is not a device tensor matters only where a convention would
             # say otherwise (`.gpu`, a `_cpu` sibling, a `_cpu` name): direct evidence wins.
             convention = attr == "gpu" or attr + "_cpu" in attrs or attr.endswith(("_cpu", "_host"))
+            if attr in API_NAMES and _may_hold_device(value):
+                continue  # see API_NAMES
             if _informative(value) and (convention or _worth_keeping(value)):
                 fields.setdefault(name, {})[attr] = value
                 if _may_hold_device(value):
                     device_names.add(attr)  # read as `.attr`
     returns: Dict[str, Value] = {}
     params: Dict[Tuple[str, str], Value] = {}
+    int_params: Dict[Tuple[str, str], Value] = {}
     for name, definitions in sorted(resolver.functions.items()):
         value = resolver.returns(name)
+        if name in API_NAMES and _may_hold_device(value):
+            value = UNKNOWN  # see API_NAMES
         if _informative(value) and _worth_keeping(value):
             returns[name] = value
             if _may_hold_device(value):
@@ -445,21 +596,34 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
         for _, fn in definitions:
             if fn.owner is not None:
                 method = resolver.method_returns(fn.owner, fn.name)
+                if fn.name in API_NAMES and _may_hold_device(method):
+                    continue  # see API_NAMES
                 if _informative(method) and _worth_keeping(method):
                     returns[f"{fn.owner}.{fn.name}"] = method
                     if _may_hold_device(method):
                         device_names.add(f"call:{fn.name}")
+            for pname in fn.int_params:
+                # Only for this function (a method of the same name elsewhere may differ).
+                int_params[(_qual(fn), pname)] = SCALAR.because(EvidenceStep(
+                    f"`{_qual(fn)}` passes `{pname}` to `range()`: an int",
+                    _path_of(definitions, fn), fn.line))
             for index, pname in enumerate(fn.params):
-                if fn.annotations[index] != ("unk",) or (fn.bound and index == 0):
+                if fn.annotations[index] not in _OPEN_ANNOTATIONS or (fn.bound and index == 0):
                     continue
                 pvalue = resolver.param(fn, index)
+                if fn.annotations[index] != ("unk",) and pvalue.kind != Kind.DEVICE:
+                    continue  # `x: torch.Tensor`: only "on the device" adds to the annotation
                 if _informative(pvalue):
                     key = (fn.name, pname)
                     params[key] = join(params[key], pvalue) if key in params else pvalue
                     if _may_hold_device(pvalue):
                         # Only inside `def <fn>(...)`: the file must define it.
-                        device_names.update((f"param:{pname}", f"def:{fn.name}"))
-    return Resolved(fields, bases, classes, returns, params, frozenset(device_names))
+                        device_names.update((f"param:{fn.name}.{pname}", f"def:{fn.name}"))
+    return Resolved(fields, bases, classes, returns, params, int_params, frozenset(device_names))
+
+
+def _path_of(definitions: Sequence[Tuple[str, FunctionSummary]], fn: FunctionSummary) -> str:
+    return next(path for path, other in definitions if other is fn)
 
 
 def _worth_keeping(value: Value) -> bool:
@@ -493,6 +657,8 @@ def fingerprint_of(resolved: Resolved) -> str:
         digest.update(f"{name}()={_describe(value)}\n".encode())
     for (fn, pname), value in sorted(resolved.params.items()):
         digest.update(f"{fn}({pname})={_describe(value)}\n".encode())
+    for (fn, pname), value in sorted(resolved.int_params.items()):
+        digest.update(f"{fn}({pname}:int)={_describe(value)}\n".encode())
     for cls, base in sorted(resolved.bases.items()):
         digest.update(f"{cls}<{','.join(base)}\n".encode())
     return digest.hexdigest()[:16]

@@ -33,8 +33,10 @@ class Resolved:
     returns: Mapping[str, Value] = _field(default_factory=dict)
     # (function name, parameter) → value every call site passes
     params: Mapping[Tuple[str, str], Value] = _field(default_factory=dict)
+    # (`Class.method` or function, parameter) → an int by how the body uses it (`range(p)`).
+    int_params: Mapping[Tuple[str, str], Value] = _field(default_factory=dict)
     # What may hold a device tensor, for the prefilter: `attr` (a field, read as `.attr`),
-    # `call:f` (a function or method returning one), `param:p` with `def:f` (a parameter
+    # `call:f` (a function or method returning one), `param:f.p` with `def:f` (a parameter
     # every call site of `f` passes one).
     device_names: FrozenSet[str] = frozenset()
 
@@ -47,6 +49,21 @@ class Resolved:
                 continue
             seen.add(name)
             found = self.fields.get(name, {}).get(attr)
+            if found is not None:
+                return found
+            todo.extend(self.bases.get(name, ()))
+        return None
+
+    def method_return(self, cls: str, method: str) -> Optional[Value]:
+        """What `obj.method()` returns for an instance of `cls`, its own or inherited."""
+        seen: Set[str] = set()
+        todo = [cls]
+        while todo:
+            name = todo.pop(0)
+            if name in seen:
+                continue
+            seen.add(name)
+            found = self.returns.get(f"{name}.{method}")
             if found is not None:
                 return found
             todo.extend(self.bases.get(name, ()))

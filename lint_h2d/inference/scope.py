@@ -7,6 +7,7 @@ collected from every method of a class first, so a buffer allocated in `__init__
 """
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field, replace
 from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -17,8 +18,11 @@ from lint_h2d.capture_flow import CaptureRegions, capture_regions
 from lint_h2d.inference.expressions import (
     Facts,
     annotation_value,
+    CPU_DEFAULT_STEP,
     dotted_name,
     infer,
+    literal_int,
+    place_of,
 )
 from lint_h2d.inference.resolved import DEFAULT_DEVICE_STEP, Resolved
 from lint_h2d.inference.values import OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value, join
@@ -182,12 +186,12 @@ class _Walker:
         if isinstance(stmt, cst.FunctionDef):
             if not self.silent:
                 self.walk_function(stmt, self.facts(dict(names)), None)
-            self.bind_name(stmt.name.value, OTHER, names)
+            self.bind_name(stmt.name.value, self.definition(), names)
             return names
         if isinstance(stmt, cst.ClassDef):
             if not self.silent:
                 self.walk_class(stmt, self.facts(dict(names)))
-            self.bind_name(stmt.name.value, OTHER, names)
+            self.bind_name(stmt.name.value, self.definition(), names)
             return names
         if isinstance(stmt, cst.Match):
             self.walrus_in(stmt.subject, names)
@@ -202,6 +206,12 @@ class _Walker:
         if hasattr(cst, "TryStar") and isinstance(stmt, getattr(cst, "TryStar")):
             return self.try_(stmt, names)
         return names
+
+    def definition(self) -> Value:
+        """What a `def`/`class` binds: at module level, the project's function or class of that
+        name (its resolved facts apply); nested, a local object."""
+        return Value(Kind.OTHER, origin=Origin.GLOBAL) if self.scope.node is None \
+            and self.scope.name == "<module>" else OTHER
 
     def suite(self, suite: cst.BaseSuite, names: Dict[str, Value]) -> Dict[str, Value]:
         if isinstance(suite, cst.IndentedBlock):
@@ -224,8 +234,11 @@ class _Walker:
                 )
             if self.on_self_assign is not None and self.constructors:
                 self.record_constructor(small, names)
+            if self.on_self_assign is not None:
+                self.record_buffer(small, names)
             names = self.bind_small(small, names)
             self.track_container(small, names)
+            self.track_item_store(small, names)
         return names
 
     def walrus_in(self, expression: cst.BaseExpression, names: Dict[str, Value]) -> None:
@@ -235,6 +248,31 @@ class _Walker:
             return
         for target, value in _walruses(expression):
             self.bind_name(target, infer(value, self.facts(names)), names)
+
+    def track_item_store(self, small: cst.BaseSmallStatement, names: Dict[str, Value]) -> None:
+        """`d[k] = t` into a dict (or list) built in this scope from displays and stores, or
+        `self.d[k] = t`: its element type grows (`d[k][0] = 0` is then a write into `t`)."""
+        if not (isinstance(small, cst.Assign) and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Subscript)):
+            return
+        target = small.targets[0].target
+        assert isinstance(target, cst.Subscript)
+        base = target.value
+        if isinstance(base, cst.Name):
+            current = names.get(base.value)
+            if current is None or current.kind != Kind.OTHER or (current.element is None and current.length != 0):
+                return
+            added = infer(small.value, self.facts(names))
+            element = added if current.element is None else join(current.element, added)
+            names[base.value] = replace(current, element=element, items=None, length=None)
+        elif isinstance(base, cst.Attribute) and isinstance(base.value, cst.Name) \
+                and base.value.value == self.base.self_name and self.on_self_assign is not None:
+            # Only into a field known (from the previous pass) to be a dict or list: a store
+            # into a tensor field is what the rules look at, not a new value of the field.
+            current = self.base.self_attributes.get(base.attr.value)
+            if current is not None and current.kind == Kind.OTHER and current.type_name is None \
+                    and (current.length == 0 or current.element is not None):
+                self.on_self_assign(base.attr.value, Value(Kind.OTHER, element=infer(small.value, self.facts(names))))
 
     def track_container(self, small: cst.BaseSmallStatement, names: Dict[str, Value]) -> None:
         """`xs.append(v)` / `xs.insert(i, v)` / `xs.extend(ys)` on a list whose every element is
@@ -270,6 +308,26 @@ class _Walker:
         stale = [k for k in names if k.startswith(prefix)] if self.dotted else ()
         for key in stale:
             del names[key]
+
+    def record_buffer(self, small: cst.BaseSmallStatement, names: Dict[str, Value]) -> None:
+        """`self.register_buffer("name", tensor)`: `self.name` is that tensor (nn.Module)."""
+        call = small.value if isinstance(small, cst.Expr) else None
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+                and call.func.attr.value == "register_buffer" and isinstance(call.func.value, cst.Name)
+                and call.func.value.value == self.base.self_name and len(call.args) >= 2
+                and all(a.keyword is None and not a.star for a in call.args[:2])):
+            return
+        name = call.args[0].value
+        if not isinstance(name, cst.SimpleString) or (isinstance(call.args[1].value, cst.Name)
+                                                       and call.args[1].value.value == "None"):
+            return
+        try:
+            attr = ast.literal_eval(name.value)
+        except (ValueError, SyntaxError):
+            return
+        if isinstance(attr, str):
+            assert self.on_self_assign is not None
+            self.on_self_assign(attr, infer(call.args[1].value, self.facts(names)))
 
     def record_constructor(self, small: cst.BaseSmallStatement, names: Dict[str, Value]) -> None:
         value = getattr(small, "value", None)
@@ -448,6 +506,9 @@ class _Walker:
                     item_value = value.items[i]  # `for slot, n, _ in slots`, `a, b = pair`
                 elif value.kind == Kind.OTHER and value.length == 2 and i == 0:
                     item_value = SCALAR  # enumerate()
+                elif value.kind == Kind.OTHER and value.element is not None and value.element.kind.is_tensor \
+                        and not starred:
+                    item_value = value.element  # `a, b = make_pair()`: every element is such a tensor
                 pairs.append((element.value, item_value, item_source))
             for element_target, item_value, item_source in pairs:
                 self.bind_target(element_target, item_value, names, item_source)
@@ -456,6 +517,9 @@ class _Walker:
                 self.on_self_assign is not None
                 and isinstance(target.value, cst.Name)
                 and target.value.value == self.base.self_name
+                # `self.buf = None` before `allocate()` sets it: writing into None raises,
+                # so a write into the field is a write into what the other methods put there.
+                and not (isinstance(source, cst.Name) and source.value == "None")
             ):
                 self.on_self_assign(target.attr.value, value)
             dotted = dotted_name(target)
@@ -557,6 +621,15 @@ def _params(fn: cst.FunctionDef) -> List[cst.Param]:
     return out
 
 
+def _int_default(param: cst.Param) -> Optional[Value]:
+    """`slot=0`: a parameter whose default is an int literal is taken to be an int (evidence,
+    not proof: a caller may pass anything, so an index resting on it gets an unsafe fix)."""
+    default = param.default
+    if default is None or literal_int(default) is None:
+        return None
+    return SCALAR.because(LocalStep(f"`{param.name.value}` defaults to an int", param))
+
+
 def _is_classmethod(fn: cst.FunctionDef) -> bool:
     return any(dotted_name(d.decorator) == "classmethod" for d in fn.decorators)
 
@@ -628,11 +701,24 @@ class ModuleWalker:
                 continue
             kind, type_name = annotation_value(param.annotation, base)
             value = Value(kind, None, Origin.PARAM, type_name, None, pname, pname)
-            if type_name is not None:
+            if param.default is not None and place_of(param.default, base) == Kind.CPU_PLACE:
+                # `device=None` / `device="cpu"`: the place a call leaves it at is the CPU, and
+                # what callers pass is not known (calls without it are not recorded).
+                names[pname] = Value(Kind.UNKNOWN, None, Origin.PARAM, None, None, pname, pname,
+                                     evidence=(LocalStep(CPU_DEFAULT_STEP, param),))
+                continue
+            if kind == Kind.TENSOR and param.star == "" and param.default is None:
+                # `buf: torch.Tensor` says a tensor, not where: every call site may tell.
+                known = base.project.params.get((name, pname))
+                if known is not None and known.kind.is_tensor:
+                    value = replace(known, origin=Origin.PARAM, root=pname, path=pname)
+            elif type_name is not None:
                 value = value.because(LocalStep(f"`{pname}` is annotated `{type_name}`", param))
             elif param.annotation is None and param.star == "":
-                # What every call site in the project passes (`lint_h2d.inference.project`).
-                known = base.project.params.get((name, pname))
+                # What every call site in the project passes (`lint_h2d.inference.project`),
+                # else what the body (`range(p)`) or an int default says.
+                known = base.project.params.get((name, pname)) or base.project.int_params.get(
+                    (qualname, pname)) or _int_default(param)
                 if known is not None:
                     value = replace(known, origin=Origin.PARAM, root=pname, path=pname)
             names[pname] = value

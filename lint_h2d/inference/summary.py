@@ -48,6 +48,8 @@ _SAME_DEVICE_METHODS = frozenset({
 })
 _SCALAR_CALLS = frozenset({"len", "int", "float", "bool", "round", "abs", "ord", "hash"})
 _SCALAR_METHODS = frozenset({"item", "numel", "dim", "ndimension", "element_size", "nelement"})
+_PROPERTIES = frozenset({"property", "cached_property"})
+_NEW_METHODS = frozenset({"new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"})
 _INTEGER_DTYPES = frozenset({"int", "int8", "int16", "int32", "int64", "long", "short", "uint8",
                              "uint16", "uint32", "uint64"})
 
@@ -179,6 +181,10 @@ class _Scope:
     terms: Dict[str, Term] = field(default_factory=dict)
     in_init: bool = False
     torch: FrozenSet[str] = frozenset({"torch"})
+    # Parameters the body passes to `range()` (an int, or it raises): evidence for an index.
+    ints: Set[str] = field(default_factory=set)
+    # Parameters whose default is `None` or `"cpu"`: a `device=` of theirs may be the CPU.
+    cpu_defaults: FrozenSet[str] = frozenset()
 
 
 class _Builder:
@@ -202,8 +208,13 @@ class _Builder:
         self.body(tree.body, scope)
 
     def body(self, statements: Sequence[ast.stmt], scope: _Scope) -> None:
-        for stmt in statements:
+        for i, stmt in enumerate(statements):
             self.statement(stmt, scope)
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+                how = self._set_default_device(stmt.value, scope)
+                if how is not None:
+                    # What the rest of this body constructs lands on that device.
+                    self.contexts.append(DeviceContext(stmt.lineno, how, _called_names(statements[i + 1:])))
 
     def statement(self, stmt: ast.stmt, scope: _Scope) -> None:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -217,10 +228,6 @@ class _Builder:
                 how = self._device_context(item.context_expr, scope)
                 if how is not None:
                     self.contexts.append(DeviceContext(stmt.lineno, how, _called_names(stmt.body)))
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-            how = self._set_default_device(stmt.value, scope)
-            if how is not None:
-                self.contexts.append(DeviceContext(stmt.lineno, how, ()))
         self.calls_in(stmt, scope)
         for name in ("body", "orelse", "finalbody"):
             inner = getattr(stmt, name, None)
@@ -237,9 +244,10 @@ class _Builder:
         scope = _Scope(None, node.name, None, torch=frozenset(self.torch))
         for stmt in node.body:
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                fields.append((stmt.target.id, annotation_term(stmt.annotation)))
-                if stmt.value is not None and not _is_none(stmt.value):
-                    fields.append((stmt.target.id, self.term(stmt.value, scope)))
+                fields.append((stmt.target.id, ("ann", annotation_term(stmt.annotation))))
+                if stmt.value is not None:
+                    # `x: Optional[T] = None` is a default (kept apart: it is no value to join).
+                    fields.append((stmt.target.id, ("none",) if _is_none(stmt.value) else self.term(stmt.value, scope)))
             elif isinstance(stmt, ast.Assign):
                 for target in stmt.targets:
                     if isinstance(target, ast.Name) and not _is_none(stmt.value):
@@ -247,6 +255,9 @@ class _Builder:
         for stmt in node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.function(stmt, node, scope, fields, constructs)
+                if _PROPERTIES & {_last_name(d) for d in stmt.decorator_list}:
+                    # `obj.name` of a `@property` is what the method returns.
+                    fields.append((stmt.name, ("ret", node.name, stmt.name)))
         bases = tuple(_last_name(b) for b in node.bases if _last_name(b))
         self.classes.append(ClassSummary(node.name, node.lineno, bases, tuple(fields), tuple(constructs)))
 
@@ -272,9 +283,9 @@ class _Builder:
         for arg in everything:
             if arg.arg not in scope.params and arg.arg != self_name:
                 scope.params[arg.arg] = OTHER  # *args / **kwargs: a tuple / a dict
+        scope.cpu_defaults = _cpu_defaults(args)
         _collect_env(node.body, scope.env)
         returns: List[Term] = []
-        ints: Set[str] = set()
         seqs: Set[str] = set()
         for stmt in _own_statements(node.body):
             if isinstance(stmt, ast.Return) and stmt.value is not None and not _is_none(stmt.value):
@@ -288,7 +299,7 @@ class _Builder:
         self.functions.append(FunctionSummary(
             node.name, owner, node.lineno, params, tuple(annotations),
             bound and "staticmethod" not in decorators, tuple(returns), ret,
-            tuple(sorted(ints)), tuple(sorted(seqs)), _with_defaults(args),
+            tuple(sorted(scope.ints)), tuple(sorted(seqs)), _with_defaults(args),
         ))
 
     def _self_fields(self, stmt: ast.stmt, scope: _Scope, self_name: str, classmethod: bool,
@@ -301,7 +312,15 @@ class _Builder:
         elif isinstance(stmt, ast.AnnAssign):
             targets, value = [stmt.target], stmt.value
             if isinstance(stmt.target, ast.Attribute) and _is_name(stmt.target.value, self_name):
-                fields.append((stmt.target.attr, annotation_term(stmt.annotation)))
+                fields.append((stmt.target.attr, ("ann", annotation_term(stmt.annotation))))
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript) \
+                and isinstance(stmt.targets[0].value, ast.Attribute) and _is_name(stmt.targets[0].value.value, self_name):
+            # `self.table[key] = t`: the container holds such values.
+            # Kept apart: `self.buf[i] = 0` into a tensor field is no container store.
+            fields.append((stmt.targets[0].value.attr, ("store", self.term(stmt.value, scope))))
+        buffer = _registered_buffer(stmt, self_name)
+        if buffer is not None:
+            fields.append((buffer[0], self.term(buffer[1], scope)))
         for target in targets:
             pairs = _pairs(target, value)
             for t, v in pairs:
@@ -329,6 +348,9 @@ class _Builder:
                 callee, bound = func.attr, True
             else:
                 continue
+            if callee == "range" and not bound:
+                scope.ints.update(a.id for a in call.args if isinstance(a, ast.Name) and a.id in scope.params)
+                continue
             if callee in scope.torch or callee in _UNINTERESTING_CALLEES or not (call.args or call.keywords):
                 continue
             if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
@@ -344,6 +366,11 @@ class _Builder:
         if isinstance(expr, ast.Call) and _is_torch(expr.func, "device", scope) and expr.args:
             if not _is_cpu(expr.args[0]):
                 return "with torch.device(...)"
+        if isinstance(expr, ast.Name) and expr.id not in scope.params:
+            # `target_device = torch.device(...)` then `with target_device:` (model loaders).
+            values = scope.env.get(expr.id) or []
+            if values and all(self._device_context(v, scope) is not None for v in values):
+                return f"with {expr.id}"
         return None
 
     def _set_default_device(self, call: ast.Call, scope: _Scope) -> Optional[str]:
@@ -492,11 +519,19 @@ class _Builder:
                 return ("same", recv, None)
             if isinstance(target, ast.Constant) and isinstance(target.value, str):
                 return ("move", recv, line, ".to(...)")
+            if isinstance(target, ast.Attribute) and target.attr == "device" \
+                    and not (scope.self_name is not None and _is_name(target.value, scope.self_name)):
+                return ("to", recv, self.term(target.value, scope), line)  # where that tensor is
             if _names_a_device(target):
                 return ("move", recv, line, ".to(...)")
             return ("to", recv, self.term(target, scope), line)
         if method in ("cpu", "pin_memory", "numpy"):
             return ("cpu", None, line) if method != "numpy" else OTHER
+        if method in _NEW_METHODS:
+            device = _keyword(node, "device")
+            if device is None:
+                return ("same", recv, None)  # `t.new_zeros(n)`: on `t`'s device
+            return ("cpu", None, line) if _is_cpu(device) else self._placed(device, None, line, f"{method}(..., device=...)", False, scope)
         if method in _SAME_DEVICE_METHODS or (method.endswith("_") and not method.startswith("_")):
             return ("same", recv, None)
         return ("mcall", recv, method, line)
@@ -520,7 +555,19 @@ class _Builder:
             return ("dflt", rank, line, integer) if scope.in_init else ("cpu", rank, line)
         if _is_cpu(device):
             return ("cpu", rank, line)
-        return ("dev", rank, line, f"torch.{name}(..., device=...)", integer)
+        return self._placed(device, rank, line, f"torch.{name}(..., device=...)", integer, scope)
+
+    def _placed(self, device: ast.expr, rank: Optional[int], line: int, how: str, integer: bool,
+                scope: _Scope) -> Term:
+        """An allocation with a `device=` that is not the CPU.  `device=x.device` is where `x`
+        is (resolved later: a parameter nothing tells about may be a CPU tensor); any other
+        spec is an explicit request for an accelerator."""
+        if isinstance(device, ast.Name) and device.id in scope.cpu_defaults:
+            return ("tensor", rank)  # `def f(n, device=None)`: callers may leave it on the CPU
+        if isinstance(device, ast.Attribute) and device.attr == "device" \
+                and not (scope.self_name is not None and _is_name(device.value, scope.self_name)):
+            return ("on", self.term(device.value, scope), rank, line, how, integer)
+        return ("dev", rank, line, how, integer)
 
 
 # -- small helpers -------------------------------------------------------------------------------
@@ -543,6 +590,27 @@ _UNINTERESTING_CALLEES = frozenset({
 _LIBRARY_MODULES = frozenset({"np", "numpy", "math", "os", "sys", "re", "json", "logger",
                               "logging", "time", "itertools", "functools", "dataclasses",
                               "typing", "inspect", "copy", "warnings", "pickle", "triton", "tl"})
+
+
+def _cpu_defaults(args: ast.arguments) -> FrozenSet[str]:
+    """Parameters defaulting to the CPU (`None` is the default device, the CPU unless set)."""
+    positional = list(args.posonlyargs) + list(args.args)
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults)) if args.defaults else []
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    return frozenset(a.arg for a, d in pairs if _is_cpu(d))
+
+
+def _registered_buffer(stmt: ast.stmt, self_name: str) -> Optional[Tuple[str, ast.expr]]:
+    """`self.register_buffer("name", value)`: `self.name` is that tensor."""
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "register_buffer" and _is_name(call.func.value, self_name)):
+        return None
+    args = list(call.args) + [k.value for k in call.keywords if k.arg in ("name", "tensor")]
+    if len(call.args) >= 2 and isinstance(args[0], ast.Constant) and isinstance(args[0].value, str) \
+            and not _is_none(args[1]):
+        return args[0].value, args[1]
+    return None
 
 
 def _with_defaults(args: ast.arguments) -> Tuple[str, ...]:

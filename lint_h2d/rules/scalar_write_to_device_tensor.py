@@ -18,7 +18,7 @@ from fixers.statements import replace_small_statement
 from lint_h2d import prefilter
 
 from lint_h2d.findings import Applicability, EvidenceKind, EvidenceStep, Finding, Fix
-from lint_h2d.inference.expressions import index_effect, infer
+from lint_h2d.inference.expressions import index_effect, index_evidence, infer
 from lint_h2d.inference.scope import StatementFact
 from lint_h2d.inference.values import Kind, LocalStep
 from lint_h2d.rules._gate_site import GateSite, ModuleImports, gate_site, module_flags
@@ -421,9 +421,13 @@ def _why_scalar(effects: List[str], cpu_tensor_value: bool, target: cst.Subscrip
     row = ctx.position(value).start.line
     index = "a 0-dim integer tensor" if "int-tensor" in effects else (
         "integers" if all(e in ("int", "ellipsis") for e in effects) else
-        "taken to be integers (un-annotated parameter)")
+        "taken to be integers (an un-annotated parameter, by the evidence above)")
     what = "a 0-dim CPU tensor" if cpu_tensor_value else "a Python number"
-    return (EvidenceStep(f"every index is {index}: the destination is one element, the value "
+    # Why a parameter used as an index is taken to be an int (call sites, a default, `range`).
+    loose = tuple(step for element, effect in zip(target.slice, effects) if effect == "maybe-int"
+                  and isinstance(element.slice, cst.Index)
+                  for step in _evidence(index_evidence(element.slice.value, fact.facts), ctx))
+    return loose + (EvidenceStep(f"every index is {index}: the destination is one element, the value "
                          f"is {what}", None, row, None, EvidenceKind.DIRECT),)
 
 
