@@ -600,13 +600,16 @@ def _snapshot(node: cst.CSTNode, names: Mapping[str, Value]) -> Dict[str, Value]
 
 
 def _join_names(a: Mapping[str, Value], b: Mapping[str, Value]) -> Dict[str, Value]:
-    out: Dict[str, Value] = {}
-    for key in a.keys() | b.keys():
-        va, vb = a.get(key), b.get(key)
-        if va is None or vb is None:
-            # Bound on one path only: keep what that path knows, it may be the only one taken.
-            out[key] = va if va is not None else vb  # type: ignore[assignment]
-        else:
+    """The names after two paths meet.  A name bound on one path only keeps what that path
+    knows (it may be the only one taken).  Why the identity test: every function's map holds
+    the module's names, and a branch rebinds few of them; `join(v, v)` is `v`, so only the
+    rebound names need joining, which keeps the walk linear in the size of a long file."""
+    out: Dict[str, Value] = dict(a)
+    for key, vb in b.items():
+        va = out.get(key)
+        if va is None:
+            out[key] = vb
+        elif va is not vb:
             out[key] = join(va, vb)
     return out
 
