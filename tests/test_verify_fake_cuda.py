@@ -102,3 +102,19 @@ def test_zero_dim_integer_index_on_the_device_is_read_back() -> None:
     before = trace_statement("g = torch.tensor(2, device='cuda')\nt[1, g] = 5", "t", torch.float32, (4, 4),
                              {"torch": torch}, None)
     assert before.error is not None and "_local_scalar_dense" in before.error, before.summary()
+
+
+def test_a_lock_left_by_a_killed_build_is_cleared(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """torch's load_inline waits forever on a leftover `lock`: an old one goes, a fresh one
+    (a build in progress) stays, and a folder without one is left alone."""
+    import os
+
+    from lint_h2d.verify.fake_cuda import STALE_LOCK_SECONDS, clear_stale_lock
+
+    lock = tmp_path / "lock"
+    assert clear_stale_lock(tmp_path) is False
+    lock.write_text("")
+    assert clear_stale_lock(tmp_path) is False and lock.exists()
+    old = lock.stat().st_mtime - STALE_LOCK_SECONDS - 5
+    os.utime(lock, (old, old))
+    assert clear_stale_lock(tmp_path) is True and not lock.exists()

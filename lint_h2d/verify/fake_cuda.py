@@ -8,6 +8,7 @@ from a tiny inline C++ extension (built once into a cache folder outside the rep
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Tuple
@@ -36,6 +37,30 @@ def cache_dir() -> Path:
     return base / "lint-h2d" / "torch_ext" / torch.__version__.replace("+", "_")
 
 
+#: A build of the guard takes under a minute; a lock older than this was left by a killed run.
+STALE_LOCK_SECONDS = 600.0
+
+
+def clear_stale_lock(folder: Path, now: Optional[float] = None) -> bool:
+    """Remove ``folder/lock`` when a killed build left it behind; True if removed.
+
+    Why: torch's ``load_inline`` waits, forever and silently, while that file exists, so one
+    interrupted ``verify`` (or test run) would hang every later one.  A lock younger than
+    :data:`STALE_LOCK_SECONDS` may belong to a build in progress and is kept."""
+    lock = folder / "lock"
+    try:
+        age = (time.time() if now is None else now) - lock.stat().st_mtime
+    except OSError:
+        return False
+    if age < STALE_LOCK_SECONDS:
+        return False
+    try:
+        lock.unlink()
+    except OSError:
+        return False
+    return True
+
+
 def _cuda_compiled() -> bool:
     return bool(torch.version.cuda or torch.version.hip)
 
@@ -56,6 +81,7 @@ def ensure_fake_cuda() -> str:
     folder = cache_dir()
     try:
         folder.mkdir(parents=True, exist_ok=True)
+        clear_stale_lock(folder)
         from torch.utils.cpp_extension import load_inline
 
         load_inline(  # type: ignore[no-untyped-call]
