@@ -17,7 +17,7 @@ import sys
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence
+from typing import Callable, Dict, Iterable, List, Optional, Sequence
 
 CACHE = Path(os.environ.get("LINT_H2D_CORPUS_CACHE", Path.home() / ".cache" / "lint-h2d"))
 WHEELS = CACHE / "wheels"
@@ -54,20 +54,7 @@ def download_wheel(name: str, version: str, *, skip: bool = True, timeout: float
     found = find_wheel(name, version)
     if found is not None:
         return found
-    WHEELS.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
-           "--disable-pip-version-check", "-q", f"{name}=={version}", "-d", str(WHEELS)]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        _skip_or_raise(f"cannot download {name}=={version}: {exc}", skip)
-        raise AssertionError("unreachable")
-    found = find_wheel(name, version)
-    if proc.returncode != 0 or found is None:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no wheel"]
-        _skip_or_raise(f"cannot download {name}=={version} (no network?): {tail[0]}", skip)
-    assert found is not None
-    return found
+    return _pip_download(name, version, ["--only-binary", ":all:"], find_wheel, skip, timeout)
 
 
 def find_sdist(name: str, version: str) -> Optional[Path]:
@@ -86,17 +73,24 @@ def download_sdist(name: str, version: str, *, skip: bool = True, timeout: float
     found = find_sdist(name, version)
     if found is not None:
         return found
+    # pip may fail after saving the archive (it tries to read its metadata): the file decides
+    return _pip_download(name, version, ["--no-binary", ":all:", "--no-build-isolation"], find_sdist,
+                         skip, timeout)
+
+
+def _pip_download(name: str, version: str, kind: List[str], find: Callable[[str, str], Optional[Path]],
+                  skip: bool, timeout: float) -> Path:
     WHEELS.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "--no-build-isolation",
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", *kind,
            "--disable-pip-version-check", "-q", f"{name}=={version}", "-d", str(WHEELS)]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except (OSError, subprocess.TimeoutExpired) as exc:
         _skip_or_raise(f"cannot download {name}=={version}: {exc}", skip)
         raise AssertionError("unreachable")
-    found = find_sdist(name, version)
-    if found is None:  # pip may fail after saving the archive (it tries to read its metadata)
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no source archive"]
+    found = find(name, version)
+    if found is None:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["nothing saved"]
         _skip_or_raise(f"cannot download {name}=={version} (no network?): {tail[0]}", skip)
     assert found is not None
     return found

@@ -7,7 +7,7 @@ resolver.
 from __future__ import annotations
 
 from dataclasses import dataclass, field as _field
-from typing import FrozenSet, Mapping, Optional, Set, Tuple
+from typing import Callable, FrozenSet, Mapping, Optional, Set, Tuple
 
 from lint_h2d.inference.values import Value
 
@@ -40,7 +40,9 @@ class Resolved:
     # every call site of `f` passes one).
     device_names: FrozenSet[str] = frozenset()
 
-    def field(self, cls: str, attr: str) -> Optional[Value]:
+    def _inherited(self, cls: str, own: Callable[[str], Optional[Value]]) -> Optional[Value]:
+        """`own(name)` of `cls` or, breadth-first, of its project base classes (a class
+        inherits a field or a method it does not define)."""
         seen: Set[str] = set()
         todo = [cls]
         while todo:
@@ -48,26 +50,18 @@ class Resolved:
             if name in seen:
                 continue
             seen.add(name)
-            found = self.fields.get(name, {}).get(attr)
+            found = own(name)
             if found is not None:
                 return found
             todo.extend(self.bases.get(name, ()))
         return None
 
+    def field(self, cls: str, attr: str) -> Optional[Value]:
+        return self._inherited(cls, lambda name: self.fields.get(name, {}).get(attr))
+
     def method_return(self, cls: str, method: str) -> Optional[Value]:
         """What `obj.method()` returns for an instance of `cls`, its own or inherited."""
-        seen: Set[str] = set()
-        todo = [cls]
-        while todo:
-            name = todo.pop(0)
-            if name in seen:
-                continue
-            seen.add(name)
-            found = self.returns.get(f"{name}.{method}")
-            if found is not None:
-                return found
-            todo.extend(self.bases.get(name, ()))
-        return None
+        return self._inherited(cls, lambda name: self.returns.get(f"{name}.{method}"))
 
     def knows_class(self, cls: str) -> bool:
         return cls in self.classes
