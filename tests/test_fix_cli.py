@@ -9,7 +9,8 @@ from pathlib import Path
 from tests.conftest import run_cli
 from tests.test_cli import FLAGGED, write
 
-UNSAFE = FLAGGED.replace("cu[0] = 0", "cu[n] = 0")
+# `n: int`: an annotated int index (an un-annotated one could be an index tensor: no finding).
+UNSAFE = FLAGGED.replace("cu[0] = 0", "cu[n] = 0").replace("def build(n, device)", "def build(n: int, device)")
 
 
 def test_fix_writes_and_second_run_is_clean(tmp_path: Path) -> None:

@@ -222,8 +222,10 @@ def _device_kwarg_kind(call: cst.Call, facts: Facts) -> Optional[Kind]:
     source = _tensor_of_device(device, facts)
     if source is not None:
         # `device=x.device`: where `x` is.  A tensor (or a parameter) with no evidence of its
-        # place leaves the allocation unknown: a reference function may run on the CPU.
-        return source.kind if source.kind in (Kind.CPU, Kind.DEVICE) else Kind.TENSOR
+        # place is taken to be on the accelerator, as any explicit device= is: in serving code
+        # that is where such tensors live (vLLM's MiniMax builder allocated `cu_seqlens_k` on
+        # `kv_lens.device`).  A CPU-only reference function called this way is the price.
+        return Kind.CPU if source.kind == Kind.CPU else Kind.DEVICE
     # Any other device= that is not provably the CPU is an explicit request for an accelerator.
     return Kind.DEVICE
 
@@ -401,8 +403,9 @@ def _to_result(receiver: Value, call: cst.Call, facts: Facts) -> Value:
     elif place == Kind.DEVICE_PLACE:
         kind = Kind.DEVICE
     elif source is not None:
-        # `.to(x.device)`: where `x` is (unknown for a parameter nothing tells about).
-        kind = source.kind if source.kind in (Kind.CPU, Kind.DEVICE) else Kind.TENSOR
+        # `.to(x.device)`: where `x` is (the accelerator for a tensor nothing tells about,
+        # as for `device=x.device`).
+        kind = Kind.CPU if source.kind == Kind.CPU else Kind.DEVICE
     else:
         other = infer(target, facts)
         if other.kind.is_tensor:

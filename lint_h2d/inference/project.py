@@ -456,9 +456,9 @@ class _Resolver:
             return UNKNOWN
         if tag == "to":
             target = self.eval(term[2], path, owner)
-            if target.kind.is_tensor:
+            if target.kind in (Kind.CPU, Kind.DEVICE):
                 return Value(target.kind, evidence=target.evidence)
-            return Value(Kind.TENSOR)
+            return Value(Kind.DEVICE)  # `.to(x.device)` of a tensor nothing tells about
         if tag == "mcall":
             _, recv, method, _line = term
             if recv[0] == "global" and recv[1] in self.classes:
@@ -478,8 +478,8 @@ class _Resolver:
 
     def _on(self, term: Term, path: str, owner: Optional[str]) -> Value:
         """`torch.zeros(n, device=x.device)`: on `x`'s device.  A parameter or a tensor with
-        no evidence of its place leaves it unknown (a reference function nothing calls may
-        run on the CPU); any other object's `.device` is a device spec, as before."""
+        no evidence of its place is taken to be on the accelerator, as any explicit `device=`
+        (the walk's `_device_kwarg_kind` reads it the same way)."""
         _, base_term, rank, line, how, integer = term
         base = self.eval(base_term, path, owner)
         if base.kind == Kind.CPU:
@@ -488,8 +488,6 @@ class _Resolver:
             return Value(Kind.DEVICE, rank, integer=bool(integer)).because(
                 self.step(f"allocated on the device of a device tensor here (`{how}`)", path, line),
                 *base.evidence)
-        if base.kind == Kind.TENSOR or (base.kind == Kind.UNKNOWN and base_term[0] in ("param", "tensor")):
-            return Value(Kind.TENSOR, rank)
         if base.type_name is not None:
             place = self.field(base.type_name, "device")
             if place.kind == Kind.CPU_PLACE:
