@@ -27,12 +27,18 @@ def expected_rows(path: Path) -> Set[int]:
     return {i for i, line in enumerate(lines, 1) if re.search(r"#\s*error\b", line)}
 
 
-def scan(prefilter: bool, settings: Settings = Settings(root=PROJECT)) -> Dict[str, List[Finding]]:
-    sources, errors = load_sources([str(p) for p in FILES])
+def scan_files(files: List[Path], settings: Settings, prefilter: bool) -> Dict[str, List[Finding]]:
+    """H2D001 findings per file name, the files read as one project (also used by
+    test_python_inference for its own fixture project)."""
+    sources, errors = load_sources([str(p) for p in files])
     assert not errors
     engine = Engine(settings, project_facts(sources), use_prefilter=prefilter)
     return {Path(s.path).name: [f for f in engine.analyze(s.path, s.text) if f.code == "H2D001"]
             for s in sources}
+
+
+def scan(prefilter: bool, settings: Settings = Settings(root=PROJECT)) -> Dict[str, List[Finding]]:
+    return scan_files(FILES, settings, prefilter)
 
 
 @pytest.fixture(scope="module")

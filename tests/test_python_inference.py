@@ -9,32 +9,22 @@ tensor (derived.py), and `device=`/index evidence that must be there before a fi
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
-from typing import Dict, List, Set
+from typing import Dict, List
 
 import pytest
 
 from lint_h2d.config import Settings
-from lint_h2d.engine import Engine, load_sources, project_facts
 from lint_h2d.findings import Finding
 from tests.conftest import FIXTURES
+from tests.test_project_inference import expected_rows, scan_files
 
 PROJECT = FIXTURES / "projects" / "python"
 FILES = sorted(PROJECT.glob("*.py"))
 
 
-def expected_rows(path: Path) -> Set[int]:
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return {i for i, line in enumerate(lines, 1) if re.search(r"#\s*error\b", line)}
-
-
 def scan(prefilter: bool, files: List[Path] = FILES) -> Dict[str, List[Finding]]:
-    sources, errors = load_sources([str(p) for p in files])
-    assert not errors
-    engine = Engine(Settings(root=PROJECT), project_facts(sources), use_prefilter=prefilter)
-    return {Path(s.path).name: [f for f in engine.analyze(s.path, s.text) if f.code == "H2D001"]
-            for s in sources}
+    return scan_files(files, Settings(root=PROJECT), prefilter)
 
 
 @pytest.fixture(scope="module")
