@@ -20,8 +20,14 @@ def error_finding(code: str, path: str, message: str, row: int = 1, column: int 
     return Finding(code, message, path, Location(row, column), Location(row, column), noqa_row=None)
 
 
+_MAX_DETAIL = 160
+
+
 def describe_exception(exc: BaseException) -> str:
     """One line: the exception and where it was raised (no traceback for users)."""
     tb = traceback.extract_tb(exc.__traceback__)
     where = f" at {Path(tb[-1].filename).name}:{tb[-1].lineno}" if tb else ""
-    return f"{type(exc).__name__}: {exc}{where}"
+    text = " ".join(str(exc).split())  # a KeyError of a LibCST node prints the whole tree
+    if len(text) > _MAX_DETAIL:
+        text = text[: _MAX_DETAIL - 3] + "..."
+    return f"{type(exc).__name__}: {text}{where}"

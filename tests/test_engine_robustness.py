@@ -31,3 +31,28 @@ def test_syntax_error_reported_at_cpythons_position(prefilter: bool) -> None:
     findings = _engine(prefilter).analyze("syn.py", text)
     assert [(f.code, f.location.row, f.location.column) for f in findings] == [("H2D901", 6, 9)]
     assert "'(' was never closed" in findings[0].message
+
+
+@pytest.mark.parametrize("imports", ["from os import *\n", "from os.path import (\n    join,\n)\nfrom os import *\n"])
+def test_a_star_import_keeps_the_files_findings(imports: str) -> None:
+    """`from m import *` once made the compact position table raise KeyError (LibCST ends the
+    import's range at the `*`, a node the table skipped): H2D902 and no finding."""
+    text = "import torch\n" + imports + WRITE
+    findings = _engine().analyze("star.py", text)
+    assert [(f.code, f.location.row) for f in findings] == [("H2D001", text.count("\n"))]
+
+
+def test_an_internal_error_is_described_on_one_short_line() -> None:
+    from lint_h2d.diagnostics import describe_exception
+
+    class Node:  # a LibCST node's repr spans one line per field
+        def __repr__(self) -> str:
+            return "Node(\n" + "    field=1,\n" * 500 + ")"
+
+    try:
+        {}[Node()]
+    except KeyError as exc:
+        text = describe_exception(exc)
+    assert "\n" not in text and len(text) < 240
+    assert text.startswith("KeyError: Node( field=1, field=1,")
+    assert "... at test_engine_robustness.py:" in text

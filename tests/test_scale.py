@@ -107,6 +107,26 @@ def test_positions_are_libcsts(name: str) -> None:
     assert all(positions[node] == where for node, where in expected.items())
 
 
+# Statements whose position LibCST computes from a child's (``end_node``): a child left out of
+# the compact table made ``Positions`` raise KeyError, and H2D001 lost the file's findings.
+_END_NODE_SOURCES = {
+    "star import": "from os import *\nimport torch\nt = torch.zeros(4, device='cuda')\nt[0] = 1\n",
+    "star import in a function": "def f():\n    from os.path import *  # noqa\n",
+    "parenthesized import": "from os import (\n    path,\n    sep,\n)\n",
+    "try": "try:\n    x = 1\nexcept E:\n    pass\nelse:\n    y = 2\nfinally:\n    z = 3\n",
+    "match": "match v:\n    case [a, *_]:\n        pass\n    case _:\n        pass\n",
+    "if and while": "if a:\n    pass\nelif b:\n    pass\nelse:\n    pass\nwhile c:\n    pass\nelse:\n    pass\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_END_NODE_SOURCES))
+def test_positions_of_statements_that_end_at_a_child_are_libcsts(name: str) -> None:
+    module = cst.parse_module(_END_NODE_SOURCES[name])
+    expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    positions = Positions(module)
+    assert all(positions[node] == where for node, where in expected.items())
+
+
 _TEXT = st.lists(st.sampled_from(["global", "nonlocal", " ", "\n", ";", "x", "y_1", "xy", ".", "#", "é", "\u0301",
                                   "_", "1", "globalx", "(", ","]), max_size=30).map("".join)
 

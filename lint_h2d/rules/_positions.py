@@ -29,12 +29,18 @@ _BITS = 32
 _MASK = (1 << _BITS) - 1
 
 
+#: Operator-module nodes that LibCST's code generation itself looks up: ``ImportFrom`` ends its
+#: syntactic range at ``names`` (the ``*`` of ``from m import *``), so that position must be kept.
+_END_NODES: FrozenSet[type] = frozenset({cst.ImportStar})
+
+
 def _unrecorded_types() -> FrozenSet[type]:
-    """Node classes defined in LibCST's whitespace and operator modules: no rule asks for them."""
+    """Node classes defined in LibCST's whitespace and operator modules that no rule asks about and
+    that no other node's position is computed from (see ``_END_NODES``)."""
     names = (_whitespace.__name__, _op.__name__)
     return frozenset(
         cls for module in (_whitespace, _op) for _, cls in inspect.getmembers(module, inspect.isclass)
-        if issubclass(cls, cst.CSTNode) and cls.__module__ in names
+        if issubclass(cls, cst.CSTNode) and cls.__module__ in names and cls not in _END_NODES
     )
 
 
