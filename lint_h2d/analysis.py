@@ -21,7 +21,7 @@ from lint_h2d.diagnostics import ERROR_CODES, INTERNAL_ERROR, SYNTAX_ERROR, desc
 from lint_h2d.discovery import per_file_ignored
 from lint_h2d.findings import Finding
 from lint_h2d.inference.project import ProjectFacts
-from lint_h2d.inference.scope import ModuleWalker
+from lint_h2d.inference.scope import ModuleWalker, StatementFact
 from lint_h2d.parse_chunks import parse_module_in_chunks
 from lint_h2d.parse_view import parse_view
 from lint_h2d.prefilter import tree_filter
@@ -161,14 +161,7 @@ class Engine:
                     and (f.capture is not None or not rule.capture_only)]
             if not mine:
                 continue
-            try:
-                findings.extend(rule.check(mine, ctx))
-            except RecursionError:
-                raise
-            except Exception as exc:
-                findings.append(error_finding(
-                    INTERNAL_ERROR, path, f"internal error in rule {rule.code}: {describe_exception(exc)}"
-                ))
+            findings.extend(_run_rule(rule, mine, ctx))
         noqa = noqa_lines(text)
         findings = [view.restore(f) for f in findings
                     if f.code in ERROR_CODES or not is_suppressed(f, noqa)]
@@ -181,3 +174,36 @@ class Engine:
         from lint_h2d.fix_loop import fix_text
 
         return fix_text(self.analyze, path, text, unsafe, trace)
+
+
+def _run_rule(rule: Rule, facts: Sequence[StatementFact], ctx: FileContext) -> List[Finding]:
+    """The rule's findings for these statements.  A rule that fails on one statement must not
+    cost the file its other findings: on an error the statements are checked one at a time (in a
+    fresh context, as the failed run may have left half-built memos) and the one that fails is
+    reported as H2D902 at its own line."""
+    try:
+        return list(rule.check(facts, ctx))
+    except RecursionError:
+        raise
+    except Exception as exc:
+        if len(facts) == 1:
+            return [_rule_error(rule, facts[0], ctx, exc)]
+    retry = FileContext(ctx.path, ctx.module, ctx.text, ctx.settings)
+    found: List[Finding] = []
+    for fact in facts:
+        try:
+            found.extend(rule.check([fact], retry))
+        except RecursionError:
+            raise
+        except Exception as exc:
+            found.append(_rule_error(rule, fact, retry, exc))
+    return found
+
+
+def _rule_error(rule: Rule, fact: StatementFact, ctx: FileContext, exc: Exception) -> Finding:
+    message = f"internal error in rule {rule.code}: {describe_exception(exc)}"
+    try:
+        start = ctx.position(fact.owner).start
+    except Exception:  # the positions themselves may be what failed
+        return error_finding(INTERNAL_ERROR, ctx.path, message)
+    return error_finding(INTERNAL_ERROR, ctx.path, message, start.line, start.column + 1)

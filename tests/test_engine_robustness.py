@@ -56,3 +56,23 @@ def test_an_internal_error_is_described_on_one_short_line() -> None:
     assert "\n" not in text and len(text) < 240
     assert text.startswith("KeyError: Node( field=1, field=1,")
     assert "... at test_engine_robustness.py:" in text
+
+
+def test_a_rule_failing_on_one_statement_keeps_the_files_other_findings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An internal error in one statement's check is reported at that statement (H2D902); the
+    other statements of the file are still checked and reported."""
+    from lint_h2d.rules import scalar_write_to_device_tensor as rule_module
+
+    real = rule_module.ScalarWriteToDeviceTensor._check_one
+
+    def flaky(self, fact, ctx):  # type: ignore[no-untyped-def]
+        if "u[1]" in ctx.module.code_for_node(fact.small):
+            raise KeyError("boom")
+        return real(self, fact, ctx)
+
+    monkeypatch.setattr(rule_module.ScalarWriteToDeviceTensor, "_check_one", flaky)
+    text = ("import torch\n\n\ndef f():\n    t = torch.zeros(4, device='cuda')\n    t[0] = 0\n"
+            "    u = torch.zeros(4, device='cuda')\n    u[1] = 0\n    t[2] = 0\n")
+    findings = _engine().analyze("flaky.py", text)
+    assert [(f.code, f.location.row) for f in findings] == [("H2D001", 6), ("H2D902", 8), ("H2D001", 9)]
+    assert "internal error in rule H2D001: KeyError: 'boom'" in findings[1].message
