@@ -16,7 +16,8 @@ What is done, in order (each step only when the previous one does not fit):
    whose opening line fits gets its contents on a line of their own, one step deeper, and the
    closing bracket (with what follows it and the trailing comment) on the next;
    contents that still do not fit and hold top-level commas get one element per line with a
-   trailing comma; an assignment whose value has no such bracket gets the value in
+   trailing comma, and a single element that does not fit is split the same way in turn;
+   an assignment whose value has no such bracket gets the value in
    parentheses (``x = (`` / value / ``)``).
 
 The line length is the project's: ``[tool.ruff] line-length`` (or ``[tool.black]``) of the
@@ -24,20 +25,24 @@ nearest ``pyproject.toml`` / ``ruff.toml`` above the file, else 88 (both tools' 
 """
 from __future__ import annotations
 
+import ast
 import io
 import os
 import sys
 import tokenize
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
+
+from fixers.arguments import rewrite_segment
+from fixers.edits import Position, TextEdit
 
 if sys.version_info >= (3, 11):  # pragma: no cover - depends on the interpreter
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["DEFAULT_LINE_LENGTH", "project_line_length", "flattened", "lay_out"]
+__all__ = ["DEFAULT_LINE_LENGTH", "project_line_length", "flattened", "lay_out", "relaid"]
 
 DEFAULT_LINE_LENGTH = 88
 _OPEN = {"(": ")", "[": "]", "{": "}"}
@@ -238,10 +243,13 @@ def _split(line: str, indent: str, unit: str, limit: int, newline: str) -> Optio
             middle = [inner + body]
         else:
             parts = _top_commas(body)
-            if len(parts) < 2:
-                middle = [inner + body]
-            else:
+            if len(parts) >= 2:
                 middle = [inner + part + "," for part in parts]
+            else:
+                # One element that is still too long (`[a, b]` inside `f(...)`): split it in
+                # turn, one step deeper, as black's right-hand split recurses.
+                deeper = _split(body, inner, unit, limit, newline)
+                middle = [inner + (deeper if deeper is not None else body)]
         return newline.join([head] + middle + [indent + tail])
     if equals is not None:
         value = code[equals + 1:].strip()
@@ -284,3 +292,59 @@ def lay_out(module: cst.Module, statement: cst.SimpleStatementLine, rendered: st
     if split is None:
         return flat_text if force_flat else rendered
     return split
+
+
+# -- edits inside an existing statement --------------------------------------------------------
+
+
+def _magic_trailing_comma(code: str) -> bool:
+    """A comma right before a closing bracket: ruff keeps such a bracket exploded (and a
+    one-element tuple's comma is not ours to judge), so the statement keeps its lines."""
+    tokens = _tokens(code.replace("\r\n", "\n").replace("\r", "\n"))
+    if tokens is None:
+        return True
+    significant = [t for t in tokens if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT,
+                                                       tokenize.INDENT, tokenize.DEDENT)]
+    return any(a.string == "," and b.string in _CLOSE for a, b in zip(significant, significant[1:]))
+
+
+def _same_meaning(before: str, after: str) -> bool:
+    try:
+        return ast.dump(ast.parse(before)) == ast.dump(ast.parse(after))
+    except (SyntaxError, ValueError):
+        return False
+
+
+def relaid(module: cst.Module, source: str, start: Position, end: Position, edits: Sequence[TextEdit],
+           indent: str, limit: int) -> Optional[TextEdit]:
+    """One edit that writes the statement between ``start`` and ``end`` (a simple statement
+    alone on its line, trailing comment excluded; ``indent`` before it) with ``edits`` applied
+    and laid out as ruff would, or None when ``edits`` as they are suit.
+
+    Why: an edit inside a statement (a keyword added, ``.to(...)`` dropped) keeps the
+    statement's old line breaks, which the formatter chose for the longer code:
+    ``(\n    torch.arange(...).to(\n        device=d\n    )\n    / dim\n)`` becomes
+    ``(\n    torch.arange(..., device=d)\n    / dim\n)`` where ruff writes ``(torch.arange(...,
+    device=d) / dim)``.  Done only when the edits remove a line break or a line no longer fits
+    (an edit within one line keeps the author's layout), when nothing in the statement pins
+    its lines (a comment, a multi-line string, a magic trailing comma), and when the result fits
+    the limit everywhere and parses to the same tree.
+    """
+    after = rewrite_segment(source, start, end, edits)
+    if after is None:
+        return None
+    widest = _width(after, indent)
+    if widest <= limit and not any(e.start[0] != e.end[0] and "\n" not in e.text for e in edits):
+        return None
+    if _magic_trailing_comma(after):
+        return None
+    try:
+        statement = cst.parse_statement(after + module.default_newline)
+    except cst.ParserSyntaxError:
+        return None
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    laid = lay_out(module, statement, after, indent, limit, force_flat=True)
+    if laid == after or _width(laid, indent) > limit or not _same_meaning(after, laid):
+        return None
+    return TextEdit(start, end, laid)

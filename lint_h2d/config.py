@@ -28,6 +28,9 @@ DEFAULT_EXCLUDE: Tuple[str, ...] = (
     "site-packages/", ".mypy_cache/", ".pytest_cache/", ".ruff_cache/", ".lint_h2d_cache/",
 )
 GATE_NAMES = ("auto", "vllm", "torch-hip", "none")
+# Context managers inside which a project allows host-device syncs (vLLM's own).
+DEFAULT_SYNC_ALLOWED: Tuple[str, ...] = ("gpu_sync_allowed",)
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _VLLM_IMPORT = re.compile(r"^[ \t]*(?:from|import)[ \t]+vllm\b", re.M)
 
 
@@ -56,6 +59,9 @@ class Settings:
     # tensors; a finding that rests on one says so.
     device_hints: Tuple[str, ...] = ()
     cpu_hints: Tuple[str, ...] = ()
+    # Context managers (bare or dotted callee names) whose `with` block the project declares
+    # sync-allowed: a write there is still reported, but gets no fix.
+    sync_allowed: Tuple[str, ...] = DEFAULT_SYNC_ALLOWED
 
     def gate_for(self, path: str, text: str) -> Optional[Gate]:
         """The platform gate a fix is wrapped in; None means the bare device form."""
@@ -81,7 +87,7 @@ class Settings:
         return repr(
             (str(self.root), self.select, self.ignore, self.per_file_ignores,
              self.capture_functions, self.fix_gate, self.custom_gate, self.device_hints,
-             self.cpu_hints)
+             self.cpu_hints, self.sync_allowed)
         )
 
 
@@ -170,6 +176,18 @@ def _custom_gate(test: str, import_line: Optional[str], path: Path) -> Gate:
     return gate
 
 
+def _dotted_names(value: Any, key: str, path: Path) -> Tuple[str, ...]:
+    """A list of callee names (`gpu_sync_allowed`, `vllm.utils.gpu_sync_debug.gpu_sync_allowed`)."""
+    names = _strings(value, key, path)
+    for name in names:
+        if not _DOTTED.fullmatch(name):
+            raise ConfigError(
+                f"{path}: [tool.lint-h2d] `{key}` entries must be names or dotted names "
+                f"(`gpu_sync_allowed`, `mod.allow_syncs`); got {name!r}"
+            )
+    return names
+
+
 def _per_file_ignores(value: Any, path: Path) -> Tuple[Tuple[str, Tuple[str, ...]], ...]:
     if not isinstance(value, dict):
         raise ConfigError(f"{path}: [tool.lint-h2d] `per-file-ignores` must be a table of glob = [codes]")
@@ -182,7 +200,7 @@ def _per_file_ignores(value: Any, path: Path) -> Tuple[Tuple[str, Tuple[str, ...
 _KEYS = {
     "select", "ignore", "include", "exclude", "extend-exclude", "per-file-ignores",
     "capture-functions", "fix-gate", "cache-dir", "respect-gitignore", "force-exclude",
-    "device-hints", "cpu-hints",
+    "device-hints", "cpu-hints", "sync-allowed",
 }
 
 
@@ -199,6 +217,8 @@ def from_table(table: Mapping[str, Any], path: Path, root: Path) -> Settings:
         if key in ("select", "ignore", "include", "exclude", "extend-exclude", "capture-functions",
                    "device-hints", "cpu-hints"):
             changes[key.replace("-", "_")] = _strings(value, key, path)
+        elif key == "sync-allowed":
+            changes["sync_allowed"] = _dotted_names(value, key, path)
         elif key == "per-file-ignores":
             changes["per_file_ignores"] = _per_file_ignores(value, path)
         elif key == "fix-gate":

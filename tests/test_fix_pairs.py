@@ -1,6 +1,7 @@
 """Fix fixtures: `tests/fixtures/<CODE>_<case>.in.py` is fixed and compared with `.out.py`.
 
-The first line of an input may set options: `# lint-h2d: fix-gate=none unsafe-fixes`.
+The first line of an input may set options: `# lint-h2d: fix-gate=none unsafe-fixes`
+(`sync-allowed=a,b.c` sets that list; `sync-allowed=` empties it).
 Each pair also proves idempotence: fixing the output again changes nothing.
 """
 from __future__ import annotations
@@ -33,6 +34,9 @@ def options(text: str) -> Tuple[Settings, bool]:
                 unsafe = True
             elif word.startswith("fix-gate="):
                 settings = dataclasses.replace(settings, fix_gate=word.split("=", 1)[1])
+            elif word.startswith("sync-allowed="):
+                names = tuple(n for n in word.split("=", 1)[1].split(",") if n)
+                settings = dataclasses.replace(settings, sync_allowed=names)
     return settings, unsafe
 
 

@@ -22,6 +22,7 @@ from lint_h2d.engine import Engine, Source
 from lint_h2d.findings import Applicability, Finding
 from lint_h2d.inference.project import collect
 from lint_h2d.verify.pairs import composition_problem, pairs_for_source
+from tests.conftest import FIXTURES
 
 # ruff is a test dependency: the one on PATH, else the one beside this interpreter.
 RUFF = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
@@ -169,6 +170,19 @@ def test_rewrites_are_laid_out_like_ruff(tmp_path: Path) -> None:
         done = subprocess.run([RUFF, "format", "--check", "--isolated", str(tmp_path / name)],
                               capture_output=True, text=True)
         assert done.returncode == 0, (name, done.stdout, done.stderr)
+
+
+def test_argument_edits_are_laid_out_like_ruff() -> None:
+    """H2D004's edit inside a statement (vLLM's mimo_audio.py: dropping `.to(\n...\n)` left the
+    statement's old breaks): the fixture pair's input and output both pass ruff format."""
+    if not Path(RUFF).exists():
+        pytest.skip("ruff is not installed")
+    pair = [FIXTURES / "H2D004_layout.in.py", FIXTURES / "H2D004_layout.out.py"]
+    done = subprocess.run([RUFF, "format", "--check", "--isolated", *map(str, pair)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    out = pair[1].read_text(encoding="utf-8")
+    assert "base ** (torch.arange(0, dim, 2, dtype=torch.float, device=device) / dim)" in out
 
 
 def test_line_length_comes_from_the_project(tmp_path: Path) -> None:

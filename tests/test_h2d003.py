@@ -56,6 +56,22 @@ def test_zero_element_allocations_are_marked_empty() -> None:
     assert value is not None and value.memory is not None and not value.memory.empty
 
 
+def test_positional_arguments_stop_at_the_first_star() -> None:
+    """After `*args` nobody knows which parameter a positional argument fills: the one helper
+    H2D003 and the memory inference share stops there (`torch.arange(*bounds, 0)` is not
+    `arange(0)`, an empty tensor whose copy would move nothing)."""
+    from lint_h2d.inference.memory import positional_args, zero_elements
+
+    call = cst.parse_expression("torch.arange(*bounds, 0)")
+    assert isinstance(call, cst.Call)
+    assert positional_args(call) == []
+    assert not zero_elements(call, "arange")
+    plain = cst.parse_expression("torch.arange(0, device=d)")
+    assert isinstance(plain, cst.Call)
+    assert [cst.Module([]).code_for_node(a) for a in positional_args(plain)] == ["0"]
+    assert zero_elements(plain, "arange")
+
+
 def test_gpu_sync_ok_silences_only_h2d003() -> None:
     rows = noqa_lines("a = 1  # gpu-sync-ok: setup\nb = 2  # noqa: H2D001 gpu-sync-ok\n")
     assert rows[1] == frozenset({"H2D003"})

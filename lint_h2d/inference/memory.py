@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 
 from dataclasses import replace
-from typing import Callable, Optional
+from typing import Callable, List, Optional
 
 import libcst as cst
 
@@ -48,15 +48,25 @@ _CONVERSIONS = frozenset(
 _FALSY = ("False", "None")
 
 
-def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+def keyword_value(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+    """The value passed as `name=` (None when absent; a `**kwargs` may still hold it)."""
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == name:
             return arg.value
     return None
 
 
-def _positional(call: cst.Call) -> list:  # type: ignore[type-arg]
-    return [a.value for a in call.args if a.keyword is None and not a.star]
+def positional_args(call: cst.Call) -> List[cst.BaseExpression]:
+    """The positional arguments whose position is known: those before the first `*args` (or
+    `**kwargs`).  After `f(*a, x)` nobody knows which parameter `x` fills: taking it for the
+    first would read `torch.arange(*bounds, 0)` as `arange(0)`, an empty tensor."""
+    out: List[cst.BaseExpression] = []
+    for arg in call.args:
+        if arg.star:
+            break
+        if arg.keyword is None:
+            out.append(arg.value)
+    return out
 
 
 def is_falsy_constant(node: cst.BaseExpression) -> bool:
@@ -82,7 +92,7 @@ def _short(node: cst.CSTNode, limit: int = 60) -> str:
 
 def pinned_by(call: cst.Call) -> Optional[HostMemory]:
     """The memory a `pin_memory=` keyword asks for; None when there is none."""
-    pin = _keyword(call, "pin_memory")
+    pin = keyword_value(call, "pin_memory")
     if pin is None:
         return None
     if is_falsy_constant(pin):
@@ -108,25 +118,25 @@ def _has_zero_size(node: cst.BaseExpression) -> bool:
 def zero_elements(call: cst.Call, name: str) -> bool:
     """A factory call that provably makes a tensor with no elements (`torch.zeros(0)`)."""
     if name in _SIZE_FACTORIES or name == "empty_strided":
-        size = _keyword(call, "size")
+        size = keyword_value(call, "size")
         if size is not None:
             return _has_zero_size(size)
-        positional = _positional(call)
+        positional = positional_args(call)
         if name == "empty_strided":
             return bool(positional) and _has_zero_size(positional[0])
         return any(_has_zero_size(p) for p in positional)
     if name == "full":
-        size = _keyword(call, "size")
-        positional = _positional(call)
+        size = keyword_value(call, "size")
+        positional = positional_args(call)
         first = size if size is not None else (positional[0] if positional else None)
         return first is not None and _has_zero_size(first)
     if name == "tensor":
-        data = _keyword(call, "data")
-        positional = _positional(call)
+        data = keyword_value(call, "data")
+        positional = positional_args(call)
         first = data if data is not None else (positional[0] if positional else None)
         return isinstance(first, (cst.List, cst.Tuple)) and not first.elements
     if name in ("arange", "randperm"):
-        positional = _positional(call)
+        positional = positional_args(call)
         return len(positional) == 1 and _is_zero(positional[0])
     return False
 
@@ -160,9 +170,9 @@ def _target_is_cpu(call: cst.Call, infer: Infer, facts: object) -> Optional[bool
     """`.to(...)`'s target: True for the CPU, False for something else, None without one."""
     from lint_h2d.inference.expressions import place_of, _is_dtype  # cycle: expressions imports us
 
-    target = _keyword(call, "device")
+    target = keyword_value(call, "device")
     if target is None:
-        positional = _positional(call)
+        positional = positional_args(call)
         if not positional:
             return None
         target = positional[0]
@@ -172,7 +182,7 @@ def _target_is_cpu(call: cst.Call, infer: Infer, facts: object) -> Optional[bool
 
 
 def _non_blocking(call: cst.Call) -> bool:
-    flag = _keyword(call, "non_blocking")
+    flag = keyword_value(call, "non_blocking")
     return flag is not None and not is_falsy_constant(flag)
 
 
@@ -292,7 +302,7 @@ def _call(call: cst.Call, facts: object, value: Value, infer: Infer) -> Value:
         if not cpu:
             return value
         if receiver.kind == Kind.CPU:
-            copy = _keyword(call, "copy")
+            copy = keyword_value(call, "copy")
             if copy is not None and not is_falsy_constant(copy):
                 return replace(value, memory=_pageable("copied on the host by `.to(..., copy=True)`", call))
             return replace(value, memory=receiver.memory) if receiver.memory else value
@@ -330,14 +340,14 @@ def _call(call: cst.Call, facts: object, value: Value, infer: Infer) -> Value:
 def _torch_function(call: cst.Call, name: str, facts: object, value: Value, infer: Infer) -> Value:
     from lint_h2d.inference.expressions import ALL_FACTORIES, SAME_DEVICE_FUNCTIONS
 
-    positional = _positional(call)
+    positional = positional_args(call)
     if name in ("from_numpy", "frombuffer", "as_tensor", "asarray"):
         if value.kind not in (Kind.CPU, Kind.TENSOR):
             return value
-        first = _keyword(call, "data") or _keyword(call, "obj") or (positional[0] if positional else None)
+        first = keyword_value(call, "data") or keyword_value(call, "obj") or (positional[0] if positional else None)
         source = infer(first, facts) if first is not None else None
         if source is not None and source.memory is not None:
-            converts = _keyword(call, "dtype") is not None
+            converts = keyword_value(call, "dtype") is not None
             if not converts or not source.memory.pinned:
                 return replace(value, memory=replace(source.memory, node=None))
             return value
@@ -357,7 +367,7 @@ def _torch_function(call: cst.Call, name: str, facts: object, value: Value, infe
                 f"allocated by `torch.{name}(...)`", call))
         return replace(value, memory=factory_memory(call, name))
     if name in SAME_DEVICE_FUNCTIONS or name in _VIEW_FUNCTIONS:
-        out = _keyword(call, "out")
+        out = keyword_value(call, "out")
         if out is not None:
             target = infer(out, facts)
             return replace(value, memory=target.memory) if target.memory else value

@@ -1,13 +1,16 @@
 """H2D004: a tensor of constant contents built on the host only to be copied to the device."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, AbstractSet, Iterable, Iterator, List, Optional, Sequence, Tuple
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, AbstractSet, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
+from libcst.metadata import CodeRange
 
 from fixers.arguments import argument_removal, keyword_insertion, rewrite_segment
+from fixers._text import source_of
 from fixers.edits import TextEdit
+from fixers.layout import project_line_length, relaid
 from lint_h2d import prefilter
 from lint_h2d.findings import Applicability, Finding, Fix
 from lint_h2d.inference.expressions import (
@@ -19,6 +22,7 @@ from lint_h2d.inference.expressions import (
     infer,
     place_of,
 )
+from lint_h2d.inference.memory import positional_args
 from lint_h2d.inference.scope import StatementFact
 from lint_h2d.inference.values import Kind
 from lint_h2d.rules.base import FileContext, Rule, RuleDoc
@@ -57,10 +61,6 @@ def _keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
     return None
 
 
-def _positional(call: cst.Call) -> List[cst.BaseExpression]:
-    return [a.value for a in call.args if a.keyword is None and not a.star]
-
-
 def _is_device_spec(node: cst.BaseExpression, facts: Facts) -> bool:
     """A device in any form `device=` accepts: a string, `torch.device(...)`, a name typed or
     named as a device (`device`, `self.device`, `x.device`)."""
@@ -89,13 +89,13 @@ def move_of(call: cst.Call, facts: Facts) -> Optional[Move]:
     if func.attr.value == "cuda":
         if any(a.star for a in call.args):
             return None
-        positional = _positional(call)
+        positional = positional_args(call)
         device_arg = _keyword(call, "device")
         target = device_arg.value if device_arg is not None else (positional[0] if positional else None)
         return Move(call, factory, name, target, None, "`.cuda()`")
     if any(a.star for a in call.args):
         return None
-    positional = _positional(call)
+    positional = positional_args(call)
     device_kw = _keyword(call, "device")
     dtype_kw = _keyword(call, "dtype")
     device: Optional[cst.BaseExpression] = device_kw.value if device_kw is not None else None
@@ -235,6 +235,7 @@ offered for `.to(other_tensor)`, `.cuda(device)` with a non-literal device, `req
                                     (where.end.line, where.end.column), fix.edits)
             if after is not None:
                 details = (("expression", ctx.module.code_for_node(move.outer)), ("replacement", after))
+            fix = _laid_out(fix, fact, ctx)
         return ctx.finding(self.code, move.outer, message, fix=fix, no_fix_reason=reason,
                            statement=fact.owner, details=details)
 
@@ -278,18 +279,14 @@ offered for `.to(other_tensor)`, `.cuda(device)` with a non-literal device, `req
         pin = _keyword(factory, "pin_memory")
         added: List[str] = []
         if factory_device is not None:
-            where = position(factory_device.value)
-            edits.append(TextEdit((where.start.line, where.start.column),
-                                  (where.end.line, where.end.column), device_text))
+            edits.append(_replaced(factory_device.value, device_text, position))
         else:
             added.append(f"device={device_text}")
         if dtype_text is not None:
             if factory_dtype is not None:
                 if not _simple(factory_dtype.value):
                     return None, "the factory's dtype is computed", None
-                where = position(factory_dtype.value)
-                edits.append(TextEdit((where.start.line, where.start.column),
-                                      (where.end.line, where.end.column), dtype_text))
+                edits.append(_replaced(factory_dtype.value, dtype_text, position))
             else:
                 added.append(f"dtype={dtype_text}")
         if pin is not None:
@@ -332,7 +329,7 @@ offered for `.to(other_tensor)`, `.cuda(device)` with a non-literal device, `req
             return True, None
         if move.name == "full":
             fill = _keyword(factory, "fill_value")
-            positional = _positional(factory)
+            positional = positional_args(factory)
             value = fill.value if fill is not None else (positional[1] if len(positional) > 1 else None)
             literal = value is not None and (
                 isinstance(value, (cst.Integer, cst.Float)) or
@@ -343,6 +340,32 @@ offered for `.to(other_tensor)`, `.cuda(device)` with a non-literal device, `req
             if changes_dtype:
                 return False, "`full` then a dtype change casts the fill value twice"
         return True, None
+
+
+def _laid_out(fix: Fix, fact: StatementFact, ctx: FileContext) -> Fix:
+    """The fix as one edit of its whole statement when the argument edits would leave the
+    statement's old line breaks behind (`fixers.layout.relaid`): the file stays as ruff
+    formats it."""
+    owner = fact.owner
+    if not (isinstance(owner, cst.SimpleStatementLine) and len(owner.body) == 1):
+        return fix
+    where = ctx.position(fact.small)
+    indent = source_of(ctx.module, ctx.text).text(where.start.line)[:where.start.column]
+    if indent.strip(" \t"):
+        return fix  # a form feed or other odd space before it: left as it is
+    limit = ctx.memo.get("line_length")
+    if not isinstance(limit, int):
+        limit = project_line_length(ctx.path)
+        ctx.memo["line_length"] = limit
+    edit = relaid(ctx.module, ctx.text, (where.start.line, where.start.column),
+                  (where.end.line, where.end.column), fix.edits, indent, limit)
+    return fix if edit is None else replace(fix, edits=(edit,))
+
+
+def _replaced(node: cst.CSTNode, text: str, position: Callable[[cst.CSTNode], CodeRange]) -> TextEdit:
+    """The edit that writes ``text`` in place of an argument's value."""
+    where = position(node)
+    return TextEdit((where.start.line, where.start.column), (where.end.line, where.end.column), text)
 
 
 def _preview(factory_code: str, added: List[str], device: str, dtype: Optional[str],

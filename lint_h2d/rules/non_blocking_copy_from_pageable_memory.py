@@ -22,7 +22,7 @@ from lint_h2d.inference.expressions import (
     infer,
     place_of,
 )
-from lint_h2d.inference.memory import PINNABLE_FACTORIES, is_falsy_constant
+from lint_h2d.inference.memory import PINNABLE_FACTORIES, is_falsy_constant, keyword_value, positional_args
 from lint_h2d.inference.scope import StatementFact
 from lint_h2d.inference.values import UNKNOWN, HostMemory, Kind, LocalStep, Value
 from lint_h2d.rules.base import FileContext, Rule, RuleDoc
@@ -50,32 +50,15 @@ class CopySite:
     facts: Facts
 
 
-def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg.value
-    return None
-
-
-def _positional(call: cst.Call) -> List[cst.BaseExpression]:
-    out = []
-    for arg in call.args:
-        if arg.star:
-            break
-        if arg.keyword is None:
-            out.append(arg.value)
-    return out
-
-
 def non_blocking_flag(call: cst.Call, method: str) -> Optional[cst.BaseExpression]:
     """The `non_blocking` argument when it is not provably off (`False`, `0`, `None`).
 
     A keyword anywhere; positionally only where the signature leaves no doubt
     (`dst.copy_(src, True)`, `t.cuda(device, True)`): `.to`'s overloads put it at 1 or 2.
     """
-    flag = _keyword(call, "non_blocking")
+    flag = keyword_value(call, "non_blocking")
     if flag is None and method in ("copy_", "cuda"):
-        positional = _positional(call)
+        positional = positional_args(call)
         flag = positional[1] if len(positional) > 1 else None
     if flag is None or is_falsy_constant(flag):
         return None
@@ -86,9 +69,9 @@ def moves_to_device(call: cst.Call, method: str, facts: Facts) -> bool:
     """`.cuda(...)`, or `.to(...)` with a target that is not provably the CPU or a dtype."""
     if method == "cuda":
         return True
-    target = _keyword(call, "device")
+    target = keyword_value(call, "device")
     if target is None:
-        positional = _positional(call)
+        positional = positional_args(call)
         if not positional:
             return False
         target = positional[0]
@@ -149,8 +132,8 @@ def _site(call: cst.Call, facts: Facts) -> Optional[CopySite]:
     if flag is None:
         return None
     if method == "copy_":
-        source = _keyword(call, "src")
-        positional = _positional(call)
+        source = keyword_value(call, "src")
+        positional = positional_args(call)
         if source is None and positional:
             source = positional[0]
         if source is None:
@@ -322,7 +305,7 @@ buffer once and copy into it (vLLM: `CpuGpuBuffer`, `async_tensor_h2d`).
             return None, "H2D004's fix allocates it on the device instead (no copy at all)"
         if not _same_function(alloc, fact, ctx):
             return None, "the source is allocated in another function; pin it there"
-        if _keyword(alloc, "pin_memory") is not None:
+        if keyword_value(alloc, "pin_memory") is not None:
             return None, "the allocation sets `pin_memory=` explicitly"
         if any(arg.star == "**" for arg in alloc.args):
             return None, "the allocation passes `**kwargs`, which may hold `pin_memory=`"

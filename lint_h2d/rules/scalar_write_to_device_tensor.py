@@ -1,6 +1,7 @@
 """H2D001: a Python scalar written into one element of a device tensor."""
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from typing import (TYPE_CHECKING, AbstractSet, Callable, FrozenSet, Iterable, List, Optional, Sequence, Tuple,
                     TypeVar, Union)
@@ -26,6 +27,7 @@ from lint_h2d.rules._int_index import int_names
 from lint_h2d.rules._redundant import Redundant, redundant_write
 from lint_h2d.rules._scopes import ScopeMap, bound_names
 from lint_h2d.rules._sizes import proven_length
+from lint_h2d.rules._sync_allowed import AllowedRegion, SyncAllowed, describe
 from lint_h2d.rules.base import FileContext, Rule, RuleDoc
 
 if TYPE_CHECKING:
@@ -115,6 +117,18 @@ call, alias or compound statement; other element writes only).  The deletion is 
 the index lies within the allocation's literal (or proven) shape and the dtype is absent or an
 ordinary one; otherwise the usual rewrite is offered.
 
+No fix is offered where the project itself allows syncs (setting `sync-allowed`, default
+`["gpu_sync_allowed"]`, vLLM's context manager): a write lexically inside
+`with gpu_sync_allowed():` (called without arguments; vLLM's `first_only=True` allows only the
+first pass), or in a private function (`_name`) of the file whose every same-file call
+(`_f(...)`, `self._f(...)`) is inside one, directly or through another such function, and
+that is never mentioned otherwise (passed around, named in a string, decorated).  The write
+still blocks, so it is still reported; its message and evidence name the `with`.  vLLM uses
+the block for run-once setup (`MambaSpecDecodeGPUContext._populate_metadata`): a maintainer
+would send back a rewrite of code they explicitly allowed to sync.  A private function called
+from another file is not seen (only its own file's calls are).  `sync-allowed = []` turns
+this off.
+
 The fix is **safe** only when it is provably the same for every input, errors included: every
 index is an integer literal and the value is a number literal (or `True`/`False`) whose
 integer value, if any, lies within int64.  Then `zero_`/`fill_` cast the value exactly as the
@@ -170,7 +184,8 @@ It is **unsafe** (applied only with `--unsafe-fixes`, after reading it) when:
         for fact in facts:
             finding = self._check_one(fact, ctx)
             if finding is not None:
-                yield _redundancy_noted(finding, ctx.memo.pop(f"redundant:{id(fact.small)}", None))
+                finding = _redundancy_noted(finding, ctx.memo.pop(f"redundant:{id(fact.small)}", None))
+                yield _allowed_noted(finding, _sync_allowed_region(fact, ctx))
 
     def _check_one(self, fact: StatementFact, ctx: FileContext) -> Optional[Finding]:
         assign = fact.small
@@ -364,6 +379,31 @@ def _redundancy_noted(finding: Finding, note: object) -> Finding:
     details: Tuple[Tuple[str, str], ...] = note[1]
     kept = tuple(d for d in finding.details if d[0] != "min_length")
     return replace(finding, message=message, details=kept + tuple(details))
+
+
+def _sync_allowed_region(fact: StatementFact, ctx: FileContext) -> Optional[AllowedRegion]:
+    """The region the project declares sync-allowed that the write runs in (`sync-allowed`)."""
+    allowed = _memo(ctx, "sync_allowed", lambda: SyncAllowed.of(
+        ctx.module, ctx.text, ctx.settings.sync_allowed, lambda node: ctx.position(node).start.line,
+        os.path.basename(ctx.path) if ctx.path not in ("", "-") else "<stdin>"))
+    assert isinstance(allowed, SyncAllowed)
+    if not allowed.lines and not allowed.functions:
+        return None
+    scopes = _memo(ctx, "scopes", lambda: ScopeMap.of(ctx.module, ctx.text))
+    chain = scopes.chain(fact.owner)
+    function = chain[-1] if chain and isinstance(chain[-1], cst.FunctionDef) else None
+    return allowed.region(fact.owner, function)
+
+
+def _allowed_noted(finding: Finding, region: Optional[AllowedRegion]) -> Finding:
+    """A write where the project allows syncs stays reported (it blocks), without a fix: a
+    maintainer would not take a rewrite of code they explicitly allowed to sync."""
+    if region is None:
+        return finding
+    why = describe(region)
+    step = EvidenceStep(why, None, region.row, None, EvidenceKind.DIRECT)
+    return replace(finding, message=f"{finding.message}; {why}, so no fix is offered", fix=None,
+                   no_fix_reason=why, evidence=finding.evidence + (step,))
 
 
 def _block_key(fact: StatementFact, ctx: FileContext, scopes: ScopeMap) -> Tuple[Tuple[int, int], int]:
