@@ -155,3 +155,18 @@ def test_verify_moves_equivalence_and_copies() -> None:
     bad, detail = cpu_equivalence("torch.full((n,), 3.7).to(device, dtype=torch.int32)",
                                   "torch.full((n,), 3.7, dtype=torch.float64, device=device)")
     assert bad is False and "dtype" in detail
+
+
+@pytest.mark.parametrize("move, safe", [
+    (".to(\n        device,\n    )", True),
+    (".to(  # keep me\n        device,\n    )", False),  # the rewrite drops the move and its comment
+    (".to(\n        device,  # keep me\n    )", False),
+    (".to(device, non_blocking=True)  # outside the move: kept", True),
+])
+def test_h2d004_fix_that_would_delete_a_comment_is_unsafe(move: str, safe: bool) -> None:
+    source = f"import torch\n\n\ndef f(device, n):\n    return torch.zeros(n){move}\n"
+    findings = Engine(Settings(), collect([source])).analyze("m.py", source)
+    [finding] = [f for f in findings if f.code == "H2D004"]
+    assert finding.fix is not None
+    assert (finding.fix.applicability.value == "safe") is safe
+    assert ("delete a comment" in finding.fix.message) is not safe

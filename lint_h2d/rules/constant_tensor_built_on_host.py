@@ -1,6 +1,9 @@
 """H2D004: a tensor of constant contents built on the host only to be copied to the device."""
 from __future__ import annotations
 
+import io
+import tokenize
+from collections import Counter
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, AbstractSet, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple
 
@@ -151,6 +154,19 @@ def _integer_dtype(node: Optional[cst.BaseExpression]) -> Optional[bool]:
     return (dotted_name(node) or "").split(".")[-1] in INTEGER_DTYPES
 
 
+def _comments(code: str) -> Counter[str]:
+    """The comments of an expression's source, as tokens (a `#` inside a string is not one).
+    A fix that would drop one is unsafe, as in ruff: nobody asked for their comment to go."""
+    found: Counter[str] = Counter()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO("(" + code + "\n)").readline):
+            if token.type == tokenize.COMMENT:
+                found[token.string] += 1
+    except (tokenize.TokenError, SyntaxError):
+        found["<unreadable>"] += 1  # cannot tell: count it as a comment that may be lost
+    return found
+
+
 class ConstantTensorBuiltOnHost(Rule):
     code = "H2D004"
     name = "constant-tensor-built-on-host"
@@ -185,6 +201,8 @@ with a computed fill value or a dtype change (the fill value would be cast once 
 twice), and when the target or dtype is an expression whose evaluation would move. No fix is
 offered for `.to(other_tensor)`, `.cuda(device)` with a non-literal device, `requires_grad=`,
 `out=`, `**kwargs`, or other keywords.
+It is also unsafe when the move holds a comment (`.to(  # why\n    device)`) that the rewrite
+would drop.
 """,
     )
     invalid_examples = (
@@ -233,8 +251,12 @@ offered for `.to(other_tensor)`, `.cuda(device)` with a non-literal device, `req
             where = ctx.position(move.outer)
             after = rewrite_segment(ctx.text, (where.start.line, where.start.column),
                                     (where.end.line, where.end.column), fix.edits)
+            before = ctx.module.code_for_node(move.outer)
             if after is not None:
-                details = (("expression", ctx.module.code_for_node(move.outer)), ("replacement", after))
+                details = (("expression", before), ("replacement", after))
+            if after is None or not _comments(before) <= _comments(after):
+                fix = replace(fix, applicability=Applicability.UNSAFE,
+                              message=fix.message + " (unsafe: it would delete a comment)")
             fix = _laid_out(fix, fact, ctx)
         return ctx.finding(self.code, move.outer, message, fix=fix, no_fix_reason=reason,
                            statement=fact.owner, details=details)
