@@ -489,6 +489,8 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
         return receiver.with_rank(_view_rank(receiver, method, call, facts))
     if method in SAME_DEVICE_METHODS:
         rank = receiver.rank if method in _RANK_KEEPING else None
+        if method in _FULL_REDUCTIONS and not call.args:
+            rank = 0  # `t.sum()`, `t.max()`: one element, 0-dim
         integer = method in _INTEGER_RESULTS or (receiver.integer and method in _RANK_KEEPING
                                                  and method not in ("float", "half", "bfloat16", "double", "bool"))
         return Value(receiver.kind, rank, Origin.LOCAL, integer=integer, evidence=receiver.evidence)
@@ -553,6 +555,8 @@ def _new_tensor(receiver: Value, method: str, call: cst.Call, facts: Facts) -> V
     return Value(kind, rank, Origin.LOCAL, integer=integer)
 
 
+# Reductions that, called without arguments, reduce every dimension (a 0-dim result).
+_FULL_REDUCTIONS = frozenset({"sum", "prod", "mean", "max", "min", "argmax", "argmin"})
 _INTEGER_RESULTS = frozenset({"int", "long", "short", "byte", "char", "argmax", "argmin", "argsort"})
 _RANK_KEEPING = frozenset(
     {"argsort", "clone", "int", "long", "float", "half", "bfloat16", "double", "bool", "short", "byte",
