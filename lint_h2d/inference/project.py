@@ -217,10 +217,10 @@ class _Resolver:
                     value = self.eval(term[1], path, cls)
                     declared = value if declared is None else join(declared, value)
                     continue
-                term = _without(term, ("field", cls, attr))
-                if term is None:
+                rest = _without(term, ("field", cls, attr))
+                if rest is None:
                     continue  # `self.x = self.x`: nothing new
-                value = self.eval(term, path, cls)
+                value = self.eval(rest, path, cls)
                 found = value if found is None else join(found, value)
         if stores and found is not None and found.kind == Kind.OTHER and found.type_name is None \
                 and (found.length == 0 or found.element is not None):
