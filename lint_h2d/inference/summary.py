@@ -438,6 +438,9 @@ class _Builder:
                 return SCALAR
             return ("same", self.term(node.left, scope), self.term(node.comparators[0], scope))
         if isinstance(node, ast.Subscript):
+            if isinstance(node.value, ast.Attribute) and node.value.attr == "shape" \
+                    and not isinstance(node.slice, ast.Slice):
+                return SCALAR  # `x.shape[1]`: a dimension (the walk reads it the same way)
             base = self.term(node.value, scope)
             index = node.slice
             elements = index.elts if isinstance(index, ast.Tuple) else [index]
@@ -512,6 +515,9 @@ class _Builder:
             return SCALAR
         if method == "tolist":
             return ("list", UNK)
+        if scope.self_name is not None and scope.owner and _is_name(receiver, scope.self_name):
+            # `self.make(...)`: what the class's method returns (the walk reads it the same way).
+            return ("ret", scope.owner, method)
         recv = self.term(receiver, scope)
         if method == "cuda":
             return ("move", recv, line, ".cuda()")
