@@ -714,7 +714,8 @@ class ModuleWalker:
                 declared = annotated_value(param.annotation, base)
                 value = replace(value, element=declared.element, key=declared.key,
                                 items=declared.items, length=declared.length)
-            if param.default is not None and place_of(param.default, base) == Kind.CPU_PLACE:
+            if param.default is not None and kind != Kind.SCALAR \
+                    and place_of(param.default, base) == Kind.CPU_PLACE:
                 # `device=None` / `device="cpu"`: the place a call leaves it at is the CPU, and
                 # what callers pass is not known (calls without it are not recorded).
                 names[pname] = Value(Kind.UNKNOWN, None, Origin.PARAM, None, None, pname, pname,
