@@ -872,10 +872,11 @@ def _rests_on_parameter(node: cst.BaseExpression, facts: Facts) -> bool:
 
 
 def index_evidence(node: cst.BaseExpression, facts: Facts) -> Tuple[object, ...]:
-    """The evidence of the parameters an int index rests on (`slot`, `slot + 1`)."""
-    if isinstance(node, cst.Name):
+    """The evidence an int index rests on: parameters (`slot`, `slot + 1`), fields that only
+    ever hold ints (`self.total`)."""
+    if isinstance(node, (cst.Name, cst.Attribute)):
         value = infer(node, facts)
-        return value.evidence if value.origin == Origin.PARAM else ()
+        return value.evidence if value.origin == Origin.PARAM or value.kind == Kind.SCALAR else ()
     if isinstance(node, cst.BinaryOperation):
         return index_evidence(node.left, facts) + index_evidence(node.right, facts)
     if isinstance(node, cst.UnaryOperation):
