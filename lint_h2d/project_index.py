@@ -41,7 +41,7 @@ from lint_h2d.discovery import PYTHON_SUFFIXES, discover
 if TYPE_CHECKING:
     from lint_h2d.inference.summary import FileSummary
 
-INDEX_FORMAT = 5  # 3: entries hold the file's summary (inference/summary.py); 4: facts stored apart; 5: summary terms changed (issue 17)
+INDEX_FORMAT = 6  # 3: entries hold the file's summary (inference/summary.py); 4: facts stored apart; 5: summary terms changed (issue 17); 6: dataclass positional fields
 # A folder this large is not a project root someone meant (a home folder): skip the index.
 MAX_FILES = 50_000
 # Stamps this close to (or after) the recording run are not trusted (RACY_NS, `cache.py`): file

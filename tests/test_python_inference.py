@@ -76,3 +76,24 @@ def test_one_file_facts_match_the_project(results: Dict[str, List[Finding]]) -> 
     """The file's own facts need no other file: ctx.py alone gives the same findings."""
     alone = scan(True, [PROJECT / "ctx.py"])
     assert [f.location.row for f in alone["ctx.py"]] == [f.location.row for f in results["ctx.py"]]
+
+
+def test_third_round_evidence_names_each_new_step(results: Dict[str, List[Finding]]) -> None:
+    """Issue 17, third round: the chain says why, for each new kind of evidence."""
+    # A dataclass built by position: the argument that passed the device tensor.
+    chain = _chain(results, "counters.py", 80)
+    assert any("`GraphState(...)` passes a device tensor as `attention` (argument 2)" in s for s in chain)
+    assert any("`Runner.state()` returns a `GraphState`" in s for s in chain)
+    # A field that only ever holds ints: named as the index's evidence.
+    chain = _chain(results, "counters.py", 34)
+    assert any("`total` is only ever assigned Python numbers" in s for s in chain)
+    # An operator's device operand: where that operand was allocated.
+    chain = _chain(results, "operators.py", 14)
+    assert chain[0].startswith("operators.py:11: allocated on the device here")
+    # A name that is None on one path: the other path's allocation.
+    chain = _chain(results, "optional.py", 16)
+    assert chain[0].startswith("optional.py:13: allocated on the device here")
+    # A parameter every call passes `self._buffer()`: the method and the allocation.
+    chain = _chain(results, "calls.py", 24)
+    assert any("every call of `write_position` passes a device tensor as `positions`" in s for s in chain)
+    assert any(s.startswith("calls.py:12: allocated on the device here") for s in chain)

@@ -15,7 +15,7 @@ import libcst as cst
 from lint_h2d.findings import EvidenceStep
 from lint_h2d.inference.memory import annotate as annotate_memory
 from lint_h2d.inference.resolved import Resolved
-from lint_h2d.inference.values import OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value, join
+from lint_h2d.inference.values import NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value, join
 
 # Factories whose first positional arguments (or `size=`) give the shape.
 SIZE_FACTORIES = frozenset(
@@ -441,6 +441,11 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
         return SCALAR
     if method in SCALAR_WITH_ARG_METHODS:
         return SCALAR if call.args else OTHER
+    if receiver.kind == Kind.OTHER and receiver.type_name is None and not receiver.none \
+            and (receiver.element is not None or receiver.key is not None):
+        found = _container_method(receiver, method, call, facts)
+        if found is not None:
+            return found
     if method == "tolist":
         # A 1-D tensor's (or array's) `tolist()` is a list of Python numbers.
         if (receiver.kind.is_tensor or receiver.kind == Kind.NUMPY) and receiver.rank == 1:
@@ -484,6 +489,8 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
         return receiver.with_rank(_view_rank(receiver, method, call, facts))
     if method in SAME_DEVICE_METHODS:
         rank = receiver.rank if method in _RANK_KEEPING else None
+        if method in _FULL_REDUCTIONS and not call.args:
+            rank = 0  # `t.sum()`, `t.max()`: one element, 0-dim
         integer = method in _INTEGER_RESULTS or (receiver.integer and method in _RANK_KEEPING
                                                  and method not in ("float", "half", "bfloat16", "double", "bool"))
         return Value(receiver.kind, rank, Origin.LOCAL, integer=integer, evidence=receiver.evidence)
@@ -493,6 +500,35 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
 
 
 NEW_METHODS = frozenset({"new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"})
+
+
+def _container_method(receiver: Value, method: str, call: cst.Call, facts: Facts) -> Optional[Value]:
+    """What the methods of a list or dict whose contents are known return (Python's own
+    semantics): `d.values()`, `d.keys()`, `d.items()`, `xs.pop()`, `d.pop(k)`, `d.get(k)`,
+    `d.setdefault(k, v)`, `xs.copy()`.  None for anything else (unknown)."""
+    element = receiver.element
+    key = receiver.key if receiver.key is not None and not receiver.key.none else None
+    args = [a for a in call.args if a.keyword is None and not a.star]
+    if len(args) != len(call.args):
+        return None
+    if method == "values" and not args and receiver.key is not None and element is not None:
+        return Value(Kind.OTHER, element=element)
+    if method == "keys" and not args and key is not None:
+        return Value(Kind.OTHER, element=key)
+    if method == "items" and not args and receiver.key is not None and element is not None:
+        return Value(Kind.OTHER, element=Value(Kind.OTHER, length=2, items=(key or UNKNOWN, element)))
+    if method == "copy" and not args:
+        return replace(receiver, origin=Origin.LOCAL)
+    if element is None:
+        return None
+    if method == "pop" and (receiver.key is None and len(args) <= 1 or receiver.key is not None and len(args) == 1):
+        return element  # `xs.pop()`, `xs.pop(0)`, `d.pop(k)`: an element (or it raises)
+    if method in ("get", "pop", "setdefault") and receiver.key is not None and len(args) == 2:
+        # With a default: the element or the default (`d.get(k, 0)`); None adds nothing.
+        return join(element, infer(args[1].value, facts))
+    if method == "get" and receiver.key is not None and len(args) == 1:
+        return join(element, NONE)
+    return None
 
 
 def _new_tensor(receiver: Value, method: str, call: cst.Call, facts: Facts) -> Value:
@@ -519,6 +555,8 @@ def _new_tensor(receiver: Value, method: str, call: cst.Call, facts: Facts) -> V
     return Value(kind, rank, Origin.LOCAL, integer=integer)
 
 
+# Reductions that, called without arguments, reduce every dimension (a 0-dim result).
+_FULL_REDUCTIONS = frozenset({"sum", "prod", "mean", "max", "min", "argmax", "argmin"})
 _INTEGER_RESULTS = frozenset({"int", "long", "short", "byte", "char", "argmax", "argmin", "argsort"})
 _RANK_KEEPING = frozenset(
     {"argsort", "clone", "int", "long", "float", "half", "bfloat16", "double", "bool", "short", "byte",
@@ -654,7 +692,9 @@ def _zip(call: cst.Call, facts: Facts) -> Value:
 
 
 def _element_of(value: Value) -> Optional[Value]:
-    """What iterating over (or indexing with an int) a container yields, when known."""
+    """What iterating over a container yields, when known (a dict's keys)."""
+    if value.key is not None:
+        return value.key if not value.key.none else None
     if value.element is not None:
         return value.element
     if value.kind.is_tensor:
@@ -832,10 +872,11 @@ def _rests_on_parameter(node: cst.BaseExpression, facts: Facts) -> bool:
 
 
 def index_evidence(node: cst.BaseExpression, facts: Facts) -> Tuple[object, ...]:
-    """The evidence of the parameters an int index rests on (`slot`, `slot + 1`)."""
-    if isinstance(node, cst.Name):
+    """The evidence an int index rests on: parameters (`slot`, `slot + 1`), fields that only
+    ever hold ints (`self.total`)."""
+    if isinstance(node, (cst.Name, cst.Attribute)):
         value = infer(node, facts)
-        return value.evidence if value.origin == Origin.PARAM else ()
+        return value.evidence if value.origin == Origin.PARAM or value.kind == Kind.SCALAR else ()
     if isinstance(node, cst.BinaryOperation):
         return index_evidence(node.left, facts) + index_evidence(node.right, facts)
     if isinstance(node, cst.UnaryOperation):
@@ -932,6 +973,13 @@ def _binary(left: Value, right: Value, node: Optional[cst.BinaryOperation] = Non
             )
             evidence = a.evidence if a.kind == kind else (b.evidence if b.kind == kind else ())
             return Value(kind, rank, Origin.LOCAL, evidence=evidence)
+    for a, b in ((left, right), (right, left)):
+        if a.kind == Kind.DEVICE and a.rank != 0 and b.kind == Kind.UNKNOWN:
+            # `dev & other`, `dev * w`: whatever `other` is, an operator that succeeds gives a
+            # tensor on `dev`'s device (a CPU operand must be 0-dim, anything else is moved
+            # there or raises).  Only a 0-dim device operand can yield a CPU result, so its
+            # rank must not be 0; the result's rank is open (broadcasting).
+            return Value(Kind.DEVICE, None, Origin.LOCAL, evidence=a.evidence)
     if Kind.NUMPY in (left.kind, right.kind):
         return Value(Kind.NUMPY)
     if Kind.OTHER in (left.kind, right.kind) and Kind.SCALAR in (left.kind, right.kind):
@@ -950,7 +998,7 @@ def _comparison(node: cst.Comparison, facts: Facts) -> Value:
     operands = [infer(node.left, facts)] + [infer(c.comparator, facts) for c in node.comparisons]
     for operand in operands:
         if operand.kind.is_tensor:
-            return Value(operand.kind, operand.rank, Origin.LOCAL)
+            return Value(operand.kind, operand.rank, Origin.LOCAL, evidence=operand.evidence)
     if all(o.kind in (Kind.SCALAR, Kind.OTHER) for o in operands):
         return SCALAR
     return UNKNOWN
@@ -978,7 +1026,7 @@ def _infer(node: cst.BaseExpression, facts: Facts) -> Value:
         if node.value in ("True", "False"):
             return SCALAR
         if node.value == "None":
-            return OTHER
+            return NONE
         return _hinted(node.value, _by_name_convention(node.value, UNKNOWN), node, facts)
     if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
         return OTHER
@@ -1000,12 +1048,17 @@ def _infer(node: cst.BaseExpression, facts: Facts) -> Value:
             element = values[0]
             for v in values[1:]:
                 element = join(element, v)
-            return Value(Kind.OTHER, element=element)
-        return Value(Kind.OTHER, length=0) if not node.elements else OTHER
+            keys = [infer(e.key, facts) for e in node.elements if isinstance(e, cst.DictElement)]
+            key = keys[0]
+            for k in keys[1:]:
+                key = join(key, k)
+            return Value(Kind.OTHER, element=element, key=key)
+        return Value(Kind.OTHER, length=0, key=NONE) if not node.elements else OTHER
     if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
         return Value(Kind.OTHER, element=_comprehension_element(node.elt, node.for_in, facts))
     if isinstance(node, cst.DictComp):
-        return Value(Kind.OTHER, element=_comprehension_element(node.value, node.for_in, facts))
+        return Value(Kind.OTHER, element=_comprehension_element(node.value, node.for_in, facts),
+                     key=_comprehension_element(node.key, node.for_in, facts))
     if isinstance(node, cst.Lambda):
         return OTHER
     if isinstance(node, cst.UnaryOperation):
@@ -1015,7 +1068,7 @@ def _infer(node: cst.BaseExpression, facts: Facts) -> Value:
         if inner.kind == Kind.SCALAR:
             return SCALAR
         if inner.kind.is_tensor:
-            return Value(inner.kind, inner.rank, Origin.LOCAL)
+            return Value(inner.kind, inner.rank, Origin.LOCAL, evidence=inner.evidence)
         return UNKNOWN
     if isinstance(node, cst.BinaryOperation):
         return _binary(infer(node.left, facts), infer(node.right, facts), node)
@@ -1107,3 +1160,59 @@ def annotation_value(annotation: Optional[cst.Annotation], facts: Facts) -> Tupl
     if name in ("list", "dict", "tuple", "set", "str", "bytes", "List", "Dict", "Tuple", "Set"):
         return Kind.OTHER, None
     return Kind.OTHER, last
+
+
+_SEQUENCE_ANNOTATIONS = frozenset({
+    "list", "List", "Sequence", "MutableSequence", "Iterable", "Iterator", "Collection", "set",
+    "Set", "frozenset", "FrozenSet", "AbstractSet", "MutableSet", "deque", "Deque",
+})
+_MAPPING_ANNOTATIONS = frozenset({
+    "dict", "Dict", "Mapping", "MutableMapping", "defaultdict", "DefaultDict", "OrderedDict",
+})
+
+
+def annotated_value(annotation: Optional[cst.Annotation], facts: Facts) -> Value:
+    """The value an annotation declares, with what a container holds: `list[Frame]` is a
+    list of `Frame` instances, `dict[int, bool]` a dict whose iteration yields ints,
+    `tuple[int, ...]` a tuple of ints, `tuple[Tensor, int]` a pair (issue 17, item 5)."""
+    kind, type_name = annotation_value(annotation, facts)
+    if kind != Kind.OTHER or type_name is not None or annotation is None:
+        return Value(kind, type_name=type_name)
+    node = _unoptional(annotation.annotation)
+    if not isinstance(node, cst.Subscript):
+        return Value(kind)
+    head = (dotted_name(node.value) or "").split(".")[-1]
+    args = [e.slice.value for e in node.slice if isinstance(e.slice, cst.Index)]
+    if len(args) != len(node.slice) or not args:
+        return Value(kind)
+    inner = [annotated_value(cst.Annotation(a), facts) for a in args]
+    if head in _SEQUENCE_ANNOTATIONS and len(args) == 1:
+        return Value(Kind.OTHER, element=inner[0])
+    if head in _MAPPING_ANNOTATIONS and len(args) == 2:
+        return Value(Kind.OTHER, element=inner[1], key=inner[0])
+    if head in ("tuple", "Tuple"):
+        if len(args) == 2 and isinstance(args[1], cst.Ellipsis):
+            return Value(Kind.OTHER, element=inner[0])
+        if any(isinstance(a, cst.Ellipsis) for a in args):
+            return Value(kind)
+        element = inner[0]
+        for other in inner[1:]:
+            element = join(element, other)
+        return Value(Kind.OTHER, length=len(inner), element=element, items=tuple(inner))
+    return Value(kind)
+
+
+def _unoptional(node: cst.BaseExpression) -> cst.BaseExpression:
+    """`X | None`, `Optional[X]`, `"X"` → X (the parts `annotation_value` looks through)."""
+    if isinstance(node, cst.SimpleString):
+        try:
+            node = cst.parse_expression(ast.literal_eval(node.value))
+        except Exception:
+            return node
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+        sides = [x for x in (node.left, node.right) if not (isinstance(x, cst.Name) and x.value == "None")]
+        return _unoptional(sides[0]) if len(sides) == 1 else node
+    if isinstance(node, cst.Subscript) and (dotted_name(node.value) or "").split(".")[-1] == "Optional" \
+            and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        return _unoptional(node.slice[0].slice.value)
+    return node

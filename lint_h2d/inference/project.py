@@ -217,7 +217,10 @@ class _Resolver:
                     value = self.eval(term[1], path, cls)
                     declared = value if declared is None else join(declared, value)
                     continue
-                value = self.eval(term, path, cls)
+                rest = _without(term, ("field", cls, attr))
+                if rest is None:
+                    continue  # `self.x = self.x`: nothing new
+                value = self.eval(rest, path, cls)
                 found = value if found is None else join(found, value)
         if stores and found is not None and found.kind == Kind.OTHER and found.type_name is None \
                 and (found.length == 0 or found.element is not None):
@@ -247,16 +250,23 @@ class _Resolver:
         sites = [(p, c) for p, c in self.calls.get(cls, []) if not c.bound]
         if not sites or len(sites) > 200:
             return None
+        positional = next((c.positional for _, c in self.classes.get(cls, []) if c.positional), ())
         found: Optional[Value] = None
         for path, site in sites:
             term = next((t for k, t in site.keywords if k == attr), None)
+            if term is None and not site.starred and attr in positional \
+                    and positional.index(attr) < len(site.args):
+                term = site.args[positional.index(attr)]  # the generated `__init__`'s order
             if term is None:
-                if site.starred or site.args or not defaulted:
+                if site.starred or site.args and attr not in positional or not defaulted:
                     return None
                 continue
             value = self.eval(term, path, None)
             if value.kind == Kind.DEVICE:
-                value = value.because(self.step(f"`{cls}({attr}=...)` passes a device tensor", path, site.line))
+                message = f"`{cls}({attr}=...)` passes a device tensor" \
+                    if any(k == attr for k, _ in site.keywords) else \
+                    f"`{cls}(...)` passes a device tensor as `{attr}` (argument {positional.index(attr) + 1})"
+                value = value.because(self.step(message, path, site.line))
             found = value if found is None else join(found, value)
         return found
 
@@ -494,6 +504,23 @@ class _Resolver:
                 return Value(Kind.CPU, rank)
         return Value(Kind.DEVICE, rank, integer=bool(integer)).because(
             self.step(f"allocated on the device here (`{how}`)", path, line))
+
+
+def _without(term: Term, own: Term) -> Optional[Term]:
+    """A field's assigned term without the field itself among its alternatives.
+
+    `state = self._state` or a new `State(...)`, then `self._state = state`: the field is the
+    join of itself and `State`, and the least solution of `x = A | x` is `A` (a cycle read as
+    unknown would lose the class).  None when nothing else is left.
+    """
+    if term == own:
+        return None
+    if term[0] != "join":
+        return term
+    rest = [t for t in (_without(t, own) for t in term[1]) if t is not None]
+    if not rest:
+        return None
+    return rest[0] if len(rest) == 1 else ("join", tuple(rest))
 
 
 def _called_classes(term: Term) -> List[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field, replace
-from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
@@ -18,6 +18,7 @@ from lint_h2d.capture_flow import CaptureRegions, capture_regions
 from lint_h2d.inference.expressions import (
     Facts,
     annotation_value,
+    annotated_value,
     CPU_DEFAULT_STEP,
     dotted_name,
     infer,
@@ -264,7 +265,10 @@ class _Walker:
                 return
             added = infer(small.value, self.facts(names))
             element = added if current.element is None else join(current.element, added)
-            names[base.value] = replace(current, element=element, items=None, length=None)
+            key = current.key
+            if key is not None and len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
+                key = join(key, infer(target.slice[0].slice.value, self.facts(names)))  # a dict
+            names[base.value] = replace(current, element=element, items=None, length=None, key=key)
         elif isinstance(base, cst.Attribute) and isinstance(base.value, cst.Name) \
                 and base.value.value == self.base.self_name and self.on_self_assign is not None:
             # Only into a field known (from the previous pass) to be a dict or list: a store
@@ -428,6 +432,8 @@ class _Walker:
             rank = value.rank - 1 if value.rank is not None and value.rank > 0 else None
             return Value(value.kind, rank, value.origin, root=value.root, path=value.path,
                          integer=value.integer, evidence=value.evidence)
+        if value.key is not None:
+            return value.key if not value.key.none else UNKNOWN  # a dict: its keys
         if value.element is not None:
             return value.element
         return UNKNOWN
@@ -446,8 +452,7 @@ class _Walker:
             if small.value is not None:
                 value = infer(small.value, self.facts(names))
             else:
-                kind, type_name = annotation_value(small.annotation, self.facts(names))
-                value = Value(kind, type_name=type_name)
+                value = annotated_value(small.annotation, self.facts(names))
             self.bind_target(small.target, value, out, small.value)
             return out
         if isinstance(small, cst.AugAssign):
@@ -704,7 +709,13 @@ class ModuleWalker:
                 continue
             kind, type_name = annotation_value(param.annotation, base)
             value = Value(kind, None, Origin.PARAM, type_name, None, pname, pname)
-            if param.default is not None and place_of(param.default, base) == Kind.CPU_PLACE:
+            if kind == Kind.OTHER and type_name is None and param.star == "":
+                # `frames: list[Frame]`, `items: dict[int, bool]`: what the container holds.
+                declared = annotated_value(param.annotation, base)
+                value = replace(value, element=declared.element, key=declared.key,
+                                items=declared.items, length=declared.length)
+            if param.default is not None and kind != Kind.SCALAR \
+                    and place_of(param.default, base) == Kind.CPU_PLACE:
                 # `device=None` / `device="cpu"`: the place a call leaves it at is the CPU, and
                 # what callers pass is not known (calls without it are not recorded).
                 names[pname] = Value(Kind.UNKNOWN, None, Origin.PARAM, None, None, pname, pname,
@@ -748,16 +759,24 @@ class ModuleWalker:
                 if isinstance(stmt, cst.SimpleStatementLine):
                     for small in stmt.body:
                         if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
-                            kind, type_name = annotation_value(small.annotation, outer)
-                            attributes[small.target.value] = Value(kind, type_name=type_name)
-        # Two passes: the second sees attributes assigned from other attributes.
-        for _ in range(2):
+                            attributes[small.target.value] = annotated_value(small.annotation, outer)
+        # Two passes: the second sees attributes assigned from other attributes.  The second
+        # also assumes that a field assigned ints and values that were unknown in the first
+        # (`self.count = self.count + n`) holds an int, and keeps the assumption only when the
+        # pass confirms it (`_int_fields`); a refuted one is dropped and the pass rerun.
+        first: Dict[str, Value] = {}
+        assumed: Dict[str, Value] = {}
+        for round_ in range(5):
             collected: Dict[str, Value] = {}
+            seen: Dict[str, Set[Kind]] = {}
 
-            def record(attr: str, value: Value, collected: Dict[str, Value] = collected) -> None:
+            def record(attr: str, value: Value, collected: Dict[str, Value] = collected,
+                       seen: Dict[str, Set[Kind]] = seen) -> None:
                 value = replace(value, origin=Origin.SELF, root=None, path=None)
                 collected[attr] = join(collected[attr], value) if attr in collected else value
+                seen.setdefault(attr, set()).add(value.kind)
 
+            visible = {**attributes, **assumed} if assumed else attributes
             for method in methods:
                 self_name = self._self_name(method)
                 params = list(method.params.posonly_params) + list(method.params.params)
@@ -765,12 +784,23 @@ class ModuleWalker:
                 if self_name is None and params and _is_classmethod(method):
                     constructors.add(params[0].name.value)
                 self.walk_function(method, outer, qualname, emit=False, on_self=record,
-                                   self_name=self_name, self_attributes=attributes,
+                                   self_name=self_name, self_attributes=visible,
                                    constructors=frozenset(constructors), self_class=cls.name.value)
             merged = dict(attributes)
             for attr, value in collected.items():
                 merged[attr] = value
-            attributes = merged
+            if round_ == 0:
+                first = attributes = merged
+                assumed = _int_fields(collected, seen, cls)
+                continue
+            refuted = [a for a in assumed if collected.get(a, UNKNOWN).kind != Kind.SCALAR]
+            if not refuted:
+                attributes = {**merged, **{a: v for a, v in assumed.items() if a in merged}}
+                break
+            # Rerun from the first pass's facts without the refuted assumptions (the last
+            # round assumes nothing: the plain second pass).
+            assumed = {} if round_ >= 3 else {a: v for a, v in assumed.items() if a not in refuted}
+            attributes = first
         attributes.update(_default_device_fields(cls.name.value, attributes, outer))
         class_scope = Scope(cls.name.value, qualname, (), None)
         walker = self._walker(outer, class_scope, None, None, emit)
@@ -793,6 +823,24 @@ class ModuleWalker:
             return None
         params = list(fn.params.posonly_params) + list(fn.params.params)
         return params[0].name.value if params else None
+
+
+def _int_fields(collected: Mapping[str, Value], seen: Mapping[str, Set[Kind]],
+               cls: cst.ClassDef) -> Dict[str, Value]:
+    """Fields to assume ints in the second pass: assigned Python numbers and values the first
+    pass could not tell (`self.total = start + n` with `start = self.total`).
+
+    An induction over the assignments: when every assignment gives an int on the assumption
+    that the field holds one, the field only ever holds ints (a read before the first
+    assignment raises).  The second pass checks it; the caller drops refuted assumptions.
+    """
+    out: Dict[str, Value] = {}
+    for attr, value in collected.items():
+        kinds = seen.get(attr, set())
+        if value.kind == Kind.UNKNOWN and Kind.SCALAR in kinds and kinds <= {Kind.SCALAR, Kind.UNKNOWN}:
+            out[attr] = replace(SCALAR, origin=Origin.SELF).because(LocalStep(
+                f"`{attr}` is only ever assigned Python numbers (and arithmetic on itself)", cls.name))
+    return out
 
 
 def _default_device_fields(cls: str, attributes: Mapping[str, Value], facts: Facts) -> Dict[str, Value]:

@@ -63,6 +63,9 @@ class ClassSummary:
     fields: Tuple[Tuple[str, Term], ...]
     # Classes constructed in `__init__` (`self.sub = Sub(...)`): built where this one is.
     constructs: Tuple[str, ...] = ()
+    # The generated `__init__`'s positional parameters, in order, of a dataclass or a
+    # NamedTuple without bases of its own: `State(a, b)` passes `a` to the first.
+    positional: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -113,7 +116,8 @@ class FileSummary:
 
     def to_json(self) -> Dict[str, Any]:
         return {
-            "classes": [[c.name, c.line, list(c.bases), [[a, t] for a, t in c.fields], list(c.constructs)]
+            "classes": [[c.name, c.line, list(c.bases), [[a, t] for a, t in c.fields], list(c.constructs),
+                         list(c.positional)]
                         for c in self.classes],
             "functions": [[f.name, f.owner, f.line, list(f.params), list(f.annotations), f.bound,
                            list(f.returns), f.return_annotation, list(f.int_params), list(f.seq_params),
@@ -129,8 +133,9 @@ def from_json(path: str, data: Dict[str, Any]) -> FileSummary:
     """The inverse of `FileSummary.to_json` (JSON lists become tuples again)."""
     return FileSummary(
         path,
-        tuple(ClassSummary(n, ln, tuple(b), tuple((a, _tuple(t)) for a, t in fs), tuple(cs))
-              for n, ln, b, fs, cs in data.get("classes", ())),
+        tuple(ClassSummary(n, ln, tuple(b), tuple((a, _tuple(t)) for a, t in fs), tuple(cs),
+                           tuple(rest[0]) if rest else ())
+              for n, ln, b, fs, cs, *rest in data.get("classes", ())),
         tuple(FunctionSummary(n, o, ln, tuple(p), tuple(_tuple(a) for a in an), bd,
                               tuple(_tuple(r) for r in rs), _tuple(ra), tuple(ip), tuple(sp), tuple(df))
               for n, o, ln, p, an, bd, rs, ra, ip, sp, df in data.get("functions", ())),
@@ -259,7 +264,8 @@ class _Builder:
                     # `obj.name` of a `@property` is what the method returns.
                     fields.append((stmt.name, ("ret", node.name, stmt.name)))
         bases = tuple(_last_name(b) for b in node.bases if _last_name(b))
-        self.classes.append(ClassSummary(node.name, node.lineno, bases, tuple(fields), tuple(constructs)))
+        self.classes.append(ClassSummary(node.name, node.lineno, bases, tuple(fields), tuple(constructs),
+                                         _positional_fields(node)))
 
     def function(self, node: Any, cls: Optional[ast.ClassDef], outer: _Scope,
                  fields: Optional[List[Tuple[str, Term]]] = None,
@@ -432,6 +438,9 @@ class _Builder:
                 return SCALAR
             return ("same", self.term(node.left, scope), self.term(node.comparators[0], scope))
         if isinstance(node, ast.Subscript):
+            if isinstance(node.value, ast.Attribute) and node.value.attr == "shape" \
+                    and not isinstance(node.slice, ast.Slice):
+                return SCALAR  # `x.shape[1]`: a dimension (the walk reads it the same way)
             base = self.term(node.value, scope)
             index = node.slice
             elements = index.elts if isinstance(index, ast.Tuple) else [index]
@@ -506,6 +515,9 @@ class _Builder:
             return SCALAR
         if method == "tolist":
             return ("list", UNK)
+        if scope.self_name is not None and scope.owner and _is_name(receiver, scope.self_name):
+            # `self.make(...)`: what the class's method returns (the walk reads it the same way).
+            return ("ret", scope.owner, method)
         recv = self.term(receiver, scope)
         if method == "cuda":
             return ("move", recv, line, ".cuda()")
@@ -590,6 +602,44 @@ _UNINTERESTING_CALLEES = frozenset({
 _LIBRARY_MODULES = frozenset({"np", "numpy", "math", "os", "sys", "re", "json", "logger",
                               "logging", "time", "itertools", "functools", "dataclasses",
                               "typing", "inspect", "copy", "warnings", "pickle", "triton", "tl"})
+
+
+_BASELESS = frozenset({"object", "Generic", "Protocol"})
+
+
+def _positional_fields(node: ast.ClassDef) -> Tuple[str, ...]:
+    """The positional parameters of the `__init__` that `@dataclass` (or `NamedTuple`)
+    generates: the annotated class-level names in order, without `ClassVar`s, fields with
+    `init=False` or `kw_only=True`, and those after a `KW_ONLY` marker.  Empty when the class
+    defines `__init__`, is `kw_only=True`, or has bases whose fields would come first."""
+    decorators = [d for d in node.decorator_list if _last_name(d) == "dataclass"]
+    bases = [_last_name(b) for b in node.bases]
+    named_tuple = bases == ["NamedTuple"]
+    if not (decorators or named_tuple) or any(b not in _BASELESS for b in bases if not named_tuple):
+        return ()
+    if any(isinstance(d, ast.Call) and any(k.arg == "kw_only" and not (isinstance(k.value, ast.Constant)
+                                                                          and k.value.value is False)
+                                           for k in d.keywords) for d in decorators):
+        return ()
+    out: List[str] = []
+    for stmt in node.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == "__init__":
+            return ()
+        if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+            continue
+        head = _last_name(stmt.annotation.value if isinstance(stmt.annotation, ast.Subscript) else stmt.annotation)
+        if head == "ClassVar":
+            continue
+        if head == "KW_ONLY":
+            break
+        value = stmt.value
+        if isinstance(value, ast.Call) and _last_name(value.func) == "field" and any(
+                k.arg in ("init", "kw_only") and not (isinstance(k.value, ast.Constant)
+                                                      and k.value.value is (k.arg == "init"))
+                for k in value.keywords):
+            continue  # `field(init=False)`, `field(kw_only=True)`: not a positional parameter
+        out.append(stmt.target.id)
+    return tuple(out)
 
 
 def _cpu_defaults(args: ast.arguments) -> FrozenSet[str]:

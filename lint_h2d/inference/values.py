@@ -64,6 +64,13 @@ class Value:
     evidence: Tuple[Any, ...] = ()
     # Pinned or pageable host memory, for CPU tensors and numpy arrays (H2D003); None unknown.
     memory: Optional["HostMemory"] = None
+    # The constant `None`: a path that binds it adds nothing to what a write, a call or an
+    # attribute reaches (each raises on None), so joining it with a value gives that value.
+    none: bool = False
+    # What iterating a dict yields (its keys: `for i in d`, `d.keys()`); `element` is then what
+    # `d[k]` gives.  None for other containers (iterating yields `element`).  An empty `{}`
+    # has the key NONE: no key yet, grown by `d[k] = v`.
+    key: Optional["Value"] = None
 
     def with_kind(self, kind: Kind, rank: Optional[int] = None) -> "Value":
         return replace(self, kind=kind, rank=rank)
@@ -113,6 +120,7 @@ def join_memory(a: Optional[HostMemory], b: Optional[HostMemory]) -> Optional[Ho
 UNKNOWN = Value(Kind.UNKNOWN)
 SCALAR = Value(Kind.SCALAR, 0)
 OTHER = Value(Kind.OTHER)
+NONE = Value(Kind.OTHER, none=True)
 
 
 def tensor(kind: Kind, rank: Optional[int] = None, origin: Origin = Origin.LOCAL) -> Value:
@@ -132,6 +140,11 @@ def join(a: Value, b: Value) -> Value:
     """The value of a name after two control-flow paths meet (if/else, loop back-edges)."""
     if a == b:
         return a
+    if a.none or b.none:
+        # `buf = None` on one path, a tensor on the other: `buf[0] = 0` raises on None, so a
+        # write that runs writes into the tensor (as `x if c else None` reads, and the
+        # project summaries' `("none",)` term).
+        return b if a.none else a
     rank = a.rank if a.rank == b.rank else None
     origin = a.origin if a.origin == b.origin else Origin.UNKNOWN
     type_name = a.type_name if a.type_name == b.type_name else None
@@ -155,5 +168,6 @@ def join(a: Value, b: Value) -> Value:
     if a.items is not None and b.items is not None and len(a.items) == len(b.items):
         items = tuple(join(x, y) for x, y in zip(a.items, b.items))
     evidence = a.evidence if kind == a.kind else (b.evidence if kind == b.kind else ())
+    key = join(a.key, b.key) if a.key is not None and b.key is not None else None
     return Value(kind, rank, origin, type_name, length, root, path, element, items,
-                 a.integer and b.integer, evidence, join_memory(a.memory, b.memory))
+                 a.integer and b.integer, evidence, join_memory(a.memory, b.memory), key=key)

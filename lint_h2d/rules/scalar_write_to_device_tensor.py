@@ -464,7 +464,7 @@ def _why_scalar(effects: List[str], cpu_tensor_value: bool, target: cst.Subscrip
         "taken to be integers (an un-annotated parameter, by the evidence above)")
     what = "a 0-dim CPU tensor" if cpu_tensor_value else "a Python number"
     # Why a parameter used as an index is taken to be an int (call sites, a default, `range`).
-    loose = tuple(step for element, effect in zip(target.slice, effects) if effect == "maybe-int"
+    loose = tuple(step for element, effect in zip(target.slice, effects) if effect in ("maybe-int", "int")
                   and isinstance(element.slice, cst.Index)
                   for step in _evidence(index_evidence(element.slice.value, fact.facts), ctx))
     return loose + (EvidenceStep(f"every index is {index}: the destination is one element, the value "
