@@ -16,7 +16,8 @@ What is done, in order (each step only when the previous one does not fit):
    whose opening line fits gets its contents on a line of their own, one step deeper, and the
    closing bracket (with what follows it and the trailing comment) on the next;
    contents that still do not fit and hold top-level commas get one element per line with a
-   trailing comma, and a single element that does not fit is split the same way in turn;
+   trailing comma, a single binary expression that does not fit breaks before each of its
+   loosest operators, and another single element that does not fit is split the same way in turn;
    an assignment whose value has no such bracket gets the value in
    parentheses (``x = (`` / value / ``)``).
 
@@ -470,7 +471,9 @@ def relaid(module: cst.Module, source: str, start: Position, end: Position, edit
     ``(\n    torch.arange(...).to(\n        device=d\n    )\n    / dim\n)`` becomes
     ``(\n    torch.arange(..., device=d)\n    / dim\n)`` where ruff writes ``(torch.arange(...,
     device=d) / dim)``.  Done only when the edits remove a line break or a line no longer fits
-    (an edit within one line keeps the author's layout), when nothing in the statement pins
+    (with the trailing comment, unless a pragma, as ruff counts it), or when the statement now
+    fits on one line (ruff joins it, and drops the parentheses that split its value); another
+    edit within one line keeps the author's layout; and only when nothing in the statement pins
     its lines (a comment, a multi-line string, a magic trailing comma), and when the result fits
     the limit everywhere and parses to the same tree.
     """
