@@ -179,11 +179,38 @@ def flattened(statement: cst.SimpleStatementLine) -> Optional[cst.SimpleStatemen
 # -- splitting --------------------------------------------------------------------------------
 
 
+_FSTRING_START = getattr(tokenize, "FSTRING_START", None)
+_FSTRING_END = getattr(tokenize, "FSTRING_END", None)
+
+
 def _tokens(line: str) -> Optional[List[tokenize.TokenInfo]]:
+    """The tokens of ``line``, an f-string as one STRING token as before Python 3.12.
+
+    Why: since 3.12 (PEP 701) the tokenizer yields an f-string's ``{``/``}`` and what is
+    between them as OP and NAME tokens; a split there writes ``f"{\n    x\n}"``, which 3.12
+    parses to the same tree but 3.11 and older, which the project may support, reject."""
     try:
-        return list(tokenize.generate_tokens(io.StringIO(line + "\n").readline))
+        raw = list(tokenize.generate_tokens(io.StringIO(line + "\n").readline))
     except (tokenize.TokenError, SyntaxError, IndentationError):
         return None
+    if _FSTRING_START is None:
+        return raw
+    out: List[tokenize.TokenInfo] = []
+    nesting = 0
+    start: Optional[tokenize.TokenInfo] = None
+    for token in raw:
+        if token.type == _FSTRING_START:
+            if nesting == 0:
+                start = token
+            nesting += 1
+        elif token.type == _FSTRING_END:
+            nesting -= 1
+            if nesting == 0 and start is not None:
+                text = line[start.start[1]:token.end[1]] if start.start[0] == token.end[0] else token.string
+                out.append(tokenize.TokenInfo(tokenize.STRING, text, start.start, token.end, start.line))
+        elif nesting == 0:
+            out.append(token)
+    return out
 
 
 def _top_pairs(line: str) -> Tuple[List[Tuple[int, int]], Optional[int], Optional[int]]:

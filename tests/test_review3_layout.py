@@ -154,3 +154,14 @@ def test_operator_split(body: str, pieces: object) -> None:
 ])
 def test_pragma_comments(comment: str, pragma: bool) -> None:
     assert is_pragma(comment) is pragma
+
+
+def test_an_f_string_is_one_token_on_every_python() -> None:
+    """Since Python 3.12 the tokenizer splits f-strings into OP/NAME tokens: `{...}` was taken
+    for a bracket pair to split in (`f"{\\n    x\\n}"` parses on 3.12 only).  (Checked by hand on
+    3.12.1; the suite's 3.11 tokenizer yields one STRING either way.)"""
+    from fixers.layout import _top_commas, _top_pairs
+
+    line = 'x = foo(torch.zeros(n, device=d)) + f"{some_long_name}" + f"a{b:{c}}d{e!r}"'
+    assert _top_pairs(line) == ([(7, 32)], 2, None)
+    assert _top_commas('a, f"{b, c}", d') == ["a", 'f"{b, c}"', "d"]
