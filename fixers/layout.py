@@ -16,7 +16,8 @@ What is done, in order (each step only when the previous one does not fit):
    whose opening line fits gets its contents on a line of their own, one step deeper, and the
    closing bracket (with what follows it and the trailing comment) on the next;
    contents that still do not fit and hold top-level commas get one element per line with a
-   trailing comma, and a single element that does not fit is split the same way in turn;
+   trailing comma, a single binary expression that does not fit breaks before each of its
+   loosest operators, and another single element that does not fit is split the same way in turn;
    an assignment whose value has no such bracket gets the value in
    parentheses (``x = (`` / value / ``)``).
 
@@ -27,22 +28,24 @@ from __future__ import annotations
 
 import ast
 import io
+import keyword
 import os
 import sys
 import tokenize
-from typing import Dict, List, Optional, Sequence, Tuple
+import unicodedata
+from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
 from fixers.arguments import rewrite_segment
-from fixers.edits import Position, TextEdit
+from fixers.edits import Position, TextEdit, line_offsets, split_lines, to_offset
 
 if sys.version_info >= (3, 11):  # pragma: no cover - depends on the interpreter
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["DEFAULT_LINE_LENGTH", "project_line_length", "flattened", "lay_out", "relaid"]
+__all__ = ["DEFAULT_LINE_LENGTH", "project_line_length", "flattened", "is_pragma", "lay_out", "relaid"]
 
 DEFAULT_LINE_LENGTH = 88
 _OPEN = {"(": ")", "[": "]", "{": "}"}
@@ -93,9 +96,17 @@ def project_line_length(path: str) -> int:
 _SPACED_FIELDS = {"whitespace_before", "whitespace_after", "whitespace_between"}
 
 
+# Nodes whose every whitespace field lies beside a keyword (or `:=`), never beside a bracket.
+_KEYWORDED = (cst.IfExp, cst.CompFor, cst.CompIf, cst.Await, cst.From, cst.AsName, cst.NamedExpr)
+
+
 def _spaced(node: cst.CSTNode, name: str) -> bool:
     """A break in this place becomes one space (after a comma, around an operator)."""
     if isinstance(node, cst.Comma):
+        return name == "whitespace_after"
+    if isinstance(node, _KEYWORDED):
+        return True  # `a\nif c\nelse b`, `x\nfor x in y`, `(y\n:= 1)`: a keyword needs its space
+    if isinstance(node, cst.Not):
         return name == "whitespace_after"
     operators = (cst.BaseBinaryOp, cst.BaseBooleanOp, cst.BaseCompOp, cst.BaseAugOp,
                  cst.AssignEqual, cst.Colon)
@@ -152,7 +163,12 @@ def flattened(statement: cst.SimpleStatementLine) -> Optional[cst.SimpleStatemen
     flatten = _Flatten()
     body = []
     for small in statement.body:
-        new = small.visit(flatten)
+        try:
+            new = small.visit(flatten)
+        except cst.CSTValidationError:
+            # A break whose place needs a space that `_spaced` does not know of: the statement
+            # keeps its lines (an H2D902 for the whole rule before).
+            return None
         assert isinstance(new, cst.BaseSmallStatement)
         body.append(new)
     if flatten.blocked:
@@ -163,11 +179,38 @@ def flattened(statement: cst.SimpleStatementLine) -> Optional[cst.SimpleStatemen
 # -- splitting --------------------------------------------------------------------------------
 
 
+_FSTRING_START = getattr(tokenize, "FSTRING_START", None)
+_FSTRING_END = getattr(tokenize, "FSTRING_END", None)
+
+
 def _tokens(line: str) -> Optional[List[tokenize.TokenInfo]]:
+    """The tokens of ``line``, an f-string as one STRING token as before Python 3.12.
+
+    Why: since 3.12 (PEP 701) the tokenizer yields an f-string's ``{``/``}`` and what is
+    between them as OP and NAME tokens; a split there writes ``f"{\n    x\n}"``, which 3.12
+    parses to the same tree but 3.11 and older, which the project may support, reject."""
     try:
-        return list(tokenize.generate_tokens(io.StringIO(line + "\n").readline))
+        raw = list(tokenize.generate_tokens(io.StringIO(line + "\n").readline))
     except (tokenize.TokenError, SyntaxError, IndentationError):
         return None
+    if _FSTRING_START is None:
+        return raw
+    out: List[tokenize.TokenInfo] = []
+    nesting = 0
+    start: Optional[tokenize.TokenInfo] = None
+    for token in raw:
+        if token.type == _FSTRING_START:
+            if nesting == 0:
+                start = token
+            nesting += 1
+        elif token.type == _FSTRING_END:
+            nesting -= 1
+            if nesting == 0 and start is not None:
+                text = line[start.start[1]:token.end[1]] if start.start[0] == token.end[0] else token.string
+                out.append(tokenize.TokenInfo(tokenize.STRING, text, start.start, token.end, start.line))
+        elif nesting == 0:
+            out.append(token)
+    return out
 
 
 def _top_pairs(line: str) -> Tuple[List[Tuple[int, int]], Optional[int], Optional[int]]:
@@ -218,8 +261,77 @@ def _top_commas(body: str) -> List[str]:
     return parts
 
 
+# Binary operators from the loosest to the tightest: ruff breaks a too long binary expression
+# before every operator of its loosest level (`if`/`else` of a conditional expression first).
+_LEVELS: Tuple[FrozenSet[str], ...] = (
+    frozenset({"if", "else"}),
+    frozenset({"or"}),
+    frozenset({"and"}),
+    frozenset({"in", "not in", "is", "is not", "<", ">", "==", ">=", "<=", "!="}),
+    frozenset({"|"}),
+    frozenset({"^"}),
+    frozenset({"&"}),
+    frozenset({"<<", ">>"}),
+    frozenset({"+", "-"}),
+    frozenset({"*", "/", "//", "%", "@"}),
+    frozenset({"**"}),
+)
+_BINARY = frozenset().union(*_LEVELS)
+# Tokens at depth 0 after which the body is not one plain expression to break at operators.
+_NOT_PLAIN = frozenset({"lambda", "for", "async", "await", "yield", "=", ":", ":=", "*", "**"})
+
+
+def _operator_split(body: str) -> Optional[List[str]]:
+    """``body`` (one expression) broken before each of its loosest top-level binary operators,
+    one operand per element (``["a", "+ len(b)"]``), or None when it has none or is not a plain
+    expression (a lambda, a comprehension, a keyword argument, a starred or sliced element).
+    """
+    tokens = _tokens(body)
+    if tokens is None:
+        return None
+    significant = [t for t in tokens if t.type in (tokenize.OP, tokenize.NAME, tokenize.NUMBER,
+                                                   tokenize.STRING)]
+    depth = 0
+    found: List[Tuple[int, str, int]] = []  # (level, operator, column)
+    previous: Optional[tokenize.TokenInfo] = None
+    for index, token in enumerate(significant):
+        text = token.string
+        if token.type == tokenize.OP and text in _OPEN:
+            depth += 1
+        elif token.type == tokenize.OP and text in _CLOSE:
+            depth -= 1
+        elif depth == 0:
+            operand_before = previous is not None and (
+                previous.type in (tokenize.NUMBER, tokenize.STRING)
+                or previous.type == tokenize.OP and previous.string in _CLOSE
+                or previous.type == tokenize.NAME and not keyword.iskeyword(previous.string)
+                or previous.string in ("None", "True", "False"))
+            after = significant[index + 1].string if index + 1 < len(significant) else ""
+            if text in _NOT_PLAIN and not (operand_before and text in ("*", "**")):
+                return None
+            if text == "not" and operand_before and after == "in":
+                found.append((_level("not in"), "not in", token.start[1]))
+            elif text == "is":
+                found.append((_level("is"), "is not" if after == "not" else "is", token.start[1]))
+            elif text in ("in", "not") and previous is not None and previous.string in ("not", "is"):
+                pass  # the second word of `not in` / `is not`
+            elif text in _BINARY and operand_before:
+                found.append((_level(text), text, token.start[1]))
+        previous = token
+    if not found:
+        return None
+    loosest = min(level for level, _, _ in found)
+    cuts = [column for level, _, column in found if level == loosest]
+    pieces = [body[a:b].strip() for a, b in zip([0] + cuts, cuts + [len(body)])]
+    return pieces if all(pieces) else None
+
+
+def _level(operator: str) -> int:
+    return next(n for n, level in enumerate(_LEVELS) if operator in level)
+
+
 def _fits(width: int, text: str, limit: int) -> bool:
-    return width + len(text) <= limit
+    return width + _columns(text) <= limit
 
 
 def _split(line: str, indent: str, unit: str, limit: int, newline: str) -> Optional[str]:
@@ -246,10 +358,16 @@ def _split(line: str, indent: str, unit: str, limit: int, newline: str) -> Optio
             if len(parts) >= 2:
                 middle = [inner + part + "," for part in parts]
             else:
-                # One element that is still too long (`[a, b]` inside `f(...)`): split it in
-                # turn, one step deeper, as black's right-hand split recurses.
-                deeper = _split(body, inner, unit, limit, newline)
-                middle = [inner + (deeper if deeper is not None else body)]
+                operands = _operator_split(body)
+                if operands is not None:
+                    # A binary expression breaks before each of its loosest operators
+                    # (`a\n+ len(b)`), as ruff does, never inside an operand's brackets first.
+                    middle = [inner + operand for operand in operands]
+                else:
+                    # One element that is still too long (`[a, b]` inside `f(...)`): split it
+                    # in turn, one step deeper, as black's right-hand split recurses.
+                    deeper = _split(body, inner, unit, limit, newline)
+                    middle = [inner + (deeper if deeper is not None else body)]
         return newline.join([head] + middle + [indent + tail])
     if equals is not None:
         value = code[equals + 1:].strip()
@@ -260,11 +378,42 @@ def _split(line: str, indent: str, unit: str, limit: int, newline: str) -> Optio
     return None
 
 
+def _columns(line: str) -> int:
+    """Columns of one line as ruff counts them: a wide (East Asian) character takes two."""
+    line = line.expandtabs()
+    if line.isascii():
+        return len(line)
+    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in line)
+
+
 def _width(text: str, indent: str) -> int:
-    """The widest line of ``text`` (first line after ``indent``), tabs as 8 columns like ruff."""
-    lines = text.splitlines() or [""]
-    first = len((indent + lines[0]).expandtabs())
-    return max([first] + [len(line.expandtabs()) for line in lines[1:]])
+    """The widest line of ``text`` (first line after ``indent``), tabs as 8 columns.  Lines end
+    at ``\n``, ``\r\n`` and ``\r`` only: a form feed, ``\x85`` or U+2028 inside a string
+    does not end a line (``str.splitlines`` would split there and call a long line short)."""
+    lines = split_lines(text) or [""]
+    first = _columns(indent + lines[0])
+    return max([first] + [_columns(line) for line in lines[1:]])
+
+
+def is_pragma(comment: str) -> bool:
+    """``# noqa``, ``# type: ignore`` and other pragma comments, which ruff leaves out of a
+    line's width (``ruff_python_trivia::is_pragma_comment``)."""
+    body = comment[1:].lstrip() if comment.startswith("#") else ""
+    if not body:
+        return False
+    if body[:4].lower() == "noqa" or body.startswith("nosec"):
+        return True
+    head, colon, _ = body.partition(":")
+    return bool(colon) and head in ("isort", "type", "pyright", "pyrefly", "pylint", "flake8", "ruff", "ty")
+
+
+def _trailing_comment(source: str, end: Position) -> str:
+    """The comment that follows ``end`` on its line ("" when none)."""
+    offsets = line_offsets(source)
+    rest = source[to_offset(offsets, end):]
+    line = split_lines(rest)[0] if rest else ""
+    stripped = line.strip(" \t\f")
+    return stripped if stripped.startswith("#") else ""
 
 
 def lay_out(module: cst.Module, statement: cst.SimpleStatementLine, rendered: str, indent: str,
@@ -315,6 +464,29 @@ def _same_meaning(before: str, after: str) -> bool:
         return False
 
 
+def _unparenthesized(line: str, newline: str) -> str:
+    """A one-line statement without the parentheses around its whole value (``x = (a == b)``
+    -> ``x = a == b``), which ruff removes once the value fits on the line: they are there only
+    because the statement was split before.  A tuple, ``yield``, walrus or generator keeps them
+    (ruff keeps those, or they are part of the syntax)."""
+    try:
+        statement = cst.parse_statement(line + newline)
+    except cst.ParserSyntaxError:
+        return line
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return line
+    small = statement.body[0]
+    field = "msg" if isinstance(small, cst.Assert) else "value"
+    if not isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Assert)):
+        return line
+    value = getattr(small, field)
+    if not isinstance(value, cst.BaseExpression) or len(value.lpar) != 1 or len(value.rpar) != 1 \
+            or isinstance(value, (cst.Tuple, cst.Yield, cst.NamedExpr, cst.GeneratorExp)):
+        return line
+    bare = small.with_changes(**{field: value.with_changes(lpar=[], rpar=[])})
+    return cst.Module([statement.with_changes(body=[bare])], default_newline=newline).code.rstrip("\r\n")
+
+
 def relaid(module: cst.Module, source: str, start: Position, end: Position, edits: Sequence[TextEdit],
            indent: str, limit: int) -> Optional[TextEdit]:
     """One edit that writes the statement between ``start`` and ``end`` (a simple statement
@@ -326,25 +498,42 @@ def relaid(module: cst.Module, source: str, start: Position, end: Position, edit
     ``(\n    torch.arange(...).to(\n        device=d\n    )\n    / dim\n)`` becomes
     ``(\n    torch.arange(..., device=d)\n    / dim\n)`` where ruff writes ``(torch.arange(...,
     device=d) / dim)``.  Done only when the edits remove a line break or a line no longer fits
-    (an edit within one line keeps the author's layout), when nothing in the statement pins
+    (with the trailing comment, unless a pragma, as ruff counts it), or when the statement now
+    fits on one line (ruff joins it, and drops the parentheses that split its value); another
+    edit within one line keeps the author's layout; and only when nothing in the statement pins
     its lines (a comment, a multi-line string, a magic trailing comma), and when the result fits
     the limit everywhere and parses to the same tree.
     """
     after = rewrite_segment(source, start, end, edits)
     if after is None:
         return None
-    widest = _width(after, indent)
-    if widest <= limit and not any(e.start[0] != e.end[0] and "\n" not in e.text for e in edits):
+    # The trailing comment stays where it is, but ruff counts it in the last line's width
+    # (unless it is a pragma): it is laid out with the statement, then taken off again.
+    comment = _trailing_comment(source, end)
+    counted = f"  {comment}" if comment and not is_pragma(comment) else ""
+    widest = _width(after + counted, indent)
+    # Within the limit, an edit that removes no line break keeps the author's lines, unless
+    # the statement now fits on one line: ruff joins it then (the only relayout accepted).
+    joined_only = widest <= limit and not any(e.start[0] != e.end[0] and "\n" not in e.text for e in edits)
+    if joined_only and "\n" not in after and "\r" not in after:
         return None
     if _magic_trailing_comma(after):
         return None
     try:
-        statement = cst.parse_statement(after + module.default_newline)
+        statement = cst.parse_statement(after + counted + module.default_newline)
     except cst.ParserSyntaxError:
         return None
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
         return None
-    laid = lay_out(module, statement, after, indent, limit, force_flat=True)
-    if laid == after or _width(laid, indent) > limit or not _same_meaning(after, laid):
+    laid = lay_out(module, statement, after + counted, indent, limit, force_flat=True)
+    if _width(laid, indent) > limit or not laid.endswith(counted):
+        return None
+    laid = laid[:len(laid) - len(counted)]
+    single = "\n" not in laid and "\r" not in laid
+    if joined_only and not single:
+        return None
+    if single:
+        laid = _unparenthesized(laid, module.default_newline)
+    if laid == after or not _same_meaning(after, laid):
         return None
     return TextEdit(start, end, laid)

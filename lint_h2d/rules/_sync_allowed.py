@@ -15,8 +15,10 @@ A statement is in such a region when it is
   directly or inside another function proven so.  Any other mention of the name (``self._f``
   passed around, ``getattr(self, "_f")``, an import, a decorator other than ``staticmethod``,
   ``classmethod``, ``torch.no_grad()`` or ``torch.inference_mode()``) or no call site at all
-  keeps the normal finding with its fix.  Call sites in other files are not seen: a private
-  name is taken to be called from its own file only.
+  keeps the normal finding with its fix, and so does a name defined more than once in the file
+  (``Worker._reset`` and ``Runner._reset``: a call cannot be tied to one of them, and the other
+  may never run in the region).  Call sites in other files are not seen: a private name is
+  taken to be called from its own file only.
 """
 from __future__ import annotations
 
@@ -221,7 +223,7 @@ def _allowed_functions(walk: _Walk, text: str) -> Dict[int, AllowedRegion]:
     candidates = [
         name for name, defs in walk.defs.items()
         if _private(name) and name not in walk.mentioned and walk.sites.get(name)
-        and all(_wrapper_only(d) for d in defs)
+        and len(defs) == 1 and _wrapper_only(defs[0])
         and not re.search(rf"""['"]{re.escape(name)}['"]""", text)
     ]
     allowed: Dict[int, AllowedRegion] = {}

@@ -122,7 +122,8 @@ No fix is offered where the project itself allows syncs (setting `sync-allowed`,
 `with gpu_sync_allowed():` (called without arguments; vLLM's `first_only=True` allows only the
 first pass), or in a private function (`_name`) of the file whose every same-file call
 (`_f(...)`, `self._f(...)`) is inside one, directly or through another such function, and
-that is never mentioned otherwise (passed around, named in a string, decorated).  The write
+that is never mentioned otherwise (passed around, named in a string, decorated) nor defined
+twice in the file.  The write
 still blocks, so it is still reported; its message and evidence name the `with`.  vLLM uses
 the block for run-once setup (`MambaSpecDecodeGPUContext._populate_metadata`): a maintainer
 would send back a rewrite of code they explicitly allowed to sync.  A private function called
