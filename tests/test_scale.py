@@ -250,3 +250,17 @@ def test_a_long_file_is_never_parsed_whole(monkeypatch: pytest.MonkeyPatch) -> N
     assert len([f for f in findings if f.code == "H2D001"]) == 3004
     assert compiled and max(compiled) <= 2 * parse_chunks.CHUNK_LINES < lines
     assert alive == [0]
+
+
+def test_json_report_one_finding_at_a_time_is_json_dumps() -> None:
+    """The JSON reporter renders entry by entry (bounded memory) exactly as one `json.dumps`."""
+    import json
+
+    from lint_h2d.report import json_format
+
+    text = _one_function(3) + "x = 'é\\u2028\"\\\\'\n"
+    findings = Engine(Settings(root=Path.cwd()), collect([text])).analyze("big.py", text)
+    assert findings and any(f.fix for f in findings)
+    for subset in (findings, findings[:1], []):
+        expected = json.dumps([json_format._entry(f) for f in subset], indent=2) + "\n"
+        assert json_format.render(subset, None) == expected  # type: ignore[arg-type]
