@@ -107,6 +107,22 @@ def test_positions_are_libcsts(name: str) -> None:
     assert all(positions[node] == where for node, where in expected.items())
 
 
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_positions_asked_in_any_order_are_libcsts(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A statement's table at a time, nodes looked for near the last one, by a walk, then by
+    the index (small limits, so that every path is taken), in an order no rule would use."""
+    import random
+
+    monkeypatch.setattr(Positions, "KEPT", 2)
+    monkeypatch.setattr(Positions, "NEAR", 1)
+    monkeypatch.setattr(Positions, "FAR_SCANS", 3)
+    module = cst.parse_module(SOURCES[name])
+    expected = list(MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider).items())
+    random.Random(name).shuffle(expected)
+    positions = Positions(module)
+    assert all(positions[node] == where for node, where in expected)
+
+
 _TEXT = st.lists(st.sampled_from(["global", "nonlocal", " ", "\n", ";", "x", "y_1", "xy", ".", "#", "é", "\u0301",
                                   "_", "1", "globalx", "(", ","]), max_size=30).map("".join)
 
@@ -244,7 +260,7 @@ def test_a_long_file_is_never_parsed_whole(monkeypatch: pytest.MonkeyPatch) -> N
         alive.append(sum(1 for o in gc.get_objects() if isinstance(o, ast.Module)))
         return real_parse(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(parse_chunks, "_compile", counting)
+    monkeypatch.setattr(parse_chunks, "_compile", counting, raising=False)
     monkeypatch.setattr("lint_h2d.analysis.parse_module_in_chunks", parse)
     findings = Engine(Settings(root=Path.cwd()), collect([])).analyze("big.py", text)
     assert len([f for f in findings if f.code == "H2D001"]) == 3004
