@@ -22,7 +22,7 @@ from lint_h2d.discovery import per_file_ignored
 from lint_h2d.findings import Finding
 from lint_h2d.inference.project import ProjectFacts
 from lint_h2d.inference.scope import ModuleWalker, StatementFact
-from lint_h2d.parse_chunks import parse_module_in_chunks
+from lint_h2d.parse_chunks import chunk_plan, parse_module_in_chunks, parse_python
 from lint_h2d.parse_view import parse_view
 from lint_h2d.prefilter import tree_filter
 from lint_h2d.rules import all_rules, select_codes
@@ -33,13 +33,25 @@ from lint_h2d.suppression import is_suppressed, noqa_lines
 def cpython_parse(path: str, text: str) -> Tuple[Optional[ast.AST], List[Finding]]:
     """CPython's tree of `text`, or the diagnostic saying why there is none."""
     try:
-        return compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True), []
+        # In chunks: the same tree and errors, a fraction of the peak for a large file.
+        return parse_python(text, path), []
     except SyntaxError as exc:
         return None, [error_finding(SYNTAX_ERROR, path, f"SyntaxError: {exc.msg}",
                                     exc.lineno or 1, exc.offset or 1)]
     except (ValueError, MemoryError) as exc:
         return None, [error_finding(SYNTAX_ERROR, path, f"cannot parse: {exc}")]
     # RecursionError propagates: `Engine.analyze` retries the file on a deep stack.
+
+
+def _trim_heap() -> None:
+    """Give freed heap memory back to the system (glibc keeps it otherwise: after a 100k-line
+    file's parses, about 50 MB that the rules' tables would not reuse)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: nothing to do
+        pass
 
 
 DEEP_STACK_BYTES = 512 * 1024 * 1024
@@ -125,11 +137,15 @@ class Engine:
         # LibCST drops form feeds in indentation: it parses a view without them, and every
         # finding is moved back onto the file's own columns (lint_h2d/parse_view.py).
         view = parse_view(text)
+        # A long file is parsed a few thousand lines at a time (the same tree, a fraction of
+        # LibCST's peak memory); CPython's tree, when the view is the text, says where.  That
+        # tree (~1.7 KB a line, more than LibCST's) goes before LibCST's is built.
         try:
-            # A long file is parsed a few thousand lines at a time (the same tree, a fraction of
-            # LibCST's peak memory); CPython's tree, when the view is the text, says where.
-            module = parse_module_in_chunks(
-                view.text, tree if isinstance(tree, ast.Module) and view.text == text else None)
+            plan = chunk_plan(view.text, tree) if isinstance(tree, ast.Module) and view.text == text else None
+            tree = None
+            module = parse_module_in_chunks(view.text, plan=plan)
+            if plan is not None:
+                _trim_heap()  # the parsers' freed memory (CPython's tree, LibCST's tokens) back
         except cst.ParserSyntaxError as exc:
             cpython = cpython_parse(path, text)[1]
             if cpython:

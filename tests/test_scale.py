@@ -127,6 +127,22 @@ def test_positions_of_statements_that_end_at_a_child_are_libcsts(name: str) -> N
     assert all(positions[node] == where for node, where in expected.items())
 
 
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_positions_asked_in_any_order_are_libcsts(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A statement's table at a time, nodes looked for near the last one, by a walk, then by
+    the index (small limits, so that every path is taken), in an order no rule would use."""
+    import random
+
+    monkeypatch.setattr(Positions, "KEPT", 2)
+    monkeypatch.setattr(Positions, "NEAR", 1)
+    monkeypatch.setattr(Positions, "FAR_SCANS", 3)
+    module = cst.parse_module(SOURCES[name])
+    expected = list(MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider).items())
+    random.Random(name).shuffle(expected)
+    positions = Positions(module)
+    assert all(positions[node] == where for node, where in expected)
+
+
 _TEXT = st.lists(st.sampled_from(["global", "nonlocal", " ", "\n", ";", "x", "y_1", "xy", ".", "#", "é", "\u0301",
                                   "_", "1", "globalx", "(", ","]), max_size=30).map("".join)
 
@@ -177,3 +193,110 @@ def test_chunked_parse_reports_syntax_errors_as_the_whole_parse() -> None:
     with pytest.raises(cst.ParserSyntaxError) as parts:
         parse_module_in_chunks(text, chunk_lines=2)
     assert (parts.value.raw_line, parts.value.raw_column) == (whole.value.raw_line, whole.value.raw_column)
+
+
+# -- CPython's tree in chunks (issue 15 item 22: its whole-file parse peaked near 370 MB for
+# 100k lines, more than LibCST's) ---------------------------------------------------------------
+
+_PY_PIECES = _PIECES + [
+    "s2 = '''\nx = 1\n'''\n", "s3 = \"\"\"\nelse:\n\"\"\"\n", "v = [\n1,\n]\n", "w = 1 + \\\n2\n",
+    "try:\n    pass\nexcept E:\n    pass\nfinally:\n    pass\n", "@dec\n\ndef i():\n    pass\n",
+    "\x0cq = 1\n", "r = '\\d'\n", "match m:\n    case 1:\n        pass\n", "def bad(:\n",
+    "for k in x:\n    pass\nelse:\n    pass\n", "x = (1,\n)\n",
+]
+
+
+def _cpython(text: str) -> object:
+    """What `compile` answers: the tree with every position, or the error's message and place."""
+    import ast
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            tree = compile(text, "f.py", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+            answer: object = ast.dump(tree, include_attributes=True)
+        except SyntaxError as exc:
+            answer = ("error", exc.msg, exc.lineno, exc.offset, exc.end_lineno, exc.end_offset)
+    return answer, [(str(w.message), w.category, w.filename, w.lineno) for w in caught]
+
+
+def _chunked(text: str, chunk: int) -> object:
+    import ast
+    import warnings
+
+    from lint_h2d.parse_chunks import parse_python
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            answer: object = ast.dump(parse_python(text, "f.py", chunk_lines=chunk), include_attributes=True)
+        except SyntaxError as exc:
+            answer = ("error", exc.msg, exc.lineno, exc.offset, exc.end_lineno, exc.end_offset)
+    return answer, [(str(w.message), w.category, w.filename, w.lineno) for w in caught]
+
+
+@settings(max_examples=150, deadline=None)
+@given(pieces=st.lists(st.sampled_from(_PY_PIECES), min_size=1, max_size=25),
+       newline=st.sampled_from(["\n", "\r\n", "\r"]), last_newline=st.booleans(), chunk=st.integers(1, 6))
+def test_chunked_cpython_parse_is_the_whole_parse(pieces: List[str], newline: str, last_newline: bool,
+                                                  chunk: int) -> None:
+    """Same tree (every line and column), same error, same warnings, wherever the cuts fall:
+    in strings, brackets, continuations, between a decorator and its function, before `else`."""
+    text = "".join(pieces).replace("\n", newline)
+    if not last_newline:
+        text = text.rstrip("\r\n")
+    assert _chunked(text, chunk) == _cpython(text)
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_chunked_cpython_parse_of_real_files(name: str) -> None:
+    assert _chunked(SOURCES[name], 3) == _cpython(SOURCES[name])
+
+
+def test_a_long_file_is_never_parsed_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine parses a long file with CPython and LibCST a chunk at a time, and drops
+    CPython's tree before LibCST parses (it is the larger of the two)."""
+    import ast
+    import gc
+
+    from lint_h2d import parse_chunks
+
+    text = _one_function(2) + "".join(
+        f"b{k} = torch.empty(4, device='cuda')\nb{k}[0] = 1\n\n\ndef f{k}(x):\n    return x\n" for k in range(3000))
+    lines = text.count("\n")
+    compiled: List[int] = []
+    real_compile = parse_chunks._compile
+
+    def counting(source: str, filename: str) -> ast.Module:
+        compiled.append(len(source.lstrip("\n").splitlines()))
+        return real_compile(source, filename)
+
+    alive: List[int] = []
+    real_parse = parse_chunks.parse_module_in_chunks
+
+    def parse(*args: object, **kwargs: object) -> cst.Module:
+        gc.collect()
+        alive.append(sum(1 for o in gc.get_objects() if isinstance(o, ast.Module)))
+        return real_parse(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(parse_chunks, "_compile", counting, raising=False)
+    monkeypatch.setattr("lint_h2d.analysis.parse_module_in_chunks", parse)
+    findings = Engine(Settings(root=Path.cwd()), collect([])).analyze("big.py", text)
+    assert len([f for f in findings if f.code == "H2D001"]) == 3004
+    assert compiled and max(compiled) <= 2 * parse_chunks.CHUNK_LINES < lines
+    assert alive == [0]
+
+
+def test_json_report_one_finding_at_a_time_is_json_dumps() -> None:
+    """The JSON reporter renders entry by entry (bounded memory) exactly as one `json.dumps`."""
+    import json
+
+    from lint_h2d.report import json_format
+
+    text = _one_function(3) + "x = 'é\\u2028\"\\\\'\n"
+    findings = Engine(Settings(root=Path.cwd()), collect([text])).analyze("big.py", text)
+    assert findings and any(f.fix for f in findings)
+    for subset in (findings, findings[:1], []):
+        expected = json.dumps([json_format._entry(f) for f in subset], indent=2) + "\n"
+        assert json_format.render(subset, None) == expected  # type: ignore[arg-type]

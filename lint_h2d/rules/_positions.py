@@ -12,12 +12,17 @@ position is the one LibCST gives, syntactic hoisting included), but
 * whitespace, comment and operator nodes (about half of all nodes) are not recorded: no rule
   asks where a comma is; if one is ever asked for, the full LibCST table is computed then;
 * a range is kept as one integer, decoded into a ``CodeRange`` when asked for;
-* the generated tokens are counted, not kept.
+* the generated tokens are counted, not kept;
+* only a few top-level statements are resolved at a time (:class:`Positions`): a rule asks
+  about the statement it checks and the few its evidence points to, and a table for the whole
+  of a 100k-line file was 60 MB.
 """
 from __future__ import annotations
 
 import inspect
-from typing import Dict, FrozenSet, Iterator, List, MutableMapping, Optional
+from collections import OrderedDict
+from contextlib import contextmanager
+from typing import Dict, FrozenSet, Iterator, List, MutableMapping, Optional, Tuple
 
 import libcst as cst
 import libcst._nodes.op as _op
@@ -123,31 +128,137 @@ class _State(PositionProvidingCodegenState):
             super().after_codegen(node)
 
 
+class _LineCount(PositionProvidingCodegenState):
+    """Code generation that only follows the line and column (where each top-level statement
+    starts): nothing recorded."""
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        pass
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        pass
+
+    @contextmanager
+    def record_syntactic_position(self, node: cst.CSTNode, *, start_node: Optional[cst.CSTNode] = None,
+                                  end_node: Optional[cst.CSTNode] = None) -> Iterator[None]:
+        yield
+
+
+def _children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """``node`` and the nodes under it that have a recorded position, read in place (LibCST's
+    ``children`` runs a visitor for each node).  Whitespace and operator nodes hold none."""
+    skip = UNRECORDED
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        for name in current.__dataclass_fields__:
+            value = getattr(current, name)
+            if isinstance(value, cst.CSTNode):
+                if type(value) not in skip:
+                    stack.append(value)
+            elif isinstance(value, (tuple, list)):
+                stack.extend(v for v in value if isinstance(v, cst.CSTNode) and type(v) not in skip)
+
+
+def _holds(root: cst.CSTNode, node: cst.CSTNode) -> bool:
+    return any(n is node for n in _children(root))
+
+
 class Positions:
-    """Where the nodes of one module are (LibCST's ``PositionProvider`` semantics)."""
+    """Where the nodes of one module are (LibCST's ``PositionProvider`` semantics).
+
+    A top-level statement's nodes get the same positions from its own code generation as from
+    the module's, started at the line and column where the module's reaches it (nothing in a
+    statement's code depends on what came before, and no indentation is open between
+    top-level statements).  So one cheap pass records where each statement starts, and a
+    statement's table is computed when one of its nodes is asked for; the last
+    :data:`KEPT` tables stay.  A node is looked for in the statements near the last one asked
+    about (rules go through a file in order, and evidence is mostly close by), else by a walk
+    of the whole module; after :data:`FAR_SCANS` such walks, through an index of every node
+    (built once), so the work stays linear in the file.
+    """
+
+    KEPT = 8
+    NEAR = 8
+    FAR_SCANS = 16
 
     def __init__(self, module: cst.Module) -> None:
         self.module = module
-        table = _Table()
-        state = _State(default_indent=module.default_indent, default_newline=module.default_newline,
-                       provider=table)  # type: ignore[arg-type]
+        state = _LineCount(default_indent=module.default_indent, default_newline=module.default_newline,
+                           provider=_Table())  # type: ignore[arg-type]
         state.tokens = _TokenCount()  # type: ignore[assignment]
-        module._codegen(state)
-        self._ranges = table._computed
+        for h in module.header:
+            h._codegen(state)
+        starts: List[Tuple[int, int]] = []
+        for stmt in module.body:
+            starts.append((state.line, state.column))
+            stmt._codegen(state)
+        self._starts = starts
+        self._tables: "OrderedDict[int, _PackedRanges]" = OrderedDict()
+        self._last = 0
+        self._far = 0
+        self._found: Dict[int, Optional[int]] = {}  # id(node) -> statement, found by a walk
+        self._index: Optional[Dict[int, int]] = None  # id(node) -> statement, when needed
         self._full: Optional[MutableMapping[cst.CSTNode, CodeRange]] = None
 
+    def _table(self, number: int) -> _PackedRanges:
+        table = self._tables.get(number)
+        if table is not None:
+            self._tables.move_to_end(number)
+            return table
+        line, column = self._starts[number]
+        provider = _Table()
+        state = _State(default_indent=self.module.default_indent, default_newline=self.module.default_newline,
+                       provider=provider, line=line, column=column)  # type: ignore[arg-type]
+        state.tokens = _TokenCount()  # type: ignore[assignment]
+        self.module.body[number]._codegen(state)
+        table = provider._computed
+        self._tables[number] = table
+        if len(self._tables) > self.KEPT:
+            self._tables.popitem(last=False)
+        return table
+
+    def _statement_of(self, node: cst.CSTNode) -> Optional[int]:
+        """The top-level statement that holds ``node`` (None: the module, its header or footer,
+        or a node of another tree)."""
+        body = self.module.body
+        if self._index is None:
+            near = [self._last] + [n for d in range(1, self.NEAR + 1) for n in (self._last + d, self._last - d)]
+            for number in near:  # a statement whose table is kept does not hold it (asked first)
+                if 0 <= number < len(body) and number not in self._tables and _holds(body[number], node):
+                    self._last = number
+                    return number
+            if id(node) in self._found:  # the cursor stays where the rule is
+                return self._found[id(node)]
+            self._far += 1
+            if self._far <= self.FAR_SCANS:  # a walk of the file; the answer kept (the module's
+                # first statement is asked about for every module-level finding)
+                found = next((number for number, stmt in enumerate(body) if _holds(stmt, node)), None)
+                self._found[id(node)] = found
+                if found is not None:
+                    self._last = found
+                return found
+            # Evidence all over the file: an index of every node from now on (time stays linear).
+            self._index = {id(n): number for number, stmt in enumerate(body) for n in _children(stmt)}
+        indexed = self._index.get(id(node))
+        if indexed is not None:
+            self._last = indexed
+        return indexed
+
     def __getitem__(self, node: cst.CSTNode) -> CodeRange:
-        try:
-            return self._ranges[node]
-        except KeyError:
-            if type(node) not in UNRECORDED:
-                raise
-        if self._full is None:  # a whitespace or operator node: LibCST's own table, once
+        if type(node) not in UNRECORDED:
+            for table in reversed(self._tables.values()):
+                if node in table:
+                    return table[node]
+            number = self._statement_of(node)
+            if number is not None:
+                table = self._table(number)
+                if node in table:
+                    return table[node]
+        if self._full is None:  # a whitespace or operator node, or the module: LibCST's own table, once
             from libcst.metadata import MetadataWrapper, PositionProvider
 
             wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
             self._full = dict(wrapper.resolve(PositionProvider))
         return self._full[node]
-
-    def __len__(self) -> int:
-        return len(self._ranges)
