@@ -87,10 +87,13 @@ def file_facts(path: str, data: bytes) -> Dict[str, Any]:
     from lint_h2d.inference.project import class_fields_in
     from lint_h2d.inference.summary import summarize
 
+    from lint_h2d.pipeline import gc_paused
+
     text = data.decode("utf-8", errors="replace")
     classes = {} if b"_cpu" not in data else {
         name: sorted(fields) for name, fields in class_fields_in(text).items()}
-    return {"classes": classes, "summary": summarize(path, text).to_json()}
+    with gc_paused():  # a tree's worth of objects, all alive until the summary is built
+        return {"classes": classes, "summary": summarize(path, text).to_json()}
 
 
 def merge_facts(classes: Dict[str, FrozenSet[str]], summaries: Dict[str, "FileSummary"],
@@ -242,6 +245,12 @@ class ProjectIndex:
     def facts(self) -> Tuple[Classes, Dict[str, "FileSummary"]]:
         """The `_cpu` field pairs and the summary of every file (a missing or corrupt facts
         file is built again from the file)."""
+        from lint_h2d.pipeline import gc_paused
+
+        with gc_paused():  # every summary stays alive: collections on the way find nothing
+            return self._facts()
+
+    def _facts(self) -> Tuple[Classes, Dict[str, "FileSummary"]]:
         classes: Dict[str, FrozenSet[str]] = {}
         summaries: Dict[str, FileSummary] = {}
         for path, row in self.rows.items():
