@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from lint_h2d.inference.project import ProjectFacts
     from lint_h2d.inference.resolved import Resolved
     from lint_h2d.inference.summary import FileSummary
+    from lint_h2d.prefilter import TreeVerdict
 
 
 @dataclass(frozen=True)
@@ -77,9 +78,9 @@ def _init_worker(engines: Sequence[Engine]) -> None:
     _WORKER_ENGINES = engines
 
 
-def _analyze(engine: "Engine", path: str, text: str) -> List[Finding]:
+def _analyze(engine: "Engine", path: str, text: str, verdict: Optional["TreeVerdict"] = None) -> List[Finding]:
     with gc_paused():
-        return engine.analyze(path, text)
+        return engine.analyze(path, text, verdict)
 
 
 def default_jobs() -> int:
@@ -124,21 +125,25 @@ def merge_classes(*parts: Classes) -> Dict[str, FrozenSet[str]]:
 
 def project_facts(sources: Iterable[Source],
                   project: Optional[Mapping[str, FrozenSet[str]]] = None,
-                  summaries: Optional[Mapping[str, FileSummary]] = None) -> ProjectFacts:
+                  summaries: Optional[Mapping[str, FileSummary]] = None,
+                  verdicts: Optional[Dict[str, TreeVerdict]] = None,
+                  capture_functions: Sequence[str] = ()) -> ProjectFacts:
     """Facts from the checked files, merged with the project index's (`project_index.py`).
 
     The checked files' own summaries replace the index's entries for the same files, so the
     facts describe the text being checked (an editor's unsaved buffer on stdin included).
+    With `verdicts`, the trees the summaries are built from also answer the prefilter's
+    stage 2 (`capture_functions`: the settings'), by each source's path, for `Engine.analyze`.
     """
     from lint_h2d.inference.project import class_fields_of, from_classes, resolve
-    from lint_h2d.inference.summary import summarize
 
     sources = list(sources)
     classes: Dict[str, FrozenSet[str]] = dict(project or {})
     for name, fields in class_fields_of(s.text for s in sources if _CPU_FIELD_TEXT.search(s.text)).items():
         classes[name] = classes.get(name, frozenset()) | fields
     by_path: Dict[str, FileSummary] = dict(summaries or {})
-    todo = [(s.path, s.text) for s in sources if _key(s.path) not in by_path]
+    capture = tuple(capture_functions) if verdicts is not None else None
+    todo = [(s.path, s.text, capture) for s in sources if _key(s.path) not in by_path]
     workers = default_jobs()
     if workers > 1 and len(todo) >= 64:
         from concurrent.futures import ProcessPoolExecutor
@@ -148,12 +153,17 @@ def project_facts(sources: Iterable[Source],
         # summaries (both cost far more memory than the resolved facts).
         with ProcessPoolExecutor(max_workers=workers) as pool:
             blobs = list(pool.map(_summarize_job, todo, chunksize=16))
-            resolved = pool.submit(_resolve_job, blobs, list(by_path.values())).result()
+            for (path, _, _), (_, _, verdict) in zip(todo, blobs):
+                if verdict is not None and verdicts is not None:
+                    verdicts[path] = verdict
+            resolved = pool.submit(_resolve_job, [b[:2] for b in blobs], list(by_path.values())).result()
         del blobs
     else:
         with gc_paused():
-            for path, text in todo:
-                by_path[_key(path)] = summarize(path, text)
+            for path, text, _ in todo:
+                by_path[_key(path)], verdict = summary_and_verdict(path, text, capture)
+                if verdict is not None and verdicts is not None:
+                    verdicts[path] = verdict
             resolved = resolve(list(by_path.values()))
     del by_path, todo
     gc.collect()
@@ -174,15 +184,35 @@ def _key(path: str) -> str:
     return os.path.abspath(path) if path != "-" else path
 
 
-def _summarize_job(job: Tuple[str, str]) -> Tuple[bytes, bytes]:
-    """A summary, pickled in two parts: its call sites apart (most of its size)."""
-    from lint_h2d.inference.summary import summarize
+def summary_and_verdict(path: str, text: str, capture_functions: Optional[Sequence[str]] = None
+                        ) -> Tuple[FileSummary, Optional[TreeVerdict]]:
+    """The file's summary and, with `capture_functions`, the prefilter's stage-2 verdict from
+    the same tree (`prefilter.tree_verdict`; None when the text does not parse): every file is
+    parsed by CPython once, not once for its summary and again for its analysis."""
+    import ast
 
+    from lint_h2d.inference.summary import FileSummary, summarize_tree
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return FileSummary(path), None  # as `summary.summarize`; the analysis reports it
+    verdict = None
+    if capture_functions is not None:
+        from lint_h2d.prefilter import tree_verdict
+
+        verdict = tree_verdict(tree, text, capture_functions)
+    return summarize_tree(path, tree), verdict
+
+
+def _summarize_job(job: Tuple[str, str, Optional[Sequence[str]]]) -> Tuple[bytes, bytes, Optional[TreeVerdict]]:
+    """A summary, pickled in two parts: its call sites apart (most of its size); and the
+    prefilter's verdict on the text when asked for."""
     with gc_paused():
-        summary = summarize(job[0], job[1])
+        summary, verdict = summary_and_verdict(*job)
     calls = pickle.dumps(summary.calls, protocol=pickle.HIGHEST_PROTOCOL)
     rest = pickle.dumps(replace(summary, calls=()), protocol=pickle.HIGHEST_PROTOCOL)
-    return rest, calls
+    return rest, calls, verdict
 
 
 def _resolve_job(blobs: Sequence[Tuple[bytes, bytes]], known: Sequence[FileSummary]) -> Resolved:
@@ -236,6 +266,9 @@ class Unit:
     source: Union[Source, str]
     engine_or_lazy: Union["Engine", LazyEngine]
     cache: Optional[Cache] = None
+    # The prefilter's stage 2 from the tree the file's summary was built from, when this run
+    # built it (`prefilter.tree_verdict`): the analysis need not parse the file again.
+    verdict: Optional["TreeVerdict"] = None
 
     @property
     def path(self) -> str:
@@ -255,16 +288,16 @@ class Unit:
 Outcome = Tuple[str, List[Finding], Optional[str], Optional[Stamp]]
 
 
-def _worker_analyze(job: Tuple[int, str, Optional[str]]) -> Outcome:
+def _worker_analyze(job: Tuple[int, str, Optional[str], Optional["TreeVerdict"]]) -> Outcome:
     """Analyze one file in a worker; the worker reads it itself (paths travel, not texts)."""
-    index, path, text = job
+    index, path, text, verdict = job
     if text is not None:
-        return path, _analyze(_WORKER_ENGINES[index], path, text), None, None
+        return path, _analyze(_WORKER_ENGINES[index], path, text, verdict), None, None
     try:
         source = read_source(path)
     except SourceError as exc:
         return path, [error_finding(IO_ERROR, path, f"cannot check {path}: {exc}")], None, None
-    return path, _analyze(_WORKER_ENGINES[index], path, source.text), source.digest, source.stamp
+    return path, _analyze(_WORKER_ENGINES[index], path, source.text, verdict), source.digest, source.stamp
 
 
 def _size(unit: Unit) -> int:
@@ -287,9 +320,10 @@ def _analyze_here(todo: Sequence[Unit], progress: Optional[Callable[[int, int], 
                 outcomes.append((unit.path, [error_finding(IO_ERROR, unit.path, f"cannot check {unit.path}: {exc}")],
                                  None, None))
                 continue
-            outcomes.append((unit.path, _analyze(unit.engine, unit.path, source.text), source.digest, source.stamp))
+            outcomes.append((unit.path, _analyze(unit.engine, unit.path, source.text, unit.verdict),
+                             source.digest, source.stamp))
         else:
-            outcomes.append((unit.path, _analyze(unit.engine, unit.path, unit.source.text), None, None))
+            outcomes.append((unit.path, _analyze(unit.engine, unit.path, unit.source.text, unit.verdict), None, None))
         if progress is not None:
             progress(done, len(todo))
     return outcomes
@@ -341,7 +375,7 @@ def analyze_many(units: Sequence[Unit], jobs: int,
             if id(engine) not in index:
                 index[id(engine)] = len(engines)
                 engines.append(engine)
-        work = [(index[id(u.engine)], u.path, None if isinstance(u.source, str) else u.source.text)
+        work = [(index[id(u.engine)], u.path, None if isinstance(u.source, str) else u.source.text, u.verdict)
                 for u in todo]
         # Chunks amortize the round trips; small enough that the biggest files, sent first,
         # still spread over the workers.
