@@ -784,16 +784,15 @@ def tree_verdict(tree: ast.AST, text: str, capture_functions: Sequence[str]) -> 
                 fixed.append((code, check()))
             except Exception:  # RecursionError on a deep expression, ...
                 pass
-    if CANDIDATE.search(text):  # else H2D001's text stage fails whatever the facts
-        try:
-            found, asked, names = _h2d001_without_facts(tree, text)
-        except Exception:
-            pass
+    try:  # without a candidate statement it returns before the costly part
+        found, asked, names = _h2d001_without_facts(tree, text)
+    except Exception:
+        pass
+    else:
+        if found:
+            fixed.append(("H2D001", True))
         else:
-            if found:
-                fixed.append(("H2D001", True))
-            else:
-                looked_up, param_names = "\0".join(sorted(asked)), "\0".join(sorted(names))
+            looked_up, param_names = "\0".join(sorted(asked)), "\0".join(sorted(names))
     return TreeVerdict(text_hash(text), tuple(fixed), looked_up, param_names)
 
 
