@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tupl
 
 from lint_h2d.cache import DEFAULT_DIR, Cache, cache_key
 from lint_h2d.config import Resolver, Settings, canonical_folder, is_project_marker
-from lint_h2d.pipeline import LazyEngine, Unit, project_facts
+from lint_h2d.pipeline import LazyEngine, Unit, facts_from_index, project_facts
 from lint_h2d.project_index import ProjectIndex, load_index
 from lint_h2d.sources import Source, SourceError, read_source
 
@@ -117,7 +117,7 @@ def _engine(settings: Settings, facts: "ProjectFacts", options: Options) -> "Eng
 
 def _project_engine(settings: Settings, index: ProjectIndex, options: Options) -> Callable[[], "Engine"]:
     def build() -> "Engine":
-        engine = _engine(settings, project_facts([], *index.facts()), options)
+        engine = _engine(settings, facts_from_index(index), options)
         index.remember(engine.project.fingerprint)
         return engine
     return build
@@ -126,7 +126,7 @@ def _project_engine(settings: Settings, index: ProjectIndex, options: Options) -
 def _extra_engine(settings: Settings, index: ProjectIndex, source: Union[Source, str],
                   options: Options) -> Callable[[], "Engine"]:
     def build() -> "Engine":
-        return _engine(settings, project_facts([_read(source)], *index.facts()), options)
+        return _engine(settings, facts_from_index(index, [_read(source)]), options)
     return build
 
 

@@ -161,3 +161,24 @@ def test_a_scan_parses_a_file_once(tmp_path: Path, capsys: pytest.CaptureFixture
     assert with_verdicts == _scan(root, capsys, "--no-prefilter")
     codes = [c for _, _, c in with_verdicts]
     assert "H2D901" in codes and codes.count("H2D001") == 2
+
+
+def test_facts_resolved_in_a_child_process_are_the_same(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`pipeline.facts_from_index` resolves a large project's facts in a child process (so the
+    process the analysis workers fork from never holds the summaries): same findings, and the
+    child really ran (the summaries never entered this process)."""
+    from lint_h2d import pipeline, project_index
+
+    root = tmp_path / "p"
+    for name, text in PROJECT.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    here = _scan(root, capsys)  # a small project: resolved in this process
+    merged: List[str] = []
+    real = project_index.merge_facts
+    monkeypatch.setattr(project_index, "merge_facts", lambda *a: merged.append(a[2]) or real(*a))
+    monkeypatch.setattr(pipeline, "RESOLVE_APART", 1)
+    assert _scan(root, capsys) == here
+    assert merged == []  # merged in the child, not here
+    assert any(code == "H2D001" for _, _, code in here)
