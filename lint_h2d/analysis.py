@@ -24,7 +24,7 @@ from lint_h2d.inference.project import ProjectFacts
 from lint_h2d.inference.scope import ModuleWalker, StatementFact
 from lint_h2d.parse_chunks import chunk_plan, parse_module_in_chunks, parse_python
 from lint_h2d.parse_view import parse_view
-from lint_h2d.prefilter import tree_filter
+from lint_h2d.prefilter import TreeVerdict, apply_verdict, text_hash, tree_filter
 from lint_h2d.rules import all_rules, select_codes
 from lint_h2d.rules.base import FileContext, Rule
 from lint_h2d.suppression import is_suppressed, noqa_lines
@@ -104,34 +104,49 @@ class Engine:
         ignored = per_file_ignored(self.settings, path)
         return [r for r in self.selected if not any(r.code.startswith(c) or c == "ALL" for c in ignored)]
 
-    def analyze(self, path: str, text: str) -> List[Finding]:
+    def analyze(self, path: str, text: str, verdict: Optional[TreeVerdict] = None) -> List[Finding]:
         """The file's findings.  Deep but valid code (a 350-piece implicit string
         concatenation, 5,000 `and` operands) overflows LibCST's recursion on the default
         stack: such a file is analyzed again on a thread with a large stack, so it keeps
-        its findings."""
+        its findings.
+
+        `verdict`: stage 2's answers from the tree the project's summaries were built from
+        (`prefilter.tree_verdict`); used only if it was computed from this very text, it
+        spares the file a second parse by CPython."""
         try:
-            return self._analyze(path, text)
+            return self._analyze(path, text, verdict)
         except RecursionError:
             pass
         try:
-            return run_with_deep_stack(lambda: self._analyze(path, text))
+            return run_with_deep_stack(lambda: self._analyze(path, text, verdict))
         except RecursionError:
             return [error_finding(INTERNAL_ERROR, path, "internal error: nesting too deep to analyze")]
 
-    def _analyze(self, path: str, text: str) -> List[Finding]:
+    def _analyze(self, path: str, text: str, verdict: Optional[TreeVerdict] = None) -> List[Finding]:
         rules = self.rules_for(path)
         # CPython's parser checks the syntax of every file, so a file that is not Python is
         # reported with or without the prefilter; its tree feeds the prefilter's stage 2
-        # (lint_h2d/prefilter.py).  LibCST only sees the files that survive.
+        # (lint_h2d/prefilter.py).  LibCST only sees the files that survive.  A verdict on
+        # this text says the file parses and what stage 2 answers, without parsing it again.
         tree: Optional[ast.AST] = None
         if self.use_prefilter and rules:
-            tree, syntax_errors = cpython_parse(path, text)
             fields = self.project.prefilter_names
+            if verdict is not None and verdict.text_hash != text_hash(text):
+                verdict = None
             rules = [r for r in rules if r.could_match(text, self.settings, device_fields=fields)]
-            if tree is not None:
-                rules = tree_filter(rules, tree, text, self.settings, fields)
-            if not rules or syntax_errors:
-                return syntax_errors  # CPython's verdict and position, not LibCST's
+            decided = None
+            if verdict is not None:
+                decided = apply_verdict(verdict, rules, text, self.settings, fields) if rules else []
+            if decided is not None:
+                rules = decided
+                if not rules:
+                    return []  # it parses: the verdict comes from its tree
+            else:
+                tree, syntax_errors = cpython_parse(path, text)
+                if tree is not None:
+                    rules = tree_filter(rules, tree, text, self.settings, fields)
+                if not rules or syntax_errors:
+                    return syntax_errors  # CPython's verdict and position, not LibCST's
         if not rules:
             return cpython_parse(path, text)[1]
         # LibCST drops form feeds in indentation: it parses a view without them, and every

@@ -9,8 +9,9 @@ import gc
 import os
 import pickle
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from lint_h2d.cache import Cache
 from lint_h2d.diagnostics import IO_ERROR, error_finding
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
     from lint_h2d.inference.project import ProjectFacts
     from lint_h2d.inference.resolved import Resolved
     from lint_h2d.inference.summary import FileSummary
+    from lint_h2d.prefilter import TreeVerdict
+    from lint_h2d.project_index import ProjectIndex
 
 
 @dataclass(frozen=True)
@@ -38,9 +41,47 @@ class FileResult:
 _WORKER_ENGINES: Sequence[Engine] = ()
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off while a burst of allocation runs (a file's trees,
+    the summaries, the resolved facts), back on after.
+
+    Why: a collection is triggered by the count of allocations, and the oldest generation's
+    walks every live object; building an AST, a LibCST tree or the project's facts allocates
+    millions of objects that all stay alive until the burst ends, so about a third of a cold
+    scan's CPU went to collections that found nothing.  What the burst leaves in cycles is
+    collected by the next collection after it; reference counting frees the rest as usual."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+@contextmanager
+def frozen_heap() -> Iterator[None]:
+    """The objects alive now (the engines, the resolved facts) moved out of the collector's
+    reach while the workers forked from this process run: collections in a worker then walk
+    only what the worker allocates, and no collection writes to (and so copies) the pages
+    the workers share with this process."""
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 def _init_worker(engines: Sequence[Engine]) -> None:
     global _WORKER_ENGINES
     _WORKER_ENGINES = engines
+
+
+def _analyze(engine: "Engine", path: str, text: str, verdict: Optional["TreeVerdict"] = None) -> List[Finding]:
+    with gc_paused():
+        return engine.analyze(path, text, verdict)
 
 
 def default_jobs() -> int:
@@ -85,21 +126,25 @@ def merge_classes(*parts: Classes) -> Dict[str, FrozenSet[str]]:
 
 def project_facts(sources: Iterable[Source],
                   project: Optional[Mapping[str, FrozenSet[str]]] = None,
-                  summaries: Optional[Mapping[str, FileSummary]] = None) -> ProjectFacts:
+                  summaries: Optional[Mapping[str, FileSummary]] = None,
+                  verdicts: Optional[Dict[str, TreeVerdict]] = None,
+                  capture_functions: Sequence[str] = ()) -> ProjectFacts:
     """Facts from the checked files, merged with the project index's (`project_index.py`).
 
     The checked files' own summaries replace the index's entries for the same files, so the
     facts describe the text being checked (an editor's unsaved buffer on stdin included).
+    With `verdicts`, the trees the summaries are built from also answer the prefilter's
+    stage 2 (`capture_functions`: the settings'), by each source's path, for `Engine.analyze`.
     """
     from lint_h2d.inference.project import class_fields_of, from_classes, resolve
-    from lint_h2d.inference.summary import summarize
 
     sources = list(sources)
     classes: Dict[str, FrozenSet[str]] = dict(project or {})
     for name, fields in class_fields_of(s.text for s in sources if _CPU_FIELD_TEXT.search(s.text)).items():
         classes[name] = classes.get(name, frozenset()) | fields
     by_path: Dict[str, FileSummary] = dict(summaries or {})
-    todo = [(s.path, s.text) for s in sources if _key(s.path) not in by_path]
+    capture = tuple(capture_functions) if verdicts is not None else None
+    todo = [(s.path, s.text, capture) for s in sources if _key(s.path) not in by_path]
     workers = default_jobs()
     if workers > 1 and len(todo) >= 64:
         from concurrent.futures import ProcessPoolExecutor
@@ -109,16 +154,61 @@ def project_facts(sources: Iterable[Source],
         # summaries (both cost far more memory than the resolved facts).
         with ProcessPoolExecutor(max_workers=workers) as pool:
             blobs = list(pool.map(_summarize_job, todo, chunksize=16))
-            resolved = pool.submit(_resolve_job, blobs, list(by_path.values())).result()
+            for (path, _, _), (_, _, verdict) in zip(todo, blobs):
+                if verdict is not None and verdicts is not None:
+                    verdicts[path] = verdict
+            resolved = pool.submit(_resolve_job, [b[:2] for b in blobs], list(by_path.values())).result()
         del blobs
     else:
-        for path, text in todo:
-            by_path[_key(path)] = summarize(path, text)
-        resolved = resolve(list(by_path.values()))
+        with gc_paused():
+            for path, text, _ in todo:
+                by_path[_key(path)], verdict = summary_and_verdict(path, text, capture)
+                if verdict is not None and verdicts is not None:
+                    verdicts[path] = verdict
+            resolved = resolve(list(by_path.values()))
     del by_path, todo
     gc.collect()
     _trim_heap()  # give the freed pickles back before the analysis workers fork
     return from_classes(classes, resolved)
+
+
+# The index being resolved by `facts_from_index`'s child process (inherited through fork).
+_PENDING: Optional[Tuple["ProjectIndex", Sequence[Source]]] = None
+# Below this many files, the project's facts are resolved in this process.
+RESOLVE_APART = 64
+
+
+def facts_from_index(index: "ProjectIndex", sources: Sequence[Source] = ()) -> ProjectFacts:
+    """`project_facts(sources, *index.facts())`, in a child process for a large project.
+
+    Why: the summaries and the resolver's intermediate objects cost this process ~200 MB on
+    vLLM, and freed, they stay in its heap (fragmented) when the analysis workers fork from it:
+    every worker's peak memory started there.  The child returns the resolved facts (a few MB,
+    pickled); this process never holds the rest.
+    """
+    global _PENDING
+    import multiprocessing
+
+    if len(index.rows) < RESOLVE_APART or "fork" not in multiprocessing.get_all_start_methods():
+        return project_facts(sources, *index.facts())
+    from concurrent.futures import ProcessPoolExecutor
+
+    _PENDING = (index, sources)
+    try:
+        with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork")) as pool:
+            blob = pool.submit(_index_facts_job).result()
+    finally:
+        _PENDING = None
+    index.fresh = {}  # as `index.facts()` does: a later call reads them back
+    with gc_paused():
+        facts: ProjectFacts = pickle.loads(blob)
+    return facts
+
+
+def _index_facts_job() -> bytes:
+    assert _PENDING is not None
+    index, sources = _PENDING
+    return pickle.dumps(project_facts(sources, *index.facts()), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _trim_heap() -> None:
@@ -134,19 +224,47 @@ def _key(path: str) -> str:
     return os.path.abspath(path) if path != "-" else path
 
 
-def _summarize_job(job: Tuple[str, str]) -> Tuple[bytes, bytes]:
-    """A summary, pickled in two parts: its call sites apart (most of its size)."""
-    from lint_h2d.inference.summary import summarize
+def summary_and_verdict(path: str, text: str, capture_functions: Optional[Sequence[str]] = None
+                        ) -> Tuple[FileSummary, Optional[TreeVerdict]]:
+    """The file's summary and, with `capture_functions`, the prefilter's stage-2 verdict from
+    the same tree (`prefilter.tree_verdict`; None when the text does not parse): every file is
+    parsed by CPython once, not once for its summary and again for its analysis."""
+    import ast
 
-    summary = summarize(job[0], job[1])
+    from lint_h2d.inference.summary import FileSummary, summarize_tree
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return FileSummary(path), None  # as `summary.summarize`; the analysis reports it
+    verdict = None
+    if capture_functions is not None:
+        from lint_h2d.prefilter import tree_verdict
+
+        verdict = tree_verdict(tree, text, capture_functions)
+    return summarize_tree(path, tree), verdict
+
+
+def _summarize_job(job: Tuple[str, str, Optional[Sequence[str]]]) -> Tuple[bytes, bytes, Optional[TreeVerdict]]:
+    """A summary, pickled in two parts: its call sites apart (most of its size); and the
+    prefilter's verdict on the text when asked for."""
+    with gc_paused():
+        summary, verdict = summary_and_verdict(*job)
     calls = pickle.dumps(summary.calls, protocol=pickle.HIGHEST_PROTOCOL)
     rest = pickle.dumps(replace(summary, calls=()), protocol=pickle.HIGHEST_PROTOCOL)
-    return rest, calls
+    return rest, calls, verdict
 
 
 def _resolve_job(blobs: Sequence[Tuple[bytes, bytes]], known: Sequence[FileSummary]) -> Resolved:
     """Resolve, unpickling only the call sites of functions whose parameters they can teach
     something (most calls are of library code): the memory of this process stays bounded."""
+    from lint_h2d.inference.project import resolve, wanted_callees
+
+    with gc_paused():
+        return _resolve_blobs(blobs, known)
+
+
+def _resolve_blobs(blobs: Sequence[Tuple[bytes, bytes]], known: Sequence[FileSummary]) -> Resolved:
     from lint_h2d.inference.project import resolve, wanted_callees
 
     summaries = list(known) + [pickle.loads(rest) for rest, _ in blobs]
@@ -188,6 +306,9 @@ class Unit:
     source: Union[Source, str]
     engine_or_lazy: Union["Engine", LazyEngine]
     cache: Optional[Cache] = None
+    # The prefilter's stage 2 from the tree the file's summary was built from, when this run
+    # built it (`prefilter.tree_verdict`): the analysis need not parse the file again.
+    verdict: Optional["TreeVerdict"] = None
 
     @property
     def path(self) -> str:
@@ -207,16 +328,16 @@ class Unit:
 Outcome = Tuple[str, List[Finding], Optional[str], Optional[Stamp]]
 
 
-def _worker_analyze(job: Tuple[int, str, Optional[str]]) -> Outcome:
+def _worker_analyze(job: Tuple[int, str, Optional[str], Optional["TreeVerdict"]]) -> Outcome:
     """Analyze one file in a worker; the worker reads it itself (paths travel, not texts)."""
-    index, path, text = job
+    index, path, text, verdict = job
     if text is not None:
-        return path, _WORKER_ENGINES[index].analyze(path, text), None, None
+        return path, _analyze(_WORKER_ENGINES[index], path, text, verdict), None, None
     try:
         source = read_source(path)
     except SourceError as exc:
         return path, [error_finding(IO_ERROR, path, f"cannot check {path}: {exc}")], None, None
-    return path, _WORKER_ENGINES[index].analyze(path, source.text), source.digest, source.stamp
+    return path, _analyze(_WORKER_ENGINES[index], path, source.text, verdict), source.digest, source.stamp
 
 
 def _size(unit: Unit) -> int:
@@ -226,6 +347,26 @@ def _size(unit: Unit) -> int:
         return os.stat(unit.source).st_size
     except OSError:
         return 0
+
+
+def _analyze_here(todo: Sequence[Unit], progress: Optional[Callable[[int, int], None]]) -> List[Outcome]:
+    """`_worker_analyze` for each unit, in this process."""
+    outcomes: List[Outcome] = []
+    for done, unit in enumerate(todo, 1):
+        if isinstance(unit.source, str):
+            try:
+                source = read_source(unit.source)
+            except SourceError as exc:
+                outcomes.append((unit.path, [error_finding(IO_ERROR, unit.path, f"cannot check {unit.path}: {exc}")],
+                                 None, None))
+                continue
+            outcomes.append((unit.path, _analyze(unit.engine, unit.path, source.text, unit.verdict),
+                             source.digest, source.stamp))
+        else:
+            outcomes.append((unit.path, _analyze(unit.engine, unit.path, unit.source.text, unit.verdict), None, None))
+        if progress is not None:
+            progress(done, len(todo))
+    return outcomes
 
 
 def analyze_many(units: Sequence[Unit], jobs: int,
@@ -274,30 +415,24 @@ def analyze_many(units: Sequence[Unit], jobs: int,
             if id(engine) not in index:
                 index[id(engine)] = len(engines)
                 engines.append(engine)
-        work = [(index[id(u.engine)], u.path, None if isinstance(u.source, str) else u.source.text)
+        work = [(index[id(u.engine)], u.path, None if isinstance(u.source, str) else u.source.text, u.verdict)
                 for u in todo]
         # Chunks amortize the round trips; small enough that the biggest files, sent first,
         # still spread over the workers.
         chunk = max(1, min(16, len(work) // (jobs * 16)))
-        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(engines,)) as pool:
+        with frozen_heap(), ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker,
+                                                 initargs=(engines,)) as pool:
             for done, outcome in enumerate(pool.map(_worker_analyze, work, chunksize=chunk), 1):
                 outcomes.append(outcome)
                 if progress is not None:
                     progress(done, len(todo))
-    else:
-        for done, unit in enumerate(todo, 1):
-            if isinstance(unit.source, str):
-                try:
-                    source = read_source(unit.source)
-                except SourceError as exc:
-                    outcomes.append((unit.path, [error_finding(IO_ERROR, unit.path, f"cannot check {unit.path}: {exc}")],
-                                     None, None))
-                    continue
-                outcomes.append((unit.path, unit.engine.analyze(unit.path, source.text), source.digest, source.stamp))
-            else:
-                outcomes.append((unit.path, unit.engine.analyze(unit.path, unit.source.text), None, None))
-            if progress is not None:
-                progress(done, len(todo))
+    elif len(todo) >= 8:
+        for unit in todo:
+            unit.engine  # built before the heap is frozen (a lazy engine resolves the facts)
+        with frozen_heap():
+            outcomes = _analyze_here(todo, progress)
+    else:  # a few files: a full collection to freeze the heap would cost more than it saves
+        outcomes = _analyze_here(todo, progress)
     caches = {u.path: u for u in todo}
     for path, findings, digest, stamp in outcomes:
         results[path] = findings

@@ -21,13 +21,14 @@ from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tupl
 
 from lint_h2d.cache import DEFAULT_DIR, Cache, cache_key
 from lint_h2d.config import Resolver, Settings, canonical_folder, is_project_marker
-from lint_h2d.pipeline import LazyEngine, Unit, project_facts
+from lint_h2d.pipeline import LazyEngine, Unit, facts_from_index, project_facts
 from lint_h2d.project_index import ProjectIndex, load_index
 from lint_h2d.sources import Source, SourceError, read_source
 
 if TYPE_CHECKING:
     from lint_h2d.analysis import Engine
     from lint_h2d.inference.project import ProjectFacts
+    from lint_h2d.prefilter import TreeVerdict
 
 
 @dataclass(frozen=True)
@@ -87,14 +88,19 @@ def units(resolver: Resolver, sources: Sequence[Union[Source, str]], options: Op
                 fingerprint = built.project.fingerprint
         else:  # no project: the files checked together are all we know
             covered, extra = list(members), []
-            engine = _engine(settings, project_facts([_read(s) for s in members]), options)
+            verdicts: Dict[str, TreeVerdict] = {}
+            engine = _engine(settings, project_facts([_read(s) for s in members], verdicts=verdicts,
+                                                     capture_functions=settings.capture_functions), options)
             main, fingerprint = engine, engine.project.fingerprint
         cache: Optional[Cache] = None
         if folder is not None and findings_cache and fingerprint is not None:
             # Keyed by the project's facts: a file's own facts are part of its content.
             cache = Cache(folder, cache_key(settings, fingerprint))
             caches.append(cache)
-        out.extend(Unit(source, main, cache) for source in covered)
+        if index is not None:
+            verdicts = {_path(s): index.verdicts[_key(_path(s))] for s in covered
+                        if _key(_path(s)) in index.verdicts}
+        out.extend(Unit(source, main, cache, verdicts.get(_path(source))) for source in covered)
         for source in extra:
             # A file the index does not cover (excluded, yet named): the project's facts plus
             # its own, never those of the other files of the run.
@@ -111,7 +117,7 @@ def _engine(settings: Settings, facts: "ProjectFacts", options: Options) -> "Eng
 
 def _project_engine(settings: Settings, index: ProjectIndex, options: Options) -> Callable[[], "Engine"]:
     def build() -> "Engine":
-        engine = _engine(settings, project_facts([], *index.facts()), options)
+        engine = _engine(settings, facts_from_index(index), options)
         index.remember(engine.project.fingerprint)
         return engine
     return build
@@ -120,7 +126,7 @@ def _project_engine(settings: Settings, index: ProjectIndex, options: Options) -
 def _extra_engine(settings: Settings, index: ProjectIndex, source: Union[Source, str],
                   options: Options) -> Callable[[], "Engine"]:
     def build() -> "Engine":
-        return _engine(settings, project_facts([_read(source)], *index.facts()), options)
+        return _engine(settings, facts_from_index(index, [_read(source)]), options)
     return build
 
 

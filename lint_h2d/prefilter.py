@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Pattern, Sequence, Set, TYPE_CHECKING, Tuple
 
@@ -687,6 +688,155 @@ def tree_filter(rules: Sequence["Rule"], tree: ast.AST, text: str, settings: "Se
         if keep:
             out.append(rule)
     return out
+
+
+# -- stage 2 where the text is already parsed ---------------------------------------------------
+#
+# A project scan parses every file once for its summary (`project_index.py`, `pipeline.py`),
+# before the project's facts are known, and the analysis parsed it again for stage 2.  The
+# summary's tree now also answers stage 2 (`tree_verdict`), and the analysis uses the answers
+# (`apply_verdict`) instead of parsing again.  Only H2D001's check reads the project's facts;
+# it runs there without them, recording every fact it looks up: if the project's facts hold
+# none of those, the run with them takes the same path to the same answer.
+
+
+def text_hash(text: str) -> str:
+    """What a verdict is keyed by: the exact text it was computed from."""
+    import hashlib
+
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+@dataclass(frozen=True)
+class TreeVerdict:
+    """Stage 2's answers for one text, from a tree parsed without a syntax error.
+
+    `fixed`: rule code → the answer of a check that needs no project facts (H2D001's too, when
+    it holds without them; a rule whose text stage fails on this text is left out).
+    `looked_up`: H2D001 failed without facts: the facts its run asked about, `\0`-joined, and
+    `param_names` the names it asked the parameter facts about."""
+
+    text_hash: str
+    fixed: Tuple[Tuple[str, bool], ...]
+    looked_up: Optional[str] = None
+    param_names: Optional[str] = None
+
+
+class _Recording(frozenset):  # type: ignore[type-arg]
+    """An empty set of facts that remembers what it was asked."""
+
+    asked: Set[str]
+
+    def __new__(cls) -> "_Recording":
+        made = super().__new__(cls)
+        made.asked = set()
+        return made
+
+    def __contains__(self, key: object) -> bool:
+        if isinstance(key, str):
+            self.asked.add(key)
+        return False
+
+
+class _RecordingParams(set):  # type: ignore[type-arg]
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: Set[str] = set()
+
+    def __contains__(self, key: object) -> bool:
+        if isinstance(key, str):
+            self.asked.add(key)
+        return False
+
+
+def _h2d001_without_facts(tree: ast.AST, text: str) -> Tuple[bool, Set[str], Set[str]]:
+    """`h2d001_tree(tree, frozenset(), text)`, and the facts and parameter names it asked about."""
+    facts = _Recording()
+    analysis = _MayDevice(tree, facts, text)
+    params = _RecordingParams()
+    analysis.params = params  # type: ignore[assignment]
+    statements = list(_statements(tree))
+    candidates = [c for c in statements if isinstance(c, ast.Assign) and len(c.targets) == 1
+                  and isinstance(c.targets[0], ast.Subscript) and analysis.shape_may_match(c)]
+    if not candidates:
+        return False, set(), set()
+
+    def done() -> bool:
+        return any(analysis.may(c.targets[0].value) for c in candidates)  # type: ignore[attr-defined]
+
+    analysis.collect(_binding_nodes(statements, tree if ":=" in text or not text else None))
+    return done() or analysis.solve(done), facts.asked, params.asked
+
+
+def tree_verdict(tree: ast.AST, text: str, capture_functions: Sequence[str]) -> TreeVerdict:
+    """Stage 2 of every built-in rule whose text stage can pass on `text` (`apply_verdict`
+    reads it back).  A check that raises is left out: the analysis parses and decides."""
+    fixed: List[Tuple[str, bool]] = []
+    looked_up = param_names = None
+    checks: List[Tuple[str, bool, Callable[[], bool]]] = [
+        ("H2D002", h2d002_text(text, capture_functions), lambda: h2d002_tree(tree, capture_functions)),
+        ("H2D003", h2d003_text(text), lambda: h2d003_tree(tree)),
+        ("H2D004", h2d004_text(text), lambda: h2d004_tree(tree)),
+    ]
+    for code, possible, check in checks:
+        if possible:
+            try:
+                fixed.append((code, check()))
+            except Exception:  # RecursionError on a deep expression, ...
+                pass
+    try:  # without a candidate statement it returns before the costly part
+        found, asked, names = _h2d001_without_facts(tree, text)
+    except Exception:
+        pass
+    else:
+        if found:
+            fixed.append(("H2D001", True))
+        else:
+            looked_up, param_names = "\0".join(sorted(asked)), "\0".join(sorted(names))
+    return TreeVerdict(text_hash(text), tuple(fixed), looked_up, param_names)
+
+
+def _needs_facts(verdict: TreeVerdict, text: str, device_fields: AbstractSet[str]) -> bool:
+    """H2D001 asked about a fact the project holds: its answer may differ with the facts."""
+    if verdict.looked_up is None or verdict.param_names is None:
+        return True
+    if any(key in device_fields for key in verdict.looked_up.split("\0") if key):
+        return True
+    if not verdict.param_names:
+        return False
+    params = _params_defined_here(frozenset(device_fields), text)
+    return any(name in params for name in verdict.param_names.split("\0"))
+
+
+def apply_verdict(verdict: TreeVerdict, rules: Sequence["Rule"], text: str, settings: "Settings",
+                  device_fields: AbstractSet[str] = frozenset()) -> Optional[List["Rule"]]:
+    """`tree_filter(rules, tree, text, ...)` from a verdict on this text, without the tree;
+    None when the verdict cannot answer for some rule (the caller parses and runs stage 2)."""
+    fixed = dict(verdict.fixed)
+    out = []
+    for rule in rules:
+        if not rule.has_tree_check:
+            out.append(rule)
+            continue
+        if rule.code == "H2D001":
+            keep = fixed.get("H2D001")
+            if keep is None:
+                if _needs_facts(verdict, text, device_fields):
+                    return None
+                keep = False
+            keep = keep or mentions_hint(text, settings.device_hints)
+        elif rule.code in _VERDICT_CODES and rule.code in fixed:
+            keep = fixed[rule.code]
+        else:
+            return None
+        if keep:
+            out.append(rule)
+    return out
+
+
+# The rules whose stage 2 `tree_verdict` computes (their `could_match_tree` is the function
+# named there; tests/test_prefilter.py compares both on every fixture).
+_VERDICT_CODES = frozenset({"H2D001", "H2D002", "H2D003", "H2D004"})
 
 
 def select_rules(rules: Sequence["Rule"], text: str, settings: "Settings",

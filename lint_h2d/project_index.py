@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pickle
 import tempfile
 import time
 from pathlib import Path
@@ -40,6 +41,7 @@ from lint_h2d.discovery import PYTHON_SUFFIXES, discover
 
 if TYPE_CHECKING:
     from lint_h2d.inference.summary import FileSummary
+    from lint_h2d.prefilter import TreeVerdict
 
 INDEX_FORMAT = 6  # 3: entries hold the file's summary (inference/summary.py); 4: facts stored apart; 5: summary terms changed (issue 17); 6: dataclass positional fields
 # A folder this large is not a project root someone meant (a home folder): skip the index.
@@ -79,18 +81,27 @@ def covers(root: Path, paths: Iterable[str]) -> bool:
 # -- what an entry holds (the one place that reads a file's facts) -----------------------------
 
 
-def file_facts(path: str, data: bytes) -> Dict[str, Any]:
+def file_facts(path: str, data: bytes, verdicts: Optional[List["TreeVerdict"]] = None,
+               capture_functions: Sequence[str] = ()) -> Dict[str, Any]:
     """The facts the index keeps about one file, from its bytes (JSON-able; `merge_facts`
     reads them back): its classes with a `*_cpu` field, and its summary (classes, fields,
     returns, call sites, device contexts: `inference/summary.py`).  Bump INDEX_FORMAT when
-    their shape changes."""
+    their shape changes.
+
+    With `verdicts`, the tree the summary is built from also answers the prefilter's stage 2
+    (`prefilter.tree_verdict`, appended there when the text parses): the analysis then need
+    not parse the file again.  Not part of the facts: it depends on the settings."""
     from lint_h2d.inference.project import class_fields_in
-    from lint_h2d.inference.summary import summarize
+    from lint_h2d.pipeline import gc_paused, summary_and_verdict
 
     text = data.decode("utf-8", errors="replace")
     classes = {} if b"_cpu" not in data else {
         name: sorted(fields) for name, fields in class_fields_in(text).items()}
-    return {"classes": classes, "summary": summarize(path, text).to_json()}
+    with gc_paused():  # a tree's worth of objects, all alive until the summary is built
+        summary, verdict = summary_and_verdict(path, text, capture_functions if verdicts is not None else None)
+        if verdict is not None and verdicts is not None:
+            verdicts.append(verdict)
+        return {"classes": classes, "summary": summary.to_json()}
 
 
 def merge_facts(classes: Dict[str, FrozenSet[str]], summaries: Dict[str, "FileSummary"],
@@ -222,7 +233,9 @@ class ProjectIndex:
     def __init__(self, rows: Dict[str, List[Any]], fresh: Dict[str, Any], index_file: Optional[Path],
                  stored: Dict[str, Any]) -> None:
         self.rows = rows
-        self.fresh = fresh  # facts built by this run, by path
+        self.fresh = fresh  # facts built by this run, by path (pickled: `_packed_row`)
+        # The prefilter's verdicts on the files this run read (`file_facts`), by path.
+        self.verdicts: Dict[str, TreeVerdict] = {}
         self.index_file = index_file
         self.stored = stored
         digest = hashlib.blake2b(json.dumps(stored.get("key")).encode(), digest_size=16)
@@ -242,10 +255,18 @@ class ProjectIndex:
     def facts(self) -> Tuple[Classes, Dict[str, "FileSummary"]]:
         """The `_cpu` field pairs and the summary of every file (a missing or corrupt facts
         file is built again from the file)."""
+        from lint_h2d.pipeline import gc_paused
+
+        with gc_paused():  # every summary stays alive: collections on the way find nothing
+            return self._facts()
+
+    def _facts(self) -> Tuple[Classes, Dict[str, "FileSummary"]]:
         classes: Dict[str, FrozenSet[str]] = {}
         summaries: Dict[str, FileSummary] = {}
         for path, row in self.rows.items():
             facts = self.fresh.get(path)
+            if isinstance(facts, bytes):
+                facts = pickle.loads(facts)
             if facts is None:
                 facts = _read_facts(self.index_file, path, row[4])
             try:
@@ -355,17 +376,26 @@ def load_index(settings: Settings, checked: Sequence[str], cache_folder: Optiona
             changed = changed or row is not old_row
             new[path] = row
     fresh: Dict[str, Any] = {}
-    for path, built in _built_rows(unread):
+    verdicts: Dict[str, TreeVerdict] = {}
+    # The files this run analyzes get the prefilter's verdict too (`file_facts`).
+    checked_files = {os.path.abspath(c) for c in checked}
+    capture = tuple(settings.capture_functions)
+    for path, built in _built_rows([(p, capture if p in checked_files else None) for p in unread]):
         changed = True
         if built is not None:
             new[path], fresh[path] = built[:5], built[5]
-            _write_facts(index_file, path, built[4], built[5])
+            if len(built) > 6:
+                verdicts[path] = built[6]
+            if index_file is not None:
+                _write_facts(index_file, path, built[4], pickle.loads(built[5]))
     stored = {"key": key, "built_ns": started, "folders": folders, "files": new}
     if isinstance(old.get("resolved"), list):  # still valid if the fingerprint is the same
         stored["resolved"] = old["resolved"]
     if index_file is not None and changed:
         save_json(index_file, stored)
-    return ProjectIndex(new, fresh, index_file, stored)
+    index = ProjectIndex(new, fresh, index_file, stored)
+    index.verdicts = verdicts
+    return index
 
 
 # Below this many files to read, building their facts in the main process is cheaper than
@@ -373,36 +403,50 @@ def load_index(settings: Settings, checked: Sequence[str], cache_folder: Optiona
 PARALLEL_FACTS = 64
 
 
-def _built_rows(paths: Sequence[str]) -> List[Tuple[str, Optional[List[Any]]]]:
+def _built_rows(jobs: Sequence[Tuple[str, Optional[Tuple[str, ...]]]]) -> List[Tuple[str, Optional[List[Any]]]]:
     """Rows with facts for files whose bytes are new, in worker processes when there are
-    many (each worker reads its files: paths travel, not texts)."""
+    many (each worker reads its files: paths travel, not texts).  A job is a path and, for a
+    file the run analyzes, the settings' capture functions: its row also carries the
+    prefilter's verdict on it (`_row`)."""
     from lint_h2d.pipeline import default_jobs
 
-    jobs = default_jobs()
-    if jobs > 1 and len(paths) >= PARALLEL_FACTS:
+    workers = default_jobs()
+    paths = [path for path, _ in jobs]
+    if workers > 1 and len(jobs) >= PARALLEL_FACTS:
         from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            return list(zip(paths, pool.map(_fresh_row, paths, chunksize=16)))
-    return [(path, _fresh_row(path)) for path in paths]
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            return list(zip(paths, pool.map(_packed_row, paths, [c for _, c in jobs], chunksize=16)))
+    return [(path, _packed_row(path, capture)) for path, capture in jobs]
 
 
-def _fresh_row(path: str) -> Optional[List[Any]]:
-    return _row(path, None, 0)
+def _packed_row(path: str, capture_functions: Optional[Tuple[str, ...]] = None) -> Optional[List[Any]]:
+    """`_fresh_row` with its facts pickled: as bytes they cost this process (and every worker
+    forked from it) a tenth of the memory of the JSON-able objects, until resolved."""
+    row = _fresh_row(path, capture_functions)
+    if row is not None and len(row) > 5:
+        row[5] = pickle.dumps(row[5], protocol=pickle.HIGHEST_PROTOCOL)
+    return row
+
+
+def _fresh_row(path: str, capture_functions: Optional[Tuple[str, ...]] = None) -> Optional[List[Any]]:
+    return _row(path, None, 0, capture_functions=capture_functions)
 
 
 def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
-def _row(path: str, old: Any, trusted_before: int, build: bool = True) -> Optional[List[Any]]:
+def _row(path: str, old: Any, trusted_before: int, build: bool = True,
+         capture_functions: Optional[Tuple[str, ...]] = None) -> Optional[List[Any]]:
     """The index row of `path`: [size, mtime_ns, ctime_ns, inode, blake2b] (None if it cannot
     be read).
 
     The old row itself is returned when its stat matches and is old enough to trust; a row
     with the new stat when the bytes are the same (a `touch`: the stored facts hold); else a
     row with a sixth element, the facts built from the bytes (None when not `build`: the
-    caller builds them, perhaps in a worker)."""
+    caller builds them, perhaps in a worker), and with `capture_functions` a seventh when the
+    file parses: the prefilter's verdict on it (`file_facts`)."""
     try:
         st = os.stat(path)
     except OSError:
@@ -419,7 +463,13 @@ def _row(path: str, old: Any, trusted_before: int, build: bool = True) -> Option
     digest = hashlib.blake2b(data, digest_size=16).hexdigest()
     if valid and old[4] == digest:
         return [*stat, digest]  # the stored facts still hold
-    return [*stat, digest, file_facts(path, data) if build else None]
+    if not build:
+        return [*stat, digest, None]
+    if capture_functions is None:
+        return [*stat, digest, file_facts(path, data)]
+    verdicts: List[TreeVerdict] = []
+    facts = file_facts(path, data, verdicts, capture_functions)
+    return [*stat, digest, facts, *verdicts]  # a seventh element: the prefilter's verdict
 
 
 def _load(index_file: Optional[Path], key: Dict[str, Any]) -> Dict[str, Any]:

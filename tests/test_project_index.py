@@ -166,7 +166,7 @@ def test_trusted_stat_path_walks_only_when_a_folder_changed(tmp_path: Path, monk
     monkeypatch.setattr(project_index, "discover", lambda *a: walks.append(1) or real(*a))
     reads = []
     real_facts = project_index.file_facts
-    monkeypatch.setattr(project_index, "file_facts", lambda p, d: reads.append(p) or real_facts(p, d))
+    monkeypatch.setattr(project_index, "file_facts", lambda p, d, *a: reads.append(p) or real_facts(p, d, *a))
 
     assert _index(root, cache, walk=False) == {} and len(walks) == 1
     reads.clear()
