@@ -147,18 +147,25 @@ class _LineCount(PositionProvidingCodegenState):
 def _children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """``node`` and the nodes under it that have a recorded position, read in place (LibCST's
     ``children`` runs a visitor for each node).  Whitespace and operator nodes hold none."""
-    skip = UNRECORDED
     stack = [node]
     while stack:
         current = stack.pop()
         yield current
-        for name in current.__dataclass_fields__:
-            value = getattr(current, name)
-            if isinstance(value, cst.CSTNode):
-                if type(value) not in skip:
-                    stack.append(value)
-            elif isinstance(value, (tuple, list)):
-                stack.extend(v for v in value if isinstance(v, cst.CSTNode) and type(v) not in skip)
+        stack.extend(recorded_children(current))
+
+
+def recorded_children(node: cst.CSTNode) -> List[cst.CSTNode]:
+    """The node's children in field order, read from its fields in place (LibCST's ``children``
+    runs a visitor per node), without the whitespace and operator nodes (``UNRECORDED``)."""
+    found: List[cst.CSTNode] = []
+    for name in node.__dataclass_fields__:
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            if type(value) not in UNRECORDED:
+                found.append(value)
+        elif isinstance(value, (tuple, list)):
+            found.extend(v for v in value if isinstance(v, cst.CSTNode) and type(v) not in UNRECORDED)
+    return found
 
 
 def _holds(root: cst.CSTNode, node: cst.CSTNode) -> bool:

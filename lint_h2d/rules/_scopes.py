@@ -17,7 +17,7 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tup
 import libcst as cst
 
 from fixers.imports import target_names
-from lint_h2d.rules._positions import UNRECORDED
+from lint_h2d.rules._positions import recorded_children
 
 ScopeNode = Union[cst.FunctionDef, cst.ClassDef]
 LineNode = Union[cst.SimpleStatementLine, cst.SimpleStatementSuite]
@@ -41,7 +41,6 @@ def fast_visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     """
     stack: List[object] = [node]
     on_visit, on_leave = visitor.on_visit, visitor.on_leave
-    skip = UNRECORDED
     while stack:
         item = stack.pop()
         if type(item) is tuple:  # (node,): its children are done
@@ -52,14 +51,7 @@ def fast_visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
             on_leave(item)
             continue
         stack.append((item,))
-        children: List[cst.CSTNode] = []
-        for name in item.__dataclass_fields__:
-            value = getattr(item, name)
-            if isinstance(value, cst.CSTNode):
-                if type(value) not in skip:
-                    children.append(value)
-            elif isinstance(value, (tuple, list)):
-                children.extend(v for v in value if isinstance(v, cst.CSTNode) and type(v) not in skip)
+        children = recorded_children(item)
         children.reverse()
         stack.extend(children)
 
