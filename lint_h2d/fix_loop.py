@@ -36,7 +36,10 @@ def fix_text(analyze: Callable[[str, str], List[Finding]], path: str, text: str,
     broken: Dict[Tuple[str, Tuple[Tuple[str, str], ...]], str] = {}
     findings = analyze(path, text)
     for _ in range(MAX_FIX_ITERATIONS):
-        fixable = [f for f in findings if f.fix_applies(unsafe) and _fix_key(text, f) not in broken]
+        fixable = [f for f in findings if f.fix_applies(unsafe)]
+        if broken:  # the line table once per pass, not once per finding (10k findings: minutes)
+            offsets = line_offsets(text)
+            fixable = [f for f in fixable if _fix_key(text, f, offsets) not in broken]
         if not fixable:
             break
         chosen, edits = _non_overlapping(text, fixable)
@@ -75,9 +78,11 @@ def fix_text(analyze: Callable[[str, str], List[Finding]], path: str, text: str,
         applied.extend(chosen)
         findings = after
     if broken:
+        offsets = line_offsets(text)
+        keys = {id(f): _fix_key(text, f, offsets) for f in findings if f.fix is not None}
         findings = [
-            replace(f, fix=None, no_fix_reason=f"the rewrite does not parse ({broken[_fix_key(text, f)]})")
-            if f.fix is not None and _fix_key(text, f) in broken else f
+            replace(f, fix=None, no_fix_reason=f"the rewrite does not parse ({broken[keys[id(f)]]})")
+            if id(f) in keys and keys[id(f)] in broken else f
             for f in findings
         ]
     return text, applied, findings
@@ -112,10 +117,12 @@ def _planned(text: str, chosen: List[Finding], edits: List[TextEdit]) -> Tuple[L
     return chosen, planned
 
 
-def _fix_key(text: str, finding: Finding) -> Tuple[str, Tuple[Tuple[str, str], ...]]:
+def _fix_key(text: str, finding: Finding,
+             offsets: Optional[Sequence[int]] = None) -> Tuple[str, Tuple[Tuple[str, str], ...]]:
     """A fix's identity across passes: the text it replaces and the text it writes."""
     assert finding.fix is not None
-    offsets = line_offsets(text)
+    if offsets is None:
+        offsets = line_offsets(text)
     spans = tuple(
         (text[to_offset(offsets, e.start):to_offset(offsets, e.end)], e.text) for e in finding.fix.edits
     )
