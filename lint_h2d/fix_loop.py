@@ -55,13 +55,14 @@ def fix_text(analyze: Callable[[str, str], List[Finding]], path: str, text: str,
             # A fix must never break a file: find the fixes that break it on their own,
             # set them aside, and apply the rest (one at a time if they only fail together).
             good: List[Finding] = []
+            offsets = line_offsets(text)
             for finding in chosen:
                 assert finding.fix is not None
                 problem = _parse_problem(path, apply_edits(text, finding.fix.edits))
                 if problem is None:
                     good.append(finding)
                 else:
-                    broken[_fix_key(text, finding)] = problem
+                    broken[_fix_key(text, finding, offsets)] = problem
             if not good:
                 continue
             chosen, edits = _non_overlapping(text, good)
@@ -117,12 +118,10 @@ def _planned(text: str, chosen: List[Finding], edits: List[TextEdit]) -> Tuple[L
     return chosen, planned
 
 
-def _fix_key(text: str, finding: Finding,
-             offsets: Optional[Sequence[int]] = None) -> Tuple[str, Tuple[Tuple[str, str], ...]]:
-    """A fix's identity across passes: the text it replaces and the text it writes."""
+def _fix_key(text: str, finding: Finding, offsets: Sequence[int]) -> Tuple[str, Tuple[Tuple[str, str], ...]]:
+    """A fix's identity across passes: the text it replaces and the text it writes (``offsets``:
+    ``line_offsets(text)``, computed once by the caller for all its findings)."""
     assert finding.fix is not None
-    if offsets is None:
-        offsets = line_offsets(text)
     spans = tuple(
         (text[to_offset(offsets, e.start):to_offset(offsets, e.end)], e.text) for e in finding.fix.edits
     )
