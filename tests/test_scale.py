@@ -99,14 +99,6 @@ def test_the_reading_walk_collects_what_libcsts_visit_collects(name: str, monkey
     assert _facts(module) == fast
 
 
-@pytest.mark.parametrize("name", sorted(SOURCES))
-def test_positions_are_libcsts(name: str) -> None:
-    module = cst.parse_module(SOURCES[name])
-    expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    positions = Positions(module)
-    assert all(positions[node] == where for node, where in expected.items())
-
-
 # Statements whose position LibCST computes from a child's (``end_node``): a child left out of
 # the compact table made ``Positions`` raise KeyError, and H2D001 lost the file's findings.
 _END_NODE_SOURCES = {
@@ -119,9 +111,11 @@ _END_NODE_SOURCES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(_END_NODE_SOURCES))
-def test_positions_of_statements_that_end_at_a_child_are_libcsts(name: str) -> None:
-    module = cst.parse_module(_END_NODE_SOURCES[name])
+@pytest.mark.parametrize("source", [SOURCES[n] for n in sorted(SOURCES)]
+                         + [_END_NODE_SOURCES[n] for n in sorted(_END_NODE_SOURCES)],
+                         ids=sorted(SOURCES) + sorted(_END_NODE_SOURCES))
+def test_positions_are_libcsts(source: str) -> None:
+    module = cst.parse_module(source)
     expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     positions = Positions(module)
     assert all(positions[node] == where for node, where in expected.items())
