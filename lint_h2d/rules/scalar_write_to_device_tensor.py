@@ -21,6 +21,7 @@ from lint_h2d import prefilter
 from lint_h2d.findings import Applicability, EvidenceKind, EvidenceStep, Finding, Fix
 from lint_h2d.inference.expressions import index_effect, index_evidence, infer
 from lint_h2d.inference.scope import StatementFact
+from lint_h2d.inference.usage import rank_floor
 from lint_h2d.inference.values import Kind, LocalStep
 from lint_h2d.rules._gate_site import GateSite, ModuleImports, gate_site, module_flags
 from lint_h2d.rules._int_index import int_names
@@ -198,6 +199,8 @@ It is **unsafe** (applied only with `--unsafe-fixes`, after reading it) when:
             return None
         effects = [index_effect(e, fact.facts) for e in target.slice]
         if not _destination_is_one_element(effects, tensor.rank):
+            return None
+        if tensor.rank is None and _wider_by_usage(fact, target, effects):
             return None
         value = infer(assign.value, fact.facts)
         # A Python number, or a 0-dim CPU tensor (a checkpoint's per-tensor scale): both are
@@ -487,6 +490,16 @@ def _destination_is_one_element(effects: List[str], rank: Optional[int]) -> bool
     if rank is None:
         return integers == 1 and ellipses == 0
     return integers == rank
+
+
+def _wider_by_usage(fact: StatementFact, target: cst.Subscript, effects: List[str]) -> bool:
+    """A local of unknown rank that the function also indexes with more positions than this
+    write (`m[r, c] == 0` ... `m[r] = 0`): the write keeps a dimension (`inference/usage.py`)."""
+    function = fact.scope.node
+    if function is None or not isinstance(target.value, cst.Name):
+        return False
+    integers = sum(1 for e in effects if e in ("int", "maybe-int", "int-tensor"))
+    return rank_floor(function, target.value.value) > integers
 
 
 def _already_gated(fact: StatementFact, target_code: str, module: cst.Module,

@@ -1,0 +1,199 @@
+"""What the way a function uses a local tensor proves about its rank (issue 17, precision).
+
+PyTorch raises `IndexError: too many indices for tensor of dimension d` when a subscript has
+more dimension-consuming positions than the tensor has dimensions.  So when a function reads
+or writes `t[a, b]` (or `t[:, j]`), the object bound to `t` has at least two dimensions, and a
+write `t[i] = 0` into the same object keeps a dimension: a fill kernel, not the host-to-device
+copy of a one-element write (`covered = cost * mask; covered[row, col] == 0; covered[row] = 0`).
+
+The floor holds only for one object: the name must be bound once in the function (a
+parameter, or one assignment; `t *= x` keeps the object), never declared `global`/`nonlocal`,
+and never changed in rank in place (`t.unsqueeze_()`, `t.resize_()`, `t.data = ...`).  Nested
+functions and classes are scopes of their own and are not read.
+
+A floor only ever removes a finding (a write that is not one element); it never adds one.
+"""
+from __future__ import annotations
+
+from typing import List, Sequence
+
+import libcst as cst
+
+from lint_h2d.inference.expressions import literal_int
+
+# In-place methods that can change a tensor's number of dimensions.
+_RANK_CHANGING = frozenset({
+    "squeeze_", "unsqueeze_", "resize_", "resize_as_", "set_", "as_strided_", "flatten_",
+    "view_", "reshape_", "unflatten_",
+})
+
+
+def rank_floor(function: cst.FunctionDef, name: str) -> int:
+    """The least number of dimensions the object bound to the local `name` of `function` has,
+    by the subscripts the function applies to it; 0 when nothing proves more."""
+    usage = _Usage(name)
+    usage.add_params(function.params)
+    function.body.visit(usage)
+    if usage.bindings > 1 or usage.escaped:
+        return 0
+    return usage.floor
+
+
+def _consumes_one(element: cst.SubscriptElement) -> bool:
+    """Whether a subscript position consumes exactly one dimension for sure enough.
+
+    A slice and an integer do; so does an advanced index (a tensor or a list, one dimension
+    each). `None`, `...`, `True`/`False` and boolean expressions (a Python bool adds a
+    dimension) do not count, nor a starred or tuple position.  A bare name is taken to be an
+    integer, a slice or an index tensor, never a Python bool (a bool among several index
+    positions is not something code does); if it were, the floor would only hide a finding.
+    """
+    sl = element.slice
+    if isinstance(sl, cst.Slice):
+        return True
+    if not isinstance(sl, cst.Index) or sl.star is not None:
+        return False
+    value = sl.value
+    if literal_int(value) is not None:
+        return True
+    if isinstance(value, cst.Name):
+        return value.value not in ("None", "True", "False")
+    if isinstance(value, cst.BinaryOperation):
+        return True  # arithmetic never yields a bool or None
+    return isinstance(value, (cst.Attribute, cst.Subscript, cst.Call))
+
+
+class _Usage(cst.CSTVisitor):
+    """Counts the bindings of one name in one scope and the widest subscript applied to it."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.bindings = 0
+        self.escaped = False  # global/nonlocal/del, or a rank-changing in-place call
+        self.floor = 0
+
+    def add_params(self, params: cst.Parameters) -> None:
+        every: List[cst.Param] = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                every.append(star)
+        self.bindings += sum(1 for p in every if p.name.value == self.name)
+
+    def _bound(self, target: cst.CSTNode) -> None:
+        for node in _names_bound(target):
+            if node == self.name:
+                self.bindings += 1
+
+    # Nested scopes bind and read their own names.
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        if node.name.value == self.name:
+            self.bindings += 1
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        if node.name.value == self.name:
+            self.bindings += 1
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_ListComp(self, node: cst.ListComp) -> bool:
+        return False
+
+    def visit_SetComp(self, node: cst.SetComp) -> bool:
+        return False
+
+    def visit_DictComp(self, node: cst.DictComp) -> bool:
+        return False
+
+    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> bool:
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._bound(target.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._bound(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bound(node.target)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._bound(node.asname.name)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bound(node.target)
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None:
+            self._bound(node.name.name)
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        bound: cst.BaseExpression = node.asname.name if node.asname is not None else node.name
+        while isinstance(bound, cst.Attribute):
+            bound = bound.value
+        self._bound(bound)
+
+    def visit_MatchAs(self, node: cst.MatchAs) -> None:
+        if node.name is not None:
+            self._bound(node.name)
+
+    def visit_MatchStar(self, node: cst.MatchStar) -> None:
+        if node.name is not None:
+            self._bound(node.name)
+
+    def visit_MatchMapping(self, node: cst.MatchMapping) -> None:
+        if node.rest is not None:
+            self._bound(node.rest)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        if self.name in _names_bound(node.target):
+            self.escaped = True
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self._declared(node.names)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self._declared(node.names)
+
+    def _declared(self, names: Sequence[cst.NameItem]) -> None:
+        if any(item.name.value == self.name for item in names):
+            self.escaped = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and _is(func.value, self.name) and func.attr.value in _RANK_CHANGING:
+            self.escaped = True
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        target = node.target
+        if isinstance(target, cst.Attribute) and _is(target.value, self.name) and target.attr.value == "data":
+            self.escaped = True  # `t.data = other` swaps the storage, shape included
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if _is(node.value, self.name):
+            self.floor = max(self.floor, sum(1 for e in node.slice if _consumes_one(e)))
+
+
+def _is(node: cst.BaseExpression, name: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == name
+
+
+def _names_bound(target: cst.CSTNode) -> List[str]:
+    """The plain names an assignment target binds (`a`, `a, (b, *c)`)."""
+    out: List[str] = []
+    stack: List[cst.CSTNode] = [target]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Name):
+            out.append(node.value)
+        elif isinstance(node, (cst.Tuple, cst.List)):
+            stack.extend(e.value for e in node.elements)
+        elif isinstance(node, cst.StarredElement):
+            stack.append(node.value)
+    return out
+
