@@ -201,6 +201,7 @@ class _Resolver:
         declared: Optional[Value] = None
         defaulted = False
         stores: List[Tuple[str, Term]] = []
+        assigned: List[Tuple[str, Term]] = []
         for path, summary in self.classes[cls]:
             for name, term in summary.fields:
                 if name != attr:
@@ -220,6 +221,7 @@ class _Resolver:
                 rest = _without(term, ("field", cls, attr))
                 if rest is None:
                     continue  # `self.x = self.x`: nothing new
+                assigned.append((path, rest))
                 value = self.eval(rest, path, cls)
                 found = value if found is None else join(found, value)
         if stores and found is not None and found.kind == Kind.OTHER and found.type_name is None \
@@ -234,7 +236,12 @@ class _Resolver:
             built = self._constructed(cls, attr, defaulted=defaulted or found is not None)
             if built is not None:
                 found = built if found is None else join(found, built)
-        if declared is not None and _informative(declared) and (found is None or _vague(found)):
+        if declared is not None and _informative(declared) and (found is None or _vague(found)) \
+                and not (declared.kind == Kind.SCALAR
+                         and any(self._mentions_tensor(t, p, cls) for p, t in assigned)):
+            # The annotation fills what the assignments leave open, but never against them:
+            # `qscale_max: float` assigned `torch.max(w) * p` holds a tensor (direct evidence
+            # about the object beats a declaration).
             found = declared
         if found is None:
             for path, summary in self.classes[cls]:
@@ -243,6 +250,22 @@ class _Resolver:
                     if inherited.kind != Kind.UNKNOWN or inherited.type_name is not None:
                         found = inherited if found is None else join(found, inherited)
         return found if found is not None else UNKNOWN
+
+    def _mentions_tensor(self, term: Term, path: str, owner: Optional[str], budget: int = 64) -> bool:
+        """Whether `term` or one of its operands evaluates to a tensor: an expression built
+        from a tensor (`torch.max(w) * p`, `t.sum() / n`) is no proven Python number, even
+        where a join with an unknown left its own value open."""
+        todo: List[Term] = [term]
+        while todo and budget > 0:
+            budget -= 1
+            current = todo.pop()
+            if current[0] == "join":
+                todo.extend(current[1])
+                continue
+            if self.eval(current, path, owner).kind.is_tensor:
+                return True
+            todo.extend(t for t in current[1:] if isinstance(t, tuple) and t and isinstance(t[0], str))
+        return False
 
     def _constructed(self, cls: str, attr: str, defaulted: bool) -> Optional[Value]:
         """The join of what every `Cls(attr=...)` in the project passes; None when a call
