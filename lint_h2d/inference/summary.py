@@ -45,6 +45,7 @@ _SAME_DEVICE_METHODS = frozenset({
     "squeeze", "unsqueeze", "expand", "detach", "int", "long", "float", "half", "bfloat16",
     "bool", "index_select", "gather", "cumsum", "sum", "argsort", "argmax", "sort",
     "masked_fill", "repeat", "flip", "roll", "view_as", "select", "type_as",
+    "byte", "short", "char", "double",
 })
 _SCALAR_CALLS = frozenset({"len", "int", "float", "bool", "round", "abs", "ord", "hash"})
 _SCALAR_METHODS = frozenset({"item", "numel", "dim", "ndimension", "element_size", "nelement"})
@@ -672,9 +673,45 @@ def _with_defaults(args: ast.arguments) -> Tuple[str, ...]:
     return tuple(named)
 
 
+_SMALL = 16
+
+
 def _small(term: Term) -> Term:
-    """An argument's term, or unknown when it is too deep to be worth carrying."""
-    return term if _size(term) <= 16 else UNK
+    """An argument's term, or unknown when it is too deep to be worth carrying; an operator's
+    term keeps the operands that fit (`_shrunk_same`)."""
+    if _size(term) <= _SMALL:
+        return term
+    return _shrunk_same(term) if term[0] == "same" else UNK
+
+
+def _shrunk_same(term: Term) -> Term:
+    """A `same` term (an operator or a device-keeping op: the result is where its first tensor
+    operand is) cut to `_SMALL`: nested operators flattened in order, Python numbers dropped
+    (they decide nothing where another operand is open), the first operands kept while they
+    fit and the rest replaced by one unknown.  Dropping an operand only loses a tensor the
+    resolver might have found, and the unknown keeps the rest from reading as a number."""
+    sides: List[Term] = []
+    stack: List[Any] = list(reversed(term[1:]))
+    while stack:
+        side = stack.pop()
+        if side is None or side == SCALAR:
+            continue
+        if side[0] == "same":
+            stack.extend(reversed(side[1:]))
+        elif side not in sides:
+            sides.append(side)
+    kept: List[Term] = []
+    used = 1 + _size(UNK)  # the tag, and room for the unknown that stands for the rest
+    for side in sides:
+        cost = _size(side)
+        if side != UNK and used + cost <= _SMALL:
+            kept.append(side)
+            used += cost
+    if not kept:
+        return UNK
+    if len(kept) < len(sides):
+        kept.append(UNK)
+    return ("same", *kept)
 
 
 def _size(term: Any) -> int:
