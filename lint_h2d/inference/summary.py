@@ -51,6 +51,11 @@ _SCALAR_CALLS = frozenset({"len", "int", "float", "bool", "round", "abs", "ord",
 _SCALAR_METHODS = frozenset({"item", "numel", "dim", "ndimension", "element_size", "nelement"})
 _PROPERTIES = frozenset({"property", "cached_property"})
 _NEW_METHODS = frozenset({"new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"})
+# Mirrors expressions.LEGACY_TENSOR_TYPES: `torch.LongTensor` as an annotation is a tensor.
+_LEGACY_TENSOR_TYPES = frozenset({
+    "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
+    "ShortTensor", "IntTensor", "LongTensor", "BoolTensor",
+})
 _INTEGER_DTYPES = frozenset({"int", "int8", "int16", "int32", "int64", "long", "short", "uint8",
                              "uint16", "uint32", "uint64"})
 
@@ -770,7 +775,7 @@ def annotation_term(node: Optional[ast.expr]) -> Term:
     last = name.split(".")[-1]
     if name in ("int", "float", "bool"):
         return SCALAR
-    if last == "Tensor" or last == "Parameter":
+    if last in ("Tensor", "Parameter") or last in _LEGACY_TENSOR_TYPES:
         return ("tensor", None)
     if name in ("str", "bytes", "list", "dict", "tuple", "set", "None", "Any", "object"):
         return OTHER if name != "Any" else UNK
