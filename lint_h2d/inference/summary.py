@@ -25,6 +25,7 @@ from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 Term = Tuple[Any, ...]
 
 UNK: Term = ("unk",)
+_TENSOR: Term = ("tensor", None)  # an annotation `torch.Tensor`
 SCALAR: Term = ("scalar",)
 OTHER: Term = ("other",)
 
@@ -293,7 +294,9 @@ class _Builder:
             term = annotation_term(arg.annotation) if arg.annotation is not None else UNK
             annotations.append(term)
             if arg.arg != self_name:
-                scope.params[arg.arg] = term if term != UNK else ("param", node.name, arg.arg, owner)
+                # `x: torch.Tensor` names no place: the call sites may (the resolver falls
+                # back to the annotation), as for an un-annotated parameter.
+                scope.params[arg.arg] = term if term not in (UNK, _TENSOR) else ("param", node.name, arg.arg, owner)
         for arg in everything:
             if arg.arg not in scope.params and arg.arg != self_name:
                 scope.params[arg.arg] = OTHER  # *args / **kwargs: a tuple / a dict
@@ -678,7 +681,7 @@ def _with_defaults(args: ast.arguments) -> Tuple[str, ...]:
     return tuple(named)
 
 
-_SMALL = 16
+_SMALL = 20  # 16 lost `x = join(alloc, self.obj.f(x))` in loops; 20 keeps it for ~2% more index
 
 
 def _small(term: Term) -> Term:
