@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from fixers.edits import split_lines
@@ -223,10 +223,12 @@ class _Resolver:
                 break
             if guess is None and previous is not None and _fact(value) == _fact(previous):
                 break  # the guess holds
-            self.passes -= 1
             for stale in self.order[start:]:
                 self.memo.pop(stale, None)
             del self.order[start:]
+            if value.kind == Kind.UNKNOWN and value.type_name is None and value.element is None:
+                break  # nothing to check: a larger guess gives no less
+            self.passes -= 1
             previous = value
         self.memo[key] = value
         self.order.append(key)
@@ -367,6 +369,16 @@ class _Resolver:
                     value.kind == Kind.UNKNOWN or value.kind == Kind.TENSOR and value.rank is None):
                 annotated = self.eval(fn.return_annotation, path, fn.owner)
                 value = annotated if value.kind == Kind.UNKNOWN else value
+            elif fn.return_annotation[0] == "list" and value.kind == Kind.OTHER and value.type_name is None \
+                    and (value.element is None or value.element.kind == Kind.UNKNOWN):
+                # `-> tuple[int, ...]` where the body's container says nothing of its
+                # elements (`tuple(f(r) for r in rows)`): the declaration fills the gap,
+                # unless a returned term is built from a tensor (the body beats it).
+                element = self.eval(fn.return_annotation, path, fn.owner).element
+                if element is not None and _informative(element) and not (
+                        element.kind == Kind.SCALAR
+                        and any(self._mentions_tensor(t, path, fn.owner) for t in fn.returns)):
+                    value = replace(value, element=element)
             elif fn.return_annotation == ("scalar",):
                 value = SCALAR
             if value.kind == Kind.DEVICE:
