@@ -883,6 +883,9 @@ def index_evidence(node: cst.BaseExpression, facts: Facts) -> Tuple[object, ...]
     if isinstance(node, (cst.Name, cst.Attribute)):
         value = infer(node, facts)
         return value.evidence if value.origin == Origin.PARAM or value.kind == Kind.SCALAR else ()
+    if isinstance(node, cst.Subscript):
+        value = infer(node, facts)  # an element of a container of ints (`order[i]`)
+        return value.evidence if value.kind == Kind.SCALAR else ()
     if isinstance(node, cst.BinaryOperation):
         return index_evidence(node.left, facts) + index_evidence(node.right, facts)
     if isinstance(node, cst.UnaryOperation):

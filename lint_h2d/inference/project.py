@@ -378,7 +378,9 @@ class _Resolver:
                 if element is not None and _informative(element) and not (
                         element.kind == Kind.SCALAR
                         and any(self._mentions_tensor(t, path, fn.owner) for t in fn.returns)):
-                    value = replace(value, element=element)
+                    value = replace(value, element=element.because(self.step(
+                        f"`{_qual(fn)}()` is annotated to return a container of "
+                        f"{element.kind.value}s", path, fn.line)))
             elif fn.return_annotation == ("scalar",):
                 value = SCALAR
             if value.kind == Kind.DEVICE:
