@@ -97,3 +97,18 @@ def test_third_round_evidence_names_each_new_step(results: Dict[str, List[Findin
     chain = _chain(results, "calls.py", 24)
     assert any("every call of `write_position` passes a device tensor as `positions`" in s for s in chain)
     assert any(s.startswith("calls.py:12: allocated on the device here") for s in chain)
+
+
+def test_fourth_round_evidence_names_each_new_step(results: Dict[str, List[Finding]]) -> None:
+    """Issue 17, fourth round: the chain says why, for each new kind of evidence."""
+    # A call-site operator term cut to its first operands: still the call and the allocation.
+    chain = _chain(results, "bookkeeping.py", 21)
+    assert any("every call of `record_step` passes a device tensor as `active_mask`" in s for s in chain)
+    assert any(s.startswith("bookkeeping.py:30: allocated on the device here") for s in chain)
+    # A legacy tensor type's parameter, passed back to itself in a loop (a cycle's least solution).
+    chain = _chain(results, "legacy_types.py", 40)
+    assert any("every call of `step_finished` passes a device tensor as `finished`" in s for s in chain)
+    assert any(s.startswith("legacy_types.py:50: allocated on the device here") for s in chain)
+    # An index taken from a function annotated `-> tuple[int, ...]`.
+    chain = _chain(results, "shuffle_run.py", 12)
+    assert any("`shuffled_rows()` is annotated to return a container of python scalars" in s for s in chain)

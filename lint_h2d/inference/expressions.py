@@ -84,6 +84,12 @@ TORCH_DTYPE_NAMES = frozenset(
     }
 )
 
+# `torch.LongTensor`, `torch.BoolTensor`, ...: PyTorch's legacy tensor types.  As annotations
+# (`finished: torch.BoolTensor`) they say "a tensor of this dtype", not where it lives.
+LEGACY_TENSOR_TYPES = frozenset({
+    "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
+    "ShortTensor", "IntTensor", "LongTensor", "BoolTensor",
+})
 CPU_SUFFIXES = ("_cpu", "_host")
 # The evidence of a parameter whose default is the CPU (`device=None`, `device="cpu"`).
 CPU_DEFAULT_STEP = "defaults to the CPU (None or \"cpu\")"
@@ -877,6 +883,9 @@ def index_evidence(node: cst.BaseExpression, facts: Facts) -> Tuple[object, ...]
     if isinstance(node, (cst.Name, cst.Attribute)):
         value = infer(node, facts)
         return value.evidence if value.origin == Origin.PARAM or value.kind == Kind.SCALAR else ()
+    if isinstance(node, cst.Subscript):
+        value = infer(node, facts)  # an element of a container of ints (`order[i]`)
+        return value.evidence if value.kind == Kind.SCALAR else ()
     if isinstance(node, cst.BinaryOperation):
         return index_evidence(node.left, facts) + index_evidence(node.right, facts)
     if isinstance(node, cst.UnaryOperation):
@@ -1151,7 +1160,7 @@ def annotation_value(annotation: Optional[cst.Annotation], facts: Facts) -> Tupl
     last = name.split(".")[-1]
     if name in ("int", "float", "bool"):
         return Kind.SCALAR, None
-    if last == "Tensor":
+    if last == "Tensor" or last in LEGACY_TENSOR_TYPES:
         return Kind.TENSOR, None
     if name in ("torch.device", "device"):
         return Kind.DEVICE_PLACE, None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from fixers.edits import split_lines
@@ -111,7 +111,7 @@ from lint_h2d.inference.summary import (  # noqa: E402
     Term,
 )
 from lint_h2d.inference.resolved import DEFAULT_DEVICE_STEP, Resolved  # noqa: E402
-from lint_h2d.inference.values import OTHER, SCALAR, UNKNOWN, Kind, Value, join  # noqa: E402
+from lint_h2d.inference.values import NONE, OTHER, SCALAR, UNKNOWN, Kind, Value, join  # noqa: E402
 
 
 
@@ -120,6 +120,8 @@ _PLACE_KINDS = (Kind.DEVICE, Kind.CPU, Kind.TENSOR)
 _OPEN_ANNOTATIONS = (("unk",), ("tensor", None))
 # Calls too common to be worth a call-site fact.
 _MAX_DEPTH = 30
+# Extra passes for facts that depend on themselves (`_Resolver._fixpoint`), per project.
+_MAX_PASSES = 2000
 
 
 class _Resolver:
@@ -145,6 +147,10 @@ class _Resolver:
                 for name in context.constructs:
                     self._mark_on_device(name, (summary.path, context.line, context.how), 0)
         self.memo: Dict[Tuple[Any, ...], Value] = {}
+        self.order: List[Tuple[Any, ...]] = []  # memo keys in the order they were settled
+        self.pending: Set[Tuple[Any, ...]] = set()
+        self.cyclic: Set[Tuple[Any, ...]] = set()
+        self.passes = _MAX_PASSES  # the extra passes cycles may take, for the whole project
         self.steps: Dict[Tuple[str, str, int], EvidenceStep] = {}
         self.depth = 0
 
@@ -178,16 +184,54 @@ class _Resolver:
     def _memo(self, key: Tuple[Any, ...], compute: Any) -> Value:
         found = self.memo.get(key)
         if found is not None:
+            if key in self.pending:
+                self.cyclic.add(key)  # read while being computed: a cycle
             return found
         if self.depth > _MAX_DEPTH:
             return UNKNOWN
-        self.memo[key] = UNKNOWN  # a cycle sees unknown: the least fixpoint's first step
         self.depth += 1
         try:
-            value: Value = compute()
+            return self._fixpoint(key, compute)
         finally:
             self.depth -= 1
+
+    def _fixpoint(self, key: Tuple[Any, ...], compute: Any) -> Value:
+        """The least solution of a fact that depends on itself (`finished = f(finished)` in a
+        loop, a function returning its own recursive call).
+
+        A cycle first reads "no value yet" (`NONE`, which a join ignores): what the other
+        paths give.  The guess is then checked by one more pass that reads it; when that pass
+        agrees, the guess is the fixpoint.  Otherwise (or once `self.passes` is spent) the
+        cycle reads unknown, as it always did.  The facts computed during a pass that read a
+        guess are dropped before the next pass.
+        """
+        # Fields keep the first reading: a class's own walk proves its int fields by
+        # induction with evidence of its own (`scope._int_fields`).
+        guesses = [NONE, None, UNKNOWN] if self.passes > 0 and key[0] != "field" else [UNKNOWN]
+        previous: Optional[Value] = None
+        value = UNKNOWN
+        for guess in guesses:
+            start = len(self.order)
+            self.memo[key] = guess if guess is not None else (previous or UNKNOWN)
+            self.pending.add(key)
+            self.cyclic.discard(key)
+            try:
+                value = compute()
+            finally:
+                self.pending.discard(key)
+            if key not in self.cyclic or guess is UNKNOWN:
+                break
+            if guess is None and previous is not None and _fact(value) == _fact(previous):
+                break  # the guess holds
+            for stale in self.order[start:]:
+                self.memo.pop(stale, None)
+            del self.order[start:]
+            if value.kind == Kind.UNKNOWN and value.type_name is None and value.element is None:
+                break  # nothing to check: a larger guess gives no less
+            self.passes -= 1
+            previous = value
         self.memo[key] = value
+        self.order.append(key)
         return value
 
     def field(self, cls: str, attr: str) -> Value:
@@ -201,6 +245,7 @@ class _Resolver:
         declared: Optional[Value] = None
         defaulted = False
         stores: List[Tuple[str, Term]] = []
+        assigned: List[Tuple[str, Term]] = []
         for path, summary in self.classes[cls]:
             for name, term in summary.fields:
                 if name != attr:
@@ -220,6 +265,7 @@ class _Resolver:
                 rest = _without(term, ("field", cls, attr))
                 if rest is None:
                     continue  # `self.x = self.x`: nothing new
+                assigned.append((path, rest))
                 value = self.eval(rest, path, cls)
                 found = value if found is None else join(found, value)
         if stores and found is not None and found.kind == Kind.OTHER and found.type_name is None \
@@ -234,7 +280,12 @@ class _Resolver:
             built = self._constructed(cls, attr, defaulted=defaulted or found is not None)
             if built is not None:
                 found = built if found is None else join(found, built)
-        if declared is not None and _informative(declared) and (found is None or _vague(found)):
+        if declared is not None and _informative(declared) and (found is None or _vague(found)) \
+                and not (declared.kind == Kind.SCALAR
+                         and any(self._mentions_tensor(t, p, cls) for p, t in assigned)):
+            # The annotation fills what the assignments leave open, but never against them:
+            # `qscale_max: float` assigned `torch.max(w) * p` holds a tensor (direct evidence
+            # about the object beats a declaration).
             found = declared
         if found is None:
             for path, summary in self.classes[cls]:
@@ -243,6 +294,22 @@ class _Resolver:
                     if inherited.kind != Kind.UNKNOWN or inherited.type_name is not None:
                         found = inherited if found is None else join(found, inherited)
         return found if found is not None else UNKNOWN
+
+    def _mentions_tensor(self, term: Term, path: str, owner: Optional[str], budget: int = 64) -> bool:
+        """Whether `term` or one of its operands evaluates to a tensor: an expression built
+        from a tensor (`torch.max(w) * p`, `t.sum() / n`) is no proven Python number, even
+        where a join with an unknown left its own value open."""
+        todo: List[Term] = [term]
+        while todo and budget > 0:
+            budget -= 1
+            current = todo.pop()
+            if current[0] == "join":
+                todo.extend(current[1])
+                continue
+            if self.eval(current, path, owner).kind.is_tensor:
+                return True
+            todo.extend(t for t in current[1:] if isinstance(t, tuple) and t and isinstance(t[0], str))
+        return False
 
     def _constructed(self, cls: str, attr: str, defaulted: bool) -> Optional[Value]:
         """The join of what every `Cls(attr=...)` in the project passes; None when a call
@@ -302,6 +369,18 @@ class _Resolver:
                     value.kind == Kind.UNKNOWN or value.kind == Kind.TENSOR and value.rank is None):
                 annotated = self.eval(fn.return_annotation, path, fn.owner)
                 value = annotated if value.kind == Kind.UNKNOWN else value
+            elif fn.return_annotation[0] == "list" and value.kind == Kind.OTHER and value.type_name is None \
+                    and (value.element is None or value.element.kind == Kind.UNKNOWN):
+                # `-> tuple[int, ...]` where the body's container says nothing of its
+                # elements (`tuple(f(r) for r in rows)`): the declaration fills the gap,
+                # unless a returned term is built from a tensor (the body beats it).
+                element = self.eval(fn.return_annotation, path, fn.owner).element
+                if element is not None and _informative(element) and not (
+                        element.kind == Kind.SCALAR
+                        and any(self._mentions_tensor(t, path, fn.owner) for t in fn.returns)):
+                    value = replace(value, element=element.because(self.step(
+                        f"`{_qual(fn)}()` is annotated to return a container of "
+                        f"{element.kind.value}s", path, fn.line)))
             elif fn.return_annotation == ("scalar",):
                 value = SCALAR
             if value.kind == Kind.DEVICE:
@@ -342,6 +421,9 @@ class _Resolver:
             if term is None:
                 return UNKNOWN  # a default, or a position hidden by `*args`
             values.append((path, site.line, self.eval(term, path, None)))
+        values = [(p, line, v) for p, line, v in values if not v.none]  # a cycle's "nothing yet"
+        if not values:
+            return NONE
         kinds = {v.kind for _, _, v in values}
         where = ", ".join(f"{_short(p)}:{line}" for p, line, _ in values[:3])
         more = "" if len(values) <= 3 else f" and {len(values) - 3} more"
@@ -455,13 +537,19 @@ class _Resolver:
                 out = join(out, v)
             return out
         if tag == "same":
+            kinds = set()
             for side in term[1:]:
                 if side is None:
                     continue
                 value = self.eval(side, path, owner)
                 if value.kind.is_tensor:
                     return Value(value.kind, None, evidence=value.evidence)
-            if all(s is None or s == ("scalar",) for s in term[1:]):
+                kinds.add("none" if value.none else value.kind)
+            if kinds <= {Kind.SCALAR}:
+                return SCALAR  # also an operator of numbers (`n + 1`, `-n`, `a < b`)
+            if kinds == {"none"}:
+                return NONE  # only a cycle's "nothing yet"
+            if kinds <= {Kind.SCALAR, "none"}:
                 return SCALAR
             return UNKNOWN
         if tag == "to":
@@ -481,7 +569,12 @@ class _Resolver:
             _, fname, pname, fowner = term
             for _, fn in self.methods.get((fowner, fname), []) if fowner else self.functions.get(fname, []):
                 if fn.owner == fowner and pname in fn.params:
-                    return self.param(fn, fn.params.index(pname))
+                    index = fn.params.index(pname)
+                    value = self.param(fn, index)
+                    if fn.annotations[index] == ("tensor", None) and not value.kind.is_tensor \
+                            and not value.none:
+                        return Value(Kind.TENSOR)  # `x: torch.Tensor`, the call sites tell nothing
+                    return value
             return UNKNOWN
         return UNKNOWN
 
@@ -504,6 +597,14 @@ class _Resolver:
                 return Value(Kind.CPU, rank)
         return Value(Kind.DEVICE, rank, integer=bool(integer)).because(
             self.step(f"allocated on the device here (`{how}`)", path, line))
+
+
+def _fact(value: Value) -> Tuple[Any, ...]:
+    """What a value says, without the evidence (two passes may word the reasons apart)."""
+    return (value.kind, value.rank, value.type_name, value.length, value.integer, value.none,
+            _fact(value.element) if value.element is not None else None,
+            tuple(_fact(v) for v in value.items) if value.items is not None else None,
+            _fact(value.key) if value.key is not None else None)
 
 
 def _without(term: Term, own: Term) -> Optional[Term]:

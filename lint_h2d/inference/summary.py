@@ -25,6 +25,7 @@ from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 Term = Tuple[Any, ...]
 
 UNK: Term = ("unk",)
+_TENSOR: Term = ("tensor", None)  # an annotation `torch.Tensor`
 SCALAR: Term = ("scalar",)
 OTHER: Term = ("other",)
 
@@ -45,11 +46,17 @@ _SAME_DEVICE_METHODS = frozenset({
     "squeeze", "unsqueeze", "expand", "detach", "int", "long", "float", "half", "bfloat16",
     "bool", "index_select", "gather", "cumsum", "sum", "argsort", "argmax", "sort",
     "masked_fill", "repeat", "flip", "roll", "view_as", "select", "type_as",
+    "byte", "short", "char", "double",
 })
 _SCALAR_CALLS = frozenset({"len", "int", "float", "bool", "round", "abs", "ord", "hash"})
 _SCALAR_METHODS = frozenset({"item", "numel", "dim", "ndimension", "element_size", "nelement"})
 _PROPERTIES = frozenset({"property", "cached_property"})
 _NEW_METHODS = frozenset({"new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"})
+# Mirrors expressions.LEGACY_TENSOR_TYPES: `torch.LongTensor` as an annotation is a tensor.
+_LEGACY_TENSOR_TYPES = frozenset({
+    "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
+    "ShortTensor", "IntTensor", "LongTensor", "BoolTensor",
+})
 _INTEGER_DTYPES = frozenset({"int", "int8", "int16", "int32", "int64", "long", "short", "uint8",
                              "uint16", "uint32", "uint64"})
 
@@ -287,7 +294,9 @@ class _Builder:
             term = annotation_term(arg.annotation) if arg.annotation is not None else UNK
             annotations.append(term)
             if arg.arg != self_name:
-                scope.params[arg.arg] = term if term != UNK else ("param", node.name, arg.arg, owner)
+                # `x: torch.Tensor` names no place: the call sites may (the resolver falls
+                # back to the annotation), as for an un-annotated parameter.
+                scope.params[arg.arg] = term if term not in (UNK, _TENSOR) else ("param", node.name, arg.arg, owner)
         for arg in everything:
             if arg.arg not in scope.params and arg.arg != self_name:
                 scope.params[arg.arg] = OTHER  # *args / **kwargs: a tuple / a dict
@@ -672,9 +681,45 @@ def _with_defaults(args: ast.arguments) -> Tuple[str, ...]:
     return tuple(named)
 
 
+_SMALL = 20  # 16 lost `x = join(alloc, self.obj.f(x))` in loops; 20 keeps it for ~2% more index
+
+
 def _small(term: Term) -> Term:
-    """An argument's term, or unknown when it is too deep to be worth carrying."""
-    return term if _size(term) <= 16 else UNK
+    """An argument's term, or unknown when it is too deep to be worth carrying; an operator's
+    term keeps the operands that fit (`_shrunk_same`)."""
+    if _size(term) <= _SMALL:
+        return term
+    return _shrunk_same(term) if term[0] == "same" else UNK
+
+
+def _shrunk_same(term: Term) -> Term:
+    """A `same` term (an operator or a device-keeping op: the result is where its first tensor
+    operand is) cut to `_SMALL`: nested operators flattened in order, Python numbers dropped
+    (they decide nothing where another operand is open), the first operands kept while they
+    fit and the rest replaced by one unknown.  Dropping an operand only loses a tensor the
+    resolver might have found, and the unknown keeps the rest from reading as a number."""
+    sides: List[Term] = []
+    stack: List[Any] = list(reversed(term[1:]))
+    while stack:
+        side = stack.pop()
+        if side is None or side == SCALAR:
+            continue
+        if side[0] == "same":
+            stack.extend(reversed(side[1:]))
+        elif side not in sides:
+            sides.append(side)
+    kept: List[Term] = []
+    used = 1 + _size(UNK)  # the tag, and room for the unknown that stands for the rest
+    for side in sides:
+        cost = _size(side)
+        if side != UNK and used + cost <= _SMALL:
+            kept.append(side)
+            used += cost
+    if not kept:
+        return UNK
+    if len(kept) < len(sides):
+        kept.append(UNK)
+    return ("same", *kept)
 
 
 def _size(term: Any) -> int:
@@ -733,7 +778,7 @@ def annotation_term(node: Optional[ast.expr]) -> Term:
     last = name.split(".")[-1]
     if name in ("int", "float", "bool"):
         return SCALAR
-    if last == "Tensor" or last == "Parameter":
+    if last in ("Tensor", "Parameter") or last in _LEGACY_TENSOR_TYPES:
         return ("tensor", None)
     if name in ("str", "bytes", "list", "dict", "tuple", "set", "None", "Any", "object"):
         return OTHER if name != "Any" else UNK
