@@ -696,7 +696,7 @@ def _larger_than(term: Any, limit: int) -> bool:
         if count > limit:
             return True
         item = pop()
-        if isinstance(item, tuple):
+        if type(item) is tuple:  # terms are built of plain tuples
             extend(item)
     return False
 
@@ -994,6 +994,14 @@ _CALL_FIELDS: Dict[type, Tuple[str, ...]] = {
     ast.List: ("elts",), ast.Tuple: ("elts",), ast.Slice: ("lower", "upper", "step"),
     ast.comprehension: ("target", "iter", "ifs"), ast.keyword: ("value",),
     type(None): (),
+    # Statements: their own expressions (blocks, decorators, imports' names hold none).
+    ast.Expr: ("value",), ast.Assign: ("targets", "value"), ast.AugAssign: ("target", "value"),
+    ast.AnnAssign: ("target", "annotation", "value"), ast.Return: ("value",),
+    ast.Delete: ("targets",), ast.Raise: ("exc", "cause"), ast.Assert: ("test", "msg"),
+    ast.Import: (), ast.ImportFrom: (), ast.Global: (), ast.Nonlocal: (), ast.Pass: (),
+    ast.Break: (), ast.Continue: (), ast.If: ("test",), ast.While: ("test",),
+    ast.For: ("target", "iter"), ast.AsyncFor: ("target", "iter"), ast.With: ("items",),
+    ast.AsyncWith: ("items",), ast.withitem: ("context_expr", "optional_vars"), ast.Try: (),
 }
 
 
