@@ -45,7 +45,7 @@ from functools import lru_cache
 from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Pattern, Sequence, Set, TYPE_CHECKING, Tuple
 
 from lint_h2d.capture import is_capture_name, is_graph_context_in
-from lint_h2d.inference.summary import ast_dotted as _dotted
+from lint_h2d.inference.summary import _SIMPLE_STATEMENTS, ast_dotted as _dotted
 
 if TYPE_CHECKING:
     from lint_h2d.config import Settings
@@ -472,8 +472,12 @@ def _statements(tree: ast.AST) -> Iterable[ast.stmt]:
 
 def _statements_in(body: Sequence[ast.stmt], into_definitions: bool) -> Iterable[ast.stmt]:
     stack: List[ast.stmt] = list(body)
+    simple = _SIMPLE_STATEMENTS
     while stack:
         stmt = stack.pop()
+        if type(stmt) in simple:  # no nested blocks: most statements
+            yield stmt
+            continue
         if not into_definitions and isinstance(
             stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
         ):
