@@ -45,7 +45,7 @@ from functools import lru_cache
 from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Pattern, Sequence, Set, TYPE_CHECKING, Tuple
 
 from lint_h2d.capture import is_capture_name, is_graph_context_in
-from lint_h2d.inference.summary import ast_dotted as _dotted
+from lint_h2d.inference.summary import _SIMPLE_STATEMENTS, ast_dotted as _dotted
 
 if TYPE_CHECKING:
     from lint_h2d.config import Settings
@@ -472,8 +472,12 @@ def _statements(tree: ast.AST) -> Iterable[ast.stmt]:
 
 def _statements_in(body: Sequence[ast.stmt], into_definitions: bool) -> Iterable[ast.stmt]:
     stack: List[ast.stmt] = list(body)
+    simple = _SIMPLE_STATEMENTS
     while stack:
         stmt = stack.pop()
+        if type(stmt) in simple:  # no nested blocks: most statements
+            yield stmt
+            continue
         if not into_definitions and isinstance(
             stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
         ):
@@ -503,7 +507,8 @@ def h2d001_tree(tree: ast.AST, device_fields: AbstractSet[str] = frozenset(), te
     return done() or analysis.solve(done)
 
 
-def _binding_nodes(statements: Sequence[ast.stmt], walrus_tree: Optional[ast.AST] = None) -> List[ast.AST]:
+def _binding_nodes(statements: Sequence[ast.stmt], walrus_tree: Optional[ast.AST] = None,
+                   walruses: Optional[Sequence[ast.NamedExpr]] = None) -> List[ast.AST]:
     """The statements plus the only expression-level bindings the walk honours.
 
     `ModuleWalker` binds a walrus only as a whole expression statement, and reads constructor
@@ -519,9 +524,11 @@ def _binding_nodes(statements: Sequence[ast.stmt], walrus_tree: Optional[ast.AST
             out.append(value)
         elif isinstance(stmt, ast.Expr) and isinstance(value, ast.NamedExpr):
             out.append(value)
-    if walrus_tree is not None:
+    if walruses is not None:
+        out.extend(walruses)  # `scan_tree(walrus_tree, walruses=True).walruses`
+    elif walrus_tree is not None:
         # The walk binds a walrus anywhere (`if (t := ...) is not None:`).
-        out.extend(n for n in ast.walk(walrus_tree) if isinstance(n, ast.NamedExpr))
+        out.extend(scan_tree(walrus_tree, walruses=True).walruses)
     return out
 
 
@@ -592,11 +599,14 @@ def _h2d002_region(stmt: ast.stmt, aliases: Dict[str, Set[str]]) -> bool:
     return False
 
 
-def h2d002_tree(tree: ast.AST, capture_functions: Sequence[str]) -> bool:
+def h2d002_tree(tree: ast.AST, capture_functions: Sequence[str],
+                statements: Optional[Sequence[ast.stmt]] = None) -> bool:
     """Stage 2 for H2D002: a capture function holds a mutating statement (nested functions
     included), or the file has a graph-capture region and a mutating statement anywhere (the
-    functions a region calls are capture functions too: a superset)."""
-    statements = list(_statements(tree))
+    functions a region calls are capture functions too: a superset).  `statements`: the
+    tree's `_statements` when the caller has them."""
+    if statements is None:
+        statements = list(_statements(tree))
     for node in statements:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
                 and is_capture_name(node.name, capture_functions) \
@@ -645,7 +655,7 @@ def _non_blocking_call(node: ast.AST) -> bool:
 
 def h2d003_tree(tree: ast.AST) -> bool:
     """Stage 2 for H2D003: some `.to/.cuda/.copy_` call passes a flag that is not off."""
-    return any(_non_blocking_call(node) for node in ast.walk(tree))
+    return scan_tree(tree, h2d003=True).h2d003
 
 
 # The factories H2D004 looks at (constant contents).
@@ -658,16 +668,78 @@ def h2d004_text(text: str) -> bool:
     return bool(_H2D004_TEXT.search(text)) and any(f in text for f in H2D004_FACTORIES)
 
 
+def _factory_moved(node: ast.Call) -> bool:
+    """`<module>.<factory>(...).to(...)` / `.cuda(...)`."""
+    if isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda"):
+        inner = node.func.value
+        return isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) \
+            and isinstance(inner.func.value, ast.Name) and inner.func.attr in H2D004_FACTORIES
+    return False
+
+
 def h2d004_tree(tree: ast.AST) -> bool:
     """Stage 2 for H2D004: `<module>.<factory>(...).to(...)` / `.cuda(...)` somewhere."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                and node.func.attr in ("to", "cuda"):
-            inner = node.func.value
-            if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) \
-                    and isinstance(inner.func.value, ast.Name) and inner.func.attr in H2D004_FACTORIES:
-                return True
-    return False
+    return scan_tree(tree, h2d004=True).h2d004
+
+
+@dataclass(frozen=True)
+class TreeScan:
+    """What one pass over every node of a tree found (`scan_tree`)."""
+
+    h2d003: bool = False  # H2D003's stage 2 (`_non_blocking_call` somewhere)
+    h2d004: bool = False  # H2D004's stage 2 (`_factory_moved` somewhere)
+    walruses: Tuple[ast.NamedExpr, ...] = ()  # every `:=`, in `ast.walk`'s order
+
+
+# Fields that hold no node (names, flags, operators, `ctx`): the scan does not look at them.
+_NO_NODES = frozenset({"ctx", "op", "ops", "type_comment", "id", "attr", "arg", "name", "asname",
+                       "module", "level", "is_async", "simple", "conversion", "kind", "rest",
+                       "kwd_attrs"})
+_NODE_FIELDS: Dict[type, Tuple[str, ...]] = {
+    ast.Constant: (), ast.Global: (), ast.Nonlocal: (), ast.Import: (), ast.ImportFrom: (),
+    type(None): (), str: (),
+}
+
+
+def _node_fields(kind: type) -> Tuple[str, ...]:
+    fields = _NODE_FIELDS.get(kind)
+    if fields is None:
+        fields = _NODE_FIELDS[kind] = tuple(f for f in getattr(kind, "_fields", ()) if f not in _NO_NODES)
+    return fields
+
+
+def scan_tree(tree: ast.AST, h2d003: bool = False, h2d004: bool = False, walruses: bool = False) -> TreeScan:
+    """H2D003's and H2D004's stage 2 and the walruses of a tree, in one pass over its nodes
+    (each `ast.walk` cost a file as much as its summary).  Breadth first like `ast.walk`,
+    children in field order, so the walruses come in its order; nodes without children
+    (names, constants, operators) are not queued, which leaves the order of the others.
+    Stops early when only the stage-2 answers are asked for and both are known."""
+    found003 = found004 = False
+    named: List[ast.NamedExpr] = []
+    queue: List[Any] = [tree]
+    append, extend = queue.append, queue.extend
+    table, call, walrus = _NODE_FIELDS, ast.Call, ast.NamedExpr
+    for node in queue:
+        kind = type(node)
+        if kind is call:
+            if h2d003 and not found003 and _non_blocking_call(node):
+                found003 = True
+            if h2d004 and not found004 and _factory_moved(node):
+                found004 = True
+            if (found003 or not h2d003) and (found004 or not h2d004) and not walruses:
+                break
+        elif kind is walrus:
+            named.append(node)
+        fields = table.get(kind)
+        if fields is None:
+            fields = _node_fields(kind)
+        for name in fields:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                extend(value)
+            elif value is not None:
+                append(value)
+    return TreeScan(found003, found004, tuple(named) if walruses else ())
 
 
 # -- both stages for a file ---------------------------------------------------------------------
@@ -749,13 +821,18 @@ class _RecordingParams(set):  # type: ignore[type-arg]
         return False
 
 
-def _h2d001_without_facts(tree: ast.AST, text: str) -> Tuple[bool, Set[str], Set[str]]:
-    """`h2d001_tree(tree, frozenset(), text)`, and the facts and parameter names it asked about."""
+def _h2d001_without_facts(tree: ast.AST, text: str, statements: Optional[Sequence[ast.stmt]] = None,
+                          walruses: Optional[Sequence[ast.NamedExpr]] = None
+                          ) -> Tuple[bool, Set[str], Set[str]]:
+    """`h2d001_tree(tree, frozenset(), text)`, and the facts and parameter names it asked about.
+    `statements` and `walruses`: the tree's `_statements` and `scan_tree(...).walruses` when
+    the caller has them."""
     facts = _Recording()
     analysis = _MayDevice(tree, facts, text)
     params = _RecordingParams()
     analysis.params = params  # type: ignore[assignment]
-    statements = list(_statements(tree))
+    if statements is None:
+        statements = list(_statements(tree))
     candidates = [c for c in statements if isinstance(c, ast.Assign) and len(c.targets) == 1
                   and isinstance(c.targets[0], ast.Subscript) and analysis.shape_may_match(c)]
     if not candidates:
@@ -764,7 +841,8 @@ def _h2d001_without_facts(tree: ast.AST, text: str) -> Tuple[bool, Set[str], Set
     def done() -> bool:
         return any(analysis.may(c.targets[0].value) for c in candidates)  # type: ignore[attr-defined]
 
-    analysis.collect(_binding_nodes(statements, tree if ":=" in text or not text else None))
+    walrus_tree = tree if ":=" in text or not text else None
+    analysis.collect(_binding_nodes(statements, walrus_tree, walruses if walrus_tree is not None else None))
     return done() or analysis.solve(done), facts.asked, params.asked
 
 
@@ -773,10 +851,24 @@ def tree_verdict(tree: ast.AST, text: str, capture_functions: Sequence[str]) -> 
     reads it back).  A check that raises is left out: the analysis parses and decides."""
     fixed: List[Tuple[str, bool]] = []
     looked_up = param_names = None
+    statements = list(_statements(tree))
+    need003, need004 = h2d003_text(text), h2d004_text(text)
+    scan: Optional[TreeScan] = TreeScan()
+    if need003 or need004 or ":=" in text or not text:
+        try:  # one pass for both checks and the walruses H2D001's check binds
+            scan = scan_tree(tree, need003, need004, walruses=":=" in text or not text)
+        except Exception:  # MemoryError, ...: the checks below raise, and are left out
+            scan = None
+
+    def scanned() -> TreeScan:
+        assert scan is not None, "the scan failed"
+        return scan
+
     checks: List[Tuple[str, bool, Callable[[], bool]]] = [
-        ("H2D002", h2d002_text(text, capture_functions), lambda: h2d002_tree(tree, capture_functions)),
-        ("H2D003", h2d003_text(text), lambda: h2d003_tree(tree)),
-        ("H2D004", h2d004_text(text), lambda: h2d004_tree(tree)),
+        ("H2D002", h2d002_text(text, capture_functions),
+         lambda: h2d002_tree(tree, capture_functions, statements)),
+        ("H2D003", need003, lambda: scanned().h2d003),
+        ("H2D004", need004, lambda: scanned().h2d004),
     ]
     for code, possible, check in checks:
         if possible:
@@ -785,7 +877,8 @@ def tree_verdict(tree: ast.AST, text: str, capture_functions: Sequence[str]) -> 
             except Exception:  # RecursionError on a deep expression, ...
                 pass
     try:  # without a candidate statement it returns before the costly part
-        found, asked, names = _h2d001_without_facts(tree, text)
+        found, asked, names = _h2d001_without_facts(tree, text, statements,
+                                                    scan.walruses if scan is not None else None)
     except Exception:
         pass
     else:

@@ -243,6 +243,8 @@ class _Builder:
                 if how is not None:
                     self.contexts.append(DeviceContext(stmt.lineno, how, _called_names(stmt.body)))
         self.calls_in(stmt, scope)
+        if type(stmt) in _SIMPLE_STATEMENTS:
+            return
         for name in ("body", "orelse", "finalbody"):
             inner = getattr(stmt, name, None)
             if isinstance(inner, list):
@@ -301,10 +303,11 @@ class _Builder:
             if arg.arg not in scope.params and arg.arg != self_name:
                 scope.params[arg.arg] = OTHER  # *args / **kwargs: a tuple / a dict
         scope.cpu_defaults = _cpu_defaults(args)
-        _collect_env(node.body, scope.env)
+        own = _own_statements(node.body)
+        _collect_env(node.body, scope.env, own)
         returns: List[Term] = []
         seqs: Set[str] = set()
-        for stmt in _own_statements(node.body):
+        for stmt in own:
             if isinstance(stmt, ast.Return) and stmt.value is not None and not _is_none(stmt.value):
                 returns.append(self.term(stmt.value, scope))
             if fields is not None and self_name is not None:
@@ -484,7 +487,7 @@ class _Builder:
                 term = _join([self.term(v, scope) for v in values])
             finally:
                 scope.env[name] = values
-            if _size(term) > 200:
+            if _larger_than(term, 200):
                 term = UNK  # a value too complex to be worth carrying across files
             scope.terms[name] = term
             return term
@@ -687,7 +690,7 @@ _SMALL = 20  # 16 lost `x = join(alloc, self.obj.f(x))` in loops; 20 keeps it fo
 def _small(term: Term) -> Term:
     """An argument's term, or unknown when it is too deep to be worth carrying; an operator's
     term keeps the operands that fit (`_shrunk_same`)."""
-    if _size(term) <= _SMALL:
+    if not _larger_than(term, _SMALL):
         return term
     return _shrunk_same(term) if term[0] == "same" else UNK
 
@@ -726,6 +729,21 @@ def _size(term: Any) -> int:
     if isinstance(term, tuple):
         return 1 + sum(_size(t) for t in term)
     return 1
+
+
+def _larger_than(term: Any, limit: int) -> bool:
+    """`_size(term) > limit`, counting no further than the limit (terms are often large)."""
+    count = 0
+    stack = [term]
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        count += 1
+        if count > limit:
+            return True
+        item = pop()
+        if type(item) is tuple:  # terms are built of plain tuples
+            extend(item)
+    return False
 
 
 def _join(terms: Sequence[Term]) -> Term:
@@ -900,13 +918,26 @@ def _pairs(target: ast.expr, value: Optional[ast.expr]) -> List[Tuple[ast.expr, 
     return [(target, value)]
 
 
+# Statements without nested blocks (no `body`, `orelse`, `finalbody`, `handlers`, `cases`).
+_SIMPLE_STATEMENTS = frozenset({
+    ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Pass, ast.Break,
+    ast.Continue, ast.Raise, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.Delete,
+    ast.Assert,
+})
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
 def _own_statements(body: Sequence[ast.stmt]) -> List[ast.stmt]:
     """Statements of a body, nested blocks included, nested definitions excluded."""
     out: List[ast.stmt] = []
     stack = list(reversed(body))
+    simple = _SIMPLE_STATEMENTS
     while stack:
         stmt = stack.pop()
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if type(stmt) in simple:
+            out.append(stmt)
+            continue
+        if isinstance(stmt, _DEFINITIONS):
             continue
         out.append(stmt)
         for name in ("body", "orelse", "finalbody"):
@@ -920,9 +951,11 @@ def _own_statements(body: Sequence[ast.stmt]) -> List[ast.stmt]:
     return out
 
 
-def _collect_env(body: Sequence[ast.stmt], env: Dict[str, List[ast.expr]]) -> None:
-    """Every value bound to a plain name in this body (not nested definitions)."""
-    for stmt in _own_statements(body):
+def _collect_env(body: Sequence[ast.stmt], env: Dict[str, List[ast.expr]],
+                 own: Optional[Sequence[ast.stmt]] = None) -> None:
+    """Every value bound to a plain name in this body (not nested definitions); `own`: the
+    body's `_own_statements` when the caller has them."""
+    for stmt in _own_statements(body) if own is None else own:
         if isinstance(stmt, ast.Assign):
             for target in stmt.targets:
                 for t, v in _pairs(target, stmt.value):
@@ -979,18 +1012,69 @@ def _names_in(node: ast.AST) -> List[str]:
 _SKIPPED_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases",
                              "decorator_list", "ctx", "type_comment"})
 _LEAVES = (ast.Name, ast.Constant, ast.Lambda)
+
+
 @lru_cache(maxsize=None)
 def _fields_of(kind: str) -> Tuple[str, ...]:
     """An AST type's child fields, minus statement bodies and `ctx` (cached: the hot path)."""
     return tuple(f for f in getattr(ast, kind)._fields if f not in _SKIPPED_FIELDS)
 
 
+# The fields of each expression type that may hold a call (`_calls_in_statement`'s hot path):
+# in `_fields` order, without operators, `ctx` and names.  A `list` field may hold None (a
+# `**` entry's key, an absent default).  Leaves (no call below them, a lambda's body being
+# another scope) have none.  Any type missing here takes the generic path.  As there, a
+# conditional expression's `body` and `orelse` are not entered (`_SKIPPED_FIELDS` names the
+# statement blocks, and these fields share their names): kept so that summaries stay the same.
+_CALL_FIELDS: Dict[type, Tuple[str, ...]] = {
+    ast.BoolOp: ("values",), ast.NamedExpr: ("target", "value"), ast.BinOp: ("left", "right"),
+    ast.UnaryOp: ("operand",), ast.Lambda: (), ast.IfExp: ("test",),
+    ast.Dict: ("keys", "values"), ast.Set: ("elts",), ast.ListComp: ("elt", "generators"),
+    ast.SetComp: ("elt", "generators"), ast.DictComp: ("key", "value", "generators"),
+    ast.GeneratorExp: ("elt", "generators"), ast.Await: ("value",), ast.Yield: ("value",),
+    ast.YieldFrom: ("value",), ast.Compare: ("left", "comparators"),
+    ast.Call: ("func", "args", "keywords"), ast.FormattedValue: ("value", "format_spec"),
+    ast.JoinedStr: ("values",), ast.Constant: (), ast.Attribute: ("value",),
+    ast.Subscript: ("value", "slice"), ast.Starred: ("value",), ast.Name: (),
+    ast.List: ("elts",), ast.Tuple: ("elts",), ast.Slice: ("lower", "upper", "step"),
+    ast.comprehension: ("target", "iter", "ifs"), ast.keyword: ("value",),
+    type(None): (),
+    # Statements: their own expressions (blocks, decorators, imports' names hold none).
+    ast.Expr: ("value",), ast.Assign: ("targets", "value"), ast.AugAssign: ("target", "value"),
+    ast.AnnAssign: ("target", "annotation", "value"), ast.Return: ("value",),
+    ast.Delete: ("targets",), ast.Raise: ("exc", "cause"), ast.Assert: ("test", "msg"),
+    ast.Import: (), ast.ImportFrom: (), ast.Global: (), ast.Nonlocal: (), ast.Pass: (),
+    ast.Break: (), ast.Continue: (), ast.If: ("test",), ast.While: ("test",),
+    ast.For: ("target", "iter"), ast.AsyncFor: ("target", "iter"), ast.With: ("items",),
+    ast.AsyncWith: ("items",), ast.withitem: ("context_expr", "optional_vars"), ast.Try: (),
+}
+
+
 def _calls_in_statement(stmt: ast.stmt) -> List[ast.Call]:
-    """Calls in a statement's own expressions (not in nested statements' bodies)."""
+    """Calls in a statement's own expressions (not in nested statements' bodies).
+
+    Depth first, each node's fields pushed in `_fields` order (the order of the call sites in
+    a summary); expressions through `_CALL_FIELDS`, anything else through `_fields_of`.
+    Skipping nodes that hold no call (operators, `ctx`) leaves the order of the others."""
     out: List[ast.Call] = []
     stack: List[Any] = [stmt]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    table = _CALL_FIELDS
+    call = ast.Call
     while stack:
-        node = stack.pop()
+        node = pop()
+        kind = type(node)
+        fields = table.get(kind)
+        if fields is not None:
+            if kind is call:
+                out.append(node)
+            for name in fields:
+                value = getattr(node, name, None)
+                if type(value) is list:
+                    extend(value)
+                elif value is not None:
+                    push(value)
+            continue
         if isinstance(node, ast.Call):
             out.append(node)
         elif isinstance(node, _LEAVES):
@@ -998,9 +1082,9 @@ def _calls_in_statement(stmt: ast.stmt) -> List[ast.Call]:
         for name in _fields_of(type(node).__name__):
             value = getattr(node, name, None)
             if isinstance(value, list):
-                stack.extend(v for v in value if isinstance(v, ast.AST) and not isinstance(v, ast.stmt))
+                extend(v for v in value if isinstance(v, ast.AST) and not isinstance(v, ast.stmt))
             elif isinstance(value, ast.AST) and not isinstance(value, ast.stmt):
-                stack.append(value)
+                push(value)
     return out
 
 
