@@ -3,6 +3,7 @@ necessary conditions, argument edits and the verifier's expression pairs."""
 from __future__ import annotations
 
 from typing import List
+from pathlib import Path
 
 import libcst as cst
 import pytest
@@ -170,3 +171,37 @@ def test_h2d004_fix_that_would_delete_a_comment_is_unsafe(move: str, safe: bool)
     assert finding.fix is not None
     assert (finding.fix.applicability.value == "safe") is safe
     assert ("delete a comment" in finding.fix.message) is not safe
+
+
+def _plain_has_copy_call(node: "cst.CSTNode") -> bool:
+    """`has_copy_call` as first written: LibCST's own `children`, whitespace nodes included."""
+    from lint_h2d.rules.non_blocking_copy_from_pageable_memory import COPY_METHODS, non_blocking_flag
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute) \
+                and current.func.attr.value in COPY_METHODS \
+                and non_blocking_flag(current, current.func.attr.value) is not None:
+            return True
+        stack.extend(current.children)
+    return False
+
+
+def test_has_copy_call_reads_children_in_place_with_the_same_answers() -> None:
+    """The fast walk skips whitespace and operator nodes; no call can hide there, so every
+    small statement of the fixtures gets the answer of the plain walk over `children`."""
+    from lint_h2d.rules.non_blocking_copy_from_pageable_memory import has_copy_call
+    smalls: list = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+            smalls.extend(node.body)
+
+    for path in sorted((Path(__file__).parent / "fixtures").rglob("*.py")):
+        try:
+            cst.parse_module(path.read_text(encoding="utf-8")).visit(Collect())
+        except (cst.ParserSyntaxError, UnicodeDecodeError):
+            continue
+    answers = [has_copy_call(s) for s in smalls]
+    assert answers == [_plain_has_copy_call(s) for s in smalls]
+    assert sum(answers) >= 5 and len(answers) - sum(answers) >= 100

@@ -26,6 +26,7 @@ from lint_h2d.inference.memory import PINNABLE_FACTORIES, is_falsy_constant, key
 from lint_h2d.inference.scope import StatementFact
 from lint_h2d.inference.values import UNKNOWN, HostMemory, Kind, LocalStep, Value
 from lint_h2d.rules.base import FileContext, Rule, RuleDoc
+from lint_h2d.rules._positions import recorded_children
 from lint_h2d.rules.constant_tensor_built_on_host import move_of
 
 if TYPE_CHECKING:
@@ -148,7 +149,11 @@ def _site(call: cst.Call, facts: Facts) -> Optional[CopySite]:
 
 
 def has_copy_call(node: cst.CSTNode) -> bool:
-    """Cheap test for `wants`: some `.to/.cuda/.copy_` call mentions a non-blocking flag."""
+    """Cheap test for `wants`: some `.to/.cuda/.copy_` call mentions a non-blocking flag.
+
+    It runs on every small statement of every analysed file, so it reads children in place
+    (`recorded_children`: no whitespace or operator nodes, which hold no call) instead of
+    LibCST's `children`, which runs a visitor per node (4x slower on vLLM's statements)."""
     stack: List[cst.CSTNode] = [node]
     while stack:
         current = stack.pop()
@@ -158,7 +163,7 @@ def has_copy_call(node: cst.CSTNode) -> bool:
             return True
         if isinstance(current, (cst.Name, cst.SimpleString, cst.Integer, cst.Float)):
             continue
-        stack.extend(current.children)
+        stack.extend(recorded_children(current))
     return False
 
 
