@@ -24,6 +24,7 @@ import libcst as cst
 from fixers.imports import target_names
 
 from lint_h2d.capture import is_capture_name, is_graph_context_in
+from lint_h2d.cst_children import recorded_children
 
 # A `fill_` literal every dtype accepts: int8/uint8 take -128..255 (uint8 wraps -1), float8 and
 # bool take any of these.  Larger ones raise "value cannot be converted ... without overflow".
@@ -476,8 +477,10 @@ def _all_statements(body: Sequence[cst.BaseStatement]) -> Iterator[cst.CSTNode]:
 
 
 def _child_statements(node: cst.CSTNode) -> List[cst.CSTNode]:
+    # Children read in place (`recorded_children`): LibCST's `children` runs a visitor per node
+    # and was most of `capture_regions`' cost; statement-holding fields come in source order.
     out: List[cst.CSTNode] = []
-    for child in node.children:
+    for child in recorded_children(node):
         if isinstance(child, cst.IndentedBlock):
             out.extend(child.body)
         elif isinstance(child, (cst.BaseStatement, cst.BaseSuite)):
@@ -590,7 +593,7 @@ def shadows(fn: cst.FunctionDef, name: str) -> bool:
             continue
         if not isinstance(node, (cst.Import, cst.ImportFrom)) and name in _binding_names(node):
             return True
-        stack.extend(node.children)
+        stack.extend(recorded_children(node))
     return False
 
 
@@ -609,7 +612,7 @@ def _calls(node: cst.CSTNode) -> Iterator[cst.Call]:
             yield current
         if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue  # defined here, not run here
-        stack.extend(current.children)
+        stack.extend(recorded_children(current))
 
 
 def capture_regions(module: cst.Module, patterns: Sequence[str]) -> CaptureRegions:

@@ -19,37 +19,20 @@ position is the one LibCST gives, syntactic hoisting included), but
 """
 from __future__ import annotations
 
-import inspect
 from collections import OrderedDict
 from contextlib import contextmanager
-from typing import Dict, FrozenSet, Iterator, List, MutableMapping, Optional, Tuple
+from typing import Dict, Iterator, List, MutableMapping, Optional, Tuple
 
 import libcst as cst
-import libcst._nodes.op as _op
-import libcst._nodes.whitespace as _whitespace
 from libcst._position import CodePosition, CodeRange
 from libcst.metadata.position_provider import PositionProvidingCodegenState
+
+from lint_h2d.cst_children import UNRECORDED, recorded_children
 
 _BITS = 32
 _MASK = (1 << _BITS) - 1
 
 
-#: Operator-module nodes that LibCST's code generation itself looks up: ``ImportFrom`` ends its
-#: syntactic range at ``names`` (the ``*`` of ``from m import *``), so that position must be kept.
-_END_NODES: FrozenSet[type] = frozenset({cst.ImportStar})
-
-
-def _unrecorded_types() -> FrozenSet[type]:
-    """Node classes defined in LibCST's whitespace and operator modules that no rule asks about and
-    that no other node's position is computed from (see ``_END_NODES``)."""
-    names = (_whitespace.__name__, _op.__name__)
-    return frozenset(
-        cls for module in (_whitespace, _op) for _, cls in inspect.getmembers(module, inspect.isclass)
-        if issubclass(cls, cst.CSTNode) and cls.__module__ in names and cls not in _END_NODES
-    )
-
-
-UNRECORDED: FrozenSet[type] = _unrecorded_types()
 
 
 def _pack(where: CodeRange) -> int:
@@ -152,20 +135,6 @@ def _children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         current = stack.pop()
         yield current
         stack.extend(recorded_children(current))
-
-
-def recorded_children(node: cst.CSTNode) -> List[cst.CSTNode]:
-    """The node's children in field order, read from its fields in place (LibCST's ``children``
-    runs a visitor per node), without the whitespace and operator nodes (``UNRECORDED``)."""
-    found: List[cst.CSTNode] = []
-    for name in node.__dataclass_fields__:
-        value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            if type(value) not in UNRECORDED:
-                found.append(value)
-        elif isinstance(value, (tuple, list)):
-            found.extend(v for v in value if isinstance(v, cst.CSTNode) and type(v) not in UNRECORDED)
-    return found
 
 
 def _holds(root: cst.CSTNode, node: cst.CSTNode) -> bool:

@@ -17,7 +17,7 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tup
 import libcst as cst
 
 from fixers.imports import target_names
-from lint_h2d.rules._positions import recorded_children
+from lint_h2d.cst_children import recorded_children
 
 ScopeNode = Union[cst.FunctionDef, cst.ClassDef]
 LineNode = Union[cst.SimpleStatementLine, cst.SimpleStatementSuite]

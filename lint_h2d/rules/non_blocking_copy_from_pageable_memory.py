@@ -26,7 +26,7 @@ from lint_h2d.inference.memory import PINNABLE_FACTORIES, is_falsy_constant, key
 from lint_h2d.inference.scope import StatementFact
 from lint_h2d.inference.values import UNKNOWN, HostMemory, Kind, LocalStep, Value
 from lint_h2d.rules.base import FileContext, Rule, RuleDoc
-from lint_h2d.rules._positions import recorded_children
+from lint_h2d.cst_children import recorded_children
 from lint_h2d.rules.constant_tensor_built_on_host import move_of
 
 if TYPE_CHECKING:
