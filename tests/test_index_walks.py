@@ -21,7 +21,7 @@ from lint_h2d.inference import summary
 FIXTURES = sorted((Path(__file__).parent / "fixtures").rglob("*.py"))
 
 # Forms the fixtures may lack: walruses in odd places, conditional expressions (whose
-# branches the call search does not enter), lambdas, `**` in displays, f-strings, `match`,
+# branches hold call sites too), lambdas, `**` in displays, f-strings, `match`,
 # `try`/`except*`, decorators, defaults, class keywords, async, slices, starred targets.
 EXTRA = '''
 import torch as T
@@ -90,7 +90,8 @@ def _sources() -> List[str]:
 
 
 def _reference_calls(stmt: ast.stmt) -> List[ast.Call]:
-    """The call search as first written (every field through `_fields`, by isinstance)."""
+    """The call search as first written (every field through `_fields`, by isinstance), with a
+    conditional expression's branches searched (their names are those of statement blocks)."""
     out: List[ast.Call] = []
     stack: List[Any] = [stmt]
     while stack:
@@ -99,7 +100,8 @@ def _reference_calls(stmt: ast.stmt) -> List[ast.Call]:
             out.append(node)
         elif isinstance(node, (ast.Name, ast.Constant, ast.Lambda)):
             continue
-        for name in summary._fields_of(type(node).__name__):
+        names = node._fields if isinstance(node, ast.IfExp) else summary._fields_of(type(node).__name__)
+        for name in names:
             value = getattr(node, name, None)
             if isinstance(value, list):
                 stack.extend(v for v in value if isinstance(v, ast.AST) and not isinstance(v, ast.stmt))
@@ -121,22 +123,22 @@ def test_calls_in_statement_as_the_plain_search() -> None:
     assert checked > 1000
 
 
-def test_calls_in_conditional_branches_stay_unsearched() -> None:
-    # Kept as first written (the summaries must not change under a speed-up): the branches of
-    # `a if c else b` are not searched, the test is.
+def test_calls_in_conditional_branches_are_call_sites() -> None:
+    # The branches of `a if c else b` hold calls like any expression (they were skipped once,
+    # because the field names match statement blocks' `body`/`orelse`).
     stmt = ast.parse("v = a1(1, x) if cond(2, y) else a2(3, z)\n").body[0]
-    assert [ast.unparse(c.func) for c in summary._calls_in_statement(stmt)] == ["cond"]
+    assert sorted(ast.unparse(c.func) for c in summary._calls_in_statement(stmt)) == ["a1", "a2", "cond"]
 
 
 def test_call_field_table_omits_only_fields_without_calls() -> None:
     for kind, fields in summary._CALL_FIELDS.items():
         if kind is type(None):
             continue
-        every = [f for f in kind._fields if f not in summary._SKIPPED_FIELDS]
+        every = [f for f in kind._fields if f not in summary._SKIPPED_FIELDS or kind is ast.IfExp]
         assert [f for f in every if f in fields] == list(fields), kind  # a subsequence, in order
-    # On real trees, an omitted field never holds an expression (lambdas and conditional
-    # branches are omitted on purpose: see the two tests above).
-    on_purpose = {(ast.Lambda, "args"), (ast.Lambda, "body"), (ast.IfExp, "body"), (ast.IfExp, "orelse")}
+    # On real trees, an omitted field never holds an expression (a lambda's arguments and
+    # body are omitted on purpose: another scope).
+    on_purpose = {(ast.Lambda, "args"), (ast.Lambda, "body")}
     for text in _sources():
         for node in ast.walk(ast.parse(text)):
             fields = summary._CALL_FIELDS.get(type(node))

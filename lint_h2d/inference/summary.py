@@ -1023,12 +1023,13 @@ def _fields_of(kind: str) -> Tuple[str, ...]:
 # The fields of each expression type that may hold a call (`_calls_in_statement`'s hot path):
 # in `_fields` order, without operators, `ctx` and names.  A `list` field may hold None (a
 # `**` entry's key, an absent default).  Leaves (no call below them, a lambda's body being
-# another scope) have none.  Any type missing here takes the generic path.  As there, a
-# conditional expression's `body` and `orelse` are not entered (`_SKIPPED_FIELDS` names the
-# statement blocks, and these fields share their names): kept so that summaries stay the same.
+# another scope) have none.  Any type missing here takes the generic path.  A conditional
+# expression's `body` and `orelse` share their names with statement blocks (`_SKIPPED_FIELDS`)
+# but hold expressions: they are searched (a call site there is still a call site; missing one
+# let the other call sites decide a parameter alone).
 _CALL_FIELDS: Dict[type, Tuple[str, ...]] = {
     ast.BoolOp: ("values",), ast.NamedExpr: ("target", "value"), ast.BinOp: ("left", "right"),
-    ast.UnaryOp: ("operand",), ast.Lambda: (), ast.IfExp: ("test",),
+    ast.UnaryOp: ("operand",), ast.Lambda: (), ast.IfExp: ("test", "body", "orelse"),
     ast.Dict: ("keys", "values"), ast.Set: ("elts",), ast.ListComp: ("elt", "generators"),
     ast.SetComp: ("elt", "generators"), ast.DictComp: ("key", "value", "generators"),
     ast.GeneratorExp: ("elt", "generators"), ast.Await: ("value",), ast.Yield: ("value",),
