@@ -1,6 +1,6 @@
 """One big file: does checking (and fixing) it cost time linear in its size and bounded memory?
 
-    python bench/big_file.py [--sizes 10000,30000,100000] [--fix] [--keep DIR] [--json out.json]
+    python bench/big_file.py [--sizes 10000,30000,100000] [--fix [--unsafe-fixes]] [--keep DIR] [--json out.json]
 
 Generates a synthetic module of N lines with about one H2D001 finding per 10 lines (module-level
 and in-function scalar writes into device tensors, redundant writes after `torch.zeros`, writes
@@ -10,10 +10,11 @@ CPU time and peak RSS from `wait4`):
 * `check --no-cache --select H2D001,H2D002 --output-format json` (findings and fixes as `check`
   reports them);
 * `check --no-cache --select H2D001,H2D002 --fix` on a copy (with `--fix-only`-like intent: the
-  file is rewritten), when `--fix` is given.
+  file is rewritten), when `--fix` is given; with `--unsafe-fixes` too, `--fix --unsafe-fixes`
+  (every finding's fix applied: the fix loop at its largest).
 
-It prints one row per size and case, and the cost per 1,000 lines: a linear cost keeps that
-column flat as the file grows.  Issue 15 item 22's target: cost linear in the file's size and
+It prints one row per size and case, and the cost per 1,000 lines (wall and CPU): a linear cost
+keeps those columns flat as the file grows (on a loaded machine, compare the CPU column).  Issue 15 item 22's target: cost linear in the file's size and
 peak RSS <= 300 MB for a 100k-line file.
 """
 from __future__ import annotations
@@ -122,7 +123,8 @@ def measure(cmd: Sequence[str], cwd: Path, code: Path) -> Dict[str, object]:
             "stderr": err_path.read_bytes()}
 
 
-def bench(sizes: Sequence[int], fix: bool, keep: Optional[Path], code: Path) -> List[Dict[str, object]]:
+def bench(sizes: Sequence[int], fix: bool, keep: Optional[Path], code: Path,
+          unsafe: bool = False) -> List[Dict[str, object]]:
     rows: List[Dict[str, object]] = []
     base = Path(tempfile.mkdtemp(prefix="lint-h2d-big-"))
     try:
@@ -143,9 +145,10 @@ def bench(sizes: Sequence[int], fix: bool, keep: Optional[Path], code: Path) -> 
             if fix:
                 shutil.copy(path, folder / "fixed.py")
                 cmd = [sys.executable, "-m", "lint_h2d", "check", "--no-cache", "--select", "H2D001,H2D002",
-                       "--fix", "-q", "fixed.py"]
+                       "--fix", *(["--unsafe-fixes"] if unsafe else []), "-q", "fixed.py"]
                 result = measure(cmd, folder, code)
-                rows.append(_row("check --fix", lines, result, len(findings), fixable))
+                case = "check --fix --unsafe-fixes" if unsafe else "check --fix"
+                rows.append(_row(case, lines, result, len(findings), fixable))
             if keep is not None:
                 keep.mkdir(parents=True, exist_ok=True)
                 shutil.copy(path, keep / f"big_{size}.py")
@@ -161,13 +164,15 @@ def _row(case: str, lines: int, result: Dict[str, object], findings: int, fixabl
         sys.stderr.write(bytes(result["stderr"]).decode(errors="replace")[-2000:])  # type: ignore[arg-type]
     return {"case": case, "lines": lines, "findings": findings, "fixable": fixable, "rc": result["rc"],
             "wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "rss_mb": round(float(result["rss_mb"]), 1),  # type: ignore[arg-type]
-            "ms_per_1k_lines": round(1000 * wall / (lines / 1000), 1)}
+            "ms_per_1k_lines": round(1000 * wall / (lines / 1000), 1),
+            "cpu_ms_per_1k_lines": round(1000 * cpu / (lines / 1000), 1)}
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="10000,30000,100000")
     parser.add_argument("--fix", action="store_true", help="also time `check --fix` on a copy")
+    parser.add_argument("--unsafe-fixes", action="store_true", help="with --fix: `--fix --unsafe-fixes`")
     parser.add_argument("--keep", type=Path, help="copy the generated files here")
     parser.add_argument("--json", type=Path, help="write the rows as JSON")
     parser.add_argument("--code", type=Path, default=REPO,
@@ -175,14 +180,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     load = os.getloadavg()[0]
-    rows = bench(sizes, args.fix, args.keep, args.code.resolve())
+    rows = bench(sizes, args.fix, args.keep, args.code.resolve(), args.unsafe_fixes)
     print(f"# {args.code}: Python {platform.python_version()} on {platform.machine()}, nproc={os.cpu_count()}, "
           f"load average before {load:.2f}")
-    print("| case | lines | findings | fixable | wall s | CPU s | peak RSS MB | wall ms / 1k lines |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("| case | lines | findings | fixable | wall s | CPU s | peak RSS MB | wall ms / 1k lines "
+          "| CPU ms / 1k lines |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         print(f"| {r['case']} | {r['lines']} | {r['findings']} | {r['fixable']} | {r['wall_s']} | {r['cpu_s']} "
-              f"| {r['rss_mb']} | {r['ms_per_1k_lines']} |")
+              f"| {r['rss_mb']} | {r['ms_per_1k_lines']} | {r['cpu_ms_per_1k_lines']} |")
+    print(f"# load average after: {os.getloadavg()[0]:.2f}")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n")
     return 0

@@ -8,6 +8,7 @@ other rules' findings are kept.
 from __future__ import annotations
 
 import ast
+import gc
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -87,6 +88,42 @@ def run_with_deep_stack(work: Callable[[], T]) -> T:
     return value  # type: ignore[no-any-return]
 
 
+class _TreeOutOfCollections:
+    """While a file is analyzed with the cyclic collector running (a long file: the pipeline
+    pauses it for the others), the collector off during the parse, and the tree, once built,
+    moved out of the collections' reach (`gc.freeze`) until the file is done.
+
+    Why: the oldest generation's collections walk every live object, and the tree is most of
+    them (over a million objects at 100k lines), so each collection during the parse, the walk
+    and the rules cost the size of the file: the time grew faster than the file.  What the walk
+    and the rules leave in cycles is still collected on the way (it is young), so memory stays
+    bounded.  Only where nothing is frozen yet (`gc.unfreeze` would thaw everything): under the
+    pipeline's `frozen_heap` the collector stays as it is."""
+
+    def __init__(self) -> None:
+        self.active = gc.isenabled() and gc.get_freeze_count() == 0
+        self.frozen = False
+
+    def __enter__(self) -> "_TreeOutOfCollections":
+        if self.active:
+            gc.disable()
+        return self
+
+    def parsed(self) -> None:
+        """The tree is built: what it left in cycles goes, the rest is frozen."""
+        if self.active and not self.frozen:
+            gc.collect()
+            gc.freeze()
+            self.frozen = True
+            gc.enable()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.active:
+            if self.frozen:
+                gc.unfreeze()
+            gc.enable()
+
+
 @dataclass
 class Engine:
     """Analyzes text with the selected rules; holds no per-file state."""
@@ -149,54 +186,56 @@ class Engine:
                     return syntax_errors  # CPython's verdict and position, not LibCST's
         if not rules:
             return cpython_parse(path, text)[1]
-        # LibCST drops form feeds in indentation: it parses a view without them, and every
-        # finding is moved back onto the file's own columns (lint_h2d/parse_view.py).
-        view = parse_view(text)
-        # A long file is parsed a few thousand lines at a time (the same tree, a fraction of
-        # LibCST's peak memory); CPython's tree, when the view is the text, says where.  That
-        # tree (~1.7 KB a line, more than LibCST's) goes before LibCST's is built.
-        try:
-            plan = chunk_plan(view.text, tree) if isinstance(tree, ast.Module) and view.text == text else None
-            tree = None
-            module = parse_module_in_chunks(view.text, plan=plan)
-            if plan is not None:
-                _trim_heap()  # the parsers' freed memory (CPython's tree, LibCST's tokens) back
-        except cst.ParserSyntaxError as exc:
-            cpython = cpython_parse(path, text)[1]
-            if cpython:
-                return cpython
-            message = split_lines(str(exc.message))[0] if exc.message else "invalid syntax"
-            return [error_finding(SYNTAX_ERROR, path, f"SyntaxError: {message}",
-                                  exc.raw_line, view.column(exc.raw_line, exc.raw_column) + 1)]
-        except RecursionError:
-            raise
-        except Exception as exc:  # a parser crash must not end the scan
-            return [error_finding(SYNTAX_ERROR, path, f"cannot parse: {exc}")]
-        try:
-            walker = ModuleWalker(
-                module, self.project.module_facts, self.settings.capture_functions,
-                wants=lambda s, in_capture: any(
-                    r.wants(s) and (in_capture or not r.capture_only) for r in rules
-                ),
-                text=text, hints=(self.settings.device_hints, self.settings.cpu_hints),
-            )
-            facts = walker.run()
-        except RecursionError:
-            raise
-        except Exception as exc:
-            return [error_finding(INTERNAL_ERROR, path, f"internal error in inference: {describe_exception(exc)}")]
-        ctx = FileContext(path, module, view.text, self.settings)
-        findings: List[Finding] = []
-        for rule in rules:
-            mine = [f for f in facts if rule.wants(f.small)
-                    and (f.capture is not None or not rule.capture_only)]
-            if not mine:
-                continue
-            findings.extend(_run_rule(rule, mine, ctx))
-        noqa = noqa_lines(text)
-        findings = [view.restore(f) for f in findings
-                    if f.code in ERROR_CODES or not is_suppressed(f, noqa)]
-        return sorted(findings, key=Finding.sort_key)
+        with _TreeOutOfCollections() as heap:
+            # LibCST drops form feeds in indentation: it parses a view without them, and every
+            # finding is moved back onto the file's own columns (lint_h2d/parse_view.py).
+            view = parse_view(text)
+            # A long file is parsed a few thousand lines at a time (the same tree, a fraction of
+            # LibCST's peak memory); CPython's tree, when the view is the text, says where.  That
+            # tree (~1.7 KB a line, more than LibCST's) goes before LibCST's is built.
+            try:
+                plan = chunk_plan(view.text, tree) if isinstance(tree, ast.Module) and view.text == text else None
+                tree = None
+                module = parse_module_in_chunks(view.text, plan=plan)
+                if plan is not None:
+                    _trim_heap()  # the parsers' freed memory (CPython's tree, LibCST's tokens) back
+                heap.parsed()
+            except cst.ParserSyntaxError as exc:
+                cpython = cpython_parse(path, text)[1]
+                if cpython:
+                    return cpython
+                message = split_lines(str(exc.message))[0] if exc.message else "invalid syntax"
+                return [error_finding(SYNTAX_ERROR, path, f"SyntaxError: {message}",
+                                      exc.raw_line, view.column(exc.raw_line, exc.raw_column) + 1)]
+            except RecursionError:
+                raise
+            except Exception as exc:  # a parser crash must not end the scan
+                return [error_finding(SYNTAX_ERROR, path, f"cannot parse: {exc}")]
+            try:
+                walker = ModuleWalker(
+                    module, self.project.module_facts, self.settings.capture_functions,
+                    wants=lambda s, in_capture: any(
+                        r.wants(s) and (in_capture or not r.capture_only) for r in rules
+                    ),
+                    text=text, hints=(self.settings.device_hints, self.settings.cpu_hints),
+                )
+                facts = walker.run()
+            except RecursionError:
+                raise
+            except Exception as exc:
+                return [error_finding(INTERNAL_ERROR, path, f"internal error in inference: {describe_exception(exc)}")]
+            ctx = FileContext(path, module, view.text, self.settings)
+            findings: List[Finding] = []
+            for rule in rules:
+                mine = [f for f in facts if rule.wants(f.small)
+                        and (f.capture is not None or not rule.capture_only)]
+                if not mine:
+                    continue
+                findings.extend(_run_rule(rule, mine, ctx))
+            noqa = noqa_lines(text)
+            findings = [view.restore(f) for f in findings
+                        if f.code in ERROR_CODES or not is_suppressed(f, noqa)]
+            return sorted(findings, key=Finding.sort_key)
 
     def fix_text(self, path: str, text: str, unsafe: bool,
                  trace: Optional[List[Tuple[Finding, str]]] = None) -> Tuple[str, List[Finding], List[Finding]]:

@@ -8,12 +8,15 @@ in the same order, and the work no longer grows with the statements that hold no
 """
 from __future__ import annotations
 
-from typing import Iterator, List
+from typing import Dict, Iterator, List, Mapping, MutableMapping
 
 import libcst as cst
 import pytest
+from hypothesis import given, settings as hsettings, strategies as st
 
-from lint_h2d.inference.scope import ModuleWalker, _walruses, walrus_holders
+from lint_h2d.inference.names import copy_names, join_names, layer
+from lint_h2d.inference.scope import ModuleWalker, Scope, _walruses, walrus_holders
+from lint_h2d.inference.values import OTHER, SCALAR, UNKNOWN, Kind, Value, join
 
 SNIPPETS = [
     "x = (a := 1) + (b := a)\n",
@@ -86,3 +89,131 @@ def test_holders_survive_very_deep_expressions() -> None:
     module = cst.Module([cst.SimpleStatementLine([cst.Expr(expression)])])
     holders = walrus_holders(module)  # an explicit stack: no recursion
     assert id(module.body[0]) in holders and len(holders) > 5000
+
+
+# -- the name map: a scope costs its own size, not the enclosing scope's (issue 15, item 22) ---
+
+class _CountingNames(dict):  # type: ignore[type-arg]
+    """The module's name map, counting every read the walk makes of it: a copy (`dict(m)` goes
+    through `keys()` and `__getitem__` for a subclass), a join's iteration or a lookup."""
+
+    reads = 0
+
+    def __getitem__(self, key: str) -> object:
+        _CountingNames.reads += 1
+        return super().__getitem__(key)
+
+    def get(self, key: str, default: object = None) -> object:
+        _CountingNames.reads += 1
+        return super().get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        _CountingNames.reads += 1
+        return super().__contains__(key)
+
+    def __iter__(self) -> Iterator[str]:
+        for key in super().__iter__():
+            _CountingNames.reads += 1
+            yield key
+
+    def keys(self):  # type: ignore[no-untyped-def]
+        _CountingNames.reads += len(self)
+        return list(super().keys())
+
+    def items(self):  # type: ignore[no-untyped-def]
+        _CountingNames.reads += len(self)
+        return list(super().items())
+
+
+class _CountingWalker(ModuleWalker):
+    def run(self) -> list:  # type: ignore[type-arg]
+        scope = Scope("<module>", "<module>", (), None)
+        self._walker(self.root, scope, None, None).body(self.module.body, _CountingNames(), self.module)
+        return self.facts_out
+
+
+def _long_module(blocks: int) -> str:
+    """Module-level names and functions that branch, loop, catch and hold a class: what made
+    every function pay for all the module's names above it (copies and joins of the whole map)."""
+    parts = ["import torch\n"]
+    for k in range(blocks):
+        parts.append(
+            f"buf_{k} = torch.empty(16, device='cuda')\n"
+            f"value_{k} = {k}\n"
+            f"def prepare_{k}(n, xs):\n"
+            f"    out = torch.empty(n, device='cuda')\n"
+            f"    if n > {k}:\n        out = xs\n"
+            f"    for i in range(2):\n        out = out + i\n"
+            f"    try:\n        out[0] = 0\n    except IndexError:\n        pass\n"
+            f"    return [x for x in xs if x]\n"
+            f"class Runner_{k}:\n"
+            f"    def __init__(self, n):\n        self.pos = torch.zeros(n, device='cuda')\n"
+            f"    def step(self, i):\n        with torch.no_grad():\n            self.pos[i] = value_{k}\n"
+        )
+    return "".join(parts)
+
+
+def _module_reads(blocks: int) -> int:
+    code = _long_module(blocks)
+    _CountingNames.reads = 0
+    _CountingWalker(cst.parse_module(code), text=code).run()
+    return _CountingNames.reads
+
+
+def test_the_walk_reads_the_module_names_linearly_in_the_file_size() -> None:
+    small, large = _module_reads(40), _module_reads(160)
+    # Linear: 4x the blocks, ~4x the reads.  Before: every function copied and joined the whole
+    # module map (~16x here, and growing with the size).
+    assert large < 5 * small, (small, large)
+
+
+NAMES = ["a", "b", "c", "d", "e"]
+VALUES = [UNKNOWN, OTHER, SCALAR, Value(Kind.DEVICE), Value(Kind.CPU)]
+
+
+def _old_join(a: Mapping[str, Value], b: Mapping[str, Value]) -> Dict[str, Value]:
+    """The plain join the layered one must answer as (a dict copy of `a`, then `b` in)."""
+    out = dict(a)
+    for key, vb in b.items():
+        va = out.get(key)
+        out[key] = vb if va is None else (va if va is vb else join(va, vb))
+    return out
+
+
+_OPS = st.lists(st.tuples(st.sampled_from(["set", "del", "branch"]), st.sampled_from(NAMES),
+                          st.integers(0, len(VALUES) - 1)), max_size=12)
+
+
+@hsettings(max_examples=300, deadline=None)
+@given(base=st.dictionaries(st.sampled_from(NAMES), st.integers(0, len(VALUES) - 1)), left=_OPS, right=_OPS)
+def test_layered_names_answer_as_a_copied_dict(base: Dict[str, int], left: list, right: list) -> None:  # type: ignore[type-arg]
+    plain_base = {k: VALUES[v] for k, v in base.items()}
+    layered = layer(plain_base)
+    plain: Dict[str, Value] = dict(plain_base)
+
+    def run(ops: list, m: MutableMapping[str, Value], p: Dict[str, Value]):  # type: ignore[no-untyped-def,type-arg]
+        for op, key, v in ops:
+            if op == "set":
+                m[key] = VALUES[v]
+                p[key] = VALUES[v]
+            elif op == "del":
+                assert (key in m) == (key in p)
+                if key in p:
+                    del m[key]
+                    del p[key]
+                else:
+                    with pytest.raises(KeyError):
+                        del m[key]
+            else:  # a branch taken, then joined back
+                mb, pb = copy_names(m), dict(p)
+                mb[key] = VALUES[v]
+                pb[key] = VALUES[v]
+                m, p = join_names(m, mb, join), _old_join(p, pb)
+        return m, p
+
+    m1, p1 = run(left, copy_names(layered), dict(plain))
+    m2, p2 = run(right, copy_names(layered), dict(plain))
+    for m, p in ((m1, p1), (m2, p2), (join_names(m1, m2, join), _old_join(p1, p2))):
+        assert dict(m) == p and len(m) == len(p)
+        assert all(m.get(k) == p.get(k) and (k in m) == (k in p) for k in NAMES)
+    assert plain_base == {k: VALUES[v] for k, v in base.items()}  # the base is never written

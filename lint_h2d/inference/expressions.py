@@ -8,12 +8,13 @@ from __future__ import annotations
 import ast
 import fnmatch
 from dataclasses import dataclass, field, replace
-from typing import Dict, FrozenSet, Mapping, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Mapping, MutableMapping, Optional, Sequence, Tuple
 
 import libcst as cst
 
 from lint_h2d.findings import EvidenceStep
 from lint_h2d.inference.memory import annotate as annotate_memory
+from lint_h2d.inference.names import layer
 from lint_h2d.inference.resolved import Resolved
 from lint_h2d.inference.values import NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value, join
 
@@ -1105,8 +1106,9 @@ def _infer(node: cst.BaseExpression, facts: Facts) -> Value:
 
 
 def _comprehension_element(elt: cst.BaseExpression, for_in: cst.CompFor, facts: Facts) -> Value:
-    """The value of a comprehension's element, with its loop variables bound."""
-    names = dict(facts.names)
+    """The value of a comprehension's element, with its loop variables bound (over the
+    enclosing names, read through rather than copied: `names.layer`)."""
+    names = layer(facts.names)
     clause: Optional[cst.CompFor] = for_in
     while clause is not None:
         item = _element_of(infer(clause.iter, facts.with_names(names)))
@@ -1118,7 +1120,7 @@ def _comprehension_element(elt: cst.BaseExpression, for_in: cst.CompFor, facts: 
     return infer(elt, facts.with_names(names))
 
 
-def _bind_pattern(target: cst.BaseExpression, value: Value, names: Dict[str, Value]) -> None:
+def _bind_pattern(target: cst.BaseExpression, value: Value, names: MutableMapping[str, Value]) -> None:
     if isinstance(target, cst.Name):
         names[target.value] = value
     elif isinstance(target, (cst.Tuple, cst.List)):

@@ -26,6 +26,7 @@ from lint_h2d.inference.expressions import (
     literal_int,
     place_of,
 )
+from lint_h2d.inference.names import Names, copy_names, join_names, layer
 from lint_h2d.inference.resolved import DEFAULT_DEVICE_STEP, Resolved
 from lint_h2d.inference.values import OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value, join
 
@@ -147,12 +148,12 @@ class _Walker:
         # The nodes with a walrus below them (`walrus_holders`), when known.
         self.walrus_holders: Optional[AbstractSet[int]] = None
 
-    def facts(self, names: Dict[str, Value]) -> Facts:
+    def facts(self, names: Names) -> Facts:
         return self.base.with_names(names)
 
     # -- statements ---------------------------------------------------------------------
-    def body(self, statements: Sequence[cst.BaseStatement], names: Dict[str, Value],
-             container: Optional[Union[cst.IndentedBlock, cst.Module]] = None) -> Dict[str, Value]:
+    def body(self, statements: Sequence[cst.BaseStatement], names: Names,
+             container: Optional[Union[cst.IndentedBlock, cst.Module]] = None) -> Names:
         block = tuple(statements)
         saved = self.container
         self.container = container
@@ -164,8 +165,8 @@ class _Walker:
         self.container = saved
         return names
 
-    def in_region(self, node: cst.CSTNode, walk: Callable[[Dict[str, Value]], Dict[str, Value]],
-                  names: Dict[str, Value]) -> Dict[str, Value]:
+    def in_region(self, node: cst.CSTNode, walk: Callable[[Names], Names],
+                  names: Names) -> Names:
         """Walk `node` as capture code when the capture pre-pass marked it (`CaptureRegions`)."""
         reason = self.regions.get(id(node)) if self.capture is None else None
         if reason is None:
@@ -176,7 +177,7 @@ class _Walker:
         finally:
             self.capture = None
 
-    def statement(self, stmt: cst.BaseStatement, names: Dict[str, Value], block: Tuple[cst.BaseStatement, ...]) -> Dict[str, Value]:
+    def statement(self, stmt: cst.BaseStatement, names: Names, block: Tuple[cst.BaseStatement, ...]) -> Names:
         if isinstance(stmt, cst.SimpleStatementLine):
             return self.line(stmt, stmt.body, names, block)
         if isinstance(stmt, cst.If):
@@ -189,19 +190,19 @@ class _Walker:
             return self.try_(stmt, names)
         if isinstance(stmt, cst.FunctionDef):
             if not self.silent:
-                self.walk_function(stmt, self.facts(dict(names)), None)
+                self.walk_function(stmt, self.facts(names), None)
             self.bind_name(stmt.name.value, self.definition(), names)
             return names
         if isinstance(stmt, cst.ClassDef):
             if not self.silent:
-                self.walk_class(stmt, self.facts(dict(names)))
+                self.walk_class(stmt, self.facts(names))
             self.bind_name(stmt.name.value, self.definition(), names)
             return names
         if isinstance(stmt, cst.Match):
             self.walrus_in(stmt.subject, names)
-            result: Optional[Dict[str, Value]] = None
+            result: Optional[Names] = None
             for case in stmt.cases:
-                branch = dict(names)
+                branch = copy_names(names)
                 for captured in _captures(case.pattern):
                     self.bind_name(captured, UNKNOWN, branch)  # `case [t, *_]:` rebinds `t`
                 branch = self.suite(case.body, branch)
@@ -217,14 +218,14 @@ class _Walker:
         return Value(Kind.OTHER, origin=Origin.GLOBAL) if self.scope.node is None \
             and self.scope.name == "<module>" else OTHER
 
-    def suite(self, suite: cst.BaseSuite, names: Dict[str, Value]) -> Dict[str, Value]:
+    def suite(self, suite: cst.BaseSuite, names: Names) -> Names:
         if isinstance(suite, cst.IndentedBlock):
             return self.in_region(suite, lambda n: self.body(suite.body, n, suite), names)
         if isinstance(suite, cst.SimpleStatementSuite):
             return self.in_region(suite, lambda n: self.line(suite, suite.body, n, ()), names)
         return names
 
-    def line(self, owner: Statement, smalls: Sequence[cst.BaseSmallStatement], names: Dict[str, Value], block: Tuple[cst.BaseStatement, ...]) -> Dict[str, Value]:
+    def line(self, owner: Statement, smalls: Sequence[cst.BaseSmallStatement], names: Names, block: Tuple[cst.BaseStatement, ...]) -> Names:
         for small in smalls:
             if self.walrus and not (isinstance(small, cst.Expr) and isinstance(small.value, cst.NamedExpr)):
                 value = getattr(small, "value", None)
@@ -245,7 +246,7 @@ class _Walker:
             self.track_item_store(small, names)
         return names
 
-    def walrus_in(self, expression: cst.BaseExpression, names: Dict[str, Value]) -> None:
+    def walrus_in(self, expression: cst.BaseExpression, names: Names) -> None:
         """Bind every `(x := ...)` inside an expression (an `if` test, a value): the walk
         must see the rebinding before the body runs."""
         if not self.walrus:
@@ -253,7 +254,7 @@ class _Walker:
         for target, value in _walruses(expression, self.walrus_holders):
             self.bind_name(target, infer(value, self.facts(names)), names)
 
-    def track_item_store(self, small: cst.BaseSmallStatement, names: Dict[str, Value]) -> None:
+    def track_item_store(self, small: cst.BaseSmallStatement, names: Names) -> None:
         """`d[k] = t` into a dict (or list) built in this scope from displays and stores, or
         `self.d[k] = t`: its element type grows (`d[k][0] = 0` is then a write into `t`)."""
         if not (isinstance(small, cst.Assign) and len(small.targets) == 1
@@ -281,7 +282,7 @@ class _Walker:
                     and (current.length == 0 or current.element is not None):
                 self.on_self_assign(base.attr.value, Value(Kind.OTHER, element=infer(small.value, self.facts(names))))
 
-    def track_container(self, small: cst.BaseSmallStatement, names: Dict[str, Value]) -> None:
+    def track_container(self, small: cst.BaseSmallStatement, names: Names) -> None:
         """`xs.append(v)` / `xs.insert(i, v)` / `xs.extend(ys)` on a list whose every element is
         known (built from displays and appends in this scope): its element type grows."""
         if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
@@ -309,14 +310,14 @@ class _Walker:
         element = added if current.element is None else join(current.element, added)
         names[name] = Value(Kind.OTHER, origin=current.origin, element=element)
 
-    def bind_name(self, name: str, value: Value, names: Dict[str, Value]) -> None:
+    def bind_name(self, name: str, value: Value, names: Names) -> None:
         names[name] = value
         prefix = name + "."
         stale = [k for k in names if k.startswith(prefix)] if self.dotted else ()
         for key in stale:
             del names[key]
 
-    def record_buffer(self, small: cst.BaseSmallStatement, names: Dict[str, Value]) -> None:
+    def record_buffer(self, small: cst.BaseSmallStatement, names: Names) -> None:
         """`self.register_buffer("name", tensor)`: `self.name` is that tensor (nn.Module)."""
         call = small.value if isinstance(small, cst.Expr) else None
         if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
@@ -336,7 +337,7 @@ class _Walker:
             assert self.on_self_assign is not None
             self.on_self_assign(attr, infer(call.args[1].value, self.facts(names)))
 
-    def record_constructor(self, small: cst.BaseSmallStatement, names: Dict[str, Value]) -> None:
+    def record_constructor(self, small: cst.BaseSmallStatement, names: Names) -> None:
         value = getattr(small, "value", None)
         if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)
                 and value.func.value in self.constructors):
@@ -346,74 +347,74 @@ class _Walker:
             if arg.keyword is not None:
                 self.on_self_assign(arg.keyword.value, infer(arg.value, self.facts(names)))
 
-    def if_(self, stmt: cst.If, names: Dict[str, Value]) -> Dict[str, Value]:
+    def if_(self, stmt: cst.If, names: Names) -> Names:
         self.walrus_in(stmt.test, names)
         self.gates.append((stmt, "body"))
-        then = self.suite(stmt.body, dict(names))
+        then = self.suite(stmt.body, copy_names(names))
         self.gates.pop()
         orelse = stmt.orelse
         if orelse is None:
             return _join_names(names, then)
         self.gates.append((stmt, "orelse"))
         if isinstance(orelse, cst.If):
-            other = self.if_(orelse, dict(names))
+            other = self.if_(orelse, copy_names(names))
         else:
-            other = self.suite(orelse.body, dict(names))
+            other = self.suite(orelse.body, copy_names(names))
         self.gates.pop()
         return _join_names(then, other)
 
-    def loop(self, stmt: Union[cst.For, cst.While], names: Dict[str, Value]) -> Dict[str, Value]:
+    def loop(self, stmt: Union[cst.For, cst.While], names: Names) -> Names:
         self.walrus_in(stmt.iter if isinstance(stmt, cst.For) else stmt.test, names)
         if not self.silent:
             # The second iteration starts from what the first one left (`t[0] = 0` then
             # `t = [0] * 4`): a silent pass finds it, the real pass starts from the join.
             self.silent = True
             try:
-                first = self._loop_once(stmt, dict(names))
+                first = self._loop_once(stmt, copy_names(names))
             finally:
                 self.silent = False
             names = _join_names(names, first)
-        after = self._loop_once(stmt, dict(names))
+        after = self._loop_once(stmt, copy_names(names))
         merged = _join_names(names, after)
         if stmt.orelse is not None:
             merged = self.suite(stmt.orelse.body, merged)
         return merged
 
-    def _loop_once(self, stmt: Union[cst.For, cst.While], names: Dict[str, Value]) -> Dict[str, Value]:
+    def _loop_once(self, stmt: Union[cst.For, cst.While], names: Names) -> Names:
         if isinstance(stmt, cst.For):
             self.bind_target(stmt.target, self.iteration_value(stmt.iter, names), names)
         if isinstance(stmt, cst.While):
             self.walrus_in(stmt.test, names)
         return self.suite(stmt.body, names)
 
-    def with_(self, stmt: cst.With, names: Dict[str, Value]) -> Dict[str, Value]:
+    def with_(self, stmt: cst.With, names: Names) -> Names:
         # Graph blocks are capture code through `self.regions` (the pre-pass resolves imports
         # and shadowed names; a suffix match here took `self.cuda.graph(g)` for one).
-        names = dict(names)
+        names = copy_names(names)
         for item in stmt.items:
             self.walrus_in(item.item, names)
             if item.asname is not None:
                 self.bind_target(item.asname.name, UNKNOWN, names)
         return self.suite(stmt.body, names)
 
-    def try_(self, stmt: cst.BaseCompoundStatement, names: Dict[str, Value]) -> Dict[str, Value]:
-        body = self.suite(stmt.body, dict(names))
+    def try_(self, stmt: cst.BaseCompoundStatement, names: Names) -> Names:
+        body = self.suite(stmt.body, copy_names(names))
         merged = _join_names(names, body)
         for handler in getattr(stmt, "handlers", ()):
-            branch = dict(names)
+            branch = copy_names(names)
             if handler.name is not None:
                 self.bind_target(handler.name.name, OTHER, branch)
             merged = _join_names(merged, self.suite(handler.body, branch))
         orelse = getattr(stmt, "orelse", None)
         if orelse is not None:
-            merged = _join_names(merged, self.suite(orelse.body, dict(body)))
+            merged = _join_names(merged, self.suite(orelse.body, copy_names(body)))
         final = getattr(stmt, "finalbody", None)
         if final is not None:
             merged = self.suite(final.body, merged)
         return merged
 
     # -- bindings -----------------------------------------------------------------------
-    def iteration_value(self, iterable: cst.BaseExpression, names: Dict[str, Value]) -> Value:
+    def iteration_value(self, iterable: cst.BaseExpression, names: Names) -> Value:
         if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name):
             if iterable.func.value == "range":
                 return SCALAR
@@ -441,7 +442,7 @@ class _Walker:
             return value.element
         return UNKNOWN
 
-    def bind_small(self, small: cst.BaseSmallStatement, names: Dict[str, Value]) -> Dict[str, Value]:
+    def bind_small(self, small: cst.BaseSmallStatement, names: Names) -> Names:
         """Bind in place: `names` belongs to the current path (branches get copies), and
         copying it per statement made long modules quadratic."""
         if isinstance(small, cst.Assign):
@@ -490,7 +491,7 @@ class _Walker:
             return out
         return names
 
-    def bind_target(self, target: cst.BaseExpression, value: Value, names: Dict[str, Value], source: Optional[cst.BaseExpression] = None) -> None:
+    def bind_target(self, target: cst.BaseExpression, value: Value, names: Names, source: Optional[cst.BaseExpression] = None) -> None:
         if isinstance(target, cst.Name):
             self.bind_name(target.value, value, names)
         elif isinstance(target, (cst.Tuple, cst.List)):
@@ -652,19 +653,13 @@ def _snapshot(node: cst.CSTNode, names: Mapping[str, Value]) -> Dict[str, Value]
     return out
 
 
-def _join_names(a: Mapping[str, Value], b: Mapping[str, Value]) -> Dict[str, Value]:
+def _join_names(a: Mapping[str, Value], b: Mapping[str, Value]) -> Names:
     """The names after two paths meet.  A name bound on one path only keeps what that path
-    knows (it may be the only one taken).  Why the identity test: every function's map holds
-    the module's names, and a branch rebinds few of them; `join(v, v)` is `v`, so only the
-    rebound names need joining, which keeps the walk linear in the size of a long file."""
-    out: Dict[str, Value] = dict(a)
-    for key, vb in b.items():
-        va = out.get(key)
-        if va is None:
-            out[key] = vb
-        elif va is not vb:
-            out[key] = join(va, vb)
-    return out
+    knows (it may be the only one taken).  Why only the touched names are visited: every
+    function's map reads through to the module's names, and a branch rebinds few of them;
+    `join(v, v)` is `v`, so only the rebound names need joining (`names.join_names`), which
+    keeps the walk linear in the size of a long file."""
+    return join_names(a, b, join)
 
 
 def _params(fn: cst.FunctionDef) -> List[cst.Param]:
@@ -745,7 +740,8 @@ class ModuleWalker:
         name = fn.name.value
         qualname = name if parent == "<module>" else f"{parent}.{name}"
         params = _params(fn)
-        names: Dict[str, Value] = dict(outer.names)
+        # The enclosing scope's names are read through, not copied (`LayeredNames`).
+        names: Names = layer(outer.names)
         base = replace(
             outer, names=names,
             self_attributes=self_attributes if self_attributes is not None else outer.self_attributes,
@@ -857,7 +853,7 @@ class ModuleWalker:
         walker.container = cls.body if isinstance(cls.body, cst.IndentedBlock) else None
         # The class body is a scope of its own, run top to bottom: `t = [1, 2, 3]` there
         # rebinds `t` for the next statements (methods do not see it).
-        class_names: Dict[str, Value] = dict(outer.names)
+        class_names: Names = layer(outer.names)
         for stmt in cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ():
             if isinstance(stmt, cst.FunctionDef):
                 self_name = self._self_name(stmt)
