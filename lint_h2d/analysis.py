@@ -88,6 +88,13 @@ def run_with_deep_stack(work: Callable[[], T]) -> T:
     return value  # type: ignore[no-any-return]
 
 
+#: Texts at least this long get `_TreeOutOfCollections`.  Its one full collection costs the
+#: whole heap: worth it where the tree is large (a long file, and every pass of its fix loop),
+#: not for the many small files of an in-process run (the editor server, the test suite), where
+#: it cost more than the collections it saved.
+FREEZE_MIN_CHARS = 256 * 1024
+
+
 class _TreeOutOfCollections:
     """While a file is analyzed with the cyclic collector running (a long file: the pipeline
     pauses it for the others), the collector off during the parse, and the tree, once built,
@@ -100,8 +107,8 @@ class _TreeOutOfCollections:
     bounded.  Only where nothing is frozen yet (`gc.unfreeze` would thaw everything): under the
     pipeline's `frozen_heap` the collector stays as it is."""
 
-    def __init__(self) -> None:
-        self.active = gc.isenabled() and gc.get_freeze_count() == 0
+    def __init__(self, chars: int) -> None:
+        self.active = chars >= FREEZE_MIN_CHARS and gc.isenabled() and gc.get_freeze_count() == 0
         self.frozen = False
 
     def __enter__(self) -> "_TreeOutOfCollections":
@@ -186,7 +193,7 @@ class Engine:
                     return syntax_errors  # CPython's verdict and position, not LibCST's
         if not rules:
             return cpython_parse(path, text)[1]
-        with _TreeOutOfCollections() as heap:
+        with _TreeOutOfCollections(len(text)) as heap:
             # LibCST drops form feeds in indentation: it parses a view without them, and every
             # finding is moved back onto the file's own columns (lint_h2d/parse_view.py).
             view = parse_view(text)

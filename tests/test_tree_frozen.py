@@ -33,6 +33,7 @@ def _during_walk(monkeypatch: pytest.MonkeyPatch) -> List[Tuple[bool, bool, int]
 
 
 def test_the_tree_is_frozen_while_the_rules_run_and_thawed_after(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(analysis, "FREEZE_MIN_CHARS", len(TEXT))  # TEXT stands for a long file
     seen = _during_walk(monkeypatch)
     assert gc.isenabled() and gc.get_freeze_count() == 0
     findings = Engine(Settings(root=Path.cwd()), collect([TEXT])).analyze("big.py", TEXT)
@@ -43,6 +44,7 @@ def test_the_tree_is_frozen_while_the_rules_run_and_thawed_after(monkeypatch: py
 
 def test_nothing_changes_when_the_collector_is_paused_or_the_heap_already_frozen(
         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(analysis, "FREEZE_MIN_CHARS", len(TEXT))
     seen = _during_walk(monkeypatch)
     engine = Engine(Settings(root=Path.cwd()), collect([TEXT]))
     gc.disable()
@@ -60,3 +62,15 @@ def test_nothing_changes_when_the_collector_is_paused_or_the_heap_already_frozen
         gc.unfreeze()
     assert [(on, frozen) for on, frozen, _ in seen] == [(False, False), (True, False)]
 
+
+def test_a_short_file_is_left_to_the_collector(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A full collection per file would cost more than it saves on short files (an in-process run
+    # checks many): below FREEZE_MIN_CHARS nothing is collected or frozen.
+    seen = _during_walk(monkeypatch)
+    collected: List[int] = []
+    real_collect = gc.collect
+    monkeypatch.setattr(gc, "collect", lambda *a: collected.append(1) or real_collect(*a))
+    findings = Engine(Settings(root=Path.cwd()), collect([TEXT])).analyze("small.py", TEXT)
+    assert [f.code for f in findings] == ["H2D001"]
+    assert seen[0][0] and not seen[0][1] and seen[0][2] == 0
+    assert not collected
