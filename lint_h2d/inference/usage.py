@@ -19,6 +19,7 @@ from typing import List, Sequence
 
 import libcst as cst
 
+from fixers.imports import target_names
 from lint_h2d.inference.expressions import literal_int
 
 # In-place methods that can change a tensor's number of dimensions.
@@ -80,7 +81,7 @@ class _Usage(cst.CSTVisitor):
         self.bindings += sum(1 for p in every if p.name.value == self.name)
 
     def _bound(self, target: cst.CSTNode) -> None:
-        for node in _names_bound(target):
+        for node in target_names(target):
             if node == self.name:
                 self.bindings += 1
 
@@ -151,7 +152,7 @@ class _Usage(cst.CSTVisitor):
             self._bound(node.rest)
 
     def visit_Del(self, node: cst.Del) -> None:
-        if self.name in _names_bound(node.target):
+        if self.name in target_names(node.target):
             self.escaped = True
 
     def visit_Global(self, node: cst.Global) -> None:
@@ -181,19 +182,3 @@ class _Usage(cst.CSTVisitor):
 
 def _is(node: cst.BaseExpression, name: str) -> bool:
     return isinstance(node, cst.Name) and node.value == name
-
-
-def _names_bound(target: cst.CSTNode) -> List[str]:
-    """The plain names an assignment target binds (`a`, `a, (b, *c)`)."""
-    out: List[str] = []
-    stack: List[cst.CSTNode] = [target]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Name):
-            out.append(node.value)
-        elif isinstance(node, (cst.Tuple, cst.List)):
-            stack.extend(e.value for e in node.elements)
-        elif isinstance(node, cst.StarredElement):
-            stack.append(node.value)
-    return out
-
