@@ -112,3 +112,11 @@ def test_fourth_round_evidence_names_each_new_step(results: Dict[str, List[Findi
     # An index taken from a function annotated `-> tuple[int, ...]`.
     chain = _chain(results, "shuffle_run.py", 12)
     assert any("`shuffled_rows()` is annotated to return a container of python scalars" in s for s in chain)
+
+
+def test_fifth_round_isinstance_checks_are_named_as_evidence(results: Dict[str, List[Finding]]) -> None:
+    """Issue 17, fifth round: a value proven a Python number by `isinstance` says where."""
+    chain = _chain(results, "narrowing.py", 20)
+    assert "narrowing.py:19: `state` is a Python `int` here (`isinstance` check)" in chain
+    chain = _chain(results, "narrowing.py", 38)
+    assert "narrowing.py:36: `value` is a Python `float` here (`isinstance` check)" in chain

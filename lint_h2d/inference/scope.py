@@ -350,11 +350,16 @@ class _Walker:
     def if_(self, stmt: cst.If, names: Names) -> Names:
         self.walrus_in(stmt.test, names)
         self.gates.append((stmt, "body"))
-        then = self.suite(stmt.body, copy_names(names))
+        then = self.suite(stmt.body, self.narrowed(copy_names(names), stmt.test, True))
         self.gates.pop()
         orelse = stmt.orelse
         if orelse is None:
-            return _join_names(names, then)
+            joined = _join_names(names, then)
+            if _always_leaves(stmt.body):
+                # `if not isinstance(x, int): raise ...`: only the paths where the test is false
+                # go on, so `x` is an int after the statement.
+                return self.narrowed(joined, stmt.test, False)
+            return joined
         self.gates.append((stmt, "orelse"))
         if isinstance(orelse, cst.If):
             other = self.if_(orelse, copy_names(names))
@@ -362,6 +367,17 @@ class _Walker:
             other = self.suite(orelse.body, copy_names(names))
         self.gates.pop()
         return _join_names(then, other)
+
+    def narrowed(self, names: Names, test: cst.BaseExpression, holds: bool) -> Names:
+        """`names` where `test` is known to be `holds`, with what that proves about numbers:
+        a name `isinstance` proves to be a Python `int`/`float`/`bool` is a host scalar.
+        (`python -O` drops `assert`s; serving code does not run so, and the check documents
+        what the author relies on.)"""
+        for name, type_name in number_checks(test, holds):
+            if names.get(type_name) is None:  # the builtin, not a name the module rebinds
+                self.bind_name(name, SCALAR.because(LocalStep(
+                    f"`{name}` is a Python `{type_name}` here (`isinstance` check)", test)), names)
+        return names
 
     def loop(self, stmt: Union[cst.For, cst.While], names: Names) -> Names:
         self.walrus_in(stmt.iter if isinstance(stmt, cst.For) else stmt.test, names)
@@ -489,6 +505,8 @@ class _Walker:
             out = names
             self.bind_target(small.value.target, infer(small.value.value, self.facts(names)), out)
             return out
+        if isinstance(small, cst.Assert):
+            return self.narrowed(names, small.test, True)  # past it, the test held
         return names
 
     def bind_target(self, target: cst.BaseExpression, value: Value, names: Names, source: Optional[cst.BaseExpression] = None) -> None:
@@ -905,3 +923,52 @@ def _default_device_fields(cls: str, attributes: Mapping[str, Value], facts: Fac
         if current is None or current.kind in (Kind.CPU, Kind.TENSOR, Kind.UNKNOWN):
             out[attr] = replace(value, origin=Origin.SELF)
     return out
+
+
+# `isinstance(x, int)` is true for ints and bools, `isinstance(x, float)` for floats (numpy's
+# float64 subclasses float): Python numbers, never tensors (no tensor type derives from them).
+NUMBER_TYPES = frozenset({"int", "float", "bool"})
+
+
+def _number_types(node: cst.BaseExpression) -> Optional[str]:
+    """The builtin named by `int`, `float`, `bool`, or by a tuple of only those (the first)."""
+    if isinstance(node, cst.Name) and node.value in NUMBER_TYPES:
+        return node.value
+    if isinstance(node, cst.Tuple) and node.elements:
+        found = [_number_types(e.value) if not isinstance(e, cst.StarredElement) else None
+                 for e in node.elements]
+        if all(found):
+            return found[0]
+    return None
+
+
+def number_checks(test: cst.BaseExpression, holds: bool) -> Tuple[Tuple[str, str], ...]:
+    """The (name, builtin) pairs that `test` evaluating to `holds` proves are Python numbers:
+    `isinstance(x, int)` when true, `not isinstance(x, int)` when false, and every operand
+    of a true `and` (or of a false `or`).  Nothing else is read as proof."""
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, holds = test.expression, not holds
+    if isinstance(test, cst.BooleanOperation):
+        if holds == isinstance(test.operator, cst.And):
+            return number_checks(test.left, holds) + number_checks(test.right, holds)
+        return ()
+    if not holds or not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name)
+                         and test.func.value == "isinstance" and len(test.args) == 2
+                         and all(a.keyword is None and not a.star for a in test.args)):
+        return ()
+    subject, types = test.args[0].value, _number_types(test.args[1].value)
+    if isinstance(subject, cst.Name) and types is not None:
+        return ((subject.value, types),)
+    return ()
+
+
+def _always_leaves(suite: cst.BaseSuite) -> bool:
+    """The block's last statement leaves it (`raise`, `return`, `continue`, `break`)."""
+    smalls: Sequence[cst.BaseSmallStatement] = ()
+    if isinstance(suite, cst.IndentedBlock):
+        last = suite.body[-1] if suite.body else None
+        if isinstance(last, cst.SimpleStatementLine):
+            smalls = last.body
+    elif isinstance(suite, cst.SimpleStatementSuite):
+        smalls = suite.body
+    return bool(smalls) and isinstance(smalls[-1], (cst.Raise, cst.Return, cst.Continue, cst.Break))

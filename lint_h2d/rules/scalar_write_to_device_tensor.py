@@ -471,8 +471,10 @@ def _why_scalar(effects: List[str], cpu_tensor_value: bool, target: cst.Subscrip
     loose = tuple(step for element, effect in zip(target.slice, effects) if effect in ("maybe-int", "int")
                   and isinstance(element.slice, cst.Index)
                   for step in _evidence(index_evidence(element.slice.value, fact.facts), ctx))
-    return loose + (EvidenceStep(f"every index is {index}: the destination is one element, the value "
-                         f"is {what}", None, row, None, EvidenceKind.DIRECT),)
+    # Why the value is a host scalar, where that took a step (an `isinstance` check).
+    scalar = tuple(step for step in _evidence(infer(value, fact.facts).evidence, ctx) if step not in loose)
+    return loose + scalar + (EvidenceStep(f"every index is {index}: the destination is one element, the value "
+                                  f"is {what}", None, row, None, EvidenceKind.DIRECT),)
 
 
 def _one_line(code: str) -> str:
