@@ -14,7 +14,8 @@ results with and without the prefilter on fixtures and look-alike files):
 H2D001 needs `T[I] = V` with `infer(T).kind == DEVICE`.  The inference makes a value DEVICE
 only from these sources (keep this list in step with `expressions.py`):
 
-* a torch factory call with a `device=` keyword that is not provably the CPU (`_factory`);
+* a torch factory call with a `device=` keyword that is not provably the CPU (`_factory`),
+  or without one inside `with torch.device(...)` (`_factory_value`, `scope.with_`);
 * `.cuda(...)` (`_method`);
 * `.to(...)` whose target is not provably the CPU or a dtype (`_to_result`);
 * `.gpu` (vLLM's CpuGpuBuffer) and a project device field, one with a `_cpu` sibling
@@ -60,12 +61,15 @@ GAP = r"(?:[ \t\r\n\f\\]|#[^\r\n]*[\r\n])*"
 # `]` then `=` (not `==`): the end of a subscript target.  A parenthesized target puts `)`
 # in between: `(t[0]) = 1`.
 CANDIDATE = re.compile(r"\](?:[ \t\r\n\f\\)]|#[^\r\n]*[\r\n])*=(?!=)")
+# `torch.device(` (any alias): as a context manager it is the default device of factories.
+DEVICE_CALL = re.compile(r"\." + GAP + r"device" + GAP + r"\(")
 # Separate patterns that start with a literal: `re` then scans with a fast literal search
 # (an alternation, or a leading `\b`, makes it try every position: 30x slower).
 DEVICE_SOURCES = (
     re.compile(r"device" + GAP + r"=(?!=)"),  # device= keyword
     re.compile(r"\." + GAP + r"(?:cuda|to)" + GAP + r"\("),  # .cuda(  .to(
     re.compile(r"\." + GAP + r"gpu\b"),  # CpuGpuBuffer.gpu
+    DEVICE_CALL,  # torch.device( : a `with` of it puts factories on the device
 )
 
 
@@ -207,6 +211,9 @@ class _MayDevice:
         self.device_fields = device_fields
         self.params = _params_defined_here(frozenset(device_fields), text)
         self.text = text
+        # Some `with` may make `torch.device(...)` the factories' default (any factory then
+        # may allocate on the device: scopes and order are not looked at).
+        self.device_context = not text or DEVICE_CALL.search(text) is not None and "with" in text
         self._lines: Optional[List[bytes]] = None
         self.names: Set[str] = set()
         self.attrs: Set[str] = set()
@@ -389,6 +396,8 @@ class _MayDevice:
             pin = _keyword(call, "pin_memory")
             pinned = isinstance(pin, ast.Constant) and pin.value is True
             if device is not None and not pinned and not _is_cpu_string(device, self.segment):
+                return True
+            if device is None and not pinned and self.device_context:
                 return True
             if method in _LIKE_OR_DATA and self._any_argument(call):
                 return True

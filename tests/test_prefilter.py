@@ -50,6 +50,10 @@ LOOKALIKES = {
     "graph_with": ("import torch\ndef run(m, meta):\n    with torch.cuda.graph(g):\n        meta.seq_lens_cpu.fill_(0)\n"),
     "capture_no_mutation": "def capture_thing(meta):\n    return meta.seq_lens_cpu\n",
     "syntax_error": "def f(:\n    t[0] = 1\n",
+    "device_context": "import torch\ndef f(n):\n    with torch.device('cuda'):\n        t = torch.zeros(n)\n    t[0] = 1\n",
+    "device_context_named": ("import torch as th\ndef f(n, gpu):\n    ctx = th . device(gpu)\n    with ctx:\n"
+                             "        t = th.full((n,), 0)\n    t[0] = 1\n"),
+    "cuda_device_context": "import torch\ndef f(n):\n    with torch.cuda.device(0):\n        t = torch.zeros(n)\n    t[0] = 1\n",
 }
 
 DEVICE_FIELDS_SOURCE = "class M:\n    query_start_loc: object\n    query_start_loc_cpu: object\n"
@@ -78,7 +82,8 @@ def test_lookalikes_same_with_and_without_prefilter(name: str) -> None:
 def test_lookalikes_that_must_be_found_are_found() -> None:
     for name in ("factory_device", "factory_concat_str", "cuda", "to_device", "to_multiline", "gpu_buffer",
                  "device_field", "self_attr", "constructor_kw", "tuple_assign", "loop", "view", "like",
-                 "ifexp", "backslash", "paren_target", "capture", "graph_with"):
+                 "ifexp", "backslash", "paren_target", "capture", "graph_with", "device_context",
+                 "device_context_named"):
         assert findings(LOOKALIKES[name], True), name
 
 
@@ -97,6 +102,13 @@ def _stages(text: str) -> tuple:
 def test_prefilter_skips_what_cannot_match(name: str) -> None:
     assert _stages(LOOKALIKES[name]) != (True, True)
     assert findings(LOOKALIKES[name], False) == []
+
+
+def test_cuda_device_context_passes_the_prefilter_but_is_not_found() -> None:
+    """`torch.cuda.device(i)` picks a GPU and sets no default device: its text passes the
+    (sound, loose) prefilter, the inference stays silent."""
+    assert _stages(LOOKALIKES["cuda_device_context"]) == (True, True)
+    assert findings(LOOKALIKES["cuda_device_context"], False) == []
 
 
 def test_obvious_non_matches_fail_the_text_stage() -> None:

@@ -120,3 +120,14 @@ def test_fifth_round_isinstance_checks_are_named_as_evidence(results: Dict[str, 
     assert "narrowing.py:19: `state` is a Python `int` here (`isinstance` check)" in chain
     chain = _chain(results, "narrowing.py", 38)
     assert "narrowing.py:36: `value` is a Python `float` here (`isinstance` check)" in chain
+
+
+def test_fifth_round_device_context_is_named_as_evidence(results: Dict[str, List[Finding]]) -> None:
+    """A factory inside `with torch.device(...)`: the allocation, then the context; in another
+    file, the field's allocation names the context and its line."""
+    chain = _chain(results, "device_context.py", 23)
+    assert chain[0].startswith("device_context.py:17: allocated without `device=` (`torch.zeros(...)`) here")
+    assert chain[1].startswith("device_context.py:16: inside `with torch.device(...)`")
+    chain = _chain(results, "device_context_use.py", 6)
+    assert any("device_context.py:17: allocated on the device here (`torch.zeros(...) inside with "
+               "torch.device(...) at line 16`)" in s for s in chain)

@@ -118,6 +118,9 @@ class Facts:
     # `device-hints` / `cpu-hints`: name or attribute globs the project asserts.
     device_hints: Tuple[str, ...] = ()
     cpu_hints: Tuple[str, ...] = ()
+    # The `with torch.device(...)` (an accelerator) the code is lexically inside, as the step
+    # that names it, or None: a factory without `device=` allocates on the context's device.
+    default_device: Optional[LocalStep] = None
 
     def with_names(self, names: Mapping[str, Value]) -> "Facts":
         return replace(self, names=names)
@@ -201,7 +204,10 @@ def place_of(node: cst.BaseExpression, facts: Facts) -> Kind:
     """Where a device specification points: CPU_PLACE, DEVICE_PLACE, or UNKNOWN."""
     text = _string_value(node)
     if text is not None:
-        return Kind.CPU_PLACE if text.split(":")[0] == "cpu" else Kind.DEVICE_PLACE
+        kind = text.split(":")[0]
+        if kind == "meta":
+            return Kind.UNKNOWN  # shapes only: no memory, nothing is ever copied
+        return Kind.CPU_PLACE if kind == "cpu" else Kind.DEVICE_PLACE
     if isinstance(node, cst.Name) and node.value == "None":
         return Kind.CPU_PLACE  # the default device
     if isinstance(node, cst.Call) and _is_torch_attr(node.func, facts, "device"):
@@ -221,6 +227,8 @@ def _device_kwarg_kind(call: cst.Call, facts: Facts) -> Optional[Kind]:
     device = _keyword(call, "device")
     if device is None:
         return None
+    if is_meta(device, facts):
+        return Kind.TENSOR  # a meta tensor: setitem on it copies nothing
     if place_of(device, facts) == Kind.CPU_PLACE:
         return Kind.CPU
     if isinstance(device, cst.Name) and any(getattr(step, "message", None) == CPU_DEFAULT_STEP
@@ -235,6 +243,38 @@ def _device_kwarg_kind(call: cst.Call, facts: Facts) -> Optional[Kind]:
         return Kind.CPU if source.kind == Kind.CPU else Kind.DEVICE
     # Any other device= that is not provably the CPU is an explicit request for an accelerator.
     return Kind.DEVICE
+
+
+def is_device_context(node: cst.BaseExpression, facts: Facts) -> bool:
+    """`torch.device(d)` used as a context manager with `d` an accelerator (not the CPU, not
+    `meta`): PyTorch's `DeviceContext` then fills `device=` of every factory call
+    (`torch.zeros`, `torch.tensor`, ...) that leaves it out.  `torch.cuda.device(i)` is not
+    one: it picks the current GPU, factories still allocate on the CPU.  A name bound to
+    `torch.device(d)` counts when the walk knows it as an accelerator place."""
+    if isinstance(node, cst.Call):
+        if not _is_torch_attr(node.func, facts, "device"):
+            return False
+        # As for `device=`: a spec that is not provably the CPU asks for an accelerator.
+        first = _arg(node, 0, "type")
+        return first is not None and not is_meta(first, facts) and place_of(first, facts) != Kind.CPU_PLACE
+    if isinstance(node, cst.Name):
+        value = infer(node, facts)
+        return value.kind == Kind.DEVICE_PLACE or value.kind == Kind.UNKNOWN and any(
+            getattr(step, "message", None) == TORCH_DEVICE_STEP for step in value.evidence)
+    return False
+
+
+# How a `torch.device(x)` whose `x` may be anything but the CPU or `meta` is remembered.
+TORCH_DEVICE_STEP = "a `torch.device(...)` that is not provably the CPU"
+
+
+def is_meta(node: cst.BaseExpression, facts: Facts) -> bool:
+    """`"meta"` or `torch.device("meta")`: PyTorch's device of shapes without storage."""
+    if isinstance(node, cst.Call) and _is_torch_attr(node.func, facts, "device"):
+        first = _arg(node, 0, "type")
+        return first is not None and is_meta(first, facts)
+    text = _string_value(node)
+    return text is not None and text.split(":")[0] == "meta"
 
 
 def _tensor_of_device(device: cst.BaseExpression, facts: Facts) -> Optional[Value]:
@@ -354,6 +394,13 @@ def _factory_value(call: cst.Call, name: str, facts: Facts) -> Value:
         return Value(kind, source.rank, Origin.LOCAL, integer=source.integer,
                      evidence=source.evidence if explicit is None else ())
     kind = _device_kwarg_kind(call, facts) or Kind.CPU
+    if _keyword(call, "device") is None and kind == Kind.CPU and facts.default_device is not None \
+            and _keyword(call, "pin_memory") is None:
+        # Inside `with torch.device(d):` a factory without `device=` allocates on `d`.
+        return replace(_factory_value(call, name, replace(facts, default_device=None)),
+                       kind=Kind.DEVICE).because(
+            LocalStep(f"allocated without `device=` (`torch.{name}(...)`) here", call),
+            facts.default_device)
     if name in DATA_FACTORIES:
         first = _arg(call, 0, "data")
         rank = _data_rank(first, facts) if first is not None else None
@@ -403,6 +450,8 @@ def _to_result(receiver: Value, call: cst.Call, facts: Facts) -> Value:
     target = candidates[0]
     if _is_dtype(target, facts):
         return keep
+    if is_meta(target, facts):
+        return Value(Kind.TENSOR, receiver.rank, Origin.LOCAL, integer=receiver.integer)
     place = place_of(target, facts)
     source = _tensor_of_device(target, facts) if place == Kind.UNKNOWN else None
     if place == Kind.CPU_PLACE:
@@ -653,7 +702,13 @@ def _call(call: cst.Call, facts: Facts) -> Value:
                 return Value(Kind.CPU, rank, Origin.LOCAL)
             if method == "device":
                 first = _arg(call, 0, "type")
-                return Value(place_of(first, facts)) if first is not None else UNKNOWN
+                if first is None:
+                    return UNKNOWN
+                place = place_of(first, facts)
+                if place == Kind.UNKNOWN and not is_meta(first, facts):
+                    # Not provably the CPU: `with` this name is a device context (as `device=`).
+                    return Value(place, evidence=(LocalStep(TORCH_DEVICE_STEP, call),))
+                return Value(place)
             if method in SAME_DEVICE_FUNCTIONS:
                 return _same_device_function(call, facts)
             return UNKNOWN

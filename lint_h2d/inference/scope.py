@@ -23,6 +23,7 @@ from lint_h2d.inference.expressions import (
     CPU_DEFAULT_STEP,
     dotted_name,
     infer,
+    is_device_context,
     literal_int,
     place_of,
 )
@@ -190,12 +191,13 @@ class _Walker:
             return self.try_(stmt, names)
         if isinstance(stmt, cst.FunctionDef):
             if not self.silent:
-                self.walk_function(stmt, self.facts(names), None)
+                # A body runs when called, not inside an enclosing `with torch.device(...)`.
+                self.walk_function(stmt, replace(self.facts(names), default_device=None), None)
             self.bind_name(stmt.name.value, self.definition(), names)
             return names
         if isinstance(stmt, cst.ClassDef):
             if not self.silent:
-                self.walk_class(stmt, self.facts(names))
+                self.walk_class(stmt, replace(self.facts(names), default_device=None))
             self.bind_name(stmt.name.value, self.definition(), names)
             return names
         if isinstance(stmt, cst.Match):
@@ -407,11 +409,22 @@ class _Walker:
         # Graph blocks are capture code through `self.regions` (the pre-pass resolves imports
         # and shadowed names; a suffix match here took `self.cuda.graph(g)` for one).
         names = copy_names(names)
+        context: Optional[LocalStep] = None
         for item in stmt.items:
             self.walrus_in(item.item, names)
+            if context is None and is_device_context(item.item, self.facts(names)):
+                context = LocalStep("inside `with torch.device(...)`: a factory without `device=`"
+                                    " allocates on that device", item.item)
             if item.asname is not None:
                 self.bind_target(item.asname.name, UNKNOWN, names)
-        return self.suite(stmt.body, names)
+        if context is None:
+            return self.suite(stmt.body, names)
+        saved = self.base
+        self.base = replace(saved, default_device=context)
+        try:
+            return self.suite(stmt.body, names)
+        finally:
+            self.base = saved
 
     def try_(self, stmt: cst.BaseCompoundStatement, names: Names) -> Names:
         body = self.suite(stmt.body, copy_names(names))

@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
 Term = Tuple[Any, ...]
 
@@ -199,6 +199,9 @@ class _Scope:
     ints: Set[str] = field(default_factory=set)
     # Parameters whose default is `None` or `"cpu"`: a `device=` of theirs may be the CPU.
     cpu_defaults: FrozenSet[str] = frozenset()
+    # Calls lexically inside `with torch.device(<accelerator>):` (by id), with what names the
+    # context: a factory there without `device=` allocates on that device.
+    device_calls: Dict[int, str] = field(default_factory=dict)
 
 
 class _Builder:
@@ -305,6 +308,7 @@ class _Builder:
         scope.cpu_defaults = _cpu_defaults(args)
         own = _own_statements(node.body)
         _collect_env(node.body, scope.env, own)
+        self._device_calls(own, scope)
         returns: List[Term] = []
         seqs: Set[str] = set()
         for stmt in own:
@@ -382,9 +386,24 @@ class _Builder:
             keywords = tuple((k.arg, _small(self.term(k.value, scope))) for k in call.keywords if k.arg)
             self.calls.append(CallSite(callee, bound, call.lineno, args, keywords, starred))
 
+    def _device_calls(self, own: Sequence[ast.stmt], scope: _Scope) -> None:
+        """Record the calls inside the function's device contexts (`_Scope.device_calls`); a
+        nested definition's or lambda's body runs later, outside the context."""
+        for stmt in own:
+            if not isinstance(stmt, ast.With):
+                continue
+            how = next((h for h in (self._device_context(i.context_expr, scope) for i in stmt.items)
+                        if h is not None), None)
+            if how is None:
+                continue
+            label = f"inside {how} at line {stmt.lineno}"
+            for inner in _own_statements(stmt.body):
+                for call in _calls_outside_lambdas(inner):
+                    scope.device_calls.setdefault(id(call), label)
+
     def _device_context(self, expr: ast.expr, scope: _Scope) -> Optional[str]:
-        if isinstance(expr, ast.Call) and _is_torch(expr.func, "device", scope) and expr.args:
-            if not _is_cpu(expr.args[0]):
+        if isinstance(expr, ast.Call) and _is_torch_device(expr.func, scope) and expr.args:
+            if not _is_cpu(expr.args[0]) and not _is_meta(expr.args[0]):
                 return "with torch.device(...)"
         if isinstance(expr, ast.Name) and expr.id not in scope.params:
             # `target_device = torch.device(...)` then `with target_device:` (model loaders).
@@ -575,12 +594,17 @@ class _Builder:
             if device is None:
                 return ("same", source, None)
         rank = _factory_rank(node, name)
+        if device is None and id(node) in scope.device_calls:
+            # Inside `with torch.device(d):` a factory without `device=` allocates on `d`.
+            return ("dev", rank, line, f"torch.{name}(...) {scope.device_calls[id(node)]}", integer)
         if device is None:
             if name in ("tensor", "as_tensor", "asarray") and node.args:
                 return ("cpu", rank, line) if not scope.in_init else ("dflt", rank, line)
             return ("dflt", rank, line, integer) if scope.in_init else ("cpu", rank, line)
         if _is_cpu(device):
             return ("cpu", rank, line)
+        if _is_meta(device):
+            return ("tensor", rank)  # a meta tensor: no storage, setitem copies nothing
         return self._placed(device, rank, line, f"torch.{name}(..., device=...)", integer, scope)
 
     def _placed(self, device: ast.expr, rank: Optional[int], line: int, how: str, integer: bool,
@@ -880,6 +904,35 @@ def _is_dtype(node: ast.expr, scope: _Scope) -> bool:
 def _names_a_device(node: ast.expr) -> bool:
     name = (ast_dotted(node) or "").split(".")[-1]
     return "device" in name or name == "dev" or name.endswith("_dev")
+
+
+def _is_meta(node: ast.expr) -> bool:
+    """`"meta"` or `torch.device("meta")`: shapes without storage."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str) and node.value.split(":")[0] == "meta"
+    if isinstance(node, ast.Call) and _last_name(node.func) == "device" and node.args:
+        return _is_meta(node.args[0])
+    return False
+
+
+def _is_torch_device(func: ast.expr, scope: _Scope) -> bool:
+    """`torch.device` itself (`torch.cuda.device(i)` picks a GPU, it sets no default device)."""
+    parts = (ast_dotted(func) or "").split(".")
+    return len(parts) == 2 and parts[0] in scope.torch and parts[1] == "device"
+
+
+def _calls_outside_lambdas(stmt: ast.stmt) -> Iterator[ast.Call]:
+    """The calls in a simple statement's expressions (or a compound one's header), lambdas'
+    bodies excluded."""
+    stack: List[ast.AST] = [stmt]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Call):
+            yield node
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.Lambda, ast.stmt)) and child is not stmt:
+                continue  # a lambda runs later; nested statements are listed on their own
+            stack.append(child)
 
 
 def _is_torch(func: ast.expr, name: str, scope: _Scope) -> bool:
