@@ -268,6 +268,11 @@ def is_device_context(node: cst.BaseExpression, facts: Facts) -> bool:
 TORCH_DEVICE_STEP = "a `torch.device(...)` that is not provably the CPU"
 
 
+def is_torch_device_call(node: cst.BaseExpression, facts: Facts) -> bool:
+    """`torch.device(...)` (any place): as a context, the default device of factories."""
+    return isinstance(node, cst.Call) and _is_torch_attr(node.func, facts, "device")
+
+
 def is_meta(node: cst.BaseExpression, facts: Facts) -> bool:
     """`"meta"` or `torch.device("meta")`: PyTorch's device of shapes without storage."""
     if isinstance(node, cst.Call) and _is_torch_attr(node.func, facts, "device"):

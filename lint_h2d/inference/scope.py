@@ -24,6 +24,7 @@ from lint_h2d.inference.expressions import (
     dotted_name,
     infer,
     is_device_context,
+    is_torch_device_call,
     literal_int,
     place_of,
 )
@@ -410,14 +411,17 @@ class _Walker:
         # and shadowed names; a suffix match here took `self.cuda.graph(g)` for one).
         names = copy_names(names)
         context: Optional[LocalStep] = None
+        other_place = False  # `with torch.device("cpu")` inside a device context undoes it
         for item in stmt.items:
             self.walrus_in(item.item, names)
             if context is None and is_device_context(item.item, self.facts(names)):
                 context = LocalStep("inside `with torch.device(...)`: a factory without `device=`"
                                     " allocates on that device", item.item)
+            elif is_torch_device_call(item.item, self.facts(names)):
+                other_place = True
             if item.asname is not None:
                 self.bind_target(item.asname.name, UNKNOWN, names)
-        if context is None:
+        if context is None and not (other_place and self.base.default_device is not None):
             return self.suite(stmt.body, names)
         saved = self.base
         self.base = replace(saved, default_device=context)

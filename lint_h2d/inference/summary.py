@@ -389,17 +389,21 @@ class _Builder:
     def _device_calls(self, own: Sequence[ast.stmt], scope: _Scope) -> None:
         """Record the calls inside the function's device contexts (`_Scope.device_calls`); a
         nested definition's or lambda's body runs later, outside the context."""
-        for stmt in own:
+        for stmt in own:  # outer blocks first: an inner `with torch.device("cpu")` undoes
             if not isinstance(stmt, ast.With):
                 continue
             how = next((h for h in (self._device_context(i.context_expr, scope) for i in stmt.items)
                         if h is not None), None)
-            if how is None:
+            if how is None and not any(isinstance(i.context_expr, ast.Call)
+                                       and _is_torch_device(i.context_expr.func, scope) for i in stmt.items):
                 continue
             label = f"inside {how} at line {stmt.lineno}"
             for inner in _own_statements(stmt.body):
                 for call in _calls_outside_lambdas(inner):
-                    scope.device_calls.setdefault(id(call), label)
+                    if how is None:
+                        scope.device_calls.pop(id(call), None)
+                    else:
+                        scope.device_calls[id(call)] = label
 
     def _device_context(self, expr: ast.expr, scope: _Scope) -> Optional[str]:
         if isinstance(expr, ast.Call) and _is_torch_device(expr.func, scope) and expr.args:
