@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 from dataclasses import dataclass, field, replace
-from typing import Dict, FrozenSet, Mapping, MutableMapping, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, List, Mapping, MutableMapping, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -95,6 +95,60 @@ CPU_SUFFIXES = ("_cpu", "_host")
 # The evidence of a parameter whose default is the CPU (`device=None`, `device="cpu"`).
 CPU_DEFAULT_STEP = "defaults to the CPU (None or \"cpu\")"
 NUMPY_SUFFIXES = ("_np", "_numpy")
+
+
+@dataclass(frozen=True)
+class IndexOp:
+    """What one of PyTorch's index-producing reductions and sorts returns, from its signature.
+
+    Why it matters: an index a write selects one element with is what makes `t[i] = v` a
+    host-to-device copy, and a 0-dim integer tensor is such an index (PyTorch reads it back
+    with `item()`, then `select`s and `copy_`s), where a 1-D one is advanced indexing
+    (`index_put_`, no copy).  So the rank and dtype of these results decide the finding:
+
+    * `dim` / `keepdim`: where those parameters sit after the input (the method's first
+      positional argument, the function's second);
+    * `full`: called without `dim` (or `dim=None`) the op reduces every dimension and returns
+      one 0-dim tensor (`t.argmax()`, `t.max()`, `t.median()`), not a tuple; otherwise `dim`
+      has a default (-1) and the op always works along one dimension;
+    * along a dimension, the result drops that dimension unless `keepdim=True` (a 1-D input
+      gives 0-dim results), or keeps the input's shape (`keeps_rank`: sort, topk, argsort,
+      cummax, cummin);
+    * `pair`: along a dimension the result is a named tuple `(values, indices)`
+      (`torch.return_types.max`, ...): `values` has the input's dtype, `indices` is int64;
+    * `indices_only`: the op returns just the int64 indices (argmax, argmin, argsort);
+    * `other`: a tensor where `dim` would be is the elementwise form (`torch.max(a, b)`).
+
+    Every result is on the input's device (checked against PyTorch 2.13: `return_types`,
+    shapes, `int64` indices, `argmax(keepdim=True)` without dim keeping every dimension as 1).
+    """
+
+    dim: int
+    keepdim: Optional[int]
+    full: bool
+    pair: bool
+    keeps_rank: bool = False
+    indices_only: bool = False
+    other: bool = False
+
+
+INDEX_OPS: Mapping[str, IndexOp] = {
+    "argmax": IndexOp(0, 1, full=True, pair=False, indices_only=True),
+    "argmin": IndexOp(0, 1, full=True, pair=False, indices_only=True),
+    "max": IndexOp(0, 1, full=True, pair=True, other=True),
+    "min": IndexOp(0, 1, full=True, pair=True, other=True),
+    "median": IndexOp(0, 1, full=True, pair=True),
+    "nanmedian": IndexOp(0, 1, full=True, pair=True),
+    "mode": IndexOp(0, 1, full=False, pair=True),
+    "kthvalue": IndexOp(1, 2, full=False, pair=True),
+    "sort": IndexOp(0, None, full=False, pair=True, keeps_rank=True),
+    "topk": IndexOp(1, None, full=False, pair=True, keeps_rank=True),
+    "argsort": IndexOp(0, None, full=False, pair=False, keeps_rank=True, indices_only=True),
+    "cummax": IndexOp(0, None, full=False, pair=True, keeps_rank=True),
+    "cummin": IndexOp(0, None, full=False, pair=True, keeps_rank=True),
+}
+# The fields of the named tuple a pair-returning op gives (`r.values`, `r.indices`).
+PAIR_FIELDS = ("values", "indices")
 
 
 @dataclass(frozen=True)
@@ -519,11 +573,11 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
             and receiver.type_name is None:
         moved = _to_result(Value(Kind.TENSOR, origin=Origin.LOCAL), call, facts)
         return moved if moved.kind == Kind.DEVICE else UNKNOWN
-    if method in ("sort", "topk") and receiver.kind.is_tensor:
-        # (values, indices): the indices are integers on the same device.
-        return Value(Kind.OTHER, length=2, items=(
-            Value(receiver.kind, receiver.rank, Origin.LOCAL, evidence=receiver.evidence),
-            Value(receiver.kind, receiver.rank, Origin.LOCAL, integer=True, evidence=receiver.evidence)))
+    if (method in INDEX_OPS or method in _NONZERO_OPS) and receiver.kind.is_tensor:
+        # (values, indices), indices alone, or a reduced value: `INDEX_OPS`.
+        found = _index_result(method, call, receiver, facts)
+        if found is not None:
+            return found
     if not receiver.kind.is_tensor:
         if receiver.kind == Kind.NUMPY and method in ("copy", "reshape", "view", "astype"):
             return Value(Kind.NUMPY, None, Origin.LOCAL)
@@ -709,6 +763,10 @@ def _call(call: cst.Call, facts: Facts) -> Value:
                     # Not provably the CPU: `with` this name is a device context (as `device=`).
                     return Value(place, evidence=(LocalStep(TORCH_DEVICE_STEP, call),))
                 return Value(place)
+            if method in INDEX_OPS or method in _NONZERO_OPS or method == "where":
+                found = _index_result(method, call, None, facts)
+                if found is not None:
+                    return found
             if method in SAME_DEVICE_FUNCTIONS:
                 return _same_device_function(call, facts)
             return UNKNOWN
@@ -790,6 +848,136 @@ def _same_device_function(call: cst.Call, facts: Facts) -> Value:
     return UNKNOWN
 
 
+def _op_arguments(call: cst.Call, function: bool, input_name: str = "input") -> Optional[
+        Tuple[Optional[cst.BaseExpression], List[cst.BaseExpression], Dict[str, cst.BaseExpression]]]:
+    """(input, positional arguments after it, keywords) of `torch.op(x, ...)` (`function`) or
+    `x.op(...)` (input None: the receiver); None with `*args` / `**kwargs` or no input."""
+    if any(a.star for a in call.args):
+        return None
+    positional = [a.value for a in call.args if a.keyword is None]
+    keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    if not function:
+        return None, positional, keywords
+    if input_name in keywords:
+        return keywords.pop(input_name), positional, keywords
+    if not positional:
+        return None
+    return positional[0], positional[1:], keywords
+
+
+def _index_op(name: str, source: Value, positional: Sequence[cst.BaseExpression],
+              keywords: Mapping[str, cst.BaseExpression], facts: Facts) -> Value:
+    """The result of an :data:`INDEX_OPS` op on `source` (a tensor of kind `source.kind`)."""
+    op = INDEX_OPS[name]
+
+    def given(keyword: str, position: Optional[int]) -> Optional[cst.BaseExpression]:
+        if keyword in keywords:
+            return keywords[keyword]
+        if position is not None and position < len(positional):
+            return positional[position]
+        return None
+
+    evidence = source.evidence
+    dim = given("dim", op.dim)
+    if op.other and ("other" in keywords or (dim is not None and "dim" not in keywords)):
+        # `torch.max(a, b)` is elementwise, `torch.max(a, 0)` reduces along dim 0.
+        other = keywords.get("other", dim)
+        assert other is not None
+        found = infer(other, facts) if literal_int(other) is None else SCALAR
+        if found.kind.is_tensor:
+            kind = Kind.DEVICE if Kind.DEVICE in (source.kind, found.kind) else (
+                source.kind if source.kind == found.kind else Kind.TENSOR)
+            return Value(kind, None, Origin.LOCAL,
+                         evidence=evidence if kind == source.kind else found.evidence)
+        if found.kind != Kind.SCALAR or "other" in keywords:
+            return UNKNOWN  # an int (a dim) or a tensor (`other`): not known which
+    if dim is not None and isinstance(dim, cst.Name) and dim.value == "None":
+        dim = None
+    keep_node = given("keepdim", op.keepdim)
+    keep = _bool_literal(keep_node) if keep_node is not None else False
+    rank = source.rank
+    if dim is None and op.full:
+        # Every dimension reduced: one 0-dim tensor (all dimensions kept as 1 with keepdim).
+        out_rank = 0 if keep is False else (rank if keep else None)
+        return Value(source.kind, out_rank, Origin.LOCAL,
+                     integer=op.indices_only or source.integer, evidence=evidence)
+    if op.keeps_rank:
+        out_rank = rank
+    elif keep is None or rank is None:
+        out_rank = None
+    else:
+        out_rank = rank if keep else max(rank - 1, 0)
+    indices = Value(source.kind, out_rank, Origin.LOCAL, integer=True, evidence=evidence)
+    if not op.pair:
+        return indices
+    values = Value(source.kind, out_rank, Origin.LOCAL, integer=source.integer, evidence=evidence)
+    return Value(Kind.OTHER, origin=Origin.LOCAL, length=2, items=(values, indices), fields=PAIR_FIELDS)
+
+
+def _bool_literal(node: cst.BaseExpression) -> Optional[bool]:
+    """`True` / `False` as written; None for anything else."""
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return node.value == "True"
+    return None
+
+
+def _index_tuple(source: Value) -> Value:
+    """`torch.where(cond)` (one argument) and `nonzero(as_tuple=True)`: a tuple with one 1-D
+    int64 tensor per dimension of the input (one for a 0-dim input), on the input's device.
+    Indexing with them (`t[torch.where(m)]`, `t[rows, cols]`) is advanced indexing; an element
+    of one of them (`rows[0]`, `for r in rows`) is a 0-dim integer tensor."""
+    element = Value(source.kind, 1, Origin.LOCAL, integer=True, evidence=source.evidence)
+    count = None if source.rank is None else max(source.rank, 1)
+    return Value(Kind.OTHER, origin=Origin.LOCAL, length=count, element=element,
+                 items=(element,) * count if count is not None else None)
+
+
+def _nonzero(source: Value, keywords: Mapping[str, cst.BaseExpression], name: str) -> Value:
+    """`nonzero()` / `argwhere()`: a 2-D int64 tensor (one row per nonzero element, one
+    column per dimension), even for a 0-dim input; `nonzero(as_tuple=True)`: an index tuple."""
+    as_tuple = keywords.get("as_tuple") if name == "nonzero" else None
+    flag = _bool_literal(as_tuple) if as_tuple is not None else False
+    if flag is None:
+        return UNKNOWN
+    if flag:
+        return _index_tuple(source)
+    return Value(source.kind, 2, Origin.LOCAL, integer=True, evidence=source.evidence)
+
+
+# Ops whose results are (or hold) indices, besides INDEX_OPS.
+_NONZERO_OPS = frozenset({"nonzero", "argwhere"})
+
+
+def _index_result(name: str, call: cst.Call, receiver: Optional[Value], facts: Facts) -> Optional[Value]:
+    """The result of an index-producing op: `torch.name(x, ...)` (receiver None) or
+    `x.name(...)` with `x` a tensor.  None where another rule of this module decides
+    (`out=`, `torch.where(c, a, b)`)."""
+    arguments = _op_arguments(call, receiver is None, "condition" if name == "where" else "input")
+    if arguments is None:
+        return UNKNOWN if receiver is None else None
+    node, positional, keywords = arguments
+    if "out" in keywords:
+        return None
+    if receiver is None:
+        assert node is not None
+        if name == "where" and (positional or keywords):
+            return None  # `torch.where(cond, a, b)`: elementwise
+        source = infer(node, facts)
+        if not source.kind.is_tensor:
+            if source.kind != Kind.UNKNOWN:
+                return UNKNOWN
+            # These functions take only tensors: whatever `x` is, the result (if any) is a
+            # tensor, on a device nothing here tells.
+            source = Value(Kind.TENSOR)
+    else:
+        source = receiver
+    if name == "where":
+        return _index_tuple(source)
+    if name in _NONZERO_OPS:
+        return _nonzero(source, keywords, name)
+    return _index_op(name, source, positional, keywords, facts)
+
+
 def _attribute(node: cst.Attribute, facts: Facts) -> Value:
     attr = node.attr.value
     base_node = node.value
@@ -816,6 +1004,8 @@ def _attribute(node: cst.Attribute, facts: Facts) -> Value:
                                                              root=facts.self_name, path=self_path)),
                        node, facts)
     base = infer(base_node, facts)
+    if base.fields is not None and base.items is not None and attr in base.fields:
+        return base.items[base.fields.index(attr)]  # `torch.sort(x).indices`: `[1]`
     path: Optional[str] = f"{base.path}.{attr}" if base.path is not None else None
     inherited = Value(Kind.UNKNOWN, None, base.origin, None, None, base.root, path)
     if base.type_name is not None and facts.project.knows_class(base.type_name):
