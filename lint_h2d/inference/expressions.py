@@ -422,7 +422,8 @@ def _factory(call: cst.Call, name: str, facts: Facts) -> Value:
     value = _factory_value(call, name, facts)
     dtype = _keyword(call, "dtype")
     integer = value.integer or name in ("randint", "randperm") or (
-        dtype is not None and (dotted_name(dtype) or "").split(".")[-1] in INTEGER_DTYPES)
+        dtype is not None and (dotted_name(dtype) or "").split(".")[-1] in INTEGER_DTYPES) or (
+        dtype is None and name in DATA_FACTORIES and _int_data(_arg(call, 0, "data")))
     if value.kind == Kind.DEVICE and not value.evidence:
         device = _keyword(call, "device")
         source = _tensor_of_device(device, facts) if device is not None else None
@@ -432,6 +433,17 @@ def _factory(call: cst.Call, name: str, facts: Facts) -> Value:
         else:
             value = value.because(LocalStep(f"allocated on the device here (`torch.{name}(..., device=...)`)", call))
     return replace(value, integer=integer) if integer != value.integer else value
+
+
+def _int_data(node: Optional[cst.BaseExpression]) -> bool:
+    """Data of int literals (`0`, `[1, 2]`, `((0, 1), (2, 3))`): `torch.tensor` infers int64 from
+    Python ints (a bool gives torch.bool, a float the default float dtype)."""
+    if node is None:
+        return False
+    if isinstance(node, (cst.List, cst.Tuple)):
+        return bool(node.elements) and all(
+            not isinstance(e, cst.StarredElement) and _int_data(e.value) for e in node.elements)
+    return literal_int(node) is not None
 
 
 INTEGER_DTYPES = frozenset({"int", "int8", "int16", "int32", "int64", "long", "short", "uint8",
@@ -560,6 +572,8 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
         # A 1-D tensor's (or array's) `tolist()` is a list of Python numbers.
         if (receiver.kind.is_tensor or receiver.kind == Kind.NUMPY) and receiver.rank == 1:
             return Value(Kind.OTHER, element=SCALAR)
+        if receiver.kind.is_tensor and receiver.rank == 0:
+            return SCALAR  # a 0-dim tensor's `tolist()` is its Python number
         return OTHER
     if method == "numpy":
         return Value(Kind.NUMPY, receiver.rank, receiver.origin)
@@ -721,7 +735,7 @@ def _call(call: cst.Call, facts: Facts) -> Value:
             if Kind.SCALAR in kinds and all(k in (Kind.SCALAR, Kind.UNKNOWN) for k in kinds) \
                     and not any(a.star for a in call.args):
                 return SCALAR
-            return UNKNOWN
+            return SCALAR if _fold_of_numbers(call, facts) else UNKNOWN
         if name == "zip":
             return _zip(call, facts)
         if name == "range" and name not in facts.names:
@@ -779,6 +793,23 @@ def _call(call: cst.Call, facts: Facts) -> Value:
                 bound is None or (bound.kind == Kind.OTHER and bound.origin == Origin.GLOBAL)):
             return _project_call(f"{module}.{method}", f"{module}.{method}", call, facts)
     return _method(func.value, method, call, facts)
+
+
+def _fold_of_numbers(call: cst.Call, facts: Facts) -> bool:
+    """`max(len(x) for x in xs)`, `min(lengths, default=0)`, `sum(sizes)`: with one iterable
+    argument, `min`/`max` return one of its elements (or `default=`) and `sum` adds them to
+    `start=` (0): a Python number when every element is one."""
+    positional = [a for a in call.args if a.keyword is None]
+    keywords = [a for a in call.args if a.keyword is not None]
+    if len(positional) != 1 or positional[0].star \
+            or any(a.star or a.keyword is None or a.keyword.value not in ("key", "default", "start")
+                   for a in keywords):
+        return False
+    element = _element_of(infer(positional[0].value, facts))
+    if element is None or element.kind != Kind.SCALAR:
+        return False
+    return all(infer(a.value, facts).kind == Kind.SCALAR for a in keywords
+               if a.keyword is not None and a.keyword.value != "key")
 
 
 _SAME_ELEMENTS = frozenset({"sorted", "reversed", "list", "tuple", "set", "frozenset"})
@@ -988,6 +1019,9 @@ def _attribute(node: cst.Attribute, facts: Facts) -> Value:
     if attr in _MATH_CONSTANTS and isinstance(base_node, cst.Name) and base_node.value == "math" \
             and facts.names.get("math", Value(Kind.OTHER, origin=Origin.GLOBAL)).origin == Origin.GLOBAL:
         return SCALAR
+    if attr == "maxsize" and isinstance(base_node, cst.Name) and base_node.value == "sys" \
+            and facts.names.get("sys", Value(Kind.OTHER, origin=Origin.GLOBAL)).origin == Origin.GLOBAL:
+        return SCALAR  # `sys.maxsize`: a Python int
     dotted = dotted_name(node)
     if dotted is not None and dotted in facts.names:
         return facts.names[dotted]  # `args.gpu = [0, 1]` earlier on this path
@@ -1024,7 +1058,9 @@ def _attribute(node: cst.Attribute, facts: Facts) -> Value:
             return Value(base.kind, base.rank if attr != "T" else base.rank, base.origin,
                          root=base.root, path=path)
         if attr == "shape":
-            return Value(Kind.OTHER, length=base.rank)
+            # A `torch.Size`: a tuple of Python ints, one per dimension.
+            return Value(Kind.OTHER, length=base.rank, element=SCALAR,
+                         items=(SCALAR,) * base.rank if base.rank is not None else None)
         if attr == "device":
             if base.kind == Kind.CPU:
                 return Value(Kind.CPU_PLACE)
@@ -1227,7 +1263,8 @@ def _binary(left: Value, right: Value, node: Optional[cst.BinaryOperation] = Non
                 max(a.rank, b.rank) if a.rank is not None and b.rank is not None else None
             )
             evidence = a.evidence if a.kind == kind else (b.evidence if b.kind == kind else ())
-            return Value(kind, rank, Origin.LOCAL, evidence=evidence)
+            return Value(kind, rank, Origin.LOCAL, evidence=evidence,
+                         integer=node is not None and _integer_arithmetic(node, left, right))
     for a, b in ((left, right), (right, left)):
         if a.kind == Kind.DEVICE and a.rank != 0 and b.kind == Kind.UNKNOWN:
             # `dev & other`, `dev * w`: whatever `other` is, an operator that succeeds gives a
@@ -1240,6 +1277,20 @@ def _binary(left: Value, right: Value, node: Optional[cst.BinaryOperation] = Non
     if Kind.OTHER in (left.kind, right.kind) and Kind.SCALAR in (left.kind, right.kind):
         return OTHER  # `[0] * n`, `"ab" * 2`
     return UNKNOWN
+
+
+_INTEGER_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
+
+
+def _integer_arithmetic(node: cst.BinaryOperation, left: Value, right: Value) -> bool:
+    """`count - 1`, `idx * 2 + off`: `+ - * // %` of integer tensors with each other or with
+    int literals keep an integer dtype (PyTorch's type promotion: a Python int does not
+    promote an integer tensor); `/` and float operands give floats."""
+    if not isinstance(node.operator, _INTEGER_OPERATORS):
+        return False
+    sides = ((left, node.left), (right, node.right))
+    return any(v.kind.is_tensor for v, _ in sides) and all(
+        v.integer if v.kind.is_tensor else literal_int(n) is not None for v, n in sides)
 
 
 _IDENTITY_OR_MEMBERSHIP = (cst.Is, cst.IsNot, cst.In, cst.NotIn)
