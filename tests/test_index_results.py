@@ -8,11 +8,14 @@ Shapes checked against PyTorch 2.13 on the CPU.
 """
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from pathlib import Path
+from typing import List, Optional, Tuple
 
 import pytest
 
+from lint_h2d.findings import Finding
 from lint_h2d.inference.values import Kind, Value
+from tests.test_fixtures import analyze
 from tests.test_inference import value_of
 
 DEV, T, CPU, SC, OTH, UNK = Kind.DEVICE, Kind.TENSOR, Kind.CPU, Kind.SCALAR, Kind.OTHER, Kind.UNKNOWN
@@ -179,3 +182,34 @@ def test_shape_is_a_tuple_of_ints() -> None:
     assert value_of(SETUP, "m.shape[1:]").kind == OTH  # a slice of a torch.Size is a tuple
     v: Value = value_of(SETUP, "m.shape")
     assert v.length == 2 and v.element is not None and v.element.kind == SC
+
+
+# -- how H2D001 reports a 0-dim integer tensor index -------------------------------------------
+
+def _findings(tmp_path: Path, body: str) -> List[Finding]:
+    source = "import torch\n\n\ndef f(n: int):\n" + "".join(f"    {line}\n" for line in body.splitlines())
+    path = tmp_path / "m.py"
+    path.write_text(source, encoding="utf-8")
+    return [f for f in analyze(path) if f.code == "H2D001"]
+
+
+def test_a_device_index_names_its_own_sync(tmp_path: Path) -> None:
+    (finding,) = _findings(tmp_path, 'x = torch.zeros(n, device="cuda")\nv, i = torch.max(x, dim=0)\nx[i] = 1')
+    assert "an index is a 0-dim integer tensor on the device: it is read back to the host first, " \
+           "a device-to-host sync of its own" in finding.message
+    assert "; use `x.select(0, i).fill_(1)`" in finding.message  # raises for a non-integer index
+    assert finding.evidence[-1].message.startswith("every index is a 0-dim integer tensor:")
+
+
+def test_a_cpu_index_and_a_mixed_subscript(tmp_path: Path) -> None:
+    (finding,) = _findings(tmp_path, 'm = torch.zeros(n, n, device="cuda")\nc = torch.tensor(0)\nm[c, 1] = 2')
+    assert "an index is a 0-dim integer CPU tensor, read back with `item()` first" in finding.message
+    assert "sync of its own" not in finding.message
+    assert finding.evidence[-1].message.startswith("every index is an integer or a 0-dim integer tensor:")
+    assert "m.select(0, c).select(0, 1).fill_(2)" in finding.message
+
+
+def test_an_index_of_unknown_device(tmp_path: Path) -> None:
+    # `q` is not bound here: torch.argmax returns a 0-dim int64 tensor wherever `q` lives.
+    (finding,) = _findings(tmp_path, 'x = torch.zeros(n, device="cuda")\nx[torch.argmax(q)] = 1')
+    assert "read back to the host first: a sync of its own if it is on the device" in finding.message
