@@ -52,6 +52,14 @@ def fact(expr: str, body: str = "") -> Tuple[Kind, Optional[int], bool]:
     ("m.argsort()", (DEV, 2, True)),
     ("torch.argsort(x, descending=True)", (DEV, 1, True)),
     ("m.argmax(dim=1, keepdim=p)", (DEV, None, True)),  # keepdim unknown: rank unknown
+    # Positions in a sorted sequence have the searched values' shape: 0-dim for a number.
+    ("torch.searchsorted(x, 3)", (DEV, 0, True)),
+    ("torch.searchsorted(x, n)", (DEV, 0, True)),
+    ("torch.searchsorted(x, m)", (DEV, 2, True)),
+    ("torch.bucketize(n, x)", (DEV, 0, True)),
+    ("torch.bucketize(m, x, right=True)", (DEV, 2, True)),
+    ("torch.multinomial(m, 1)", (DEV, 2, True)),
+    ("x.multinomial(2)", (DEV, 1, True)),
 ])
 def test_single_results(expr: str, expected: Tuple[Kind, Optional[int], bool]) -> None:
     assert fact(expr) == expected
@@ -89,6 +97,7 @@ def test_values_keep_an_integer_dtype() -> None:
     "p.sort()",
     "torch.max(x, other=p)",
     "torch.argmax(*p)",
+    "torch.searchsorted(x, p)",  # `p` may be a number or a tensor of any rank
 ])
 def test_unknown_stays_unknown(expr: str) -> None:
     assert value_of(SETUP, expr).kind == UNK

@@ -107,7 +107,7 @@ class IndexOp:
     (`index_put_`, no copy).  So the rank and dtype of these results decide the finding:
 
     * `dim` / `keepdim`: where those parameters sit after the input (the method's first
-      positional argument, the function's second);
+      positional argument, the function's second; None: the op has no such parameter);
     * `full`: called without `dim` (or `dim=None`) the op reduces every dimension and returns
       one 0-dim tensor (`t.argmax()`, `t.max()`, `t.median()`), not a tuple; otherwise `dim`
       has a default (-1) and the op always works along one dimension;
@@ -123,7 +123,7 @@ class IndexOp:
     shapes, `int64` indices, `argmax(keepdim=True)` without dim keeping every dimension as 1).
     """
 
-    dim: int
+    dim: Optional[int]
     keepdim: Optional[int]
     full: bool
     pair: bool
@@ -146,6 +146,8 @@ INDEX_OPS: Mapping[str, IndexOp] = {
     "argsort": IndexOp(0, None, full=False, pair=False, keeps_rank=True, indices_only=True),
     "cummax": IndexOp(0, None, full=False, pair=True, keeps_rank=True),
     "cummin": IndexOp(0, None, full=False, pair=True, keeps_rank=True),
+    # `multinomial(probs, n)`: n int64 samples per row, the input's rank.
+    "multinomial": IndexOp(None, None, full=False, pair=False, keeps_rank=True, indices_only=True),
 }
 # The fields of the named tuple a pair-returning op gives (`r.values`, `r.indices`).
 PAIR_FIELDS = ("values", "indices")
@@ -777,7 +779,7 @@ def _call(call: cst.Call, facts: Facts) -> Value:
                     # Not provably the CPU: `with` this name is a device context (as `device=`).
                     return Value(place, evidence=(LocalStep(TORCH_DEVICE_STEP, call),))
                 return Value(place)
-            if method in INDEX_OPS or method in _NONZERO_OPS or method == "where":
+            if method in INDEX_OPS or method in _NONZERO_OPS or method in _SEARCH_OPS or method == "where":
                 found = _index_result(method, call, None, facts)
                 if found is not None:
                     return found
@@ -977,12 +979,37 @@ def _nonzero(source: Value, keywords: Mapping[str, cst.BaseExpression], name: st
 
 # Ops whose results are (or hold) indices, besides INDEX_OPS.
 _NONZERO_OPS = frozenset({"nonzero", "argwhere"})
+# torch functions giving positions in a sorted sequence, with the searched values' shape.
+_SEARCH_OPS = frozenset({"searchsorted", "bucketize"})
+
+
+def _searched(name: str, call: cst.Call, facts: Facts) -> Optional[Value]:
+    """`torch.searchsorted(sorted_sequence, values)`, `torch.bucketize(values, boundaries)`:
+    integer positions (int64, int32 with `out_int32=True`) with the shape of `values`, 0-dim
+    when `values` is a Python number, on the sequence's device.  None for other spellings."""
+    if any(a.star for a in call.args):
+        return None
+    positional = [a.value for a in call.args if a.keyword is None]
+    if len(positional) != 2:
+        return None
+    sequence, values = (positional[0], positional[1]) if name == "searchsorted" else (positional[1], positional[0])
+    over, searched = infer(sequence, facts), infer(values, facts)
+    if searched.kind == Kind.SCALAR:
+        rank: Optional[int] = 0
+    elif searched.kind.is_tensor:
+        rank = searched.rank
+    else:
+        return UNKNOWN
+    source = over if over.kind.is_tensor else searched if searched.kind.is_tensor else Value(Kind.TENSOR)
+    return Value(source.kind, rank, Origin.LOCAL, integer=True, evidence=source.evidence)
 
 
 def _index_result(name: str, call: cst.Call, receiver: Optional[Value], facts: Facts) -> Optional[Value]:
     """The result of an index-producing op: `torch.name(x, ...)` (receiver None) or
     `x.name(...)` with `x` a tensor.  None where another rule of this module decides
     (`out=`, `torch.where(c, a, b)`)."""
+    if name in _SEARCH_OPS:
+        return _searched(name, call, facts) if receiver is None else None
     arguments = _op_arguments(call, receiver is None, "condition" if name == "where" else "input")
     if arguments is None:
         return UNKNOWN if receiver is None else None
