@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 from dataclasses import dataclass, field, replace
-from typing import Dict, FrozenSet, Mapping, MutableMapping, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, List, Mapping, MutableMapping, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -95,6 +95,62 @@ CPU_SUFFIXES = ("_cpu", "_host")
 # The evidence of a parameter whose default is the CPU (`device=None`, `device="cpu"`).
 CPU_DEFAULT_STEP = "defaults to the CPU (None or \"cpu\")"
 NUMPY_SUFFIXES = ("_np", "_numpy")
+
+
+@dataclass(frozen=True)
+class IndexOp:
+    """What one of PyTorch's index-producing reductions and sorts returns, from its signature.
+
+    Why it matters: an index a write selects one element with is what makes `t[i] = v` a
+    host-to-device copy, and a 0-dim integer tensor is such an index (PyTorch reads it back
+    with `item()`, then `select`s and `copy_`s), where a 1-D one is advanced indexing
+    (`index_put_`, no copy).  So the rank and dtype of these results decide the finding:
+
+    * `dim` / `keepdim`: where those parameters sit after the input (the method's first
+      positional argument, the function's second; None: the op has no such parameter);
+    * `full`: called without `dim` (or `dim=None`) the op reduces every dimension and returns
+      one 0-dim tensor (`t.argmax()`, `t.max()`, `t.median()`), not a tuple; otherwise `dim`
+      has a default (-1) and the op always works along one dimension;
+    * along a dimension, the result drops that dimension unless `keepdim=True` (a 1-D input
+      gives 0-dim results), or keeps the input's shape (`keeps_rank`: sort, topk, argsort,
+      cummax, cummin);
+    * `pair`: along a dimension the result is a named tuple `(values, indices)`
+      (`torch.return_types.max`, ...): `values` has the input's dtype, `indices` is int64;
+    * `indices_only`: the op returns just the int64 indices (argmax, argmin, argsort);
+    * `other`: a tensor where `dim` would be is the elementwise form (`torch.max(a, b)`).
+
+    Every result is on the input's device (checked against PyTorch 2.13: `return_types`,
+    shapes, `int64` indices, `argmax(keepdim=True)` without dim keeping every dimension as 1).
+    """
+
+    dim: Optional[int]
+    keepdim: Optional[int]
+    full: bool
+    pair: bool
+    keeps_rank: bool = False
+    indices_only: bool = False
+    other: bool = False
+
+
+INDEX_OPS: Mapping[str, IndexOp] = {
+    "argmax": IndexOp(0, 1, full=True, pair=False, indices_only=True),
+    "argmin": IndexOp(0, 1, full=True, pair=False, indices_only=True),
+    "max": IndexOp(0, 1, full=True, pair=True, other=True),
+    "min": IndexOp(0, 1, full=True, pair=True, other=True),
+    "median": IndexOp(0, 1, full=True, pair=True),
+    "nanmedian": IndexOp(0, 1, full=True, pair=True),
+    "mode": IndexOp(0, 1, full=False, pair=True),
+    "kthvalue": IndexOp(1, 2, full=False, pair=True),
+    "sort": IndexOp(0, None, full=False, pair=True, keeps_rank=True),
+    "topk": IndexOp(1, None, full=False, pair=True, keeps_rank=True),
+    "argsort": IndexOp(0, None, full=False, pair=False, keeps_rank=True, indices_only=True),
+    "cummax": IndexOp(0, None, full=False, pair=True, keeps_rank=True),
+    "cummin": IndexOp(0, None, full=False, pair=True, keeps_rank=True),
+    # `multinomial(probs, n)`: n int64 samples per row, the input's rank.
+    "multinomial": IndexOp(None, None, full=False, pair=False, keeps_rank=True, indices_only=True),
+}
+# The fields of the named tuple a pair-returning op gives (`r.values`, `r.indices`).
+PAIR_FIELDS = ("values", "indices")
 
 
 @dataclass(frozen=True)
@@ -373,7 +429,8 @@ def _factory(call: cst.Call, name: str, facts: Facts) -> Value:
     value = _factory_value(call, name, facts)
     dtype = _keyword(call, "dtype")
     integer = value.integer or name in ("randint", "randperm") or (
-        dtype is not None and (dotted_name(dtype) or "").split(".")[-1] in INTEGER_DTYPES)
+        dtype is not None and (dotted_name(dtype) or "").split(".")[-1] in INTEGER_DTYPES) or (
+        dtype is None and name in DATA_FACTORIES and _int_data(_arg(call, 0, "data")))
     if value.kind == Kind.DEVICE and not value.evidence:
         device = _keyword(call, "device")
         source = _tensor_of_device(device, facts) if device is not None else None
@@ -383,6 +440,17 @@ def _factory(call: cst.Call, name: str, facts: Facts) -> Value:
         else:
             value = value.because(LocalStep(f"allocated on the device here (`torch.{name}(..., device=...)`)", call))
     return replace(value, integer=integer) if integer != value.integer else value
+
+
+def _int_data(node: Optional[cst.BaseExpression]) -> bool:
+    """Data of int literals (`0`, `[1, 2]`, `((0, 1), (2, 3))`): `torch.tensor` infers int64 from
+    Python ints (a bool gives torch.bool, a float the default float dtype)."""
+    if node is None:
+        return False
+    if isinstance(node, (cst.List, cst.Tuple)):
+        return bool(node.elements) and all(
+            not isinstance(e, cst.StarredElement) and _int_data(e.value) for e in node.elements)
+    return literal_int(node) is not None
 
 
 INTEGER_DTYPES = frozenset({"int", "int8", "int16", "int32", "int64", "long", "short", "uint8",
@@ -511,6 +579,8 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
         # A 1-D tensor's (or array's) `tolist()` is a list of Python numbers.
         if (receiver.kind.is_tensor or receiver.kind == Kind.NUMPY) and receiver.rank == 1:
             return Value(Kind.OTHER, element=SCALAR)
+        if receiver.kind.is_tensor and receiver.rank == 0:
+            return SCALAR  # a 0-dim tensor's `tolist()` is its Python number
         return OTHER
     if method == "numpy":
         return Value(Kind.NUMPY, receiver.rank, receiver.origin)
@@ -524,11 +594,11 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
             and receiver.type_name is None:
         moved = _to_result(Value(Kind.TENSOR, origin=Origin.LOCAL), call, facts)
         return moved if moved.kind == Kind.DEVICE else UNKNOWN
-    if method in ("sort", "topk") and receiver.kind.is_tensor:
-        # (values, indices): the indices are integers on the same device.
-        return Value(Kind.OTHER, length=2, items=(
-            Value(receiver.kind, receiver.rank, Origin.LOCAL, evidence=receiver.evidence),
-            Value(receiver.kind, receiver.rank, Origin.LOCAL, integer=True, evidence=receiver.evidence)))
+    if (method in INDEX_OPS or method in _NONZERO_OPS) and receiver.kind.is_tensor:
+        # (values, indices), indices alone, or a reduced value: `INDEX_OPS`.
+        found = _index_result(method, call, receiver, facts)
+        if found is not None:
+            return found
     if not receiver.kind.is_tensor:
         if receiver.kind == Kind.NUMPY and method in ("copy", "reshape", "view", "astype"):
             return Value(Kind.NUMPY, None, Origin.LOCAL)
@@ -672,7 +742,7 @@ def _call(call: cst.Call, facts: Facts) -> Value:
             if Kind.SCALAR in kinds and all(k in (Kind.SCALAR, Kind.UNKNOWN) for k in kinds) \
                     and not any(a.star for a in call.args):
                 return SCALAR
-            return UNKNOWN
+            return SCALAR if _fold_of_numbers(call, facts) else UNKNOWN
         if name == "zip":
             return _zip(call, facts)
         if name == "range" and name not in facts.names:
@@ -714,6 +784,10 @@ def _call(call: cst.Call, facts: Facts) -> Value:
                     # Not provably the CPU: `with` this name is a device context (as `device=`).
                     return Value(place, evidence=(LocalStep(TORCH_DEVICE_STEP, call),))
                 return Value(place)
+            if method in INDEX_OPS or method in _NONZERO_OPS or method in _SEARCH_OPS or method == "where":
+                found = _index_result(method, call, None, facts)
+                if found is not None:
+                    return found
             if method in SAME_DEVICE_FUNCTIONS:
                 return _same_device_function(call, facts)
             return UNKNOWN
@@ -726,6 +800,23 @@ def _call(call: cst.Call, facts: Facts) -> Value:
                 bound is None or (bound.kind == Kind.OTHER and bound.origin == Origin.GLOBAL)):
             return _project_call(f"{module}.{method}", f"{module}.{method}", call, facts)
     return _method(func.value, method, call, facts)
+
+
+def _fold_of_numbers(call: cst.Call, facts: Facts) -> bool:
+    """`max(len(x) for x in xs)`, `min(lengths, default=0)`, `sum(sizes)`: with one iterable
+    argument, `min`/`max` return one of its elements (or `default=`) and `sum` adds them to
+    `start=` (0): a Python number when every element is one."""
+    positional = [a for a in call.args if a.keyword is None]
+    keywords = [a for a in call.args if a.keyword is not None]
+    if len(positional) != 1 or positional[0].star \
+            or any(a.star or a.keyword is None or a.keyword.value not in ("key", "default", "start")
+                   for a in keywords):
+        return False
+    element = _element_of(infer(positional[0].value, facts))
+    if element is None or element.kind != Kind.SCALAR:
+        return False
+    return all(infer(a.value, facts).kind == Kind.SCALAR for a in keywords
+               if a.keyword is not None and a.keyword.value != "key")
 
 
 _SAME_ELEMENTS = frozenset({"sorted", "reversed", "list", "tuple", "set", "frozenset"})
@@ -795,6 +886,161 @@ def _same_device_function(call: cst.Call, facts: Facts) -> Value:
     return UNKNOWN
 
 
+def _op_arguments(call: cst.Call, function: bool, input_name: str = "input") -> Optional[
+        Tuple[Optional[cst.BaseExpression], List[cst.BaseExpression], Dict[str, cst.BaseExpression]]]:
+    """(input, positional arguments after it, keywords) of `torch.op(x, ...)` (`function`) or
+    `x.op(...)` (input None: the receiver); None with `*args` / `**kwargs` or no input."""
+    if any(a.star for a in call.args):
+        return None
+    positional = [a.value for a in call.args if a.keyword is None]
+    keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    if not function:
+        return None, positional, keywords
+    if input_name in keywords:
+        return keywords.pop(input_name), positional, keywords
+    if not positional:
+        return None
+    return positional[0], positional[1:], keywords
+
+
+def _index_op(name: str, source: Value, positional: Sequence[cst.BaseExpression],
+              keywords: Mapping[str, cst.BaseExpression], facts: Facts) -> Value:
+    """The result of an :data:`INDEX_OPS` op on `source` (a tensor of kind `source.kind`)."""
+    op = INDEX_OPS[name]
+
+    def given(keyword: str, position: Optional[int]) -> Optional[cst.BaseExpression]:
+        if keyword in keywords:
+            return keywords[keyword]
+        if position is not None and position < len(positional):
+            return positional[position]
+        return None
+
+    evidence = source.evidence
+    dim = given("dim", op.dim)
+    if op.other and ("other" in keywords or (dim is not None and "dim" not in keywords)):
+        # `torch.max(a, b)` is elementwise, `torch.max(a, 0)` reduces along dim 0.
+        other = keywords.get("other", dim)
+        assert other is not None
+        found = infer(other, facts) if literal_int(other) is None else SCALAR
+        if found.kind.is_tensor:
+            kind = Kind.DEVICE if Kind.DEVICE in (source.kind, found.kind) else (
+                source.kind if source.kind == found.kind else Kind.TENSOR)
+            return Value(kind, None, Origin.LOCAL,
+                         evidence=evidence if kind == source.kind else found.evidence)
+        if found.kind != Kind.SCALAR or "other" in keywords:
+            return UNKNOWN  # an int (a dim) or a tensor (`other`): not known which
+    if dim is not None and isinstance(dim, cst.Name) and dim.value == "None":
+        dim = None
+    keep_node = given("keepdim", op.keepdim)
+    keep = _bool_literal(keep_node) if keep_node is not None else False
+    rank = source.rank
+    if dim is None and op.full:
+        # Every dimension reduced: one 0-dim tensor (all dimensions kept as 1 with keepdim).
+        out_rank = 0 if keep is False else (rank if keep else None)
+        return Value(source.kind, out_rank, Origin.LOCAL,
+                     integer=op.indices_only or source.integer, evidence=evidence)
+    if op.keeps_rank:
+        out_rank = rank
+    elif keep is None or rank is None:
+        out_rank = None
+    else:
+        out_rank = rank if keep else max(rank - 1, 0)
+    indices = Value(source.kind, out_rank, Origin.LOCAL, integer=True, evidence=evidence)
+    if not op.pair:
+        return indices
+    values = Value(source.kind, out_rank, Origin.LOCAL, integer=source.integer, evidence=evidence)
+    return Value(Kind.OTHER, origin=Origin.LOCAL, length=2, items=(values, indices), fields=PAIR_FIELDS)
+
+
+def _bool_literal(node: cst.BaseExpression) -> Optional[bool]:
+    """`True` / `False` as written; None for anything else."""
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return node.value == "True"
+    return None
+
+
+def _index_tuple(source: Value) -> Value:
+    """`torch.where(cond)` (one argument) and `nonzero(as_tuple=True)`: a tuple with one 1-D
+    int64 tensor per dimension of the input (one for a 0-dim input), on the input's device.
+    Indexing with them (`t[torch.where(m)]`, `t[rows, cols]`) is advanced indexing; an element
+    of one of them (`rows[0]`, `for r in rows`) is a 0-dim integer tensor."""
+    element = Value(source.kind, 1, Origin.LOCAL, integer=True, evidence=source.evidence)
+    count = None if source.rank is None else max(source.rank, 1)
+    return Value(Kind.OTHER, origin=Origin.LOCAL, length=count, element=element,
+                 items=(element,) * count if count is not None else None)
+
+
+def _nonzero(source: Value, keywords: Mapping[str, cst.BaseExpression], name: str) -> Value:
+    """`nonzero()` / `argwhere()`: a 2-D int64 tensor (one row per nonzero element, one
+    column per dimension), even for a 0-dim input; `nonzero(as_tuple=True)`: an index tuple."""
+    as_tuple = keywords.get("as_tuple") if name == "nonzero" else None
+    flag = _bool_literal(as_tuple) if as_tuple is not None else False
+    if flag is None:
+        return UNKNOWN
+    if flag:
+        return _index_tuple(source)
+    return Value(source.kind, 2, Origin.LOCAL, integer=True, evidence=source.evidence)
+
+
+# Ops whose results are (or hold) indices, besides INDEX_OPS.
+_NONZERO_OPS = frozenset({"nonzero", "argwhere"})
+# torch functions giving positions in a sorted sequence, with the searched values' shape.
+_SEARCH_OPS = frozenset({"searchsorted", "bucketize"})
+
+
+def _searched(name: str, call: cst.Call, facts: Facts) -> Optional[Value]:
+    """`torch.searchsorted(sorted_sequence, values)`, `torch.bucketize(values, boundaries)`:
+    integer positions (int64, int32 with `out_int32=True`) with the shape of `values`, 0-dim
+    when `values` is a Python number, on the sequence's device.  None for other spellings."""
+    if any(a.star for a in call.args):
+        return None
+    positional = [a.value for a in call.args if a.keyword is None]
+    if len(positional) != 2:
+        return None
+    sequence, values = (positional[0], positional[1]) if name == "searchsorted" else (positional[1], positional[0])
+    over, searched = infer(sequence, facts), infer(values, facts)
+    if searched.kind == Kind.SCALAR:
+        rank: Optional[int] = 0
+    elif searched.kind.is_tensor:
+        rank = searched.rank
+    else:
+        return UNKNOWN
+    source = over if over.kind.is_tensor else searched if searched.kind.is_tensor else Value(Kind.TENSOR)
+    return Value(source.kind, rank, Origin.LOCAL, integer=True, evidence=source.evidence)
+
+
+def _index_result(name: str, call: cst.Call, receiver: Optional[Value], facts: Facts) -> Optional[Value]:
+    """The result of an index-producing op: `torch.name(x, ...)` (receiver None) or
+    `x.name(...)` with `x` a tensor.  None where another rule of this module decides
+    (`out=`, `torch.where(c, a, b)`)."""
+    if name in _SEARCH_OPS:
+        return _searched(name, call, facts) if receiver is None else None
+    arguments = _op_arguments(call, receiver is None, "condition" if name == "where" else "input")
+    if arguments is None:
+        return UNKNOWN if receiver is None else None
+    node, positional, keywords = arguments
+    if "out" in keywords:
+        return None
+    if receiver is None:
+        assert node is not None
+        if name == "where" and (positional or keywords):
+            return None  # `torch.where(cond, a, b)`: elementwise
+        source = infer(node, facts)
+        if not source.kind.is_tensor:
+            if source.kind != Kind.UNKNOWN:
+                return UNKNOWN
+            # These functions take only tensors: whatever `x` is, the result (if any) is a
+            # tensor, on a device nothing here tells.
+            source = Value(Kind.TENSOR)
+    else:
+        source = receiver
+    if name == "where":
+        return _index_tuple(source)
+    if name in _NONZERO_OPS:
+        return _nonzero(source, keywords, name)
+    return _index_op(name, source, positional, keywords, facts)
+
+
 def _attribute(node: cst.Attribute, facts: Facts) -> Value:
     attr = node.attr.value
     base_node = node.value
@@ -805,6 +1051,9 @@ def _attribute(node: cst.Attribute, facts: Facts) -> Value:
     if attr in _MATH_CONSTANTS and isinstance(base_node, cst.Name) and base_node.value == "math" \
             and facts.names.get("math", Value(Kind.OTHER, origin=Origin.GLOBAL)).origin == Origin.GLOBAL:
         return SCALAR
+    if attr == "maxsize" and isinstance(base_node, cst.Name) and base_node.value == "sys" \
+            and facts.names.get("sys", Value(Kind.OTHER, origin=Origin.GLOBAL)).origin == Origin.GLOBAL:
+        return SCALAR  # `sys.maxsize`: a Python int
     dotted = dotted_name(node)
     if dotted is not None and dotted in facts.names:
         return facts.names[dotted]  # `args.gpu = [0, 1]` earlier on this path
@@ -821,6 +1070,8 @@ def _attribute(node: cst.Attribute, facts: Facts) -> Value:
                                                              root=facts.self_name, path=self_path)),
                        node, facts)
     base = infer(base_node, facts)
+    if base.fields is not None and base.items is not None and attr in base.fields:
+        return base.items[base.fields.index(attr)]  # `torch.sort(x).indices`: `[1]`
     path: Optional[str] = f"{base.path}.{attr}" if base.path is not None else None
     inherited = Value(Kind.UNKNOWN, None, base.origin, None, None, base.root, path)
     if base.type_name is not None and facts.project.knows_class(base.type_name):
@@ -839,7 +1090,9 @@ def _attribute(node: cst.Attribute, facts: Facts) -> Value:
             return Value(base.kind, base.rank if attr != "T" else base.rank, base.origin,
                          root=base.root, path=path)
         if attr == "shape":
-            return Value(Kind.OTHER, length=base.rank)
+            # A `torch.Size`: a tuple of Python ints, one per dimension.
+            return Value(Kind.OTHER, length=base.rank, element=SCALAR,
+                         items=(SCALAR,) * base.rank if base.rank is not None else None)
         if attr == "device":
             if base.kind == Kind.CPU:
                 return Value(Kind.CPU_PLACE)
@@ -1042,7 +1295,8 @@ def _binary(left: Value, right: Value, node: Optional[cst.BinaryOperation] = Non
                 max(a.rank, b.rank) if a.rank is not None and b.rank is not None else None
             )
             evidence = a.evidence if a.kind == kind else (b.evidence if b.kind == kind else ())
-            return Value(kind, rank, Origin.LOCAL, evidence=evidence)
+            return Value(kind, rank, Origin.LOCAL, evidence=evidence,
+                         integer=node is not None and _integer_arithmetic(node, left, right))
     for a, b in ((left, right), (right, left)):
         if a.kind == Kind.DEVICE and a.rank != 0 and b.kind == Kind.UNKNOWN:
             # `dev & other`, `dev * w`: whatever `other` is, an operator that succeeds gives a
@@ -1055,6 +1309,20 @@ def _binary(left: Value, right: Value, node: Optional[cst.BinaryOperation] = Non
     if Kind.OTHER in (left.kind, right.kind) and Kind.SCALAR in (left.kind, right.kind):
         return OTHER  # `[0] * n`, `"ab" * 2`
     return UNKNOWN
+
+
+_INTEGER_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
+
+
+def _integer_arithmetic(node: cst.BinaryOperation, left: Value, right: Value) -> bool:
+    """`count - 1`, `idx * 2 + off`: `+ - * // %` of integer tensors with each other or with
+    int literals keep an integer dtype (PyTorch's type promotion: a Python int does not
+    promote an integer tensor); `/` and float operands give floats."""
+    if not isinstance(node.operator, _INTEGER_OPERATORS):
+        return False
+    sides = ((left, node.left), (right, node.right))
+    return any(v.kind.is_tensor for v, _ in sides) and all(
+        v.integer if v.kind.is_tensor else literal_int(n) is not None for v, n in sides)
 
 
 _IDENTITY_OR_MEMBERSHIP = (cst.Is, cst.IsNot, cst.In, cst.NotIn)

@@ -71,6 +71,10 @@ class Value:
     # `d[k]` gives.  None for other containers (iterating yields `element`).  An empty `{}`
     # has the key NONE: no key yet, grown by `d[k] = v`.
     key: Optional["Value"] = None
+    # The field names of a named tuple's positions, e.g. ("values", "indices") for what
+    # `torch.sort`, `torch.max(x, dim)`, `torch.topk` return (`torch.return_types.*`): `r.indices`
+    # is `r[1]`.  None for any other object (a plain tuple has no such attributes).
+    fields: Optional[Tuple[str, ...]] = None
 
     def with_kind(self, kind: Kind, rank: Optional[int] = None) -> "Value":
         return replace(self, kind=kind, rank=rank)
@@ -169,5 +173,7 @@ def join(a: Value, b: Value) -> Value:
         items = tuple(join(x, y) for x, y in zip(a.items, b.items))
     evidence = a.evidence if kind == a.kind else (b.evidence if kind == b.kind else ())
     key = join(a.key, b.key) if a.key is not None and b.key is not None else None
+    fields = a.fields if a.fields == b.fields and items is not None else None
     return Value(kind, rank, origin, type_name, length, root, path, element, items,
-                 a.integer and b.integer, evidence, join_memory(a.memory, b.memory), key=key)
+                 a.integer and b.integer, evidence, join_memory(a.memory, b.memory), key=key,
+                 fields=fields)

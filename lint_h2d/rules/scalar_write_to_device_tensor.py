@@ -221,8 +221,7 @@ It is **unsafe** (applied only with `--unsafe-fixes`, after reading it) when:
         if cpu_tensor_value:
             notes.append("the value is a 0-dim CPU tensor")
         if "int-tensor" in effects:
-            notes.append("an index is a 0-dim integer tensor, read back to the host first"
-                         " (a sync of its own when it is on the device)")
+            notes.append(_int_tensor_note(target, effects, fact))
         extra = f" ({'; '.join(notes)})" if notes else ""
         message = (
             f"Scalar write into one element of device tensor `{_one_line(target_code)}` "
@@ -463,7 +462,8 @@ def _why_scalar(effects: List[str], cpu_tensor_value: bool, target: cst.Subscrip
                 ctx: FileContext) -> Tuple[EvidenceStep, ...]:
     """Why the destination is one element and the value a host scalar (the last steps)."""
     row = ctx.position(value).start.line
-    index = "a 0-dim integer tensor" if "int-tensor" in effects else (
+    index = ("a 0-dim integer tensor" if all(e == "int-tensor" for e in effects) else
+             "an integer or a 0-dim integer tensor") if "int-tensor" in effects else (
         "integers" if all(e in ("int", "ellipsis") for e in effects) else
         "taken to be integers (an un-annotated parameter, by the evidence above)")
     what = "a 0-dim CPU tensor" if cpu_tensor_value else "a Python number"
@@ -479,6 +479,20 @@ def _why_scalar(effects: List[str], cpu_tensor_value: bool, target: cst.Subscrip
 
 def _one_line(code: str) -> str:
     return " ".join(code.split())
+
+
+def _int_tensor_note(target: cst.Subscript, effects: List[str], fact: StatementFact) -> str:
+    """What a 0-dim integer tensor index adds: PyTorch reads it back (`item()`) before it
+    selects, which is a device-to-host sync of its own when the index is on the device."""
+    kinds = {infer(element.slice.value, fact.facts).kind for element, effect in zip(target.slice, effects)
+             if effect == "int-tensor" and isinstance(element.slice, cst.Index)}
+    if Kind.DEVICE in kinds:
+        return ("an index is a 0-dim integer tensor on the device: it is read back to the host"
+                " first, a device-to-host sync of its own")
+    if kinds == {Kind.CPU}:
+        return "an index is a 0-dim integer CPU tensor, read back with `item()` first"
+    return ("an index is a 0-dim integer tensor, read back to the host first: a sync of its own"
+            " if it is on the device")
 
 
 def _destination_is_one_element(effects: List[str], rank: Optional[int]) -> bool:
