@@ -249,9 +249,17 @@ def _cells(s: Score) -> List[str]:
             f"{_ratio(s.recall)} ({s.found_high}/{s.positives_high})"]
 
 
+def pooled(scores: Sequence[Score], name: str) -> Score:
+    """The scores added up: precision and recall over every row of every corpus."""
+    return Score(name, *(sum(getattr(s, f) for s in scores) for f in (
+        "labelled", "positives", "positives_high", "findings", "on_labelled", "true", "found_high")))
+
+
 def markdown(scores: Sequence[Score]) -> str:
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" + "---:|" * (len(COLUMNS) - 1)]
     lines += ["| " + " | ".join(_cells(s)) + " |" for s in scores]
+    if len(scores) > 1:
+        lines.append("| " + " | ".join(_cells(pooled(scores, "**pooled**"))) + " |")
     return "\n".join(lines) + "\n"
 
 

@@ -106,6 +106,11 @@ def test_score_arithmetic() -> None:
     empty = accuracy.score("e", [], [])
     assert empty.precision is None and empty.recall is None
     assert "n/a (0/0)" in accuracy.markdown([empty])
+    total = accuracy.pooled([s, s, empty], "all")
+    assert (total.labelled, total.positives_high, total.on_labelled, total.true, total.found_high) == (12, 4, 6, 4, 2)
+    assert total.precision == pytest.approx(2 / 3) and total.recall == pytest.approx(1 / 2)
+    assert accuracy.markdown([s, empty]).splitlines()[-1].startswith("| **pooled** | 6 | 4 | 2 | 4 | 3 | 2 |")
+    assert "pooled" not in accuracy.markdown([s])
 
 
 def test_bad_label_files_name_file_and_line(tmp_path: Path) -> None:
