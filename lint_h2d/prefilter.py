@@ -19,6 +19,10 @@ only from these sources (keep this list in step with `expressions.py`):
 * `.to(...)` whose target is not provably the CPU or a dtype (`_to_result`);
 * `.gpu` (vLLM's CpuGpuBuffer) and a project device field, one with a `_cpu` sibling
   (`_attribute`);
+* calling an `nn.Module`: a `torch.nn` class (`nn.Linear(...)`) or a project class deriving
+  from `nn.Module` (`Resolved.modules`, read here as `call:<Class>`), bound to a name or a
+  field and called later (`_called_module`); stage 2 treats the module object itself as a
+  possible device value and a call of a possible device value as one;
 
 and it propagates DEVICE through names, `self.<attr>` assignments and constructor keywords,
 subscripts, views, in-place/same-device methods, `*_like`/`as_tensor`, same-device torch
@@ -66,6 +70,7 @@ DEVICE_SOURCES = (
     re.compile(r"device" + GAP + r"=(?!=)"),  # device= keyword
     re.compile(r"\." + GAP + r"(?:cuda|to)" + GAP + r"\("),  # .cuda(  .to(
     re.compile(r"\." + GAP + r"gpu\b"),  # CpuGpuBuffer.gpu
+    re.compile(r"nn" + GAP + r"\." + GAP + r"[A-Z]"),  # nn.Linear(: a module, called later
 )
 
 
@@ -376,13 +381,21 @@ class _MayDevice:
         if isinstance(func, ast.Name):
             if func.id in _CONTAINER_CALLS:
                 return self._any_argument(call)
-            # A project function that returns a device tensor (cross-file facts).
-            return "call:" + func.id in self.device_fields
+            # A project function that returns a device tensor, or a project module class
+            # (cross-file facts); a name that may hold a module (`head(x)`).
+            return "call:" + func.id in self.device_fields or func.id in self.names
+        if isinstance(func, ast.Subscript):
+            return self.may(func.value)  # `self.heads[i](x)`: a module of a ModuleList
         if not isinstance(func, ast.Attribute):
             return False
         method = func.attr
         if "call:" + method in self.device_fields:
             return True  # a project method that returns a device tensor
+        if method[:1].isupper() and (isinstance(func.value, ast.Name) and func.value.id.endswith("nn")
+                                     or isinstance(func.value, ast.Attribute) and func.value.attr == "nn"):
+            return True  # `nn.Linear(...)`: a module (its calls give device tensors)
+        if method in self.attrs:
+            return True  # `self.lm_head(h)`: a field that may hold a module
         # torch.<factory>(...) / torch.<function>(...)
         if method in self.factories:
             device = _keyword(call, "device")

@@ -13,6 +13,20 @@ from lint_h2d.inference.values import Value
 
 # How the evidence of a field on the default device begins (issue 17, item 8c).
 DEFAULT_DEVICE_STEP = "allocated without `device=` in `__init__`"
+# What every step that puts a module's output on the device says (a convention: serving code
+# keeps a model's parameters on the accelerator, and a layer computes where its parameters
+# are).  The rule reads it: such a tensor's rank must be proven, and its fix is never safe.
+MODULE_OUTPUT_NOTE = "taken to be on the accelerator, where serving code keeps a model's parameters"
+
+
+def module_step_message(callee: str, module: str) -> str:
+    """The evidence step of a module call's output (`MODULE_OUTPUT_NOTE` marks it)."""
+    return f"`{callee}(...)` calls an `nn.Module` (`{module}`): its output is {MODULE_OUTPUT_NOTE}"
+
+
+def rests_on_module_output(evidence: Tuple[object, ...]) -> bool:
+    """Whether a value's device evidence includes a module call's output (a convention)."""
+    return any(MODULE_OUTPUT_NOTE in getattr(step, "message", "") for step in evidence)
 
 
 @dataclass(frozen=True)
@@ -39,6 +53,9 @@ class Resolved:
     # `call:f` (a function or method returning one), `param:f.p` with `def:f` (a parameter
     # every call site of `f` passes one).
     device_names: FrozenSet[str] = frozenset()
+    # Project classes deriving from `torch.nn.Module` (directly or through project classes):
+    # calling an instance runs its `forward` on the module's parameters.
+    modules: FrozenSet[str] = frozenset()
 
     def _inherited(self, cls: str, own: Callable[[str], Optional[Value]]) -> Optional[Value]:
         """`own(name)` of `cls` or, breadth-first, of its project base classes (a class

@@ -97,6 +97,29 @@ def module_aliases(module: cst.Module) -> Tuple[FrozenSet[str], FrozenSet[str]]:
     return frozenset(torch_names), frozenset(numpy_names)
 
 
+def nn_aliases(module: cst.Module) -> FrozenSet[str]:
+    """Names bound to `torch.nn` at module level (`import torch.nn as nn`, `from torch import nn`)."""
+    out: Set[str] = set()
+    for stmt in module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.Import):
+                for alias in small.names:
+                    if dotted_name(alias.name) == "torch.nn" and alias.asname is not None \
+                            and isinstance(alias.asname.name, cst.Name):
+                        out.add(alias.asname.name.value)
+            elif isinstance(small, cst.ImportFrom) and small.module is not None \
+                    and dotted_name(small.module) == "torch" and not isinstance(small.names, cst.ImportStar):
+                for alias in small.names:
+                    if dotted_name(alias.name) == "nn":
+                        bound = alias.asname.name if alias.asname is not None else alias.name
+                        if isinstance(bound, cst.Name):
+                            out.add(bound.value)
+    # Only names the prefilter recognises (`nn`, `torch_nn`: `prefilter._MayDevice._call`).
+    return frozenset(name for name in out if name.endswith("nn"))
+
+
 _SCALAR_RETURNS = frozenset({"int", "float", "bool"})
 
 
@@ -711,7 +734,7 @@ class ModuleWalker:
         self.root = Facts(
             {}, {}, module_facts.class_fields, module_facts.device_fields, torch_names,
             numpy_names, None, scalar_functions(module), module_facts.resolved,
-            None, hints[0], hints[1],
+            None, hints[0], hints[1], nn_aliases(module),
         )
         self.facts_out: List[StatementFact] = []
 
