@@ -15,7 +15,8 @@ import libcst as cst
 from lint_h2d.findings import EvidenceStep
 from lint_h2d.inference.memory import annotate as annotate_memory
 from lint_h2d.inference.names import layer
-from lint_h2d.inference.resolved import Resolved, module_step_message
+from lint_h2d.inference.resolved import (NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK_PLUS_ONE, NN_TENSOR_MODULES,
+                                         Resolved, module_step_message)
 from lint_h2d.inference.values import NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value, join
 
 # Factories whose first positional arguments (or `size=`) give the shape.
@@ -91,22 +92,6 @@ LEGACY_TENSOR_TYPES = frozenset({
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
     "ShortTensor", "IntTensor", "LongTensor", "BoolTensor",
 })
-# `torch.nn` layers whose output has the input's rank (`Linear` maps the last dimension,
-# norms, dropout, activations and convolutions keep every dimension), and `Embedding`, whose
-# output adds one (the embedding dimension).  Calling one returns one tensor.
-NN_RANK_KEEPING = frozenset({
-    "Linear", "LazyLinear", "LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d",
-    "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "Dropout", "Dropout1d",
-    "Dropout2d", "Dropout3d", "Identity", "ReLU", "ReLU6", "GELU", "SiLU", "Mish", "Tanh",
-    "Sigmoid", "Softmax", "LogSoftmax", "Softplus", "LeakyReLU", "ELU", "SELU", "Hardswish",
-    "Hardtanh", "PReLU", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
-    "ConvTranspose3d",
-})
-NN_RANK_PLUS_ONE = frozenset({"Embedding"})
-# `torch.nn` modules that return one tensor of a rank this table does not know.
-NN_TENSOR_MODULES = NN_RANK_KEEPING | NN_RANK_PLUS_ONE | frozenset({"Sequential"})
-# `torch.nn` containers: indexing or iterating one gives its modules.
-NN_CONTAINERS = frozenset({"ModuleList", "ModuleDict"})
 CPU_SUFFIXES = ("_cpu", "_host")
 # The evidence of a parameter whose default is the CPU (`device=None`, `device="cpu"`).
 CPU_DEFAULT_STEP = "defaults to the CPU (None or \"cpu\")"

@@ -9,14 +9,27 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from typing import Callable, FrozenSet, Mapping, Optional, Set, Tuple
 
-from lint_h2d.inference.values import Value
+from lint_h2d.inference.values import MODULE_OUTPUT_NOTE, Value
 
 # How the evidence of a field on the default device begins (issue 17, item 8c).
 DEFAULT_DEVICE_STEP = "allocated without `device=` in `__init__`"
-# What every step that puts a module's output on the device says (a convention: serving code
-# keeps a model's parameters on the accelerator, and a layer computes where its parameters
-# are).  The rule reads it: such a tensor's rank must be proven, and its fix is never safe.
-MODULE_OUTPUT_NOTE = "taken to be on the accelerator, where serving code keeps a model's parameters"
+
+# `torch.nn` layers whose output has the input's rank (`Linear` maps the last dimension,
+# norms, dropout, activations and convolutions keep every dimension), and `Embedding`, whose
+# output adds one (the embedding dimension).  Calling one returns one tensor.
+NN_RANK_KEEPING = frozenset({
+    "Linear", "LazyLinear", "LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d",
+    "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "Dropout", "Dropout1d",
+    "Dropout2d", "Dropout3d", "Identity", "ReLU", "ReLU6", "GELU", "SiLU", "Mish", "Tanh",
+    "Sigmoid", "Softmax", "LogSoftmax", "Softplus", "LeakyReLU", "ELU", "SELU", "Hardswish",
+    "Hardtanh", "PReLU", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+    "ConvTranspose3d",
+})
+NN_RANK_PLUS_ONE = frozenset({"Embedding"})
+# `torch.nn` modules that return one tensor of a rank this table does not know.
+NN_TENSOR_MODULES = NN_RANK_KEEPING | NN_RANK_PLUS_ONE | frozenset({"Sequential"})
+# `torch.nn` containers: indexing or iterating one gives its modules.
+NN_CONTAINERS = frozenset({"ModuleList", "ModuleDict"})
 
 
 def module_step_message(callee: str, module: str) -> str:

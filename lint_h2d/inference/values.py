@@ -117,6 +117,16 @@ def join_memory(a: Optional[HostMemory], b: Optional[HostMemory]) -> Optional[Ho
     return HostMemory(a.pinned, a.empty and b.empty, node, a.evidence)
 
 
+# What every step that puts a module's output on the device says (a convention: serving code
+# keeps a model's parameters on the accelerator, and a layer computes where its parameters
+# are).  The rule reads it: such a tensor's rank must be proven, and its fix is never safe.
+MODULE_OUTPUT_NOTE = "taken to be on the accelerator, where serving code keeps a model's parameters"
+
+
+def _module_steps(evidence: Tuple[Any, ...]) -> Tuple[Any, ...]:
+    return tuple(s for s in evidence if MODULE_OUTPUT_NOTE in getattr(s, "message", ""))
+
+
 UNKNOWN = Value(Kind.UNKNOWN)
 SCALAR = Value(Kind.SCALAR, 0)
 OTHER = Value(Kind.OTHER)
@@ -168,6 +178,11 @@ def join(a: Value, b: Value) -> Value:
     if a.items is not None and b.items is not None and len(a.items) == len(b.items):
         items = tuple(join(x, y) for x, y in zip(a.items, b.items))
     evidence = a.evidence if kind == a.kind else (b.evidence if kind == b.kind else ())
+    if kind == Kind.DEVICE and a.kind == b.kind and a.evidence != b.evidence:
+        # One path's device tensor is a module's output (a convention): the joined value
+        # rests on it too, whichever path's reasons are shown first.
+        missing = tuple(s for s in _module_steps(b.evidence) if s not in evidence)
+        evidence = evidence + missing if missing else evidence
     key = join(a.key, b.key) if a.key is not None and b.key is not None else None
     return Value(kind, rank, origin, type_name, length, root, path, element, items,
                  a.integer and b.integer, evidence, join_memory(a.memory, b.memory), key=key)
