@@ -19,6 +19,8 @@ only from these sources (keep this list in step with `expressions.py`):
 * `.to(...)` whose target is not provably the CPU or a dtype (`_to_result`);
 * `.gpu` (vLLM's CpuGpuBuffer) and a project device field, one with a `_cpu` sibling
   (`_attribute`);
+* the `logits` parameter of a vLLM sampling hook (a parameter annotated `SamplingMetadata`
+  beside it, in a file importing vLLM: `summary.sampling_hook`);
 * calling an `nn.Module`: a `torch.nn` class (`nn.Linear(...)`) or a project class deriving
   from `nn.Module` (`Resolved.modules`, read here as `call:<Class>`), bound to a name or a
   field and called later (`_called_module`); stage 2 treats the module object itself as a
@@ -71,6 +73,7 @@ DEVICE_SOURCES = (
     re.compile(r"\." + GAP + r"(?:cuda|to)" + GAP + r"\("),  # .cuda(  .to(
     re.compile(r"\." + GAP + r"gpu\b"),  # CpuGpuBuffer.gpu
     re.compile(r"nn" + GAP + r"\." + GAP + r"[A-Z]"),  # nn.Linear(: a module, called later
+    re.compile(r"SamplingMetadata"),  # a vLLM sampling hook's `logits`
 )
 
 
@@ -213,7 +216,8 @@ class _MayDevice:
         self.params = _params_defined_here(frozenset(device_fields), text)
         self.text = text
         self._lines: Optional[List[bytes]] = None
-        self.names: Set[str] = set()
+        # A vLLM sampling hook's `logits` parameter (`summary.sampling_hook`).
+        self.names: Set[str] = {"logits"} if "SamplingMetadata" in text or not text else set()
         self.attrs: Set[str] = set()
         self.bindings: List[Tuple[Any, ast.AST, str]] = []  # (target, value, how)
         self.assigned_attrs: Set[str] = set()

@@ -121,6 +121,8 @@ class Facts:
     cpu_hints: Tuple[str, ...] = ()
     # Names bound to `torch.nn` (`import torch.nn as nn`, `from torch import nn`).
     nn_names: FrozenSet[str] = frozenset()
+    # The module imports vLLM: its sampling hooks' logits are the runner's device logits.
+    vllm: bool = False
 
     def with_names(self, names: Mapping[str, Value]) -> "Facts":
         return replace(self, names=names)

@@ -117,6 +117,7 @@ from lint_h2d.inference.resolved import (  # noqa: E402
     NN_TENSOR_MODULES,
     Resolved,
     module_step_message,
+    sampling_hook_message,
 )
 from lint_h2d.inference.values import NONE, OTHER, SCALAR, UNKNOWN, Kind, Value, join  # noqa: E402
 
@@ -503,6 +504,10 @@ class _Resolver:
                 # `self.lm_head(h)`: a field holding a module, not a method.
                 return self._module_output(self.field(term[1], term[2]), f"self.{term[2]}", path, term[3])
             return found
+        if tag == "hook":
+            _, function, line = term
+            return Value(Kind.DEVICE, 2).because(EvidenceStep(
+                sampling_hook_message(function, "logits"), path, line, kind=EvidenceKind.CONVENTION))
         if tag == "nn":
             _, layer, _line, first = term
             value = Value(Kind.OTHER, type_name=f"nn.{layer}")

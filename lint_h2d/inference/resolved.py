@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from typing import Callable, FrozenSet, Mapping, Optional, Set, Tuple
 
-from lint_h2d.inference.values import MODULE_OUTPUT_NOTE, Value
+from lint_h2d.inference.values import MODULE_OUTPUT_NOTE, RUNTIME_NOTES, SAMPLING_HOOK_NOTE, Value
 
 # How the evidence of a field on the default device begins (issue 17, item 8c).
 DEFAULT_DEVICE_STEP = "allocated without `device=` in `__init__`"
@@ -37,9 +37,15 @@ def module_step_message(callee: str, module: str) -> str:
     return f"`{callee}(...)` calls an `nn.Module` (`{module}`): its output is {MODULE_OUTPUT_NOTE}"
 
 
+def sampling_hook_message(function: str, param: str) -> str:
+    """The evidence step of a vLLM sampling hook's logits (`SAMPLING_HOOK_NOTE` marks it)."""
+    return f"`{function}` takes `{param}` with a vLLM `SamplingMetadata`: {SAMPLING_HOOK_NOTE}"
+
+
 def rests_on_module_output(evidence: Tuple[object, ...]) -> bool:
-    """Whether a value's device evidence includes a module call's output (a convention)."""
-    return any(MODULE_OUTPUT_NOTE in getattr(step, "message", "") for step in evidence)
+    """Whether a value's device evidence includes a step resting on how serving code runs (a
+    module call's output, a sampling hook's logits): a convention."""
+    return any(any(n in getattr(step, "message", "") for n in RUNTIME_NOTES) for step in evidence)
 
 
 @dataclass(frozen=True)

@@ -210,6 +210,8 @@ class _Builder:
         self.torch: Set[str] = {"torch"}
         # Names bound to `torch.nn` (mirrors `scope.nn_aliases`: only names ending in `nn`).
         self.nn: Set[str] = set()
+        # The file imports vLLM (its sampling hooks' convention applies: `sampling_hook`).
+        self.vllm = False
         self.depth = 0
 
     # -- structure ---------------------------------------------------------------------
@@ -221,7 +223,10 @@ class _Builder:
                         self.torch.add(alias.asname)
                     if alias.name == "torch.nn" and alias.asname and alias.asname.endswith("nn"):
                         self.nn.add(alias.asname)
-            elif isinstance(node, ast.ImportFrom) and node.module == "torch" and node.level == 0:
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] \
+                    in ("vllm", "vllm_omni"):
+                self.vllm = True
+            if isinstance(node, ast.ImportFrom) and node.module == "torch" and node.level == 0:
                 for alias in node.names:
                     bound = alias.asname or alias.name
                     if alias.name == "nn" and bound.endswith("nn"):
@@ -311,6 +316,10 @@ class _Builder:
         for arg in everything:
             if arg.arg not in scope.params and arg.arg != self_name:
                 scope.params[arg.arg] = OTHER  # *args / **kwargs: a tuple / a dict
+        if self.vllm and sampling_hook(
+                [(a.arg, _last_name(a.annotation) if a.annotation is not None else None)
+                 for a in positional + list(args.kwonlyargs)]):
+            scope.params["logits"] = ("hook", node.name, node.lineno)
         scope.cpu_defaults = _cpu_defaults(args)
         own = _own_statements(node.body)
         _collect_env(node.body, scope.env, own)
@@ -649,6 +658,17 @@ _LIBRARY_MODULES = frozenset({"np", "numpy", "math", "os", "sys", "re", "json", 
 
 
 _BASELESS = frozenset({"object", "Generic", "Protocol"})
+
+
+def sampling_hook(params: Sequence[Tuple[str, Optional[str]]]) -> bool:
+    """A vLLM sampling hook: a function taking `logits` (a tensor, or unannotated) and a
+    parameter annotated `SamplingMetadata` (`sample(self, logits, sampling_metadata)`,
+    `Sampler.forward`, vLLM-Omni's `prepare_duplex_sampling`).  vLLM's model runner calls them
+    with the `[num_reqs, vocab]` logits it computed on the device (a convention of the
+    framework, not evidence about the object: the finding says so)."""
+    annotations = dict(params)
+    return "logits" in annotations and annotations["logits"] in (None, "Tensor") \
+        and "SamplingMetadata" in annotations.values()
 
 
 def _positional_fields(node: ast.ClassDef) -> Tuple[str, ...]:

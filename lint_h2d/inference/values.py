@@ -121,10 +121,16 @@ def join_memory(a: Optional[HostMemory], b: Optional[HostMemory]) -> Optional[Ho
 # keeps a model's parameters on the accelerator, and a layer computes where its parameters
 # are).  The rule reads it: such a tensor's rank must be proven, and its fix is never safe.
 MODULE_OUTPUT_NOTE = "taken to be on the accelerator, where serving code keeps a model's parameters"
+# What a step resting on vLLM's sampling interface says: its runner calls a hook that takes
+# `(logits, sampling_metadata: SamplingMetadata)` with the logits it computed, on the device.
+SAMPLING_HOOK_NOTE = "vLLM's model runner passes its `[num_reqs, vocab]` logits here, on the device"
+# Steps that rest on how serving code runs (not on the object at hand): a finding resting on
+# one says so (`[convention]`) and gets no safe fix.
+RUNTIME_NOTES = (MODULE_OUTPUT_NOTE, SAMPLING_HOOK_NOTE)
 
 
 def _module_steps(evidence: Tuple[Any, ...]) -> Tuple[Any, ...]:
-    return tuple(s for s in evidence if MODULE_OUTPUT_NOTE in getattr(s, "message", ""))
+    return tuple(s for s in evidence if any(n in getattr(s, "message", "") for n in RUNTIME_NOTES))
 
 
 UNKNOWN = Value(Kind.UNKNOWN)
