@@ -593,7 +593,7 @@ def _called_module(callee: Value, func: cst.BaseExpression, call: cst.Call, fact
             if source.kind.is_tensor and source.rank is not None:
                 rank = source.rank + (1 if layer in NN_RANK_PLUS_ONE else 0)
         return Value(Kind.DEVICE, rank, Origin.LOCAL).because(step)
-    forward = facts.project.method_return(cls, "forward")
+    forward = facts.project.module_forward(cls)
     if forward is not None and forward.kind == Kind.DEVICE:
         return replace(forward, origin=Origin.LOCAL, root=None, path=None).because(
             LocalStep(f"`{shown}(...)` runs `{cls}.forward`", call))

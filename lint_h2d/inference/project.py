@@ -830,8 +830,14 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
     # A project module class called later (`self.head = Head(...)`, `self.head(h)`): its
     # construction is what the prefilter can see in a file without other device sources.
     device_names.update(f"call:{name}" for name in resolver.modules)
+    forwards: Dict[str, Value] = {}
+    for name in sorted(resolver.modules):
+        if (name, "forward") in resolver.methods:
+            value = resolver.method_returns(name, "forward")
+            if _informative(value) and _worth_keeping(value):
+                forwards[name] = value
     return Resolved(fields, bases, classes, returns, params, int_params, frozenset(device_names),
-                    resolver.modules)
+                    resolver.modules, forwards)
 
 
 def _path_of(definitions: Sequence[Tuple[str, FunctionSummary]], fn: FunctionSummary) -> str:
@@ -874,6 +880,8 @@ def fingerprint_of(resolved: Resolved) -> str:
     for cls, base in sorted(resolved.bases.items()):
         digest.update(f"{cls}<{','.join(base)}\n".encode())
     digest.update(("modules:" + ",".join(sorted(resolved.modules))).encode())
+    for name, value in sorted(resolved.forwards.items()):
+        digest.update(f"{name}.forward()={_describe(value)}\n".encode())
     return digest.hexdigest()[:16]
 
 

@@ -75,6 +75,10 @@ class Resolved:
     # Project classes deriving from `torch.nn.Module` (directly or through project classes):
     # calling an instance runs its `forward` on the module's parameters.
     modules: FrozenSet[str] = frozenset()
+    # module class → what its `forward` returns, for calls of an instance (`self.head(h)`).
+    # Kept apart from `returns`: `forward` is an API name (`project.API_NAMES`), and the
+    # prefilter sees a module call through the class's construction, not through `.forward(`.
+    forwards: Mapping[str, Value] = _field(default_factory=dict)
 
     def _inherited(self, cls: str, own: Callable[[str], Optional[Value]]) -> Optional[Value]:
         """`own(name)` of `cls` or, breadth-first, of its project base classes (a class
@@ -98,6 +102,10 @@ class Resolved:
     def method_return(self, cls: str, method: str) -> Optional[Value]:
         """What `obj.method()` returns for an instance of `cls`, its own or inherited."""
         return self._inherited(cls, lambda name: self.returns.get(f"{name}.{method}"))
+
+    def module_forward(self, cls: str) -> Optional[Value]:
+        """What calling an instance of the project module `cls` returns, own or inherited."""
+        return self._inherited(cls, lambda name: self.forwards.get(name))
 
     def knows_class(self, cls: str) -> bool:
         return cls in self.classes
