@@ -21,6 +21,7 @@ only from these sources (keep this list in step with `expressions.py`):
   (`_attribute`);
 * the `logits` parameter of a vLLM sampling hook (a parameter annotated `SamplingMetadata`
   beside it, in a file importing vLLM: `summary.sampling_hook`);
+* `super().compute_logits(...)` in a file importing vLLM (the parent model's logits);
 * calling an `nn.Module`: a `torch.nn` class (`nn.Linear(...)`) or a project class deriving
   from `nn.Module` (`Resolved.modules`, read here as `call:<Class>`), bound to a name or a
   field and called later (`_called_module`); stage 2 treats the module object itself as a
@@ -74,6 +75,7 @@ DEVICE_SOURCES = (
     re.compile(r"\." + GAP + r"gpu\b"),  # CpuGpuBuffer.gpu
     re.compile(r"nn" + GAP + r"\." + GAP + r"[A-Z]"),  # nn.Linear(: a module, called later
     re.compile(r"SamplingMetadata"),  # a vLLM sampling hook's `logits`
+    re.compile(r"compute_logits"),  # `super().compute_logits(...)` in a vLLM model
 )
 
 
@@ -393,8 +395,8 @@ class _MayDevice:
         if not isinstance(func, ast.Attribute):
             return False
         method = func.attr
-        if "call:" + method in self.device_fields:
-            return True  # a project method that returns a device tensor
+        if "call:" + method in self.device_fields or method == "compute_logits":
+            return True  # a project method that returns a device tensor; vLLM's logits
         if method[:1].isupper() and (isinstance(func.value, ast.Name) and func.value.id.endswith("nn")
                                      or isinstance(func.value, ast.Attribute) and func.value.attr == "nn"):
             return True  # `nn.Linear(...)`: a module (its calls give device tensors)

@@ -16,7 +16,7 @@ from lint_h2d.findings import EvidenceStep
 from lint_h2d.inference.memory import annotate as annotate_memory
 from lint_h2d.inference.names import layer
 from lint_h2d.inference.resolved import (NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK_PLUS_ONE, NN_TENSOR_MODULES,
-                                         Resolved, module_step_message)
+                                         Resolved, compute_logits_message, module_step_message)
 from lint_h2d.inference.values import NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value, join
 
 # Factories whose first positional arguments (or `size=`) give the shape.
@@ -744,6 +744,11 @@ def _call(call: cst.Call, facts: Facts) -> Value:
     layer_name = _nn_layer(func, facts)
     if layer_name is not None:
         return _nn_module(layer_name, call, facts)
+    if method == "compute_logits" and facts.vllm and isinstance(func.value, cst.Call) \
+            and isinstance(func.value.func, cst.Name) and func.value.func.value == "super" \
+            and "super" not in facts.names:
+        # A vLLM model's parent `compute_logits`: the language-model head's 2-D device logits.
+        return Value(Kind.DEVICE, 2, Origin.LOCAL).because(LocalStep(compute_logits_message(), call, "convention"))
     if isinstance(func.value, cst.Name):
         module = func.value.value
         if module in facts.torch_names and module not in facts.names:

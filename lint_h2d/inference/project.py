@@ -117,6 +117,7 @@ from lint_h2d.inference.resolved import (  # noqa: E402
     NN_TENSOR_MODULES,
     Resolved,
     module_step_message,
+    compute_logits_message,
     sampling_hook_message,
 )
 from lint_h2d.inference.values import NONE, OTHER, SCALAR, UNKNOWN, Kind, Value, join  # noqa: E402
@@ -508,6 +509,9 @@ class _Resolver:
             _, function, line = term
             return Value(Kind.DEVICE, 2).because(EvidenceStep(
                 sampling_hook_message(function, "logits"), path, line, kind=EvidenceKind.CONVENTION))
+        if tag == "vlogits":
+            return Value(Kind.DEVICE, 2).because(EvidenceStep(
+                compute_logits_message(), path, term[1], kind=EvidenceKind.CONVENTION))
         if tag == "nn":
             _, layer, _line, first = term
             value = Value(Kind.OTHER, type_name=f"nn.{layer}")

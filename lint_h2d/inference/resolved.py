@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from typing import Callable, FrozenSet, Mapping, Optional, Set, Tuple
 
-from lint_h2d.inference.values import MODULE_OUTPUT_NOTE, RUNTIME_NOTES, SAMPLING_HOOK_NOTE, Value
+from lint_h2d.inference.values import COMPUTE_LOGITS_NOTE, MODULE_OUTPUT_NOTE, RUNTIME_NOTES, SAMPLING_HOOK_NOTE, Value
 
 # How the evidence of a field on the default device begins (issue 17, item 8c).
 DEFAULT_DEVICE_STEP = "allocated without `device=` in `__init__`"
@@ -40,6 +40,11 @@ def module_step_message(callee: str, module: str) -> str:
 def sampling_hook_message(function: str, param: str) -> str:
     """The evidence step of a vLLM sampling hook's logits (`SAMPLING_HOOK_NOTE` marks it)."""
     return f"`{function}` takes `{param}` with a vLLM `SamplingMetadata`: {SAMPLING_HOOK_NOTE}"
+
+
+def compute_logits_message() -> str:
+    """The evidence step of `super().compute_logits(...)` in vLLM code."""
+    return f"`super().compute_logits(...)`: {COMPUTE_LOGITS_NOTE}"
 
 
 def rests_on_module_output(evidence: Tuple[object, ...]) -> bool:

@@ -533,6 +533,9 @@ class _Builder:
             return UNK
         method = func.attr
         receiver = func.value
+        if method == "compute_logits" and self.vllm and isinstance(receiver, ast.Call) \
+                and _is_name(receiver.func, "super"):
+            return ("vlogits", line)  # a vLLM model's parent `compute_logits` (`expressions._call`)
         if method[:1].isupper() and (isinstance(receiver, ast.Name) and receiver.id in self.nn or (
                 isinstance(receiver, ast.Attribute) and receiver.attr == "nn"
                 and isinstance(receiver.value, ast.Name) and receiver.value.id in scope.torch)):

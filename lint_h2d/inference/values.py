@@ -126,7 +126,10 @@ MODULE_OUTPUT_NOTE = "taken to be on the accelerator, where serving code keeps a
 SAMPLING_HOOK_NOTE = "vLLM's model runner passes its `[num_reqs, vocab]` logits here, on the device"
 # Steps that rest on how serving code runs (not on the object at hand): a finding resting on
 # one says so (`[convention]`) and gets no safe fix.
-RUNTIME_NOTES = (MODULE_OUTPUT_NOTE, SAMPLING_HOOK_NOTE)
+# ... and what a step resting on vLLM's `compute_logits` interface says (a model's
+# `compute_logits(hidden_states)` returns `Tensor | None`, the logits of its language-model head).
+COMPUTE_LOGITS_NOTE = "vLLM's `compute_logits` returns the `[num_tokens, vocab]` logits, on the device"
+RUNTIME_NOTES = (MODULE_OUTPUT_NOTE, SAMPLING_HOOK_NOTE, COMPUTE_LOGITS_NOTE)
 
 
 def _module_steps(evidence: Tuple[Any, ...]) -> Tuple[Any, ...]:
