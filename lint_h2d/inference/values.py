@@ -4,6 +4,11 @@ Device inference is deliberately conservative: a value is DEVICE only with posit
 (an allocation with a non-CPU ``device=``, ``.cuda()``, ``.to(device)``, a ``.gpu`` buffer, a
 field that has a ``_cpu`` sibling, ...).  Anything without evidence stays UNKNOWN, because a
 false "device" is a false finding, and a linter with false findings gets switched off.
+
+A few facts rest on how serving code runs (`RUNTIME_NOTES`): a module's output is on the
+accelerator where the model's parameters are, vLLM's sampling hooks and `compute_logits`
+carry its device logits.  Their evidence steps are conventions; the rule reads the notes to
+give such findings no safe fix and to ask a module output for a proven rank.
 """
 from __future__ import annotations
 
