@@ -23,7 +23,7 @@ only from these sources (keep this list in step with `expressions.py`):
   beside it, in a file importing vLLM: `summary.sampling_hook`);
 * `super().compute_logits(...)` in a file importing vLLM (the parent model's logits);
 * calling an `nn.Module`: a `torch.nn` class (`nn.Linear(...)`) or a project class deriving
-  from `nn.Module` (`Resolved.modules`, read here as `call:<Class>`), bound to a name or a
+  from `nn.Module` (`Resolved.modules`, read here as `module:<Class>`), bound to a name or a
   field and called later (`_called_module`); stage 2 treats the module object itself as a
   possible device value and a call of a possible device value as one;
 
@@ -109,7 +109,21 @@ def h2d001_text(text: str, device_fields: AbstractSet[str] = frozenset()) -> boo
     if any(p.search(text) for p in DEVICE_SOURCES):
         return True
     fields = _field_pattern(frozenset(device_fields))
-    return fields is not None and fields.search(text) is not None
+    if fields is not None and fields.search(text) is not None:
+        return True
+    modules = _module_names(frozenset(device_fields))
+    # A project module class constructed here (`Head(`): a set lookup per capitalised call,
+    # not an alternation of every class name (thousands in a large project: seconds a file).
+    return bool(modules) and any(m in modules for m in _CAPITALISED_CALL.findall(text))
+
+
+_CAPITALISED_CALL = re.compile(r"\b([A-Z]\w*)" + GAP + r"\(")
+
+
+@lru_cache(maxsize=8)
+def _module_names(fields: FrozenSet[str]) -> FrozenSet[str]:
+    """`module:<Class>` entries: project classes deriving from `nn.Module`."""
+    return frozenset(f[7:] for f in fields if f.startswith("module:"))
 
 
 def mentions_hint(text: str, device_hints: Sequence[str]) -> bool:
@@ -389,7 +403,8 @@ class _MayDevice:
                 return self._any_argument(call)
             # A project function that returns a device tensor, or a project module class
             # (cross-file facts); a name that may hold a module (`head(x)`).
-            return "call:" + func.id in self.device_fields or func.id in self.names
+            return "call:" + func.id in self.device_fields or "module:" + func.id in self.device_fields \
+                or func.id in self.names
         if isinstance(func, ast.Subscript):
             return self.may(func.value)  # `self.heads[i](x)`: a module of a ModuleList
         if not isinstance(func, ast.Attribute):

@@ -833,7 +833,7 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                         device_names.update((f"param:{fn.name}.{pname}", f"def:{fn.name}"))
     # A project module class called later (`self.head = Head(...)`, `self.head(h)`): its
     # construction is what the prefilter can see in a file without other device sources.
-    device_names.update(f"call:{name}" for name in resolver.modules)
+    device_names.update(f"module:{name}" for name in resolver.modules)
     forwards: Dict[str, Value] = {}
     for name in sorted(resolver.modules):
         if (name, "forward") in resolver.methods:

@@ -75,7 +75,8 @@ class Resolved:
     int_params: Mapping[Tuple[str, str], Value] = _field(default_factory=dict)
     # What may hold a device tensor, for the prefilter: `attr` (a field, read as `.attr`),
     # `call:f` (a function or method returning one), `param:f.p` with `def:f` (a parameter
-    # every call site of `f` passes one).
+    # every call site of `f` passes one), `module:C` (a project `nn.Module` class: calling
+    # an instance gives one).
     device_names: FrozenSet[str] = frozenset()
     # Project classes deriving from `torch.nn.Module` (directly or through project classes):
     # calling an instance runs its `forward` on the module's parameters.
