@@ -20,6 +20,13 @@ only from these sources (keep this list in step with `expressions.py`):
 * `.to(...)` whose target is not provably the CPU or a dtype (`_to_result`);
 * `.gpu` (vLLM's CpuGpuBuffer) and a project device field, one with a `_cpu` sibling
   (`_attribute`);
+* the `logits` parameter of a vLLM sampling hook (a parameter annotated `SamplingMetadata`
+  beside it, in a file importing vLLM: `summary.sampling_hook`);
+* `super().compute_logits(...)` in a file importing vLLM (the parent model's logits);
+* calling an `nn.Module`: a `torch.nn` class (`nn.Linear(...)`) or a project class deriving
+  from `nn.Module` (`Resolved.modules`, read here as `module:<Class>`), bound to a name or a
+  field and called later (`_called_module`); stage 2 treats the module object itself as a
+  possible device value and a call of a possible device value as one;
 
 and it propagates DEVICE through names, `self.<attr>` assignments and constructor keywords,
 subscripts, views, in-place/same-device methods, `*_like`/`as_tensor`, same-device torch
@@ -70,6 +77,9 @@ DEVICE_SOURCES = (
     re.compile(r"\." + GAP + r"(?:cuda|to)" + GAP + r"\("),  # .cuda(  .to(
     re.compile(r"\." + GAP + r"gpu\b"),  # CpuGpuBuffer.gpu
     DEVICE_CALL,  # torch.device( : a `with` of it puts factories on the device
+    re.compile(r"nn" + GAP + r"\." + GAP + r"[A-Z]"),  # nn.Linear(: a module, called later
+    re.compile(r"SamplingMetadata"),  # a vLLM sampling hook's `logits`
+    re.compile(r"compute_logits"),  # `super().compute_logits(...)` in a vLLM model
 )
 
 
@@ -103,7 +113,21 @@ def h2d001_text(text: str, device_fields: AbstractSet[str] = frozenset()) -> boo
     if any(p.search(text) for p in DEVICE_SOURCES):
         return True
     fields = _field_pattern(frozenset(device_fields))
-    return fields is not None and fields.search(text) is not None
+    if fields is not None and fields.search(text) is not None:
+        return True
+    modules = _module_names(frozenset(device_fields))
+    # A project module class constructed here (`Head(`): a set lookup per capitalised call,
+    # not an alternation of every class name (thousands in a large project: seconds a file).
+    return bool(modules) and any(m in modules for m in _CAPITALISED_CALL.findall(text))
+
+
+_CAPITALISED_CALL = re.compile(r"\b([A-Z]\w*)" + GAP + r"\(")
+
+
+@lru_cache(maxsize=8)
+def _module_names(fields: FrozenSet[str]) -> FrozenSet[str]:
+    """`module:<Class>` entries: project classes deriving from `nn.Module`."""
+    return frozenset(f[7:] for f in fields if f.startswith("module:"))
 
 
 def mentions_hint(text: str, device_hints: Sequence[str]) -> bool:
@@ -215,7 +239,8 @@ class _MayDevice:
         # may allocate on the device: scopes and order are not looked at).
         self.device_context = not text or DEVICE_CALL.search(text) is not None and "with" in text
         self._lines: Optional[List[bytes]] = None
-        self.names: Set[str] = set()
+        # A vLLM sampling hook's `logits` parameter (`summary.sampling_hook`).
+        self.names: Set[str] = {"logits"} if "SamplingMetadata" in text or not text else set()
         self.attrs: Set[str] = set()
         self.bindings: List[Tuple[Any, ast.AST, str]] = []  # (target, value, how)
         self.assigned_attrs: Set[str] = set()
@@ -383,13 +408,22 @@ class _MayDevice:
         if isinstance(func, ast.Name):
             if func.id in _CONTAINER_CALLS:
                 return self._any_argument(call)
-            # A project function that returns a device tensor (cross-file facts).
-            return "call:" + func.id in self.device_fields
+            # A project function that returns a device tensor, or a project module class
+            # (cross-file facts); a name that may hold a module (`head(x)`).
+            return "call:" + func.id in self.device_fields or "module:" + func.id in self.device_fields \
+                or func.id in self.names
+        if isinstance(func, ast.Subscript):
+            return self.may(func.value)  # `self.heads[i](x)`: a module of a ModuleList
         if not isinstance(func, ast.Attribute):
             return False
         method = func.attr
-        if "call:" + method in self.device_fields:
-            return True  # a project method that returns a device tensor
+        if "call:" + method in self.device_fields or method == "compute_logits":
+            return True  # a project method that returns a device tensor; vLLM's logits
+        if method[:1].isupper() and (isinstance(func.value, ast.Name) and func.value.id.endswith("nn")
+                                     or isinstance(func.value, ast.Attribute) and func.value.attr == "nn"):
+            return True  # `nn.Linear(...)`: a module (its calls give device tensors)
+        if method in self.attrs:
+            return True  # `self.lm_head(h)`: a field that may hold a module
         # torch.<factory>(...) / torch.<function>(...)
         if method in self.factories:
             device = _keyword(call, "device")

@@ -131,3 +131,28 @@ def test_fifth_round_device_context_is_named_as_evidence(results: Dict[str, List
     chain = _chain(results, "device_context_use.py", 6)
     assert any("device_context.py:17: allocated on the device here (`torch.zeros(...) inside with "
                "torch.device(...) at line 16`)" in s for s in chain)
+
+
+def test_module_outputs_say_they_rest_on_a_convention_and_get_no_safe_fix(
+        results: Dict[str, List[Finding]]) -> None:
+    """Issue 17, fifth round: a module's output is on the device by a convention of serving
+    code (its parameters are there), so the chain says so and the fix is never safe."""
+    for name in ("modules.py", "module_users.py", "sampling_hook.py"):
+        for finding in results[name]:
+            if (name, finding.location.row) == ("module_users.py", 15):
+                continue  # `Head.forward` allocates on its input's device: direct evidence
+            kinds = [s.kind.value for s in finding.evidence]
+            assert "convention" in kinds, (name, finding.location.row)
+            assert finding.fix is None or finding.fix.applicability.value == "unsafe"
+    chain = _chain(results, "modules.py", 27)
+    assert chain[0].startswith("modules.py:26: `head(...)` calls an `nn.Module` (`nn.Linear`)")
+    # Across methods: the allocation of one path and the Linear of the other are both named.
+    chain = _chain(results, "modules.py", 64)
+    assert any("`Talker.codebook_logits()` returns a device tensor" in s for s in chain)
+    assert any("`self.codebook_head(...)` calls an `nn.Module`" in s for s in chain)
+    # A project module across files: its forward's own allocation, after the call.
+    chain = _chain(results, "module_users.py", 15)
+    assert chain[0] == "module_users.py:14: `self.head(...)` runs `Head.forward`"
+    assert any(s.startswith("module_blocks.py:13: `Head.forward()` returns a device tensor") for s in chain)
+    chain = _chain(results, "sampling_hook.py", 15)
+    assert any("vLLM's model runner passes its `[num_reqs, vocab]` logits here" in s for s in chain)

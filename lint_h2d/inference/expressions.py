@@ -15,7 +15,8 @@ import libcst as cst
 from lint_h2d.findings import EvidenceStep
 from lint_h2d.inference.memory import annotate as annotate_memory
 from lint_h2d.inference.names import layer
-from lint_h2d.inference.resolved import Resolved
+from lint_h2d.inference.resolved import (NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK_PLUS_ONE, NN_TENSOR_MODULES,
+                                         Resolved, compute_logits_message, module_step_message)
 from lint_h2d.inference.values import NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value, join
 
 # Factories whose first positional arguments (or `size=`) give the shape.
@@ -174,6 +175,10 @@ class Facts:
     # `device-hints` / `cpu-hints`: name or attribute globs the project asserts.
     device_hints: Tuple[str, ...] = ()
     cpu_hints: Tuple[str, ...] = ()
+    # Names bound to `torch.nn` (`import torch.nn as nn`, `from torch import nn`).
+    nn_names: FrozenSet[str] = frozenset()
+    # The module imports vLLM: its sampling hooks' logits are the runner's device logits.
+    vllm: bool = False
     # The `with torch.device(...)` (an accelerator) the code is lexically inside, as the step
     # that names it, or None: a factory without `device=` allocates on the context's device.
     default_device: Optional[LocalStep] = None
@@ -563,7 +568,12 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
             and facts.self_class is not None and receiver.kind == Kind.UNKNOWN:
         # `self.make()`: what the class's own method returns (resolved with the project).
         found = facts.project.method_return(facts.self_class, method)
-        return replace(found, origin=Origin.LOCAL) if found is not None else UNKNOWN
+        if found is None:
+            # `self.lm_head(h)`: a field holding a module (no method of that name).
+            return _called_module(infer(call.func, facts), call.func, call, facts) or UNKNOWN
+        return replace(found, origin=Origin.LOCAL)
+    if method in MODULE_SELF_METHODS and module_type(receiver, facts) is not None:
+        return receiver  # `nn.Linear(...).to(device)`, `.eval()`: the module itself
     if method in SCALAR_METHODS:
         return SCALAR
     if method in _INT_METHODS and receiver.kind in (Kind.OTHER, Kind.UNKNOWN) and receiver.type_name is None:
@@ -607,6 +617,9 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
             if found is not None:
                 # How the object's class is known comes first (an annotation, the call sites).
                 return found.because(*receiver.evidence) if found.kind == Kind.DEVICE else found
+            if facts.project.knows_class(receiver.type_name):
+                # `self.model.head(h)`: a field of a project class that holds a module.
+                return _called_module(infer(call.func, facts), call.func, call, facts) or UNKNOWN
         return UNKNOWN
     if method in ("cpu", "pin_memory"):
         # `.cpu()` of a CPU tensor is the tensor itself.
@@ -631,6 +644,87 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
 
 
 NEW_METHODS = frozenset({"new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"})
+# `nn.Module` methods that return the module itself.
+MODULE_SELF_METHODS = frozenset({"to", "cuda", "cpu", "half", "float", "bfloat16", "double", "eval",
+                                 "train", "requires_grad_", "to_empty", "type"})
+
+
+def _nn_layer(func: cst.Attribute, facts: Facts) -> Optional[str]:
+    """`nn.Linear` / `torch.nn.Linear` (a class of `torch.nn`, by its capitalised name)."""
+    attr = func.attr.value
+    if not attr[:1].isupper():
+        return None
+    base = func.value
+    if isinstance(base, cst.Name) and base.value in facts.nn_names:
+        bound = facts.names.get(base.value)
+        if bound is None or (bound.kind == Kind.OTHER and bound.origin == Origin.GLOBAL):
+            return attr
+        return None
+    if isinstance(base, cst.Attribute) and base.attr.value == "nn" and isinstance(base.value, cst.Name) \
+            and base.value.value in facts.torch_names and base.value.value not in facts.names:
+        return attr
+    return None
+
+
+def _nn_module(layer: str, call: cst.Call, facts: Facts) -> Value:
+    """An instance of a `torch.nn` class; a `ModuleList`/`ModuleDict` knows its modules."""
+    value = Value(Kind.OTHER, origin=Origin.LOCAL, type_name=f"nn.{layer}")
+    if layer in NN_CONTAINERS and call.args and call.args[0].keyword is None and not call.args[0].star:
+        element = infer(call.args[0].value, facts).element
+        if element is not None and module_type(element, facts) is not None:
+            return replace(value, element=element, key=OTHER if layer == "ModuleDict" else None)
+    return value
+
+
+def module_type(value: Value, facts: Facts) -> Optional[str]:
+    """The class of an `nn.Module` instance (`nn.Linear`, a project class deriving from
+    `nn.Module`), or None."""
+    name = value.type_name
+    if value.kind != Kind.OTHER or name is None:
+        return None
+    if name.startswith("nn.") or name in facts.project.modules:
+        return name
+    return None
+
+
+def _callee_text(func: cst.BaseExpression) -> str:
+    name = dotted_name(func)
+    if name is not None:
+        return name
+    if isinstance(func, cst.Subscript):
+        return f"{dotted_name(func.value) or '...'}[...]"
+    return "..."
+
+
+def _called_module(callee: Value, func: cst.BaseExpression, call: cst.Call, facts: Facts) -> Optional[Value]:
+    """What calling `callee` gives when it is an `nn.Module`: a tensor on the accelerator (a
+    convention: serving code keeps a model's parameters there, and a layer computes where its
+    parameters are).  A `torch.nn` layer's rank follows its input where the table knows it; a
+    project module gives what its `forward` returns, where the project says."""
+    cls = module_type(callee, facts)
+    if cls is None:
+        return None
+    shown = _callee_text(func)
+    step = LocalStep(module_step_message(shown, cls), call, "convention")
+    if cls.startswith("nn."):
+        layer = cls[3:]
+        if layer not in NN_TENSOR_MODULES:
+            return UNKNOWN  # `nn.LSTM`, `nn.MultiheadAttention`: tuples
+        rank: Optional[int] = None
+        first = _arg(call, 0, "input")
+        if first is not None and (layer in NN_RANK_KEEPING or layer in NN_RANK_PLUS_ONE):
+            source = infer(first, facts)
+            if source.kind.is_tensor and source.rank is not None:
+                rank = source.rank + (1 if layer in NN_RANK_PLUS_ONE else 0)
+        return Value(Kind.DEVICE, rank, Origin.LOCAL).because(step)
+    forward = facts.project.module_forward(cls)
+    if forward is not None and forward.kind == Kind.DEVICE:
+        return replace(forward, origin=Origin.LOCAL, root=None, path=None).because(
+            LocalStep(f"`{shown}(...)` runs `{cls}.forward`", call))
+    if forward is not None and forward.kind not in (Kind.TENSOR, Kind.UNKNOWN):
+        return replace(forward, origin=Origin.LOCAL, root=None, path=None)  # a tuple, a number
+    rank = forward.rank if forward is not None else None
+    return Value(Kind.DEVICE, rank, Origin.LOCAL).because(step)
 
 
 def _container_method(receiver: Value, method: str, call: cst.Call, facts: Facts) -> Optional[Value]:
@@ -762,10 +856,23 @@ def _call(call: cst.Call, facts: Facts) -> Value:
             return SCALAR
         if bound is None or (bound.kind == Kind.OTHER and bound.origin == Origin.GLOBAL):
             return _project_call(name, name, call, facts)
+        if bound is not None:
+            return _called_module(bound, func, call, facts) or UNKNOWN  # `head(x)`
         return UNKNOWN
     if not isinstance(func, cst.Attribute):
+        if isinstance(func, cst.Subscript):
+            # `self.heads[i](x)`: a module of an `nn.ModuleList`.
+            return _called_module(infer(func, facts), func, call, facts) or UNKNOWN
         return UNKNOWN
     method = func.attr.value
+    layer_name = _nn_layer(func, facts)
+    if layer_name is not None:
+        return _nn_module(layer_name, call, facts)
+    if method == "compute_logits" and facts.vllm and isinstance(func.value, cst.Call) \
+            and isinstance(func.value.func, cst.Name) and func.value.func.value == "super" \
+            and "super" not in facts.names:
+        # A vLLM model's parent `compute_logits`: the language-model head's 2-D device logits.
+        return Value(Kind.DEVICE, 2, Origin.LOCAL).because(LocalStep(compute_logits_message(), call, "convention"))
     if isinstance(func.value, cst.Name):
         module = func.value.value
         if module in facts.torch_names and module not in facts.names:

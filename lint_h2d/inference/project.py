@@ -110,7 +110,16 @@ from lint_h2d.inference.summary import (  # noqa: E402
     FunctionSummary,
     Term,
 )
-from lint_h2d.inference.resolved import DEFAULT_DEVICE_STEP, Resolved  # noqa: E402
+from lint_h2d.findings import EvidenceKind  # noqa: E402
+from lint_h2d.inference.resolved import (  # noqa: E402
+    DEFAULT_DEVICE_STEP,
+    NN_CONTAINERS,
+    NN_TENSOR_MODULES,
+    Resolved,
+    module_step_message,
+    compute_logits_message,
+    sampling_hook_message,
+)
 from lint_h2d.inference.values import NONE, OTHER, SCALAR, UNKNOWN, Kind, Value, join  # noqa: E402
 
 
@@ -146,6 +155,7 @@ class _Resolver:
             for context in summary.contexts:
                 for name in context.constructs:
                     self._mark_on_device(name, (summary.path, context.line, context.how), 0)
+        self.modules = _module_classes(self.classes)
         self.memo: Dict[Tuple[Any, ...], Value] = {}
         self.order: List[Tuple[Any, ...]] = []  # memo keys in the order they were settled
         self.pending: Set[Tuple[Any, ...]] = set()
@@ -490,7 +500,34 @@ class _Resolver:
         if tag == "ann":
             return self.eval(term[1], path, owner)
         if tag == "ret":
-            return self.method_returns(term[1], term[2])
+            found = self.method_returns(term[1], term[2])
+            if len(term) > 3 and found.kind == Kind.UNKNOWN and not self._has_method(term[1], term[2]):
+                # `self.lm_head(h)`: a field holding a module, not a method.
+                return self._module_output(self.field(term[1], term[2]), f"self.{term[2]}", path, term[3])
+            return found
+        if tag == "hook":
+            _, function, line = term
+            return Value(Kind.DEVICE, 2).because(EvidenceStep(
+                sampling_hook_message(function, "logits"), path, line, kind=EvidenceKind.CONVENTION))
+        if tag == "vlogits":
+            return Value(Kind.DEVICE, 2).because(EvidenceStep(
+                compute_logits_message(), path, term[1], kind=EvidenceKind.CONVENTION))
+        if tag == "nn":
+            _, layer, _line, first = term
+            value = Value(Kind.OTHER, type_name=f"nn.{layer}")
+            if layer in NN_CONTAINERS:
+                element = self.eval(first, path, owner).element
+                if element is not None and self._module_class(element) is not None:
+                    return replace(value, element=element)
+            return value
+        if tag == "invoke":
+            _, callee, line, shown = term
+            return self._module_output(self.eval(callee, path, owner), shown, path, line)
+        if tag == "shape":
+            base = self.eval(term[1], path, owner)
+            if base.kind.is_tensor:
+                return Value(base.kind, term[2], integer=base.integer, evidence=base.evidence)
+            return self.eval(("same", term[1], None), path, owner)
         if tag == "on":
             return self._on(term, path, owner)
         if tag == "inst":
@@ -563,7 +600,11 @@ class _Resolver:
                 return self.method_returns(recv[1], method)
             base = self.eval(recv, path, owner)
             if base.type_name is not None and base.type_name in self.classes:
-                return self.method_returns(base.type_name, method)
+                found = self.method_returns(base.type_name, method)
+                if found.kind == Kind.UNKNOWN and not self._has_method(base.type_name, method):
+                    # `self.model.head(h)`: a field of a project class that holds a module.
+                    return self._module_output(self.field(base.type_name, method), method, path, _line)
+                return found
             return UNKNOWN
         if tag == "param":
             _, fname, pname, fowner = term
@@ -578,6 +619,36 @@ class _Resolver:
             return UNKNOWN
         return UNKNOWN
 
+
+    def _has_method(self, cls: str, name: str, depth: int = 0) -> bool:
+        """Whether `cls` (or a project base) defines a method `name`."""
+        if (cls, name) in self.methods:
+            return True
+        return depth < 10 and any(self._has_method(b, name, depth + 1) for _, c in self.classes.get(cls, [])
+                                  for b in c.bases if b in self.classes and b != cls)
+
+    def _module_class(self, value: Value) -> Optional[str]:
+        name = value.type_name
+        if value.kind != Kind.OTHER or name is None:
+            return None
+        return name if name.startswith("nn.") or name in self.modules else None
+
+    def _module_output(self, callee: Value, shown: str, path: str, line: int) -> Value:
+        """What calling `callee` gives when it is an `nn.Module` (the walk's `_called_module`):
+        a tensor on the accelerator by convention, or what a project module's `forward`
+        returns where the project says."""
+        cls = self._module_class(callee)
+        if cls is None:
+            return UNKNOWN
+        step = EvidenceStep(module_step_message(shown, cls), path, line, kind=EvidenceKind.CONVENTION)
+        if cls.startswith("nn."):
+            return Value(Kind.DEVICE).because(step) if cls[3:] in NN_TENSOR_MODULES else UNKNOWN
+        forward = self.method_returns(cls, "forward")
+        if forward.kind == Kind.DEVICE:
+            return forward.because(self.step(f"`{shown}(...)` runs `{cls}.forward`", path, line))
+        if forward.kind not in (Kind.TENSOR, Kind.UNKNOWN) or forward.none:
+            return forward
+        return Value(Kind.DEVICE, forward.rank if forward.kind == Kind.TENSOR else None).because(step)
 
     def _on(self, term: Term, path: str, owner: Optional[str]) -> Value:
         """`torch.zeros(n, device=x.device)`: on `x`'s device.  A parameter or a tensor with
@@ -597,6 +668,21 @@ class _Resolver:
                 return Value(Kind.CPU, rank)
         return Value(Kind.DEVICE, rank, integer=bool(integer)).because(
             self.step(f"allocated on the device here (`{how}`)", path, line))
+
+
+def _module_classes(classes: Mapping[str, List[Tuple[str, ClassSummary]]]) -> FrozenSet[str]:
+    """Project classes deriving from `nn.Module` (a base named `Module`), directly or through
+    other project classes."""
+    found: Set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, definitions in classes.items():
+            if name not in found and any(b == "Module" or (b in found and b != name)
+                                         for _, c in definitions for b in c.bases):
+                found.add(name)
+                changed = True
+    return frozenset(found)
 
 
 def _fact(value: Value) -> Tuple[Any, ...]:
@@ -745,7 +831,17 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                     if _may_hold_device(pvalue):
                         # Only inside `def <fn>(...)`: the file must define it.
                         device_names.update((f"param:{fn.name}.{pname}", f"def:{fn.name}"))
-    return Resolved(fields, bases, classes, returns, params, int_params, frozenset(device_names))
+    # A project module class called later (`self.head = Head(...)`, `self.head(h)`): its
+    # construction is what the prefilter can see in a file without other device sources.
+    device_names.update(f"module:{name}" for name in resolver.modules)
+    forwards: Dict[str, Value] = {}
+    for name in sorted(resolver.modules):
+        if (name, "forward") in resolver.methods:
+            value = resolver.method_returns(name, "forward")
+            if _informative(value) and _worth_keeping(value):
+                forwards[name] = value
+    return Resolved(fields, bases, classes, returns, params, int_params, frozenset(device_names),
+                    resolver.modules, forwards)
 
 
 def _path_of(definitions: Sequence[Tuple[str, FunctionSummary]], fn: FunctionSummary) -> str:
@@ -787,6 +883,9 @@ def fingerprint_of(resolved: Resolved) -> str:
         digest.update(f"{fn}({pname}:int)={_describe(value)}\n".encode())
     for cls, base in sorted(resolved.bases.items()):
         digest.update(f"{cls}<{','.join(base)}\n".encode())
+    digest.update(("modules:" + ",".join(sorted(resolved.modules))).encode())
+    for name, value in sorted(resolved.forwards.items()):
+        digest.update(f"{name}.forward()={_describe(value)}\n".encode())
     return digest.hexdigest()[:16]
 
 

@@ -9,10 +9,48 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from typing import Callable, FrozenSet, Mapping, Optional, Set, Tuple
 
-from lint_h2d.inference.values import Value
+from lint_h2d.inference.values import COMPUTE_LOGITS_NOTE, MODULE_OUTPUT_NOTE, RUNTIME_NOTES, SAMPLING_HOOK_NOTE, Value
 
 # How the evidence of a field on the default device begins (issue 17, item 8c).
 DEFAULT_DEVICE_STEP = "allocated without `device=` in `__init__`"
+
+# `torch.nn` layers whose output has the input's rank (`Linear` maps the last dimension,
+# norms, dropout, activations and convolutions keep every dimension), and `Embedding`, whose
+# output adds one (the embedding dimension).  Calling one returns one tensor.
+NN_RANK_KEEPING = frozenset({
+    "Linear", "LazyLinear", "LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d",
+    "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "Dropout", "Dropout1d",
+    "Dropout2d", "Dropout3d", "Identity", "ReLU", "ReLU6", "GELU", "SiLU", "Mish", "Tanh",
+    "Sigmoid", "Softmax", "LogSoftmax", "Softplus", "LeakyReLU", "ELU", "SELU", "Hardswish",
+    "Hardtanh", "PReLU", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+    "ConvTranspose3d",
+})
+NN_RANK_PLUS_ONE = frozenset({"Embedding"})
+# `torch.nn` modules that return one tensor of a rank this table does not know.
+NN_TENSOR_MODULES = NN_RANK_KEEPING | NN_RANK_PLUS_ONE | frozenset({"Sequential"})
+# `torch.nn` containers: indexing or iterating one gives its modules.
+NN_CONTAINERS = frozenset({"ModuleList", "ModuleDict"})
+
+
+def module_step_message(callee: str, module: str) -> str:
+    """The evidence step of a module call's output (`MODULE_OUTPUT_NOTE` marks it)."""
+    return f"`{callee}(...)` calls an `nn.Module` (`{module}`): its output is {MODULE_OUTPUT_NOTE}"
+
+
+def sampling_hook_message(function: str, param: str) -> str:
+    """The evidence step of a vLLM sampling hook's logits (`SAMPLING_HOOK_NOTE` marks it)."""
+    return f"`{function}` takes `{param}` with a vLLM `SamplingMetadata`: {SAMPLING_HOOK_NOTE}"
+
+
+def compute_logits_message() -> str:
+    """The evidence step of `super().compute_logits(...)` in vLLM code."""
+    return f"`super().compute_logits(...)`: {COMPUTE_LOGITS_NOTE}"
+
+
+def rests_on_module_output(evidence: Tuple[object, ...]) -> bool:
+    """Whether a value's device evidence includes a step resting on how serving code runs (a
+    module call's output, a sampling hook's logits): a convention."""
+    return any(any(n in getattr(step, "message", "") for n in RUNTIME_NOTES) for step in evidence)
 
 
 @dataclass(frozen=True)
@@ -37,8 +75,16 @@ class Resolved:
     int_params: Mapping[Tuple[str, str], Value] = _field(default_factory=dict)
     # What may hold a device tensor, for the prefilter: `attr` (a field, read as `.attr`),
     # `call:f` (a function or method returning one), `param:f.p` with `def:f` (a parameter
-    # every call site of `f` passes one).
+    # every call site of `f` passes one), `module:C` (a project `nn.Module` class: calling
+    # an instance gives one).
     device_names: FrozenSet[str] = frozenset()
+    # Project classes deriving from `torch.nn.Module` (directly or through project classes):
+    # calling an instance runs its `forward` on the module's parameters.
+    modules: FrozenSet[str] = frozenset()
+    # module class → what its `forward` returns, for calls of an instance (`self.head(h)`).
+    # Kept apart from `returns`: `forward` is an API name (`project.API_NAMES`), and the
+    # prefilter sees a module call through the class's construction, not through `.forward(`.
+    forwards: Mapping[str, Value] = _field(default_factory=dict)
 
     def _inherited(self, cls: str, own: Callable[[str], Optional[Value]]) -> Optional[Value]:
         """`own(name)` of `cls` or, breadth-first, of its project base classes (a class
@@ -62,6 +108,10 @@ class Resolved:
     def method_return(self, cls: str, method: str) -> Optional[Value]:
         """What `obj.method()` returns for an instance of `cls`, its own or inherited."""
         return self._inherited(cls, lambda name: self.returns.get(f"{name}.{method}"))
+
+    def module_forward(self, cls: str) -> Optional[Value]:
+        """What calling an instance of the project module `cls` returns, own or inherited."""
+        return self._inherited(cls, lambda name: self.forwards.get(name))
 
     def knows_class(self, cls: str) -> bool:
         return cls in self.classes

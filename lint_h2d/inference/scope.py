@@ -29,7 +29,8 @@ from lint_h2d.inference.expressions import (
     place_of,
 )
 from lint_h2d.inference.names import Names, copy_names, join_names, layer
-from lint_h2d.inference.resolved import DEFAULT_DEVICE_STEP, Resolved
+from lint_h2d.inference.resolved import DEFAULT_DEVICE_STEP, Resolved, sampling_hook_message
+from lint_h2d.inference.summary import sampling_hook
 from lint_h2d.inference.values import OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value, join
 
 
@@ -97,6 +98,40 @@ def module_aliases(module: cst.Module) -> Tuple[FrozenSet[str], FrozenSet[str]]:
                     if full == "numpy":
                         numpy_names.add(bound)
     return frozenset(torch_names), frozenset(numpy_names)
+
+
+def nn_aliases(module: cst.Module) -> FrozenSet[str]:
+    """Names bound to `torch.nn` at module level (`import torch.nn as nn`, `from torch import nn`)."""
+    out: Set[str] = set()
+    for stmt in module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.Import):
+                for alias in small.names:
+                    if dotted_name(alias.name) == "torch.nn" and alias.asname is not None \
+                            and isinstance(alias.asname.name, cst.Name):
+                        out.add(alias.asname.name.value)
+            elif isinstance(small, cst.ImportFrom) and small.module is not None \
+                    and dotted_name(small.module) == "torch" and not isinstance(small.names, cst.ImportStar):
+                for alias in small.names:
+                    if dotted_name(alias.name) == "nn":
+                        bound = alias.asname.name if alias.asname is not None else alias.name
+                        if isinstance(bound, cst.Name):
+                            out.add(bound.value)
+    # Only names the prefilter recognises (`nn`, `torch_nn`: `prefilter._MayDevice._call`).
+    return frozenset(name for name in out if name.endswith("nn"))
+
+
+def imports_vllm(module: cst.Module) -> bool:
+    """Whether the module imports from vLLM (or vLLM-Omni) at module level."""
+    for stmt in module.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative \
+                        and (dotted_name(small.module) or "").split(".")[0] in ("vllm", "vllm_omni"):
+                    return True
+    return False
 
 
 _SCALAR_RETURNS = frozenset({"int", "float", "bool"})
@@ -750,7 +785,7 @@ class ModuleWalker:
         self.root = Facts(
             {}, {}, module_facts.class_fields, module_facts.device_fields, torch_names,
             numpy_names, None, scalar_functions(module), module_facts.resolved,
-            None, hints[0], hints[1],
+            None, hints[0], hints[1], nn_aliases(module), imports_vllm(module),
         )
         self.facts_out: List[StatementFact] = []
 
@@ -787,10 +822,17 @@ class ModuleWalker:
             self_name=self_name if self_name is not None else outer.self_name,
             self_class=self_class if self_name is not None else outer.self_class,
         )
+        hook = base.vllm and sampling_hook([(p.name.value, (dotted_name(p.annotation.annotation) or "?").split(".")[-1]
+                                              if p.annotation is not None else None) for p in params])
         for i, param in enumerate(params):
             pname = param.name.value
             if self_name is not None and i == 0 and pname == self_name:
                 names.pop(pname, None)
+                continue
+            if hook and pname == "logits" and param.star == "":
+                # vLLM's runner calls a sampling hook with its device logits (a convention).
+                names[pname] = Value(Kind.DEVICE, 2, Origin.PARAM, None, None, pname, pname, evidence=(
+                    LocalStep(sampling_hook_message(name, pname), param, "convention"),))
                 continue
             kind, type_name = annotation_value(param.annotation, base)
             value = Value(kind, None, Origin.PARAM, type_name, None, pname, pname)

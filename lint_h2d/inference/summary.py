@@ -211,6 +211,10 @@ class _Builder:
         self.calls: List[CallSite] = []
         self.contexts: List[DeviceContext] = []
         self.torch: Set[str] = {"torch"}
+        # Names bound to `torch.nn` (mirrors `scope.nn_aliases`: only names ending in `nn`).
+        self.nn: Set[str] = set()
+        # The file imports vLLM (its sampling hooks' convention applies: `sampling_hook`).
+        self.vllm = False
         self.depth = 0
 
     # -- structure ---------------------------------------------------------------------
@@ -220,6 +224,16 @@ class _Builder:
                 for alias in node.names:
                     if alias.name == "torch" and alias.asname:
                         self.torch.add(alias.asname)
+                    if alias.name == "torch.nn" and alias.asname and alias.asname.endswith("nn"):
+                        self.nn.add(alias.asname)
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] \
+                    in ("vllm", "vllm_omni"):
+                self.vllm = True
+            if isinstance(node, ast.ImportFrom) and node.module == "torch" and node.level == 0:
+                for alias in node.names:
+                    bound = alias.asname or alias.name
+                    if alias.name == "nn" and bound.endswith("nn"):
+                        self.nn.add(bound)
         scope = _Scope(None, None, None, torch=frozenset(self.torch))
         _collect_env(tree.body, scope.env)
         self.body(tree.body, scope)
@@ -305,6 +319,10 @@ class _Builder:
         for arg in everything:
             if arg.arg not in scope.params and arg.arg != self_name:
                 scope.params[arg.arg] = OTHER  # *args / **kwargs: a tuple / a dict
+        if self.vllm and sampling_hook(
+                [(a.arg, _last_name(a.annotation) if a.annotation is not None else None)
+                 for a in positional + list(args.kwonlyargs)]):
+            scope.params["logits"] = ("hook", node.name, node.lineno)
         scope.cpu_defaults = _cpu_defaults(args)
         own = _own_statements(node.body)
         _collect_env(node.body, scope.env, own)
@@ -528,11 +546,25 @@ class _Builder:
                 return SCALAR
             if func.id in ("zip", "enumerate", "list", "tuple", "sorted", "reversed"):
                 return ("list", UNK)
+            if scope.function is not None and func.id not in scope.params and scope.env.get(func.id) \
+                    and not any(isinstance(v, ast.Constant) and v.value is ... for v in scope.env[func.id]):
+                return ("invoke", self._name(func.id, scope), line, func.id)  # `head(x)`: a local
             return ("call", func.id, line)
+        if isinstance(func, ast.Subscript):
+            return ("invoke", self.term(func, scope), line, (ast_dotted(func.value) or "...") + "[...]")
         if not isinstance(func, ast.Attribute):
             return UNK
         method = func.attr
         receiver = func.value
+        if method == "compute_logits" and self.vllm and isinstance(receiver, ast.Call) \
+                and _is_name(receiver.func, "super"):
+            return ("vlogits", line)  # a vLLM model's parent `compute_logits` (`expressions._call`)
+        if method[:1].isupper() and (isinstance(receiver, ast.Name) and receiver.id in self.nn or (
+                isinstance(receiver, ast.Attribute) and receiver.attr == "nn"
+                and isinstance(receiver.value, ast.Name) and receiver.value.id in scope.torch)):
+            # `nn.Linear(...)`: a `torch.nn` module; a `ModuleList([...])` knows its modules.
+            first = node.args[0] if node.args and not isinstance(node.args[0], ast.Starred) else None
+            return ("nn", method, line, self.term(first, scope) if first is not None else UNK)
         if isinstance(receiver, ast.Name) and receiver.id in scope.torch and receiver.id not in scope.params:
             if method in _FACTORIES:
                 return self._factory(node, method, scope)
@@ -554,8 +586,18 @@ class _Builder:
             return ("list", UNK)
         if scope.self_name is not None and scope.owner and _is_name(receiver, scope.self_name):
             # `self.make(...)`: what the class's method returns (the walk reads it the same way).
-            return ("ret", scope.owner, method)
+            return ("ret", scope.owner, method, line)
         recv = self.term(receiver, scope)
+        if method in ("view", "reshape") and node.args and not node.keywords:
+            rank = _size_rank(node.args[0]) if len(node.args) == 1 else (
+                None if any(isinstance(a, ast.Starred) for a in node.args) else len(node.args))
+            if len(node.args) == 1 and rank is None and isinstance(node.args[0], ast.UnaryOp) \
+                    and isinstance(node.args[0].operand, ast.Constant):
+                rank = 1  # `.view(-1)`
+            if rank is not None:
+                return ("shape", recv, rank)
+        if method == "flatten" and not node.args and not node.keywords:
+            return ("shape", recv, 1)
         if method == "cuda":
             return ("move", recv, line, ".cuda()")
         if method == "to":
@@ -647,6 +689,17 @@ _LIBRARY_MODULES = frozenset({"np", "numpy", "math", "os", "sys", "re", "json", 
 
 
 _BASELESS = frozenset({"object", "Generic", "Protocol"})
+
+
+def sampling_hook(params: Sequence[Tuple[str, Optional[str]]]) -> bool:
+    """A vLLM sampling hook: a function taking `logits` (a tensor, or unannotated) and a
+    parameter annotated `SamplingMetadata` (`sample(self, logits, sampling_metadata)`,
+    `Sampler.forward`, vLLM-Omni's `prepare_duplex_sampling`).  vLLM's model runner calls them
+    with the `[num_reqs, vocab]` logits it computed on the device (a convention of the
+    framework, not evidence about the object: the finding says so)."""
+    annotations = dict(params)
+    return "logits" in annotations and annotations["logits"] in (None, "Tensor") \
+        and "SamplingMetadata" in annotations.values()
 
 
 def _positional_fields(node: ast.ClassDef) -> Tuple[str, ...]:

@@ -4,6 +4,11 @@ Device inference is deliberately conservative: a value is DEVICE only with posit
 (an allocation with a non-CPU ``device=``, ``.cuda()``, ``.to(device)``, a ``.gpu`` buffer, a
 field that has a ``_cpu`` sibling, ...).  Anything without evidence stays UNKNOWN, because a
 false "device" is a false finding, and a linter with false findings gets switched off.
+
+A few facts rest on how serving code runs (`RUNTIME_NOTES`): a module's output is on the
+accelerator where the model's parameters are, vLLM's sampling hooks and `compute_logits`
+carry its device logits.  Their evidence steps are conventions; the rule reads the notes to
+give such findings no safe fix and to ask a module output for a proven rank.
 """
 from __future__ import annotations
 
@@ -121,6 +126,25 @@ def join_memory(a: Optional[HostMemory], b: Optional[HostMemory]) -> Optional[Ho
     return HostMemory(a.pinned, a.empty and b.empty, node, a.evidence)
 
 
+# What every step that puts a module's output on the device says (a convention: serving code
+# keeps a model's parameters on the accelerator, and a layer computes where its parameters
+# are).  The rule reads it: such a tensor's rank must be proven, and its fix is never safe.
+MODULE_OUTPUT_NOTE = "taken to be on the accelerator, where serving code keeps a model's parameters"
+# What a step resting on vLLM's sampling interface says: its runner calls a hook that takes
+# `(logits, sampling_metadata: SamplingMetadata)` with the logits it computed, on the device.
+SAMPLING_HOOK_NOTE = "vLLM's model runner passes its `[num_reqs, vocab]` logits here, on the device"
+# Steps that rest on how serving code runs (not on the object at hand): a finding resting on
+# one says so (`[convention]`) and gets no safe fix.
+# ... and what a step resting on vLLM's `compute_logits` interface says (a model's
+# `compute_logits(hidden_states)` returns `Tensor | None`, the logits of its language-model head).
+COMPUTE_LOGITS_NOTE = "vLLM's `compute_logits` returns the `[num_tokens, vocab]` logits, on the device"
+RUNTIME_NOTES = (MODULE_OUTPUT_NOTE, SAMPLING_HOOK_NOTE, COMPUTE_LOGITS_NOTE)
+
+
+def _module_steps(evidence: Tuple[Any, ...]) -> Tuple[Any, ...]:
+    return tuple(s for s in evidence if any(n in getattr(s, "message", "") for n in RUNTIME_NOTES))
+
+
 UNKNOWN = Value(Kind.UNKNOWN)
 SCALAR = Value(Kind.SCALAR, 0)
 OTHER = Value(Kind.OTHER)
@@ -172,6 +196,11 @@ def join(a: Value, b: Value) -> Value:
     if a.items is not None and b.items is not None and len(a.items) == len(b.items):
         items = tuple(join(x, y) for x, y in zip(a.items, b.items))
     evidence = a.evidence if kind == a.kind else (b.evidence if kind == b.kind else ())
+    if kind == Kind.DEVICE and a.kind == b.kind and a.evidence != b.evidence:
+        # One path's device tensor is a module's output (a convention): the joined value
+        # rests on it too, whichever path's reasons are shown first.
+        missing = tuple(s for s in _module_steps(b.evidence) if s not in evidence)
+        evidence = evidence + missing if missing else evidence
     key = join(a.key, b.key) if a.key is not None and b.key is not None else None
     fields = a.fields if a.fields == b.fields and items is not None else None
     return Value(kind, rank, origin, type_name, length, root, path, element, items,

@@ -20,6 +20,7 @@ from lint_h2d import prefilter
 
 from lint_h2d.findings import Applicability, EvidenceKind, EvidenceStep, Finding, Fix
 from lint_h2d.inference.expressions import index_effect, index_evidence, infer
+from lint_h2d.inference.resolved import rests_on_module_output
 from lint_h2d.inference.scope import StatementFact
 from lint_h2d.inference.usage import rank_floor
 from lint_h2d.inference.values import Kind, LocalStep
@@ -197,6 +198,10 @@ It is **unsafe** (applied only with `--unsafe-fixes`, after reading it) when:
         tensor = infer(target.value, fact.facts)
         if tensor.kind != Kind.DEVICE:
             return None
+        if tensor.rank is None and rests_on_module_output(tensor.evidence):
+            # A module's output has the rank of what the layer computes: without a proven
+            # rank, `out[i] = 0` may fill a row (no copy).
+            return None
         effects = [index_effect(e, fact.facts) for e in target.slice]
         if not _destination_is_one_element(effects, tensor.rank):
             return None
@@ -213,7 +218,8 @@ It is **unsafe** (applied only with `--unsafe-fixes`, after reading it) when:
             return None
         steps = _evidence(tensor.evidence, ctx)
         # A finding that rests on a convention or a hint alone gets an unsafe fix at most.
-        convention_only = not any(step.kind == EvidenceKind.DIRECT for step in steps) and bool(steps)
+        convention_only = not any(step.kind == EvidenceKind.DIRECT for step in steps) and bool(steps) \
+            or rests_on_module_output(tensor.evidence)
         proven_index = all(e in ("int", "ellipsis") for e in effects) and not convention_only
         fix, reason, suggestion, proven = self._fix(fact, target, assign.value, proven_index, ctx)
         written = _one_line(ctx.module.code_for_node(target))
