@@ -616,6 +616,49 @@ def walrus_holders(root: cst.CSTNode) -> FrozenSet[int]:
     return frozenset(holders)
 
 
+#: The fields through which statements hold statements (blocks, clauses, cases).
+_STATEMENT_FIELDS = ("body", "orelse", "handlers", "finalbody", "cases")
+
+
+def wanted_statements(module: cst.Module, wants: Callable[[cst.BaseSmallStatement, bool], bool],
+                      regions: CaptureRegions) -> Tuple[Dict[Tuple[int, bool], bool], Set[int]]:
+    """`wants` asked once for every small statement of the module, and the definitions the walk
+    must enter.
+
+    Returns the answers by (statement id, in capture) and the ids of the `def`s and `class`es
+    with a statement asked for at or below them.  "In capture" is taken as wide as it can be
+    (below a capture function or a capture region, nested definitions included); `wants` only
+    grows with it, so a definition left out holds no statement any walk of it would emit."""
+    asked: Dict[Tuple[int, bool], bool] = {}
+    needed: Set[int] = set()
+    functions, bodies = regions.functions, regions.bodies
+    # (node, in capture, the enclosing definitions' ids)
+    stack: List[Tuple[cst.CSTNode, bool, Tuple[int, ...]]] = [(module, False, ())]
+    while stack:
+        node, capture, path = stack.pop()
+        if isinstance(node, cst.BaseSmallStatement):
+            answer = asked[(id(node), capture)] = wants(node, capture)
+            if capture and not answer:
+                asked[(id(node), False)] = False
+            if answer:
+                for above in reversed(path):
+                    if above in needed:
+                        break
+                    needed.add(above)
+            continue
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            path = path + (id(node),)
+        if not capture and (id(node) in bodies or id(node) in functions):
+            capture = True
+        for name in _STATEMENT_FIELDS:
+            value = getattr(node, name, None)
+            if isinstance(value, cst.CSTNode):
+                stack.append((value, capture, path))
+            elif isinstance(value, (tuple, list)):
+                stack.extend((v, capture, path) for v in value if isinstance(v, cst.CSTNode))
+    return asked, needed
+
+
 def _enumerated(call: cst.Call, facts: Facts) -> Value:
     """The element of `enumerate(xs)`'s second position."""
     from lint_h2d.inference.expressions import _element_of
@@ -705,8 +748,14 @@ class ModuleWalker:
         self.capture_patterns = tuple(capture_patterns)
         self.wants = wants
         self.regions: CaptureRegions = capture_regions(module, self.capture_patterns)
+        # What the rules ask for, once per statement (`wanted_statements`): the walk reads the
+        # answers back, and skips the definitions that hold no statement asked for.
+        self.asked, self.needed = wanted_statements(module, wants, self.regions)
         self.walrus = text is None or ":=" in text
-        self.walrus_holders = walrus_holders(module) if self.walrus else frozenset()
+        self.walrus_holders = frozenset().union(*(
+            walrus_holders(stmt) for stmt in module.body
+            if not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) or id(stmt) in self.needed
+        )) if self.walrus else frozenset()
         torch_names, numpy_names = module_aliases(module)
         self.root = Facts(
             {}, {}, module_facts.class_fields, module_facts.device_fields, torch_names,
@@ -720,9 +769,13 @@ class ModuleWalker:
         self._walker(self.root, scope, None, None).body(self.module.body, {}, self.module)
         return self.facts_out
 
+    def _wants(self, small: cst.BaseSmallStatement, in_capture: bool) -> bool:
+        asked = self.asked.get((id(small), in_capture))
+        return self.wants(small, in_capture) if asked is None else asked
+
     def _walker(self, base: Facts, scope: Scope, capture: Optional[str], on_self: Optional[Callable[[str, Value], None]], emit: bool = True) -> _Walker:
         walker = _Walker(
-            base, scope, capture, self.wants if emit else (lambda s, c: False),
+            base, scope, capture, self._wants if emit else (lambda s, c: False),
             self.facts_out.append, on_self,
             lambda fn, facts, cls: self.walk_function(fn, facts, scope.qualname, emit),
             lambda c, facts: self.walk_class(c, facts, scope.qualname, emit),
@@ -737,6 +790,10 @@ class ModuleWalker:
                       self_attributes: Optional[Mapping[str, Value]] = None,
                       constructors: FrozenSet[str] = frozenset(),
                       self_class: Optional[str] = None) -> None:
+        if on_self is None and (not emit or id(fn) not in self.needed):
+            # Nothing to emit and nothing to record: the walk of `fn` could not be seen (it
+            # binds into its own scope only; its name is bound by the caller).
+            return
         name = fn.name.value
         qualname = name if parent == "<module>" else f"{parent}.{name}"
         params = _params(fn)
@@ -796,6 +853,9 @@ class ModuleWalker:
             walker.line(fn.body, fn.body.body, names, ())
 
     def walk_class(self, cls: cst.ClassDef, outer: Facts, parent: str, emit: bool = True) -> None:
+        if not emit or id(cls) not in self.needed:
+            # Its fields reach only its own methods' walks, which would emit nothing.
+            return
         qualname = cls.name.value if parent == "<module>" else f"{parent}.{cls.name.value}"
         methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)] if isinstance(cls.body, cst.IndentedBlock) else []
         attributes: Dict[str, Value] = {}
