@@ -8,7 +8,6 @@ collected from every method of a class first, so a buffer allocated in `__init__
 from __future__ import annotations
 
 import ast
-import dataclasses
 from dataclasses import dataclass, field, replace
 from typing import AbstractSet, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
@@ -16,6 +15,7 @@ import libcst as cst
 
 from lint_h2d.capture import DEFAULT_CAPTURE_FUNCTIONS
 from lint_h2d.capture_flow import CaptureRegions, capture_regions
+from lint_h2d.cst_children import recorded_children, type_test
 from lint_h2d.inference.expressions import (
     Facts,
     annotation_value,
@@ -581,20 +581,13 @@ def _walruses(expression: cst.BaseExpression,
     return list(reversed(out)) if len(out) > 1 else out
 
 
-_CHILD_FIELDS: Dict[type, Tuple[str, ...]] = {}
-
-
-def _child_fields(kind: type) -> Tuple[str, ...]:
-    names = _CHILD_FIELDS.get(kind)
-    if names is None:
-        names = _CHILD_FIELDS[kind] = tuple(f.name for f in dataclasses.fields(kind))
-    return names
+_is_named_expr = type_test(cst.NamedExpr)
 
 
 def walrus_holders(root: cst.CSTNode) -> FrozenSet[int]:
     """The ids of the nodes with a `NamedExpr` at or below them: one pass over the tree by
     the nodes' fields (order does not matter here, so LibCST's costly `children` is not
-    needed), so that `_walruses` enters only them."""
+    needed: `recorded_children`), so that `_walruses` enters only them."""
     holders: Set[int] = set()
     path: List[cst.CSTNode] = []
     stack: List[Tuple[cst.CSTNode, int]] = [(root, 0)]
@@ -602,17 +595,13 @@ def walrus_holders(root: cst.CSTNode) -> FrozenSet[int]:
         node, depth = stack.pop()
         del path[depth:]
         path.append(node)
-        if isinstance(node, cst.NamedExpr):
+        if _is_named_expr(node):
             for above in reversed(path):
                 if id(above) in holders:
                     break
                 holders.add(id(above))
-        for name in _child_fields(type(node)):
-            value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
-                stack.append((value, depth + 1))
-            elif isinstance(value, (tuple, list)):
-                stack.extend((v, depth + 1) for v in value if isinstance(v, cst.CSTNode))
+        # The whitespace and operator nodes `recorded_children` leaves out hold no walrus.
+        stack.extend((child, depth + 1) for child in recorded_children(node))
     return frozenset(holders)
 
 
