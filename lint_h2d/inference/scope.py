@@ -861,6 +861,17 @@ class ModuleWalker:
         # pass confirms it (`_int_fields`); a refuted one is dropped and the pass rerun.
         first: Dict[str, Value] = {}
         assumed: Dict[str, Value] = {}
+        # The methods whose walk may record a field (`_may_record`): the others' walks in these
+        # passes emit nothing and record nothing.
+        recording: List[Tuple[cst.FunctionDef, Optional[str], FrozenSet[str]]] = []
+        for method in methods:
+            self_name = self._self_name(method)
+            params = list(method.params.posonly_params) + list(method.params.params)
+            constructors = {cls.name.value}
+            if self_name is None and params and _is_classmethod(method):
+                constructors.add(params[0].name.value)
+            if _may_record(method, constructors):
+                recording.append((method, self_name, frozenset(constructors)))
         for round_ in range(5):
             collected: Dict[str, Value] = {}
             seen: Dict[str, Set[Kind]] = {}
@@ -872,15 +883,10 @@ class ModuleWalker:
                 seen.setdefault(attr, set()).add(value.kind)
 
             visible = {**attributes, **assumed} if assumed else attributes
-            for method in methods:
-                self_name = self._self_name(method)
-                params = list(method.params.posonly_params) + list(method.params.params)
-                constructors = {cls.name.value}
-                if self_name is None and params and _is_classmethod(method):
-                    constructors.add(params[0].name.value)
+            for method, method_self, makers in recording:
                 self.walk_function(method, outer, qualname, emit=False, on_self=record,
-                                   self_name=self_name, self_attributes=visible,
-                                   constructors=frozenset(constructors), self_class=cls.name.value)
+                                   self_name=method_self, self_attributes=visible,
+                                   constructors=makers, self_class=cls.name.value)
             merged = dict(attributes)
             for attr, value in collected.items():
                 merged[attr] = value
@@ -918,6 +924,57 @@ class ModuleWalker:
             return None
         params = list(fn.params.posonly_params) + list(fn.params.params)
         return params[0].name.value if params else None
+
+
+def _may_record(fn: cst.FunctionDef, constructors: AbstractSet[str]) -> bool:
+    """Whether walking `fn` as a method (`on_self`) may record a field: its own statements (not
+    those of nested definitions, walked without `on_self`) bind an attribute (`self.x = ...`,
+    `self.d[k] = ...`, a `for`/`with` target), call `register_buffer`, or call a constructor
+    (`_Walker.record_constructor`).  Syntax only, and wider than the walk's tests (any
+    attribute in a target, whatever its root)."""
+    stack: List[cst.CSTNode] = [fn.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        if isinstance(node, cst.BaseSmallStatement):
+            targets: List[cst.CSTNode] = []
+            if isinstance(node, cst.Assign):
+                targets = [t.target for t in node.targets]
+            elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+                targets = [node.target]
+            if any(_holds_attribute(t) for t in targets):
+                return True
+            value = getattr(node, "value", None)
+            if isinstance(value, cst.Call):
+                func = value.func
+                if isinstance(func, cst.Name) and func.value in constructors:
+                    return True
+                if isinstance(func, cst.Attribute) and func.attr.value == "register_buffer":
+                    return True
+            continue
+        if isinstance(node, cst.For) and _holds_attribute(node.target):
+            return True
+        if isinstance(node, cst.With) and any(
+                item.asname is not None and _holds_attribute(item.asname.name) for item in node.items):
+            return True
+        for name in _STATEMENT_FIELDS:
+            value = getattr(node, name, None)
+            if isinstance(value, cst.CSTNode):
+                stack.append(value)
+            elif isinstance(value, (tuple, list)):
+                stack.extend(v for v in value if isinstance(v, cst.CSTNode))
+    return False
+
+
+def _holds_attribute(target: cst.CSTNode) -> bool:
+    stack: List[cst.CSTNode] = [target]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Attribute):
+            return True
+        stack.extend(recorded_children(node))
+    return False
 
 
 def _int_fields(collected: Mapping[str, Value], seen: Mapping[str, Set[Kind]],
