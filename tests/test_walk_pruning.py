@@ -244,3 +244,42 @@ def test_read_only_methods_are_not_walked_to_collect_fields() -> None:
     assert pruned == _counted(module, code, full=True)[0] and len(pruned) == 1
     # Before: the 30 readers' 90 statements in each of the fields' two passes (180 more).
     assert work < 20, work
+
+
+def _plain_wants(small: cst.BaseSmallStatement, in_capture: bool) -> bool:
+    return any(r.wants(small) for r in RULES if not r.capture_only)
+
+
+@pytest.mark.parametrize("path", FIXTURES[::3], ids=lambda p: p.name)
+def test_without_capture_only_rules_the_facts_are_the_same_but_capture(path: Path) -> None:
+    code = path.read_text(encoding="utf-8")
+    try:
+        module = cst.parse_module(code)
+    except cst.ParserSyntaxError:
+        pytest.skip("not Python")
+    with_regions = ModuleWalker(module, wants=_plain_wants, text=code).run()
+    without = ModuleWalker(module, wants=_plain_wants, text=code, capture=False).run()
+    assert [_key(f)[:3] + _key(f)[4:] for f in with_regions] == [_key(f)[:3] + _key(f)[4:] for f in without]
+    assert all(f.capture is None for f in without)
+
+
+def test_capture_regions_are_computed_only_for_capture_only_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    from lint_h2d.analysis import Engine
+    from lint_h2d.config import Settings
+    from lint_h2d.inference.project import collect
+
+    calls = [0]
+    original = scope.capture_regions
+
+    def counting(*args: Any) -> Any:
+        calls[0] += 1
+        return original(*args)
+
+    monkeypatch.setattr(scope, "capture_regions", counting)
+    code = "import torch\ndef f(n):\n    t = torch.zeros(n, device='cuda')\n    t[0] = 1\n"
+    engine = Engine(Settings(), collect([""]))
+    assert [f.code for f in engine.analyze("a.py", code)] == ["H2D001"]
+    assert calls[0] == 0  # H2D002's prefilter drops it here: nothing reads capture
+    graph = code + "def g(meta, gr):\n    with torch.cuda.graph(gr):\n        meta.x_cpu.zero_()\n"
+    engine.analyze("b.py", graph)
+    assert calls[0] == 1

@@ -732,11 +732,16 @@ class ModuleWalker:
         wants: Callable[[cst.BaseSmallStatement, bool], bool] = lambda s, in_capture: True,
         text: Optional[str] = None,
         hints: Tuple[Tuple[str, ...], Tuple[str, ...]] = ((), ()),
+        capture: bool = True,
     ) -> None:
+        """`capture=False`: no rule reads whether a statement runs during graph capture (none
+        is `capture_only`, and `wants` does not depend on it): the capture regions are not
+        computed, and every fact's `capture` is None."""
         self.module = module
         self.capture_patterns = tuple(capture_patterns)
         self.wants = wants
-        self.regions: CaptureRegions = capture_regions(module, self.capture_patterns)
+        self.regions: CaptureRegions = capture_regions(module, self.capture_patterns) if capture \
+            else CaptureRegions()
         # What the rules ask for, once per statement (`wanted_statements`): the walk reads the
         # answers back, and skips the definitions that hold no statement asked for.
         self.asked, self.needed = wanted_statements(module, wants, self.regions)
