@@ -8,7 +8,7 @@ so any module can use it without an import cycle (``capture_flow`` sits below ``
 from __future__ import annotations
 
 import inspect
-from typing import FrozenSet, List
+from typing import Callable, Dict, FrozenSet, List, Tuple
 
 import libcst as cst
 import libcst._nodes.op as _op
@@ -32,15 +32,60 @@ def _unrecorded_types() -> FrozenSet[type]:
 UNRECORDED: FrozenSet[type] = _unrecorded_types()
 
 
+#: A value's type → what it is to `recorded_children`: 1 a node it keeps, 2 a node it drops
+#: (`UNRECORDED`), 3 a tuple or list, 0 anything else.  By type, as `isinstance` would answer
+#: (LibCST's node classes are ABCs: a negative `isinstance` goes through `ABCMeta`, and most
+#: fields hold strings, sentinels or None).
+_SORT: Dict[type, int] = {}
+#: A node type → its dataclass fields, in order.
+_FIELDS: Dict[type, Tuple[str, ...]] = {}
+
+
+def _sort(kind: type) -> int:
+    found = _SORT.get(kind)
+    if found is None:
+        if issubclass(kind, cst.CSTNode):
+            found = 2 if kind in UNRECORDED else 1
+        else:
+            found = 3 if issubclass(kind, (tuple, list)) else 0
+        _SORT[kind] = found
+    return found
+
+
 def recorded_children(node: cst.CSTNode) -> List[cst.CSTNode]:
     """The node's children in field order, read from its fields in place (LibCST's ``children``
     runs a visitor per node), without the whitespace and operator nodes (``UNRECORDED``)."""
+    names = _FIELDS.get(type(node))
+    if names is None:
+        names = _FIELDS[type(node)] = tuple(node.__dataclass_fields__)
     found: List[cst.CSTNode] = []
-    for name in node.__dataclass_fields__:
+    sort = _SORT
+    for name in names:
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            if type(value) not in UNRECORDED:
-                found.append(value)
-        elif isinstance(value, (tuple, list)):
-            found.extend(v for v in value if isinstance(v, cst.CSTNode) and type(v) not in UNRECORDED)
+        kind = sort.get(type(value))
+        if kind is None:
+            kind = _sort(type(value))
+        if kind == 1:
+            found.append(value)
+        elif kind == 3:
+            for v in value:
+                k = sort.get(type(v))
+                if k == 1 or (k is None and _sort(type(v)) == 1):
+                    found.append(v)
     return found
+
+
+def type_test(*classes: type) -> Callable[[object], bool]:
+    """`isinstance(value, classes)`, answered from a table by the value's type: for LibCST's
+    node classes (ABCs) a negative `isinstance` goes through `ABCMeta.__instancecheck__`, which
+    made the statement scans of the rules' `wants` several times slower."""
+    table: Dict[type, bool] = {}
+
+    def test(value: object) -> bool:
+        kind = type(value)
+        hit = table.get(kind)
+        if hit is None:
+            hit = table[kind] = issubclass(kind, classes)
+        return hit
+
+    return test

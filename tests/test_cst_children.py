@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Iterator, List
 
 import libcst as cst
+import pytest
 
 from lint_h2d import capture_flow
 from lint_h2d.cst_children import UNRECORDED, recorded_children
@@ -142,3 +143,80 @@ def _plain_calls(node: cst.CSTNode) -> List[cst.Call]:
             continue
         stack.extend(current.children)
     return out
+
+
+# -- the rules' `wants` (perf5): the same answers, without LibCST's `children` or ABC checks ---
+
+def _old_has_copy_call(node: cst.CSTNode) -> bool:
+    from lint_h2d.rules.non_blocking_copy_from_pageable_memory import COPY_METHODS, non_blocking_flag
+
+    stack: List[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute) \
+                and current.func.attr.value in COPY_METHODS \
+                and non_blocking_flag(current, current.func.attr.value) is not None:
+            return True
+        if not isinstance(current, (cst.Name, cst.SimpleString, cst.Integer, cst.Float)):
+            stack.extend(current.children)
+    return False
+
+
+WANTS_EXTRA = '''
+x = torch.zeros(4).to("cuda")
+y = torch.ones(n, dtype=d).cuda(non_blocking=True)
+dst.copy_(src, non_blocking=True)
+f(a.to(dev, non_blocking=flag), [b.cuda(), {"k": torch.empty(2).to(dev)}])
+z = (lambda: torch.full((2,), 1).cuda())()
+w = np.zeros(3).to("cuda")
+'''
+
+
+def _smalls() -> Iterator[cst.BaseSmallStatement]:
+    for module in [cst.parse_module(WANTS_EXTRA), *_modules()]:
+        for node in _every_node(module):
+            if isinstance(node, cst.BaseSmallStatement):
+                yield node
+
+
+def test_the_rules_wants_answer_as_the_children_walks() -> None:
+    from lint_h2d.rules.constant_tensor_built_on_host import _has_moves_shape, _moves_shape
+    from lint_h2d.rules.non_blocking_copy_from_pageable_memory import has_copy_call
+
+    copies = moves = 0
+    for small in _smalls():
+        assert has_copy_call(small) == _old_has_copy_call(small)
+        expected = any(True for _ in _moves_shape(small))
+        assert _has_moves_shape(small) == expected
+        copies += has_copy_call(small)
+        moves += expected
+    assert copies >= 3 and moves >= 3
+
+
+def test_the_rules_wants_make_no_abstract_instance_checks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A negative `isinstance` against a LibCST node class goes through `ABCMeta`; the scans that
+    run on every statement answer from tables by type instead.  Before: thousands of them for
+    these statements (H2D004's scan took LibCST's `children`, a visitor per node)."""
+    import abc
+
+    from lint_h2d.rules.constant_tensor_built_on_host import ConstantTensorBuiltOnHost
+    from lint_h2d.rules.non_blocking_copy_from_pageable_memory import NonBlockingCopyFromPageableMemory
+
+    module = cst.parse_module("".join(
+        f"v{i} = f(a{i}, b=[c{i} + {i}, d.e{i}(x, y=z)], k='s{i}', n=-{i}.5)\n" for i in range(50)))
+    smalls = [n for n in _every_node(module) if isinstance(n, cst.BaseSmallStatement)]
+    rules = [ConstantTensorBuiltOnHost(), NonBlockingCopyFromPageableMemory()]
+    for rule in rules:  # the tables fill on first sight of a type
+        [rule.wants(s) for s in smalls]
+    calls = [0]
+    original = abc.ABCMeta.__instancecheck__
+
+    def counting(cls: abc.ABCMeta, instance: object) -> bool:
+        calls[0] += 1
+        return original(cls, instance)
+
+    monkeypatch.setattr(abc.ABCMeta, "__instancecheck__", counting)
+    answers = [rule.wants(s) for rule in rules for s in smalls]
+    monkeypatch.undo()
+    assert not any(answers)
+    assert calls[0] <= 2 * len(smalls), calls[0]  # a called name that is no attribute, per rule

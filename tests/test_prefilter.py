@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
-from typing import List
+from typing import AbstractSet, Iterable, List
 
 import pytest
+from hypothesis import given, settings as hsettings, strategies as st
 
 from lint_h2d import prefilter
 from lint_h2d.config import Settings
@@ -120,3 +121,58 @@ def test_obvious_non_matches_fail_the_text_stage() -> None:
 def test_capture_without_mutation_is_skipped() -> None:
     tree = ast.parse(LOOKALIKES["capture_no_mutation"])
     assert not prefilter.h2d002_tree(tree, Settings().capture_functions)
+
+
+# -- stage 1's project-field search (perf5): hundreds of called names, one pass for words ---
+
+def _alternation_h2d001_text(text: str, device_fields: AbstractSet[str]) -> bool:
+    """`h2d001_text` as it was: one alternation of every field, call and definition."""
+    import re
+
+    from lint_h2d.prefilter import CANDIDATE, DEVICE_SOURCES, GAP
+
+    if not CANDIDATE.search(text):
+        return False
+    if any(p.search(text) for p in DEVICE_SOURCES):
+        return True
+
+    def alternatives(names: Iterable[str]) -> str:
+        return "|".join(re.escape(f) for f in sorted(names, key=len, reverse=True))
+
+    attrs = [f for f in device_fields if ":" not in f]
+    calls = [f[5:] for f in device_fields if f.startswith("call:")]
+    defs = [f[4:] for f in device_fields if f.startswith("def:")]
+    parts = []
+    if attrs:
+        parts.append(r"\." + GAP + r"(?:" + alternatives(attrs) + r")\b")
+    if calls:
+        parts.append(r"\b(?:" + alternatives(calls) + r")" + GAP + r"\(")
+    if defs:
+        parts.append(r"\bdef[ \t]+(?:" + alternatives(defs) + r")\b")
+    return bool(parts) and re.search("|".join(parts), text) is not None
+
+
+_NAMES = ["make", "make_buf", "buf", "_b", "get2", "x", "mk.a", "é"]
+_PIECES = ["make", "make_buf", "buf", "_b", "get2", "x", "mk", ".", "a", "é", "(", " ", "\n", "\\\n",
+           "# c\n", "def ", "t[0] = 1\n", "y", "=", "1", "\t", "make_buf_2", "ç"]
+
+
+@hsettings(max_examples=600, deadline=None)
+@given(calls=st.lists(st.sampled_from(_NAMES), max_size=4),
+       plain=st.lists(st.sampled_from(_NAMES), max_size=2),
+       defs=st.lists(st.sampled_from(_NAMES), max_size=2),
+       text=st.lists(st.sampled_from(_PIECES), max_size=24), many=st.booleans())
+def test_field_search_answers_as_the_alternation(calls: List[str], plain: List[str], defs: List[str],
+                                                 text: List[str], many: bool) -> None:
+    fields = {f"call:{c}" for c in calls} | set(plain) | {f"def:{d}" for d in defs}
+    if many:  # past CALLED_WORDS_MIN: the called words are looked up in a set
+        fields |= {f"call:filler{i}" for i in range(prefilter.CALLED_WORDS_MIN + 1)}
+    code = "t[0] = 1\n" + "".join(text)
+    assert prefilter.h2d001_text(code, frozenset(fields)) == _alternation_h2d001_text(code, fields)
+
+
+def test_many_called_names_are_not_one_alternation() -> None:
+    fields = frozenset(f"call:make_{i}" for i in range(500)) | {"call:a.b"}
+    patterns, words = prefilter._field_patterns(fields)
+    assert len(words) == 500
+    assert all("make_" not in p.pattern for p in patterns)

@@ -8,7 +8,6 @@ collected from every method of a class first, so a buffer allocated in `__init__
 from __future__ import annotations
 
 import ast
-import dataclasses
 from dataclasses import dataclass, field, replace
 from typing import AbstractSet, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
@@ -16,6 +15,7 @@ import libcst as cst
 
 from lint_h2d.capture import DEFAULT_CAPTURE_FUNCTIONS
 from lint_h2d.capture_flow import CaptureRegions, capture_regions
+from lint_h2d.cst_children import recorded_children, type_test
 from lint_h2d.inference.expressions import (
     Facts,
     annotation_value,
@@ -655,20 +655,13 @@ def _walruses(expression: cst.BaseExpression,
     return list(reversed(out)) if len(out) > 1 else out
 
 
-_CHILD_FIELDS: Dict[type, Tuple[str, ...]] = {}
-
-
-def _child_fields(kind: type) -> Tuple[str, ...]:
-    names = _CHILD_FIELDS.get(kind)
-    if names is None:
-        names = _CHILD_FIELDS[kind] = tuple(f.name for f in dataclasses.fields(kind))
-    return names
+_is_named_expr = type_test(cst.NamedExpr)
 
 
 def walrus_holders(root: cst.CSTNode) -> FrozenSet[int]:
     """The ids of the nodes with a `NamedExpr` at or below them: one pass over the tree by
     the nodes' fields (order does not matter here, so LibCST's costly `children` is not
-    needed), so that `_walruses` enters only them."""
+    needed: `recorded_children`), so that `_walruses` enters only them."""
     holders: Set[int] = set()
     path: List[cst.CSTNode] = []
     stack: List[Tuple[cst.CSTNode, int]] = [(root, 0)]
@@ -676,18 +669,57 @@ def walrus_holders(root: cst.CSTNode) -> FrozenSet[int]:
         node, depth = stack.pop()
         del path[depth:]
         path.append(node)
-        if isinstance(node, cst.NamedExpr):
+        if _is_named_expr(node):
             for above in reversed(path):
                 if id(above) in holders:
                     break
                 holders.add(id(above))
-        for name in _child_fields(type(node)):
-            value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
-                stack.append((value, depth + 1))
-            elif isinstance(value, (tuple, list)):
-                stack.extend((v, depth + 1) for v in value if isinstance(v, cst.CSTNode))
+        # The whitespace and operator nodes `recorded_children` leaves out hold no walrus.
+        stack.extend((child, depth + 1) for child in recorded_children(node))
     return frozenset(holders)
+
+
+#: The fields through which statements hold statements (blocks, clauses, cases).
+_STATEMENT_FIELDS = ("body", "orelse", "handlers", "finalbody", "cases")
+
+
+def wanted_statements(module: cst.Module, wants: Callable[[cst.BaseSmallStatement, bool], bool],
+                      regions: CaptureRegions) -> Tuple[Dict[Tuple[int, bool], bool], Set[int]]:
+    """`wants` asked once for every small statement of the module, and the definitions the walk
+    must enter.
+
+    Returns the answers by (statement id, in capture) and the ids of the `def`s and `class`es
+    with a statement asked for at or below them.  "In capture" is taken as wide as it can be
+    (below a capture function or a capture region, nested definitions included); `wants` only
+    grows with it, so a definition left out holds no statement any walk of it would emit."""
+    asked: Dict[Tuple[int, bool], bool] = {}
+    needed: Set[int] = set()
+    functions, bodies = regions.functions, regions.bodies
+    # (node, in capture, the enclosing definitions' ids)
+    stack: List[Tuple[cst.CSTNode, bool, Tuple[int, ...]]] = [(module, False, ())]
+    while stack:
+        node, capture, path = stack.pop()
+        if isinstance(node, cst.BaseSmallStatement):
+            answer = asked[(id(node), capture)] = wants(node, capture)
+            if capture and not answer:
+                asked[(id(node), False)] = False
+            if answer:
+                for above in reversed(path):
+                    if above in needed:
+                        break
+                    needed.add(above)
+            continue
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            path = path + (id(node),)
+        if not capture and (id(node) in bodies or id(node) in functions):
+            capture = True
+        for name in _STATEMENT_FIELDS:
+            value = getattr(node, name, None)
+            if isinstance(value, cst.CSTNode):
+                stack.append((value, capture, path))
+            elif isinstance(value, (tuple, list)):
+                stack.extend((v, capture, path) for v in value if isinstance(v, cst.CSTNode))
+    return asked, needed
 
 
 def _enumerated(call: cst.Call, facts: Facts) -> Value:
@@ -774,13 +806,24 @@ class ModuleWalker:
         wants: Callable[[cst.BaseSmallStatement, bool], bool] = lambda s, in_capture: True,
         text: Optional[str] = None,
         hints: Tuple[Tuple[str, ...], Tuple[str, ...]] = ((), ()),
+        capture: bool = True,
     ) -> None:
+        """`capture=False`: no rule reads whether a statement runs during graph capture (none
+        is `capture_only`, and `wants` does not depend on it): the capture regions are not
+        computed, and every fact's `capture` is None."""
         self.module = module
         self.capture_patterns = tuple(capture_patterns)
         self.wants = wants
-        self.regions: CaptureRegions = capture_regions(module, self.capture_patterns)
+        self.regions: CaptureRegions = capture_regions(module, self.capture_patterns) if capture \
+            else CaptureRegions()
+        # What the rules ask for, once per statement (`wanted_statements`): the walk reads the
+        # answers back, and skips the definitions that hold no statement asked for.
+        self.asked, self.needed = wanted_statements(module, wants, self.regions)
         self.walrus = text is None or ":=" in text
-        self.walrus_holders = walrus_holders(module) if self.walrus else frozenset()
+        self.walrus_holders = frozenset().union(*(
+            walrus_holders(stmt) for stmt in module.body
+            if not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) or id(stmt) in self.needed
+        )) if self.walrus else frozenset()
         torch_names, numpy_names = module_aliases(module)
         self.root = Facts(
             {}, {}, module_facts.class_fields, module_facts.device_fields, torch_names,
@@ -794,9 +837,13 @@ class ModuleWalker:
         self._walker(self.root, scope, None, None).body(self.module.body, {}, self.module)
         return self.facts_out
 
+    def _wants(self, small: cst.BaseSmallStatement, in_capture: bool) -> bool:
+        asked = self.asked.get((id(small), in_capture))
+        return self.wants(small, in_capture) if asked is None else asked
+
     def _walker(self, base: Facts, scope: Scope, capture: Optional[str], on_self: Optional[Callable[[str, Value], None]], emit: bool = True) -> _Walker:
         walker = _Walker(
-            base, scope, capture, self.wants if emit else (lambda s, c: False),
+            base, scope, capture, self._wants if emit else (lambda s, c: False),
             self.facts_out.append, on_self,
             lambda fn, facts, cls: self.walk_function(fn, facts, scope.qualname, emit),
             lambda c, facts: self.walk_class(c, facts, scope.qualname, emit),
@@ -811,6 +858,10 @@ class ModuleWalker:
                       self_attributes: Optional[Mapping[str, Value]] = None,
                       constructors: FrozenSet[str] = frozenset(),
                       self_class: Optional[str] = None) -> None:
+        if on_self is None and (not emit or id(fn) not in self.needed):
+            # Nothing to emit and nothing to record: the walk of `fn` could not be seen (it
+            # binds into its own scope only; its name is bound by the caller).
+            return
         name = fn.name.value
         qualname = name if parent == "<module>" else f"{parent}.{name}"
         params = _params(fn)
@@ -877,6 +928,9 @@ class ModuleWalker:
             walker.line(fn.body, fn.body.body, names, ())
 
     def walk_class(self, cls: cst.ClassDef, outer: Facts, parent: str, emit: bool = True) -> None:
+        if not emit or id(cls) not in self.needed:
+            # Its fields reach only its own methods' walks, which would emit nothing.
+            return
         qualname = cls.name.value if parent == "<module>" else f"{parent}.{cls.name.value}"
         methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)] if isinstance(cls.body, cst.IndentedBlock) else []
         attributes: Dict[str, Value] = {}
@@ -893,6 +947,17 @@ class ModuleWalker:
         # pass confirms it (`_int_fields`); a refuted one is dropped and the pass rerun.
         first: Dict[str, Value] = {}
         assumed: Dict[str, Value] = {}
+        # The methods whose walk may record a field (`_may_record`): the others' walks in these
+        # passes emit nothing and record nothing.
+        recording: List[Tuple[cst.FunctionDef, Optional[str], FrozenSet[str]]] = []
+        for method in methods:
+            self_name = self._self_name(method)
+            params = list(method.params.posonly_params) + list(method.params.params)
+            constructors = {cls.name.value}
+            if self_name is None and params and _is_classmethod(method):
+                constructors.add(params[0].name.value)
+            if _may_record(method, constructors):
+                recording.append((method, self_name, frozenset(constructors)))
         for round_ in range(5):
             collected: Dict[str, Value] = {}
             seen: Dict[str, Set[Kind]] = {}
@@ -904,15 +969,10 @@ class ModuleWalker:
                 seen.setdefault(attr, set()).add(value.kind)
 
             visible = {**attributes, **assumed} if assumed else attributes
-            for method in methods:
-                self_name = self._self_name(method)
-                params = list(method.params.posonly_params) + list(method.params.params)
-                constructors = {cls.name.value}
-                if self_name is None and params and _is_classmethod(method):
-                    constructors.add(params[0].name.value)
+            for method, method_self, makers in recording:
                 self.walk_function(method, outer, qualname, emit=False, on_self=record,
-                                   self_name=self_name, self_attributes=visible,
-                                   constructors=frozenset(constructors), self_class=cls.name.value)
+                                   self_name=method_self, self_attributes=visible,
+                                   constructors=makers, self_class=cls.name.value)
             merged = dict(attributes)
             for attr, value in collected.items():
                 merged[attr] = value
@@ -950,6 +1010,57 @@ class ModuleWalker:
             return None
         params = list(fn.params.posonly_params) + list(fn.params.params)
         return params[0].name.value if params else None
+
+
+def _may_record(fn: cst.FunctionDef, constructors: AbstractSet[str]) -> bool:
+    """Whether walking `fn` as a method (`on_self`) may record a field: its own statements (not
+    those of nested definitions, walked without `on_self`) bind an attribute (`self.x = ...`,
+    `self.d[k] = ...`, a `for`/`with` target), call `register_buffer`, or call a constructor
+    (`_Walker.record_constructor`).  Syntax only, and wider than the walk's tests (any
+    attribute in a target, whatever its root)."""
+    stack: List[cst.CSTNode] = [fn.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        if isinstance(node, cst.BaseSmallStatement):
+            targets: List[cst.CSTNode] = []
+            if isinstance(node, cst.Assign):
+                targets = [t.target for t in node.targets]
+            elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+                targets = [node.target]
+            if any(_holds_attribute(t) for t in targets):
+                return True
+            value = getattr(node, "value", None)
+            if isinstance(value, cst.Call):
+                func = value.func
+                if isinstance(func, cst.Name) and func.value in constructors:
+                    return True
+                if isinstance(func, cst.Attribute) and func.attr.value == "register_buffer":
+                    return True
+            continue
+        if isinstance(node, cst.For) and _holds_attribute(node.target):
+            return True
+        if isinstance(node, cst.With) and any(
+                item.asname is not None and _holds_attribute(item.asname.name) for item in node.items):
+            return True
+        for name in _STATEMENT_FIELDS:
+            value = getattr(node, name, None)
+            if isinstance(value, cst.CSTNode):
+                stack.append(value)
+            elif isinstance(value, (tuple, list)):
+                stack.extend(v for v in value if isinstance(v, cst.CSTNode))
+    return False
+
+
+def _holds_attribute(target: cst.CSTNode) -> bool:
+    stack: List[cst.CSTNode] = [target]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Attribute):
+            return True
+        stack.extend(recorded_children(node))
+    return False
 
 
 def _int_fields(collected: Mapping[str, Value], seen: Mapping[str, Set[Kind]],

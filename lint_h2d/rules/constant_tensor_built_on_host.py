@@ -15,6 +15,7 @@ from fixers._text import source_of
 from fixers.edits import TextEdit
 from fixers.layout import project_line_length, relaid
 from lint_h2d import prefilter
+from lint_h2d.cst_children import recorded_children, type_test
 from lint_h2d.findings import Applicability, Finding, Fix
 from lint_h2d.inference.expressions import (
     INTEGER_DTYPES,
@@ -227,7 +228,7 @@ would drop.
         return prefilter.h2d004_tree(tree)
 
     def wants(self, small: cst.BaseSmallStatement) -> bool:
-        return any(True for _ in _moves_shape(small))
+        return _has_moves_shape(small)
 
     def check(self, facts: Sequence[StatementFact], ctx: FileContext) -> Iterable[Finding]:
         for fact in facts:
@@ -402,19 +403,40 @@ def _preview(factory_code: str, added: List[str], device: str, dtype: Optional[s
     return text
 
 
+def _is_move_shape(call: cst.Call) -> bool:
+    func = call.func
+    return isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda") \
+        and isinstance(func.value, cst.Call) \
+        and isinstance(func.value.func, cst.Attribute) \
+        and isinstance(func.value.func.value, cst.Name) \
+        and func.value.func.attr.value in FACTORIES
+
+
+_is_call = type_test(cst.Call)
+_is_leaf = type_test(cst.Name, cst.SimpleString, cst.Integer, cst.Float)
+
+
+def _has_moves_shape(node: cst.CSTNode) -> bool:
+    """Whether `_moves_shape(node)` yields anything (`wants`, on every statement): the same
+    nodes, read in place (`recorded_children`; the whitespace and operator nodes it leaves out
+    hold no call), in another order."""
+    stack: List[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if _is_call(current) and _is_move_shape(current):  # type: ignore[arg-type]
+            return True
+        if not _is_leaf(current):
+            stack.extend(recorded_children(current))
+    return False
+
+
 def _moves_shape(node: cst.CSTNode) -> Iterator[cst.Call]:
     """`<name>.<factory>(...).to(...)` / `.cuda(...)` calls in a statement (cheap)."""
     stack: List[cst.CSTNode] = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.Call):
-            func = current.func
-            if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda") \
-                    and isinstance(func.value, cst.Call) \
-                    and isinstance(func.value.func, cst.Attribute) \
-                    and isinstance(func.value.func.value, cst.Name) \
-                    and func.value.func.attr.value in FACTORIES:
-                yield current
+        if isinstance(current, cst.Call) and _is_move_shape(current):
+            yield current
         if isinstance(current, (cst.Name, cst.SimpleString, cst.Integer, cst.Float)):
             continue
         stack.extend(current.children)

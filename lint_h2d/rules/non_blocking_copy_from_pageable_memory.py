@@ -26,7 +26,7 @@ from lint_h2d.inference.memory import PINNABLE_FACTORIES, is_falsy_constant, key
 from lint_h2d.inference.scope import StatementFact
 from lint_h2d.inference.values import UNKNOWN, HostMemory, Kind, LocalStep, Value
 from lint_h2d.rules.base import FileContext, Rule, RuleDoc
-from lint_h2d.cst_children import recorded_children
+from lint_h2d.cst_children import recorded_children, type_test
 from lint_h2d.rules.constant_tensor_built_on_host import move_of
 
 if TYPE_CHECKING:
@@ -157,14 +157,19 @@ def has_copy_call(node: cst.CSTNode) -> bool:
     stack: List[cst.CSTNode] = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute) \
-                and current.func.attr.value in COPY_METHODS \
-                and non_blocking_flag(current, current.func.attr.value) is not None:
-            return True
-        if isinstance(current, (cst.Name, cst.SimpleString, cst.Integer, cst.Float)):
+        if _is_call(current):
+            assert isinstance(current, cst.Call)
+            if isinstance(current.func, cst.Attribute) and current.func.attr.value in COPY_METHODS \
+                    and non_blocking_flag(current, current.func.attr.value) is not None:
+                return True
+        if _is_leaf(current):
             continue
         stack.extend(recorded_children(current))
     return False
+
+
+_is_call = type_test(cst.Call)
+_is_leaf = type_test(cst.Name, cst.SimpleString, cst.Integer, cst.Float)
 
 
 def pageable_source(site: CopySite) -> Optional[Tuple[Value, HostMemory]]:
