@@ -173,8 +173,6 @@ class Engine:
         # (lint_h2d/prefilter.py).  LibCST only sees the files that survive.  A verdict on
         # this text says the file parses and what stage 2 answers, without parsing it again.
         tree: Optional[ast.AST] = None
-        # Whether CPython's parser accepted the text (a verdict on it, or its tree here).
-        accepted = False
         if self.use_prefilter and rules:
             fields = self.project.prefilter_names
             if verdict is not None and verdict.text_hash != text_hash(text):
@@ -185,13 +183,11 @@ class Engine:
                 decided = apply_verdict(verdict, rules, text, self.settings, fields) if rules else []
             if decided is not None:
                 rules = decided
-                accepted = True
                 if not rules:
                     return []  # it parses: the verdict comes from its tree
             else:
                 tree, syntax_errors = cpython_parse(path, text)
                 if tree is not None:
-                    accepted = True
                     rules = tree_filter(rules, tree, text, self.settings, fields)
                 if not rules or syntax_errors:
                     return syntax_errors  # CPython's verdict and position, not LibCST's
@@ -207,10 +203,7 @@ class Engine:
             try:
                 plan = chunk_plan(view.text, tree) if isinstance(tree, ast.Module) and view.text == text else None
                 tree = None
-                # LibCST's validation of every node it builds is skipped for a text CPython
-                # accepted: its tree passes it (`parse_chunks._unvalidated_parse`).
-                module = parse_module_in_chunks(view.text, plan=plan,
-                                                validate=not (accepted and view.text == text))
+                module = parse_module_in_chunks(view.text, plan=plan)
                 if plan is not None:
                     _trim_heap()  # the parsers' freed memory (CPython's tree, LibCST's tokens) back
                 heap.parsed()

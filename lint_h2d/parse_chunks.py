@@ -30,10 +30,9 @@ from __future__ import annotations
 
 import ast
 import re
-import threading
 import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple, Union
 
 from fixers.edits import line_offsets
 
@@ -112,69 +111,32 @@ def chunk_plan(text: str, tree: ast.Module, chunk_lines: int = CHUNK_LINES) -> O
     return ChunkPlan(tuple(cuts), first_indent(tree, lines))
 
 
-# Held while LibCST's node validation is off (`_unvalidated_parse`).
-_UNVALIDATED = threading.Lock()
-
-
-def _no_validation(self: object) -> None:
-    return None
-
-
-def _unvalidated_parse(text: str) -> "cst.Module":
-    """``cst.parse_module(text)`` without LibCST's validation of every node it builds, for a
-    text CPython's parser accepts.
-
-    Every node's ``__post_init__`` runs ``_validate`` (LibCST's own comment there: it "might make
-    more sense to ... avoid validating the tree when parsing a file"): checks that what a node
-    holds could be printed as valid code (parentheses paired, required whitespace present).
-    They were about a sixth of the parse (1.2 of 7.5 s over vLLM's analysed files).  On text
-    CPython accepts, the parser's tree passes them: it is the same tree (``deep_equals``), and a
-    syntax error is the parser's, raised as before.  Not on any text: LibCST's parser takes
-    ``'a' b'b'``, which only validation (and CPython) rejects, hence the precondition.
-    Validation is back on when this returns (parses are taken one at a time, so two threads
-    cannot leave it off)."""
-    import libcst as cst
-
-    node = cst.CSTNode
-    with _UNVALIDATED:
-        validate = node.__dict__["__post_init__"]
-        node.__post_init__ = _no_validation  # type: ignore[method-assign]
-        try:
-            return cst.parse_module(text)
-        finally:
-            node.__post_init__ = validate  # type: ignore[method-assign]
-
-
 def parse_module_in_chunks(text: str, tree: Optional[ast.Module] = None,
-                           chunk_lines: int = CHUNK_LINES, plan: Optional[ChunkPlan] = None,
-                           validate: bool = True) -> cst.Module:
+                           chunk_lines: int = CHUNK_LINES, plan: Optional[ChunkPlan] = None) -> cst.Module:
     """``cst.parse_module(text)``, with a bounded peak of memory for a large ``text``.
 
     ``plan``: :func:`chunk_plan` made by a caller that had CPython's tree (the engine, which
     drops the tree before calling: it is larger than LibCST's).  Else ``tree``, CPython's tree
-    of ``text`` when the caller has it; parsed here (in chunks) otherwise.  ``validate=False``
-    skips LibCST's node validation (:func:`_unvalidated_parse`): only for a text CPython accepts.
+    of ``text`` when the caller has it; parsed here (in chunks) otherwise.
     """
     import libcst as cst
 
-    parse: Callable[[str], cst.Module] = cst.parse_module if validate else _unvalidated_parse
-
     offsets = line_offsets(text)
     if len(offsets) < 2 * chunk_lines:
-        return parse(text)
+        return cst.parse_module(text)
     if plan is None:
         if tree is None:
             try:
                 tree = parse_python(text, chunk_lines=chunk_lines)
             except (SyntaxError, ValueError, MemoryError):
-                return cst.parse_module(text)  # CPython rejects it: validated, as ever
+                return cst.parse_module(text)
         plan = chunk_plan(text, tree, chunk_lines)
         del tree
         if plan is None:
-            return parse(text)
+            return cst.parse_module(text)
     cuts = plan.cuts
     starts = [0] + [offsets[line - 1] for line in cuts] + [len(text)]
-    first = parse(text[: starts[1]])
+    first = cst.parse_module(text[: starts[1]])
     newline = first.default_newline
     indent = plan.indent or first.default_indent
     prefix = f"if 1:{newline}{indent}pass{newline}"
@@ -182,17 +144,17 @@ def parse_module_in_chunks(text: str, tree: Optional[ast.Module] = None,
     last = first
     try:
         for a, b in zip(starts[1:], starts[2:]):
-            chunk = parse(prefix + text[a:b])
+            chunk = cst.parse_module(prefix + text[a:b])
             if (chunk.header or len(chunk.body) < 2 or not isinstance(chunk.body[0], cst.If)
                     or chunk.default_indent != indent or chunk.default_newline != newline
                     or (last is not first and last.footer)):
-                return parse(text)  # not the boundary this module assumes
+                return cst.parse_module(text)  # not the boundary this module assumes
             body.extend(chunk.body[1:])
             last = chunk
     except cst.ParserSyntaxError:
-        return parse(text)
+        return cst.parse_module(text)
     if first.footer:
-        return parse(text)
+        return cst.parse_module(text)
     return cst.Module(
         body=body, header=first.header, footer=last.footer, encoding=first.encoding,
         default_indent=indent,
