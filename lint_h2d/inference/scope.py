@@ -588,10 +588,6 @@ class _Walker:
                 elif value.kind == Kind.OTHER and value.element is not None and value.element.kind.is_tensor \
                         and not starred:
                     item_value = value.element  # `a, b = make_pair()`: every element is such a tensor
-                elif value.kind == Kind.OTHER and value.key is None and value.element is not None \
-                        and value.element.kind == Kind.SCALAR:
-                    # `rows, cols = t.shape`, `a, *rest = sizes` (a list of ints): each a number.
-                    item_value = value.element
                 pairs.append((element.value, item_value, item_source))
             for element_target, item_value, item_source in pairs:
                 self.bind_target(element_target, item_value, names, item_source)
