@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field, replace
-from typing import AbstractSet, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import AbstractSet, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
@@ -77,61 +77,60 @@ class ModuleFacts:
 EMPTY_MODULE_FACTS = ModuleFacts({}, frozenset())
 
 
+def _module_imports(module: cst.Module) -> Iterator[Union[cst.Import, cst.ImportFrom]]:
+    """The module-level `import` and `from ... import` statements, in order."""
+    for stmt in module.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, (cst.Import, cst.ImportFrom)):
+                    yield small
+
+
 def module_aliases(module: cst.Module) -> Tuple[FrozenSet[str], FrozenSet[str]]:
     """Names bound to the torch and numpy modules (`import torch as th`, `import numpy as np`)."""
     torch_names = {"torch"}
     numpy_names = {"np", "numpy"}
-    for stmt in module.body:
-        if not isinstance(stmt, cst.SimpleStatementLine):
-            continue
-        for small in stmt.body:
-            if isinstance(small, cst.Import):
-                for alias in small.names:
-                    full = dotted_name(alias.name) or ""
-                    bound = (
-                        alias.asname.name.value
-                        if alias.asname is not None and isinstance(alias.asname.name, cst.Name)
-                        else full.split(".")[0]
-                    )
-                    if full == "torch" or (alias.asname is None and full.startswith("torch.")):
-                        torch_names.add(bound)
-                    if full == "numpy":
-                        numpy_names.add(bound)
+    for small in _module_imports(module):
+        if isinstance(small, cst.Import):
+            for alias in small.names:
+                full = dotted_name(alias.name) or ""
+                bound = (
+                    alias.asname.name.value
+                    if alias.asname is not None and isinstance(alias.asname.name, cst.Name)
+                    else full.split(".")[0]
+                )
+                if full == "torch" or (alias.asname is None and full.startswith("torch.")):
+                    torch_names.add(bound)
+                if full == "numpy":
+                    numpy_names.add(bound)
     return frozenset(torch_names), frozenset(numpy_names)
 
 
 def nn_aliases(module: cst.Module) -> FrozenSet[str]:
     """Names bound to `torch.nn` at module level (`import torch.nn as nn`, `from torch import nn`)."""
     out: Set[str] = set()
-    for stmt in module.body:
-        if not isinstance(stmt, cst.SimpleStatementLine):
-            continue
-        for small in stmt.body:
-            if isinstance(small, cst.Import):
-                for alias in small.names:
-                    if dotted_name(alias.name) == "torch.nn" and alias.asname is not None \
-                            and isinstance(alias.asname.name, cst.Name):
-                        out.add(alias.asname.name.value)
-            elif isinstance(small, cst.ImportFrom) and small.module is not None \
-                    and dotted_name(small.module) == "torch" and not isinstance(small.names, cst.ImportStar):
-                for alias in small.names:
-                    if dotted_name(alias.name) == "nn":
-                        bound = alias.asname.name if alias.asname is not None else alias.name
-                        if isinstance(bound, cst.Name):
-                            out.add(bound.value)
+    for small in _module_imports(module):
+        if isinstance(small, cst.Import):
+            for alias in small.names:
+                if dotted_name(alias.name) == "torch.nn" and alias.asname is not None \
+                        and isinstance(alias.asname.name, cst.Name):
+                    out.add(alias.asname.name.value)
+        elif small.module is not None and dotted_name(small.module) == "torch" \
+                and not isinstance(small.names, cst.ImportStar):
+            for alias in small.names:
+                if dotted_name(alias.name) == "nn":
+                    bound = alias.asname.name if alias.asname is not None else alias.name
+                    if isinstance(bound, cst.Name):
+                        out.add(bound.value)
     # Only names the prefilter recognises (`nn`, `torch_nn`: `prefilter._MayDevice._call`).
     return frozenset(name for name in out if name.endswith("nn"))
 
 
 def imports_vllm(module: cst.Module) -> bool:
     """Whether the module imports from vLLM (or vLLM-Omni) at module level."""
-    for stmt in module.body:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                if isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative \
-                        and (dotted_name(small.module) or "").split(".")[0] in ("vllm", "vllm_omni"):
-                    return True
-    return False
+    return any(isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative
+               and (dotted_name(small.module) or "").split(".")[0] in ("vllm", "vllm_omni")
+               for small in _module_imports(module))
 
 
 _SCALAR_RETURNS = frozenset({"int", "float", "bool"})
