@@ -12,6 +12,7 @@ import pytest
 
 from lint_h2d import capture_flow
 from lint_h2d.cst_children import UNRECORDED, recorded_children
+from tests.test_h2d003 import _plain_has_copy_call
 
 SOURCES = sorted((Path(__file__).parent / "fixtures").rglob("*.py"))
 
@@ -147,21 +148,6 @@ def _plain_calls(node: cst.CSTNode) -> List[cst.Call]:
 
 # -- the rules' `wants` (perf5): the same answers, without LibCST's `children` or ABC checks ---
 
-def _old_has_copy_call(node: cst.CSTNode) -> bool:
-    from lint_h2d.rules.non_blocking_copy_from_pageable_memory import COPY_METHODS, non_blocking_flag
-
-    stack: List[cst.CSTNode] = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute) \
-                and current.func.attr.value in COPY_METHODS \
-                and non_blocking_flag(current, current.func.attr.value) is not None:
-            return True
-        if not isinstance(current, (cst.Name, cst.SimpleString, cst.Integer, cst.Float)):
-            stack.extend(current.children)
-    return False
-
-
 WANTS_EXTRA = '''
 x = torch.zeros(4).to("cuda")
 y = torch.ones(n, dtype=d).cuda(non_blocking=True)
@@ -185,7 +171,7 @@ def test_the_rules_wants_answer_as_the_children_walks() -> None:
 
     copies = moves = 0
     for small in _smalls():
-        assert has_copy_call(small) == _old_has_copy_call(small)
+        assert has_copy_call(small) == _plain_has_copy_call(small)
         expected = any(True for _ in _moves_shape(small))
         assert _has_moves_shape(small) == expected
         copies += has_copy_call(small)
