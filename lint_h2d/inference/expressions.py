@@ -313,7 +313,7 @@ def is_device_context(node: cst.BaseExpression, facts: Facts) -> bool:
     one: it picks the current GPU, factories still allocate on the CPU.  A name bound to
     `torch.device(d)` counts when the walk knows it as an accelerator place."""
     if isinstance(node, cst.Call):
-        if not _is_torch_attr(node.func, facts, "device"):
+        if not is_torch_device_call(node, facts):
             return False
         # As for `device=`: a spec that is not provably the CPU asks for an accelerator.
         first = _arg(node, 0, "type")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from typing import Callable, FrozenSet, Mapping, Optional, Set, Tuple
 
-from lint_h2d.inference.values import COMPUTE_LOGITS_NOTE, MODULE_OUTPUT_NOTE, RUNTIME_NOTES, SAMPLING_HOOK_NOTE, Value
+from lint_h2d.inference.values import COMPUTE_LOGITS_NOTE, MODULE_OUTPUT_NOTE, SAMPLING_HOOK_NOTE, Value, runtime_steps
 
 # How the evidence of a field on the default device begins (issue 17, item 8c).
 DEFAULT_DEVICE_STEP = "allocated without `device=` in `__init__`"
@@ -50,7 +50,7 @@ def compute_logits_message() -> str:
 def rests_on_module_output(evidence: Tuple[object, ...]) -> bool:
     """Whether a value's device evidence includes a step resting on how serving code runs (a
     module call's output, a sampling hook's logits): a convention."""
-    return any(any(n in getattr(step, "message", "") for n in RUNTIME_NOTES) for step in evidence)
+    return bool(runtime_steps(evidence))
 
 
 @dataclass(frozen=True)

@@ -451,8 +451,8 @@ class _Walker:
             if context is None and is_device_context(item.item, self.facts(names)):
                 context = LocalStep("inside `with torch.device(...)`: a factory without `device=`"
                                     " allocates on that device", item.item)
-            elif is_torch_device_call(item.item, self.facts(names)):
-                other_place = True
+            elif isinstance(item.item, cst.Call) and is_torch_device_call(item.item, self.base):
+                other_place = True  # the call's name is all it reads: no per-path names needed
             if item.asname is not None:
                 self.bind_target(item.asname.name, UNKNOWN, names)
         if context is None and not (other_place and self.base.default_device is not None):

@@ -133,15 +133,16 @@ MODULE_OUTPUT_NOTE = "taken to be on the accelerator, where serving code keeps a
 # What a step resting on vLLM's sampling interface says: its runner calls a hook that takes
 # `(logits, sampling_metadata: SamplingMetadata)` with the logits it computed, on the device.
 SAMPLING_HOOK_NOTE = "vLLM's model runner passes its `[num_reqs, vocab]` logits here, on the device"
-# Steps that rest on how serving code runs (not on the object at hand): a finding resting on
-# one says so (`[convention]`) and gets no safe fix.
-# ... and what a step resting on vLLM's `compute_logits` interface says (a model's
+# What a step resting on vLLM's `compute_logits` interface says (a model's
 # `compute_logits(hidden_states)` returns `Tensor | None`, the logits of its language-model head).
 COMPUTE_LOGITS_NOTE = "vLLM's `compute_logits` returns the `[num_tokens, vocab]` logits, on the device"
+# Steps that rest on how serving code runs (not on the object at hand): a finding resting on
+# one says so (`[convention]`) and gets no safe fix.
 RUNTIME_NOTES = (MODULE_OUTPUT_NOTE, SAMPLING_HOOK_NOTE, COMPUTE_LOGITS_NOTE)
 
 
-def _module_steps(evidence: Tuple[Any, ...]) -> Tuple[Any, ...]:
+def runtime_steps(evidence: Tuple[Any, ...]) -> Tuple[Any, ...]:
+    """The steps of `evidence` that rest on how serving code runs (`RUNTIME_NOTES`)."""
     return tuple(s for s in evidence if any(n in getattr(s, "message", "") for n in RUNTIME_NOTES))
 
 
@@ -199,7 +200,7 @@ def join(a: Value, b: Value) -> Value:
     if kind == Kind.DEVICE and a.kind == b.kind and a.evidence != b.evidence:
         # One path's device tensor is a module's output (a convention): the joined value
         # rests on it too, whichever path's reasons are shown first.
-        missing = tuple(s for s in _module_steps(b.evidence) if s not in evidence)
+        missing = tuple(s for s in runtime_steps(b.evidence) if s not in evidence)
         evidence = evidence + missing if missing else evidence
     key = join(a.key, b.key) if a.key is not None and b.key is not None else None
     fields = a.fields if a.fields == b.fields and items is not None else None

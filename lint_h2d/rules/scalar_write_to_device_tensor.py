@@ -23,7 +23,7 @@ from lint_h2d.inference.expressions import index_effect, index_evidence, infer
 from lint_h2d.inference.resolved import rests_on_module_output
 from lint_h2d.inference.scope import StatementFact
 from lint_h2d.inference.usage import rank_floor
-from lint_h2d.inference.values import Kind, LocalStep
+from lint_h2d.inference.values import Kind, LocalStep, Value
 from lint_h2d.rules._gate_site import GateSite, ModuleImports, gate_site, module_flags
 from lint_h2d.rules._int_index import int_names
 from lint_h2d.rules._redundant import Redundant, redundant_write
@@ -234,7 +234,7 @@ It is **unsafe** (applied only with `--unsafe-fixes`, after reading it) when:
             f"(`{written} = ...`): a host-to-device copy that blocks the host until the "
             f"stream drains{extra}; use `{_one_line(suggestion)}`"
         )
-        steps = steps + _why_scalar(effects, cpu_tensor_value, target, assign.value, fact, ctx)
+        steps = steps + _why_scalar(effects, cpu_tensor_value, target, assign.value, value, fact, ctx)
         finding = ctx.finding(
             self.code, assign, message, fix=fix, no_fix_reason=reason, statement=fact.owner,
             details=(("target", target_code), ("rank", str(tensor.rank)))
@@ -464,9 +464,10 @@ def _evidence(raw: Iterable[object], ctx: FileContext) -> Tuple[EvidenceStep, ..
 
 
 def _why_scalar(effects: List[str], cpu_tensor_value: bool, target: cst.Subscript,
-                value: cst.BaseExpression, fact: StatementFact,
+                value: cst.BaseExpression, inferred: Value, fact: StatementFact,
                 ctx: FileContext) -> Tuple[EvidenceStep, ...]:
-    """Why the destination is one element and the value a host scalar (the last steps)."""
+    """Why the destination is one element and the value a host scalar (the last steps);
+    `inferred` is what the caller inferred for `value`."""
     row = ctx.position(value).start.line
     index = ("a 0-dim integer tensor" if all(e == "int-tensor" for e in effects) else
              "an integer or a 0-dim integer tensor") if "int-tensor" in effects else (
@@ -478,7 +479,7 @@ def _why_scalar(effects: List[str], cpu_tensor_value: bool, target: cst.Subscrip
                   and isinstance(element.slice, cst.Index)
                   for step in _evidence(index_evidence(element.slice.value, fact.facts), ctx))
     # Why the value is a host scalar, where that took a step (an `isinstance` check).
-    scalar = tuple(step for step in _evidence(infer(value, fact.facts).evidence, ctx) if step not in loose)
+    scalar = tuple(step for step in _evidence(inferred.evidence, ctx) if step not in loose)
     return loose + scalar + (EvidenceStep(f"every index is {index}: the destination is one element, the value "
                                   f"is {what}", None, row, None, EvidenceKind.DIRECT),)
 
