@@ -1,7 +1,7 @@
 """Content-hash cache: a file whose bytes, tool version, settings, project root and cross-file
 facts are unchanged gets its previous findings back without being parsed.
 
-One JSON file per (cache format, tool version, settings, project root, project facts) key
+One JSON file per (cache format, tool version and build (`code_id`), settings, project root, project facts) key
 (`cache_key`), entries by absolute path and SHA-256 of the file's bytes, written atomically; a corrupt
 or foreign file is ignored and rebuilt.  Concurrent runs may each write it: the last complete
 write wins and every write is whole, so readers never see a torn file.
@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
 from lint_h2d import __version__
+from lint_h2d.code_id import code_id
 from lint_h2d.findings import Finding
 from lint_h2d.serialize import finding_to_cache, findings_from_cache
 
@@ -50,7 +51,8 @@ def cache_key(settings: "Settings", project_fingerprint: str) -> str:
 class Cache:
     def __init__(self, folder: Path, key: str) -> None:
         self.folder = folder
-        self.key = hashlib.sha256(f"{FORMAT}|{__version__}|{key}".encode()).hexdigest()[:24]
+        # code_id: a source checkout's edits change findings without a version bump.
+        self.key = hashlib.sha256(f"{FORMAT}|{__version__}|{code_id()}|{key}".encode()).hexdigest()[:24]
         self.file = folder / f"{__version__}-{self.key}.json"
         self.entries: Dict[str, Dict[str, Any]] = {}
         self.dirty = False

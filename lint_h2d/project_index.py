@@ -9,7 +9,8 @@ unchanged.  It is keyed by:
 - the project root: one index file per resolved root (`project-index-<hash>.json`), so a
   cache folder shared by several projects never mixes their facts;
 - the settings that decide which files are walked (`include`, `exclude`, `extend-exclude`,
-  `respect-gitignore`), the index format and the tool version: any change rebuilds it;
+  `respect-gitignore`), the index format, the tool version and its build (`code_id`: the
+  stat of its own sources): any change rebuilds it;
 - the file set: the stat (mtime, ctime, inode) of every folder the walk listed, of its
   `.gitignore`, and a digest of its Python files' and sub-folders' names.  A file added,
   removed or renamed changes its folder's stat; a one-file run then lists that folder again
@@ -36,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterable, List, Optional
 
 from lint_h2d import __version__
 from lint_h2d.cache import RACY_NS, save_json
+from lint_h2d.code_id import code_id
 from lint_h2d.config import Settings, canonical_folder
 from lint_h2d.discovery import PYTHON_SUFFIXES, discover
 
@@ -130,6 +132,7 @@ def index_key(settings: Settings) -> Dict[str, Any]:
     return {
         "format": INDEX_FORMAT,
         "version": __version__,
+        "code": code_id(),  # a source checkout's edits change summaries without a bump
         "root": str(settings.root.resolve()),
         "include": list(settings.include),
         "exclude": list(settings.exclude),
