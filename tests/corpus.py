@@ -73,9 +73,48 @@ def download_sdist(name: str, version: str, *, skip: bool = True, timeout: float
     found = find_sdist(name, version)
     if found is not None:
         return found
-    # pip may fail after saving the archive (it tries to read its metadata): the file decides
-    return _pip_download(name, version, ["--no-binary", ":all:", "--no-build-isolation"], find_sdist,
-                         skip, timeout)
+    # pip may fail after saving the archive (it tries to read its metadata), or before saving
+    # it (kvcached 0.1.6: its build backend fails): then fetch the file PyPI lists.
+    try:
+        return _pip_download(name, version, ["--no-binary", ":all:", "--no-build-isolation"], find_sdist,
+                             False, timeout)
+    except CorpusUnavailable as pip_failed:
+        try:
+            return _pypi_sdist(name, version, timeout)
+        except (OSError, ValueError, KeyError) as exc:
+            _skip_or_raise(f"{pip_failed}; from PyPI's JSON: {exc}", skip)
+            raise AssertionError("unreachable")
+
+
+def _pypi_sdist(name: str, version: str, timeout: float) -> Path:
+    """The release's sdist as PyPI's JSON API lists it, checked against its sha256, saved
+    atomically under its own file name."""
+    import hashlib
+    import json
+    import tempfile
+    import urllib.request
+
+    import urllib.parse
+
+    index = f"https://pypi.org/pypi/{name}/json"
+    with urllib.request.urlopen(index, timeout=timeout) as response:
+        files = json.load(response)["releases"][version]
+    sdist = next(f for f in files if f["packagetype"] == "sdist" and f["filename"].endswith(".tar.gz"))
+    # A mirror may list the file by a relative address.
+    with urllib.request.urlopen(urllib.parse.urljoin(index, sdist["url"]), timeout=timeout) as response:
+        data = response.read()
+    if hashlib.sha256(data).hexdigest() != sdist["digests"]["sha256"]:
+        raise ValueError(f"{sdist['filename']}: sha256 differs from PyPI's")
+    WHEELS.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=WHEELS, suffix=".part")
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+    target = WHEELS / os.path.basename(sdist["filename"])
+    os.replace(tmp, target)
+    found = find_sdist(name, version)
+    if found is None:
+        raise ValueError(f"{target.name} does not read as {name}-{version}.tar.gz")
+    return found
 
 
 def _pip_download(name: str, version: str, kind: List[str], find: Callable[[str, str], Optional[Path]],
