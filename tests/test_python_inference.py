@@ -156,3 +156,12 @@ def test_module_outputs_say_they_rest_on_a_convention_and_get_no_safe_fix(
     assert any(s.startswith("module_blocks.py:13: `Head.forward()` returns a device tensor") for s in chain)
     chain = _chain(results, "sampling_hook.py", 15)
     assert any("vLLM's model runner passes its `[num_reqs, vocab]` logits here" in s for s in chain)
+
+
+def test_annotated_assignments_name_the_annotation(results: Dict[str, List[Finding]]) -> None:
+    """`self.eos: int = tokenizer.eos_token_id`: the index is an int because it is declared
+    one where it is assigned, and the chain says so."""
+    assert "annotated_assign.py:10: `self.eos` is annotated `int` where it is assigned" in _chain(
+        results, "annotated_assign.py", 16)
+    assert "annotated_assign.py:23: `slot` is annotated `int` where it is assigned" in _chain(
+        results, "annotated_assign.py", 24)

@@ -522,6 +522,8 @@ class _Walker:
             out = names
             if small.value is not None:
                 value = infer(small.value, self.facts(names))
+                if value.kind == Kind.UNKNOWN and value.type_name is None and value.element is None:
+                    value = _declared(small, value, self.facts(names))
             else:
                 value = annotated_value(small.annotation, self.facts(names))
             self.bind_target(small.target, value, out, small.value)
@@ -1056,6 +1058,19 @@ def _holds_attribute(target: cst.CSTNode) -> bool:
             return True
         stack.extend(recorded_children(node))
     return False
+
+
+def _declared(small: cst.AnnAssign, value: Value, facts: Facts) -> Value:
+    """`x: int = tokenizer.eos_token_id`: where the assigned value is unknown, what the
+    annotation declares (an int, a project class, a list of ints), as for an annotated
+    parameter; never against what the value shows (a tensor stays a tensor)."""
+    declared = annotated_value(small.annotation, facts)
+    if declared.kind == Kind.UNKNOWN and declared.type_name is None and declared.element is None:
+        return value
+    shown = dotted_name(small.annotation.annotation)
+    what = f"annotated `{shown}`" if shown else "annotated"
+    target = dotted_name(small.target) or "the target"
+    return declared.because(LocalStep(f"`{target}` is {what} where it is assigned", small))
 
 
 def _int_fields(collected: Mapping[str, Value], seen: Mapping[str, Set[Kind]],
