@@ -20,6 +20,11 @@ paths relative to the extracted root.  Figures (as /work/shared/LABELS.md define
 - precision = true findings / findings on labelled rows (a true finding is on an `H2D` row);
 - recall = `high`-confidence `H2D` rows found / all `high`-confidence `H2D` rows.
 
+A corpus too large to label whole may be labelled within a scope: `<corpus>.scope` lists the
+folder prefixes (one per line, `#` comments) whose every candidate is labelled.  Its figures
+then cover those folders only: findings outside them are counted apart ("outside the labelled
+scope"), and a label outside them is an error.
+
 Findings on no labelled row are listed for reading (they are neither true nor false until
 someone labels them), with the false positives and the false negatives.
 """
@@ -87,6 +92,7 @@ class Score:
     false_positives: List[Tuple[Finding, Label]] = field(default_factory=list)
     false_negatives: List[Label] = field(default_factory=list)
     unlabelled: List[Finding] = field(default_factory=list)
+    outside: int = 0  # findings outside the corpus's labelled scope (`<corpus>.scope`)
 
     @property
     def precision(self) -> Optional[float]:
@@ -131,6 +137,31 @@ def label_files(labels_dir: Path, corpus: str, corpora: Iterable[str] = ()) -> L
             continue
         found.append(path)
     return found
+
+
+def read_scope(labels_dir: Path, corpus: str) -> Optional[Tuple[str, ...]]:
+    """The folder prefixes of `<corpus>.scope` (None: the corpus is labelled whole)."""
+    path = labels_dir / f"{corpus}.scope"
+    if not path.is_file():
+        return None
+    prefixes = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            prefixes.append(line.rstrip("/") + "/")
+    if not prefixes:
+        raise LabelError(f"{path}: names no folder")
+    return tuple(prefixes)
+
+
+def in_scope(path: str, scope: Optional[Tuple[str, ...]]) -> bool:
+    return scope is None or path.startswith(scope)
+
+
+def check_scope(labels: Sequence["Label"], scope: Optional[Tuple[str, ...]], corpus: str) -> None:
+    for lab in labels:
+        if not in_scope(lab.path, scope):
+            raise LabelError(f"{lab.source}: {lab.path} is outside {corpus}.scope")
 
 
 def read_labels(paths: Iterable[Path]) -> List[Label]:
@@ -204,18 +235,23 @@ def findings_from_json(data: Sequence[dict], root: Path) -> Tuple[List[Finding],
 # -- the figures ----------------------------------------------------------------------------------
 
 
-def score(corpus: str, labels: Sequence[Label], findings: Sequence[Finding]) -> Score:
+def score(corpus: str, labels: Sequence[Label], findings: Sequence[Finding],
+          scope: Optional[Tuple[str, ...]] = None) -> Score:
     """Match findings to labelled rows by (path, line).  Two findings on one statement count
-    once: labels are per statement."""
+    once: labels are per statement.  With a `scope`, findings outside it are only counted."""
     by_key = {(lab.path, lab.line): lab for lab in labels}
     unique: Dict[Tuple[str, int], Finding] = {}
+    outside = set()
     for f in findings:
+        if not in_scope(f.path, scope):
+            outside.add((f.path, f.line))
+            continue
         unique.setdefault((f.path, f.line), f)
     result = Score(
         corpus=corpus, labelled=len(labels),
         positives=sum(lab.label == "H2D" for lab in labels),
         positives_high=sum(lab.label == "H2D" and lab.confidence == "high" for lab in labels),
-        findings=len(unique), on_labelled=0, true=0, found_high=0,
+        findings=len(unique), on_labelled=0, true=0, found_high=0, outside=len(outside),
     )
     for key, f in sorted(unique.items()):
         lab = by_key.get(key)
@@ -273,6 +309,8 @@ def details(s: Score) -> str:
     out += [f"    {lab.path}:{lab.line}  {lab.label}/{lab.confidence}  {lab.note}" for lab in s.false_negatives]
     out.append(f"  findings on no labelled row ({len(s.unlabelled)}; read them):")
     out += [f"    {f.path}:{f.line}  {f.message}" for f in s.unlabelled]
+    if s.outside:
+        out.append(f"  findings outside the labelled scope: {s.outside} (not scored)")
     return "\n".join(out) + "\n"
 
 
@@ -315,11 +353,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                       file=sys.stderr)
                 continue
             labels = read_labels(files)
+            scope = read_scope(args.labels, name)
+            check_scope(labels, scope, name)
             root = Path(roots[name]) if name in roots else corpus_root(corpus)
             findings, errors = run_lint(root, corpus.package, args.jobs)
             for error in errors:
                 print(f"{name}: could not check {error}", file=sys.stderr)
-            scores.append(score(name, labels, findings))
+            scores.append(score(name, labels, findings, scope))
     except LabelError as exc:
         print(f"accuracy: error: {exc}", file=sys.stderr)
         return 2

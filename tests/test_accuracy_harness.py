@@ -113,6 +113,30 @@ def test_score_arithmetic() -> None:
     assert "pooled" not in accuracy.markdown([s])
 
 
+def test_a_scope_limits_what_is_scored(tmp_path: Path) -> None:
+    """A corpus labelled within `<corpus>.scope`: findings outside it are counted, not scored;
+    a label outside it is an error naming the file."""
+    L = accuracy.Label
+    F = accuracy.Finding
+    (tmp_path / "c.scope").write_text("# runtime folders\npkg/worker\n\npkg/sample/\n")
+    scope = accuracy.read_scope(tmp_path, "c")
+    assert scope == ("pkg/worker/", "pkg/sample/") and accuracy.read_scope(tmp_path, "other") is None
+    labels = [L("pkg/worker/a.py", 1, "H2D", "high", "n", "c.tsv:2"), L("pkg/sample/b.py", 2, "PY", "high", "n", "c.tsv:3")]
+    findings = [F("pkg/worker/a.py", 1, "m"), F("pkg/models/x.py", 5, "m"), F("pkg/workers/y.py", 1, "m"),
+                F("pkg/sample/b.py", 9, "m")]
+    s = accuracy.score("c", labels, findings, scope)
+    assert (s.findings, s.on_labelled, s.true, s.outside) == (2, 1, 1, 2)
+    assert [(f.path, f.line) for f in s.unlabelled] == [("pkg/sample/b.py", 9)]
+    assert "findings outside the labelled scope: 2 (not scored)" in accuracy.details(s)
+    assert accuracy.score("c", labels, findings).outside == 0  # no scope: everything is scored
+    accuracy.check_scope(labels, scope, "c")
+    with pytest.raises(accuracy.LabelError, match="c.tsv:9: pkg/models/x.py is outside c.scope"):
+        accuracy.check_scope([L("pkg/models/x.py", 5, "H2D", "high", "n", "c.tsv:9")], scope, "c")
+    (tmp_path / "e.scope").write_text("# nothing\n")
+    with pytest.raises(accuracy.LabelError, match="names no folder"):
+        accuracy.read_scope(tmp_path, "e")
+
+
 def test_bad_label_files_name_file_and_line(tmp_path: Path) -> None:
     cases = {
         "path\tline\tlabel\n": ":1: the header",
@@ -157,7 +181,9 @@ def test_shipped_labels_are_valid() -> None:
     owned = {p for name in corpora for p in accuracy.label_files(labels, name, corpora)}
     assert owned == set(labels.glob("*.tsv"))
     for name in corpora:
-        accuracy.read_labels(accuracy.label_files(labels, name, corpora))
+        rows = accuracy.read_labels(accuracy.label_files(labels, name, corpora))
+        accuracy.check_scope(rows, accuracy.read_scope(labels, name), name)
+    assert {p.name[: -len(".scope")] for p in labels.glob("*.scope")} <= set(corpora)
     vllm = accuracy.read_labels(accuracy.label_files(labels, "vllm-0.33.0", corpora))
     assert len(vllm) == 33 and {lab.label for lab in vllm} == {"H2D"}
 
