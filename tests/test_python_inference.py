@@ -156,3 +156,22 @@ def test_module_outputs_say_they_rest_on_a_convention_and_get_no_safe_fix(
     assert any(s.startswith("module_blocks.py:13: `Head.forward()` returns a device tensor") for s in chain)
     chain = _chain(results, "sampling_hook.py", 15)
     assert any("vLLM's model runner passes its `[num_reqs, vocab]` logits here" in s for s in chain)
+
+
+def test_uncalled_functions_are_those_no_call_in_the_project_names() -> None:
+    """By name, bound or not (a call of any function of that name may be one of it); a class's
+    construction calls its `__init__`; `forward` and dunders run without their name; only
+    functions with a parameter a call site could place count."""
+    from lint_h2d.inference.project import collect
+
+    texts = [
+        "def ref(x):\n    return x\n",
+        "def used(x):\n    return x\n\nused(1)\n",
+        "class C:\n    def __init__(self, x):\n        self.x = x\n",
+        "class D:\n    def __init__(self, x):\n        self.x = x\n\nD(1)\n",
+        "class M:\n    def forward(self, h):\n        return h\n\n    def __call__(self, h):\n        return h\n",
+        "def dflt(x=None):\n    return x\n\ndef typed(n: int):\n    return n\n",
+        "class E:\n    def step(self, x):\n        return x\n\ndef go(e):\n    e.step(1)\n",
+    ]
+    resolved = collect(texts).module_facts.resolved
+    assert resolved.uncalled == {"ref", "C", "go"}
