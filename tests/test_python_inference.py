@@ -159,9 +159,9 @@ def test_module_outputs_say_they_rest_on_a_convention_and_get_no_safe_fix(
 
 
 def test_uncalled_functions_are_those_no_call_in_the_project_names() -> None:
-    """By name, bound or not (a call of any function of that name may be one of it); a class's
-    construction calls its `__init__`; `forward` and dunders run without their name; only
-    functions with a parameter a call site could place count."""
+    """Module-level functions only (a method is called through its object), by name, bound or
+    not (a call of any function of that name may be one of it); only functions with a
+    parameter a call site could place count."""
     from lint_h2d.inference.project import collect
 
     texts = [
@@ -172,6 +172,7 @@ def test_uncalled_functions_are_those_no_call_in_the_project_names() -> None:
         "class M:\n    def forward(self, h):\n        return h\n\n    def __call__(self, h):\n        return h\n",
         "def dflt(x=None):\n    return x\n\ndef typed(n: int):\n    return n\n",
         "class E:\n    def step(self, x):\n        return x\n\ndef go(e):\n    e.step(1)\n",
+        "def helper2(x):\n    return x\n\ndef user(m, y):\n    m.helper2(y)\n",
     ]
     resolved = collect(texts).module_facts.resolved
-    assert resolved.uncalled == {"ref", "C", "go"}
+    assert resolved.uncalled == {"ref", "go", "user"}

@@ -846,27 +846,23 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                     resolver.modules, forwards, resolver.uncalled)
 
 
-# Names Python or PyTorch calls without naming them (`m(x)` runs `forward`, operators run
-# dunders): no call site by name is no evidence that nothing calls them.
-_IMPLICITLY_CALLED = frozenset({"forward"})
-
-
 def uncalled_functions(functions: Mapping[str, Sequence[Tuple[str, FunctionSummary]]],
                        calls: Mapping[str, Sequence[Tuple[str, CallSite]]]) -> FrozenSet[str]:
-    """Project functions with a parameter a call site could place (`wanted_callees`) that no
-    call in the project names (a class's name stands for its `__init__`).
+    """Module-level project functions with a parameter a call site could place
+    (`wanted_callees`) that no call in the project names.
 
     By name only, bound or not: a call of any function of that name counts, so a function is
-    uncalled only when no call anywhere could be one of it."""
+    uncalled only when no call anywhere could be one of it.  Methods never are: a method is
+    called through its object, which the project may get from a framework (a runner calls a
+    builder's `build`, `m(x)` runs `forward`), so no call by name says little about them."""
     out: Set[str] = set()
     for name, definitions in functions.items():
+        if name in calls:
+            continue
         for _, fn in definitions:
-            callee = fn.owner if fn.name == "__init__" and fn.owner else fn.name
-            if callee in calls or callee in _IMPLICITLY_CALLED or (callee.startswith("__") and callee.endswith("__")):
-                continue
-            if any(not (fn.bound and i == 0) and a in _OPEN_ANNOTATIONS and p not in fn.defaults
-                   for i, (p, a) in enumerate(zip(fn.params, fn.annotations))):
-                out.add(callee)
+            if fn.owner is None and any(a in _OPEN_ANNOTATIONS and p not in fn.defaults
+                                        for p, a in zip(fn.params, fn.annotations)):
+                out.add(name)
     return frozenset(out)
 
 

@@ -93,9 +93,9 @@ class Resolved:
     # Kept apart from `returns`: `forward` is an API name (`project.API_NAMES`), and the
     # prefilter sees a module call through the class's construction, not through `.forward(`.
     forwards: Mapping[str, Value] = _field(default_factory=dict)
-    # Names of project functions (a class's name for its `__init__`) that have a parameter the
-    # call sites could place and no call site in the project: nothing there says where such a
-    # parameter is (a reference oracle, an entry point of the project's users or tests).
+    # Names of module-level project functions that have a parameter the call sites could place
+    # and no call site in the project: nothing there says where such a parameter is (a
+    # reference oracle, an entry point of the project's users or tests).
     uncalled: FrozenSet[str] = frozenset()
 
     def _inherited(self, cls: str, own: Callable[[str], Optional[Value]]) -> Optional[Value]:

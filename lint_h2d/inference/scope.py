@@ -879,11 +879,10 @@ class ModuleWalker:
         )
         hook = base.vllm and sampling_hook([(p.name.value, (dotted_name(p.annotation.annotation) or "?").split(".")[-1]
                                               if p.annotation is not None else None) for p in params])
-        # A function no call in the project names: its parameters' places are unknown.  Not in
-        # a module written against vLLM: the engine calls its builders and hooks (vLLM's
-        # MiniMax builder allocates `cu_seqlens_k` on `kv_lens.device`, called by the runner).
-        callee = (self_class or "") if name == "__init__" and self_name is not None else name
-        uncalled = callee if callee in base.project.uncalled and not base.vllm else None
+        # A module-level function no call in the project names: its parameters' places are
+        # unknown.  Not in a module written against vLLM: the engine calls its builders and
+        # hooks (vLLM's MiniMax builder allocates `cu_seqlens_k` on `kv_lens.device`).
+        uncalled = name if parent == "<module>" and name in base.project.uncalled and not base.vllm else None
         for i, param in enumerate(params):
             pname = param.name.value
             if self_name is not None and i == 0 and pname == self_name:
