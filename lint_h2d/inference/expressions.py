@@ -16,7 +16,7 @@ from lint_h2d.findings import EvidenceStep
 from lint_h2d.inference.memory import annotate as annotate_memory
 from lint_h2d.inference.names import layer
 from lint_h2d.inference.resolved import (NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK_PLUS_ONE, NN_TENSOR_MODULES,
-                                         Resolved, compute_logits_message, module_step_message)
+                                         UNCALLED_NOTE, Resolved, compute_logits_message, module_step_message)
 from lint_h2d.inference.values import NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value, join
 
 # Factories whose first positional arguments (or `size=`) give the shape.
@@ -300,7 +300,10 @@ def _device_kwarg_kind(call: cst.Call, facts: Facts) -> Optional[Kind]:
         # `device=x.device`: where `x` is.  A tensor (or a parameter) with no evidence of its
         # place is taken to be on the accelerator, as any explicit device= is: in serving code
         # that is where such tensors live (vLLM's MiniMax builder allocated `cu_seqlens_k` on
-        # `kv_lens.device`).  A CPU-only reference function called this way is the price.
+        # `kv_lens.device`).  Not a parameter of a function nothing in the project calls (a
+        # CPU reference oracle, an entry point for tests): no call site says where it is.
+        if source.kind not in (Kind.CPU, Kind.DEVICE) and unplaced(source):
+            return Kind.TENSOR
         return Kind.CPU if source.kind == Kind.CPU else Kind.DEVICE
     # Any other device= that is not provably the CPU is an explicit request for an accelerator.
     return Kind.DEVICE
@@ -341,6 +344,15 @@ def is_meta(node: cst.BaseExpression, facts: Facts) -> bool:
         return first is not None and is_meta(first, facts)
     text = _string_value(node)
     return text is not None and text.split(":")[0] == "meta"
+
+
+def unplaced(value: Value) -> bool:
+    """A parameter of a function nothing in the project calls, with no other evidence of its
+    place (`scope._unplaced` marks it): no call site says where it is.  Read where `device=` or
+    `.to()` names its `.device` directly; a name bound to it (`device = x.device`) is still
+    taken for an accelerator, as before (vLLM's labels count that form in a dense-format
+    converter nothing calls, `sparse_index_utils.k2q_to_q2k`)."""
+    return any(UNCALLED_NOTE in getattr(step, "message", "") for step in value.evidence)
 
 
 def _tensor_of_device(device: cst.BaseExpression, facts: Facts) -> Optional[Value]:
@@ -538,8 +550,9 @@ def _to_result(receiver: Value, call: cst.Call, facts: Facts) -> Value:
         kind = Kind.DEVICE
     elif source is not None:
         # `.to(x.device)`: where `x` is (the accelerator for a tensor nothing tells about,
-        # as for `device=x.device`).
-        kind = Kind.CPU if source.kind == Kind.CPU else Kind.DEVICE
+        # as for `device=x.device`, but a parameter no call site places).
+        kind = Kind.CPU if source.kind == Kind.CPU else (
+            Kind.TENSOR if source.kind != Kind.DEVICE and unplaced(source) else Kind.DEVICE)
     else:
         other = infer(target, facts)
         if other.kind.is_tensor:

@@ -156,6 +156,7 @@ class _Resolver:
                 for name in context.constructs:
                     self._mark_on_device(name, (summary.path, context.line, context.how), 0)
         self.modules = _module_classes(self.classes)
+        self.uncalled = uncalled_functions(self.functions, self.calls)
         self.memo: Dict[Tuple[Any, ...], Value] = {}
         self.order: List[Tuple[Any, ...]] = []  # memo keys in the order they were settled
         self.pending: Set[Tuple[Any, ...]] = set()
@@ -653,7 +654,8 @@ class _Resolver:
     def _on(self, term: Term, path: str, owner: Optional[str]) -> Value:
         """`torch.zeros(n, device=x.device)`: on `x`'s device.  A parameter or a tensor with
         no evidence of its place is taken to be on the accelerator, as any explicit `device=`
-        (the walk's `_device_kwarg_kind` reads it the same way)."""
+        (the walk's `_device_kwarg_kind` reads it the same way; a summary's uncalled function
+        teaches no field and no return, so the walk's exception for them is not needed here)."""
         _, base_term, rank, line, how, integer = term
         base = self.eval(base_term, path, owner)
         if base.kind == Kind.CPU:
@@ -841,7 +843,27 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
             if _informative(value) and _worth_keeping(value):
                 forwards[name] = value
     return Resolved(fields, bases, classes, returns, params, int_params, frozenset(device_names),
-                    resolver.modules, forwards)
+                    resolver.modules, forwards, resolver.uncalled)
+
+
+def uncalled_functions(functions: Mapping[str, Sequence[Tuple[str, FunctionSummary]]],
+                       calls: Mapping[str, Sequence[Tuple[str, CallSite]]]) -> FrozenSet[str]:
+    """Module-level project functions with a parameter a call site could place
+    (`wanted_callees`) that no call in the project names.
+
+    By name only, bound or not: a call of any function of that name counts, so a function is
+    uncalled only when no call anywhere could be one of it.  Methods never are: a method is
+    called through its object, which the project may get from a framework (a runner calls a
+    builder's `build`, `m(x)` runs `forward`), so no call by name says little about them."""
+    out: Set[str] = set()
+    for name, definitions in functions.items():
+        if name in calls:
+            continue
+        for _, fn in definitions:
+            if fn.owner is None and any(a in _OPEN_ANNOTATIONS and p not in fn.defaults
+                                        for p, a in zip(fn.params, fn.annotations)):
+                out.add(name)
+    return frozenset(out)
 
 
 def _path_of(definitions: Sequence[Tuple[str, FunctionSummary]], fn: FunctionSummary) -> str:
@@ -884,6 +906,7 @@ def fingerprint_of(resolved: Resolved) -> str:
     for cls, base in sorted(resolved.bases.items()):
         digest.update(f"{cls}<{','.join(base)}\n".encode())
     digest.update(("modules:" + ",".join(sorted(resolved.modules))).encode())
+    digest.update(("uncalled:" + ",".join(sorted(resolved.uncalled))).encode())
     for name, value in sorted(resolved.forwards.items()):
         digest.update(f"{name}.forward()={_describe(value)}\n".encode())
     return digest.hexdigest()[:16]

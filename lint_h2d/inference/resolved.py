@@ -13,6 +13,9 @@ from lint_h2d.inference.values import COMPUTE_LOGITS_NOTE, MODULE_OUTPUT_NOTE, S
 
 # How the evidence of a field on the default device begins (issue 17, item 8c).
 DEFAULT_DEVICE_STEP = "allocated without `device=` in `__init__`"
+# What the step of a parameter of a function nothing in the project calls says: no call site
+# tells where it is, so `device=p.device` is not an accelerator by convention.
+UNCALLED_NOTE = "no call site says where"
 
 # `torch.nn` layers whose output has the input's rank (`Linear` maps the last dimension,
 # norms, dropout, activations and convolutions keep every dimension), and `Embedding`, whose
@@ -40,6 +43,11 @@ def module_step_message(callee: str, module: str) -> str:
 def sampling_hook_message(function: str, param: str) -> str:
     """The evidence step of a vLLM sampling hook's logits (`SAMPLING_HOOK_NOTE` marks it)."""
     return f"`{function}` takes `{param}` with a vLLM `SamplingMetadata`: {SAMPLING_HOOK_NOTE}"
+
+
+def uncalled_message(function: str, param: str) -> str:
+    """The step a parameter of an uncalled function carries (`UNCALLED_NOTE` marks it)."""
+    return f"nothing in the project calls `{function}`: {UNCALLED_NOTE} `{param}` is"
 
 
 def compute_logits_message() -> str:
@@ -85,6 +93,10 @@ class Resolved:
     # Kept apart from `returns`: `forward` is an API name (`project.API_NAMES`), and the
     # prefilter sees a module call through the class's construction, not through `.forward(`.
     forwards: Mapping[str, Value] = _field(default_factory=dict)
+    # Names of module-level project functions that have a parameter the call sites could place
+    # and no call site in the project: nothing there says where such a parameter is (a
+    # reference oracle, an entry point of the project's users or tests).
+    uncalled: FrozenSet[str] = frozenset()
 
     def _inherited(self, cls: str, own: Callable[[str], Optional[Value]]) -> Optional[Value]:
         """`own(name)` of `cls` or, breadth-first, of its project base classes (a class

@@ -29,7 +29,7 @@ from lint_h2d.inference.expressions import (
     place_of,
 )
 from lint_h2d.inference.names import Names, copy_names, join_names, layer
-from lint_h2d.inference.resolved import DEFAULT_DEVICE_STEP, Resolved, sampling_hook_message
+from lint_h2d.inference.resolved import DEFAULT_DEVICE_STEP, Resolved, sampling_hook_message, uncalled_message
 from lint_h2d.inference.summary import sampling_hook
 from lint_h2d.inference.values import OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value, join
 
@@ -775,6 +775,15 @@ def _params(fn: cst.FunctionDef) -> List[cst.Param]:
     return out
 
 
+def _unplaced(value: Value, uncalled: Optional[str], param: cst.Param) -> Value:
+    """A parameter of the uncalled function `uncalled` (None: a called one), marked so that
+    `device=p.device` is not read as an explicit accelerator: no call site says where `p` is,
+    and functions nothing calls are often CPU reference oracles (`expressions.unplaced`)."""
+    if uncalled is None:
+        return value
+    return value.because(LocalStep(uncalled_message(uncalled, param.name.value), param))
+
+
 def _int_default(param: cst.Param) -> Optional[Value]:
     """`slot=0`: a parameter whose default is an int literal is taken to be an int (evidence,
     not proof: a caller may pass anything, so an index resting on it gets an unsafe fix)."""
@@ -872,6 +881,10 @@ class ModuleWalker:
         )
         hook = base.vllm and sampling_hook([(p.name.value, (dotted_name(p.annotation.annotation) or "?").split(".")[-1]
                                               if p.annotation is not None else None) for p in params])
+        # A module-level function no call in the project names: its parameters' places are
+        # unknown.  Not in a module written against vLLM: the engine calls its builders and
+        # hooks (vLLM's MiniMax builder allocates `cu_seqlens_k` on `kv_lens.device`).
+        uncalled = name if parent == "<module>" and name in base.project.uncalled and not base.vllm else None
         for i, param in enumerate(params):
             pname = param.name.value
             if self_name is not None and i == 0 and pname == self_name:
@@ -901,6 +914,8 @@ class ModuleWalker:
                 known = base.project.params.get((name, pname))
                 if known is not None and known.kind.is_tensor:
                     value = replace(known, origin=Origin.PARAM, root=pname, path=pname)
+                else:
+                    value = _unplaced(value, uncalled, param)
             elif type_name is not None:
                 value = value.because(LocalStep(f"`{pname}` is annotated `{type_name}`", param))
             elif param.annotation is None and param.star == "":
@@ -910,6 +925,8 @@ class ModuleWalker:
                     (qualname, pname)) or _int_default(param)
                 if known is not None:
                     value = replace(known, origin=Origin.PARAM, root=pname, path=pname)
+                elif param.default is None:
+                    value = _unplaced(value, uncalled, param)
             names[pname] = value
         for pname in (p.name.value for p in params):
             if pname in base.torch_names or pname in base.numpy_names:
