@@ -450,6 +450,14 @@ class _Resolver:
             return SCALAR.because(EvidenceStep(
                 f"every call of `{callee}` passes a Python number as `{name}` ({where}{more})",
                 first_path, first_line))
+        if kinds == {Kind.CPU_PLACE}:
+            # `f(..., device=torch.device("cpu"))` at every call: `device=device` is the CPU.
+            return Value(Kind.CPU_PLACE).because(EvidenceStep(
+                f"every call of `{callee}` passes the CPU as `{name}` ({where}{more})", first_path, first_line))
+        if kinds == {Kind.DEVICE_PLACE}:
+            return Value(Kind.DEVICE_PLACE).because(EvidenceStep(
+                f"every call of `{callee}` passes an accelerator as `{name}` ({where}{more})",
+                first_path, first_line))
         types = {v.type_name for _, _, v in values}
         if kinds == {Kind.OTHER} and len(types) == 1 and None not in types:
             # Every call passes an instance of one project class: its fields and methods apply.
@@ -459,10 +467,12 @@ class _Resolver:
                 first_path, first_line))
         for path, line, v in values:
             if (v.kind.is_tensor and v.rank != 0) or (v.kind == Kind.OTHER and v.type_name is None) \
-                    or v.kind == Kind.NUMPY:
-                kind = v.kind if v.kind != Kind.DEVICE else Kind.TENSOR
+                    or v.kind in (Kind.NUMPY, Kind.CPU_PLACE, Kind.DEVICE_PLACE):
+                # A place among other values is, as a string was, no tensor.
+                kind = Kind.TENSOR if v.kind == Kind.DEVICE else Kind.OTHER if v.kind in (
+                    Kind.CPU_PLACE, Kind.DEVICE_PLACE) else v.kind
                 return Value(kind, v.rank, element=v.element).because(EvidenceStep(
-                    f"a call of `{callee}` passes a {v.kind.value} as `{name}`", path, line))
+                    f"a call of `{callee}` passes a {kind.value} as `{name}`", path, line))
         return UNKNOWN
 
     # -- terms ---------------------------------------------------------------------------
@@ -472,6 +482,9 @@ class _Resolver:
             return SCALAR
         if tag in ("other",):
             return OTHER
+        if tag == "place":  # `"cpu"`, `torch.device("cuda")` (`summary.place_term`)
+            return Value(Kind.CPU_PLACE if term[1] == "cpu" else Kind.DEVICE_PLACE) if term[1] != "meta" \
+                else UNKNOWN
         if tag in ("unk", "none"):
             return UNKNOWN
         if tag == "dev":
@@ -739,14 +752,24 @@ def _informative(value: Value) -> bool:
     return value.kind != Kind.UNKNOWN or value.type_name is not None or value.element is not None
 
 
+def _device_param(pname: str, annotation: Term) -> bool:
+    """A parameter that names a device (`device: torch.device`, `device: str`, `device`), whose
+    call sites may say where it points (`f(..., device=torch.device("cpu"))`).  By name, for
+    annotated ones: looking up the call sites of every `str`-annotated parameter of a project
+    costs more than it finds."""
+    return annotation in (("unk",), ("other",)) and (pname == "device" or pname.endswith("_device"))
+
+
 def wanted_callees(summaries: Sequence[FileSummary]) -> FrozenSet[str]:
     """Names whose call sites can teach a parameter fact: project functions (and classes,
-    for `__init__`) with an un-annotated parameter that has no default."""
+    for `__init__`) with an un-annotated parameter, or a device parameter, that has no
+    default."""
     out: Set[str] = set()
     for summary in summaries:
         for fn in summary.functions:
             for index, (pname, annotation) in enumerate(zip(fn.params, fn.annotations)):
-                if (fn.bound and index == 0) or annotation not in _OPEN_ANNOTATIONS or pname in fn.defaults:
+                if (fn.bound and index == 0) or pname in fn.defaults or (
+                        annotation not in _OPEN_ANNOTATIONS and not _device_param(pname, annotation)):
                     continue
                 out.add(fn.owner if fn.name == "__init__" and fn.owner else fn.name)
                 break
@@ -822,10 +845,15 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                     f"`{_qual(fn)}` passes `{pname}` to `range()`: an int",
                     _path_of(definitions, fn), fn.line))
             for index, pname in enumerate(fn.params):
-                if fn.annotations[index] not in _OPEN_ANNOTATIONS or (fn.bound and index == 0):
+                if fn.bound and index == 0:
+                    continue
+                place_only = _device_param(pname, fn.annotations[index])
+                if fn.annotations[index] not in _OPEN_ANNOTATIONS and not place_only:
                     continue
                 pvalue = resolver.param(fn, index)
-                if fn.annotations[index] != ("unk",) and pvalue.kind != Kind.DEVICE:
+                if place_only and pvalue.kind not in (Kind.CPU_PLACE, Kind.DEVICE_PLACE):
+                    continue  # `device: torch.device`: only where the calls point adds to it
+                if fn.annotations[index] not in (("unk",), ("other",)) and pvalue.kind != Kind.DEVICE:
                     continue  # `x: torch.Tensor`: only "on the device" adds to the annotation
                 if _informative(pvalue):
                     key = (fn.name, pname)

@@ -927,6 +927,11 @@ class ModuleWalker:
                     value = replace(known, origin=Origin.PARAM, root=pname, path=pname)
                 elif param.default is None:
                     value = _unplaced(value, uncalled, param)
+            elif kind in (Kind.OTHER, Kind.DEVICE_PLACE) and param.star == "" and param.default is None:
+                # `device: torch.device`: where every call site points it, when they agree.
+                known = base.project.params.get((name, pname))
+                if known is not None and known.kind in (Kind.CPU_PLACE, Kind.DEVICE_PLACE):
+                    value = replace(known, origin=Origin.PARAM, root=pname, path=pname)
             names[pname] = value
         for pname in (p.name.value for p in params):
             if pname in base.torch_names or pname in base.numpy_names:

@@ -18,6 +18,7 @@ every term that introduces a fact carries its line, so that evidence can name it
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
@@ -28,6 +29,18 @@ UNK: Term = ("unk",)
 _TENSOR: Term = ("tensor", None)  # an annotation `torch.Tensor`
 SCALAR: Term = ("scalar",)
 OTHER: Term = ("other",)
+# A device specification (`"cpu"`, `"cuda:0"`, `torch.device("cpu")`): ("place", "cpu" |
+# "accel" | "meta").  Call sites that pass one say where a `device` parameter points.
+_DEVICE_SPEC = re.compile(r"(cpu|cuda|meta|mps|xpu|npu|hpu|xla|privateuseone)(:[0-9]+)?")
+
+
+def place_term(text: str) -> Optional[Term]:
+    """The place a device string names, or None for a string that is no device spec."""
+    m = _DEVICE_SPEC.fullmatch(text)
+    if m is None:
+        return None
+    kind = m.group(1)
+    return ("place", kind if kind in ("cpu", "meta") else "accel")
 
 # Mirrors lint_h2d/inference/expressions.py (kept apart: that module imports LibCST).
 _SIZE_FACTORIES = frozenset({"empty", "zeros", "ones", "rand", "randn"})
@@ -455,6 +468,8 @@ class _Builder:
                 return UNK  # what `_collect_env` binds for an unknown value
             if isinstance(node.value, (bool, int, float, complex)):
                 return SCALAR
+            if isinstance(node.value, str):
+                return place_term(node.value) or OTHER
             return OTHER
         if isinstance(node, ast.Name):
             return self._name(node.id, scope)
@@ -568,6 +583,11 @@ class _Builder:
         if isinstance(receiver, ast.Name) and receiver.id in scope.torch and receiver.id not in scope.params:
             if method in _FACTORIES:
                 return self._factory(node, method, scope)
+            if method == "device" and len(node.args) == 1 and not node.keywords:
+                # `torch.device("cpu")`: the place its argument names (an index alone is an
+                # accelerator's ordinal).
+                inner = self.term(node.args[0], scope)
+                return inner if inner[0] == "place" else ("place", "accel") if inner == SCALAR else UNK
             if method in _SAME_DEVICE_FUNCTIONS and node.args:
                 first = node.args[0]
                 if isinstance(first, (ast.List, ast.Tuple)) and first.elts:
