@@ -107,6 +107,9 @@ def _field_patterns(fields: FrozenSet[str]) -> Tuple[Tuple[Pattern[str], ...], F
     calls = [f[5:] for f in fields if f.startswith("call:")]
     defs = [f[4:] for f in fields if f.startswith("def:")]
     patterns = []
+    built = _built_pattern(fields)
+    if built is not None:
+        patterns.append(built)
     if attrs:
         patterns.append(re.compile(r"\." + GAP + r"(?:" + alternatives(attrs) + r")\b"))
     if defs:
@@ -118,6 +121,16 @@ def _field_patterns(fields: FrozenSet[str]) -> Tuple[Tuple[Pattern[str], ...], F
     if others:
         patterns.append(re.compile(r"\b(?:" + alternatives(others) + r")" + GAP + r"\("))
     return tuple(patterns), frozenset(words)
+
+
+@lru_cache(maxsize=8)
+def _built_pattern(fields: FrozenSet[str]) -> Optional[Pattern[str]]:
+    """`class <C>` for the `built:<C>` entries: classes the project (or vLLM's loader) builds
+    under an accelerator default device, whose factories without `device=` may be on it."""
+    names = sorted((f[6:] for f in fields if f.startswith("built:")), key=len, reverse=True)
+    if not names:
+        return None
+    return re.compile(r"\bclass[ \t]+(?:" + "|".join(re.escape(n) for n in names) + r")\b")
 
 
 def h2d001_text(text: str, device_fields: AbstractSet[str] = frozenset()) -> bool:
@@ -256,6 +269,10 @@ class _MayDevice:
         # Some `with` may make `torch.device(...)` the factories' default (any factory then
         # may allocate on the device: scopes and order are not looked at).
         self.device_context = not text or DEVICE_CALL.search(text) is not None and "with" in text
+        if not self.device_context:
+            # A class built under a default device elsewhere (`Resolved.built_on_device`).
+            built = _built_pattern(frozenset(device_fields))
+            self.device_context = built is not None and built.search(text) is not None
         self._lines: Optional[List[bytes]] = None
         # A vLLM sampling hook's `logits` parameter (`summary.sampling_hook`).
         self.names: Set[str] = {"logits"} if "SamplingMetadata" in text or not text else set()

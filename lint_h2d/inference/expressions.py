@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 from dataclasses import dataclass, field, replace
-from typing import Dict, FrozenSet, List, Mapping, MutableMapping, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, List, Mapping, MutableMapping, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
@@ -181,7 +181,9 @@ class Facts:
     vllm: bool = False
     # The `with torch.device(...)` (an accelerator) the code is lexically inside, as the step
     # that names it, or None: a factory without `device=` allocates on the context's device.
-    default_device: Optional[LocalStep] = None
+    # An `EvidenceStep` when the context is elsewhere: `__init__` of a class the project (or
+    # vLLM's model loader) constructs under one (`Resolved.built_on_device`).
+    default_device: Optional[Union[LocalStep, EvidenceStep]] = None
 
     def with_names(self, names: Mapping[str, Value]) -> "Facts":
         return replace(self, names=names)

@@ -119,6 +119,7 @@ from lint_h2d.inference.resolved import (  # noqa: E402
     module_step_message,
     compute_logits_message,
     sampling_hook_message,
+    vllm_loader_message,
 )
 from lint_h2d.inference.values import NONE, OTHER, SCALAR, UNKNOWN, Kind, Value, join  # noqa: E402
 
@@ -141,7 +142,7 @@ class _Resolver:
         self.functions: Dict[str, List[Tuple[str, FunctionSummary]]] = {}
         self.methods: Dict[Tuple[str, str], List[Tuple[str, FunctionSummary]]] = {}
         self.calls: Dict[str, List[Tuple[str, CallSite]]] = {}
-        self.on_device: Dict[str, Tuple[str, int, str]] = {}  # class → (file, line, how)
+        self.on_device: Dict[str, _BuiltOn] = {}  # class → where it is built on the device
         for summary in summaries:
             for cls in summary.classes:
                 self.classes.setdefault(cls.name, []).append((summary.path, cls))
@@ -151,11 +152,14 @@ class _Resolver:
                     self.methods.setdefault((fn.owner, fn.name), []).append((summary.path, fn))
             for call in summary.calls:
                 self.calls.setdefault(call.callee, []).append((summary.path, call))
+        self.modules = _module_classes(self.classes)
         for summary in summaries:
             for context in summary.contexts:
                 for name in context.constructs:
-                    self._mark_on_device(name, (summary.path, context.line, context.how), 0)
-        self.modules = _module_classes(self.classes)
+                    self._mark_on_device(name, _BuiltOn(summary.path, context.line, context.how), 0)
+        # After the project's own contexts: a model also built under one keeps that evidence.
+        for path, name, line in _vllm_models(summaries, self.modules):
+            self._mark_on_device(name, _BuiltOn(path, line, "", vllm_root=name), 0)
         self.memo: Dict[Tuple[Any, ...], Value] = {}
         self.order: List[Tuple[Any, ...]] = []  # memo keys in the order they were settled
         self.pending: Set[Tuple[Any, ...]] = set()
@@ -172,7 +176,7 @@ class _Resolver:
             found = self.steps[key] = EvidenceStep(message, path, line)
         return found
 
-    def _mark_on_device(self, name: str, where: Tuple[str, int, str], depth: int) -> None:
+    def _mark_on_device(self, name: str, where: "_BuiltOn", depth: int) -> None:
         """A class built under a device context, and the classes its `__init__` builds; a
         factory function called there marks the classes it returns (`return Model(cfg)`)."""
         if depth > 20:
@@ -489,11 +493,10 @@ class _Resolver:
             rank, line = term[1], term[2]
             integer = bool(term[3]) if len(term) > 3 else False
             where = self.on_device.get(owner or "")
-            if where is not None:
-                loader, loader_line, how = where
+            if where is not None and owner is not None:
                 return Value(Kind.DEVICE, rank, integer=integer).because(
                     EvidenceStep(f"{DEFAULT_DEVICE_STEP}: on the default device", path, line),
-                    EvidenceStep(f"`{owner}` is constructed under `{how}`", loader, loader_line))
+                    where.step(owner))
             return Value(Kind.TENSOR, rank)
         if tag == "tensor":
             return Value(Kind.TENSOR, term[1])
@@ -670,6 +673,45 @@ class _Resolver:
             self.step(f"allocated on the device here (`{how}`)", path, line))
 
 
+@dataclass(frozen=True)
+class _BuiltOn:
+    """Where a class is constructed under an accelerator default device: the `with` (or
+    `set_default_device`) at `path:line`, or, with `vllm_root`, vLLM's model loader building
+    that model class (`path:line` its `__init__`)."""
+
+    path: str
+    line: int
+    how: str
+    vllm_root: Optional[str] = None
+
+    def step(self, cls: str) -> EvidenceStep:
+        """The evidence step that puts `cls`'s default-device allocations on the device."""
+        if self.vllm_root is not None:
+            return EvidenceStep(vllm_loader_message(cls, self.vllm_root), self.path, self.line,
+                                kind=EvidenceKind.CONVENTION)
+        return EvidenceStep(f"`{cls}` is constructed under `{self.how}`", self.path, self.line)
+
+
+# The vLLM model constructor's parameters: the loader calls `model_class(vllm_config=..., prefix=...)`.
+_VLLM_MODEL_PARAMS = frozenset({"vllm_config", "prefix"})
+
+
+def _vllm_models(summaries: Sequence[FileSummary], modules: FrozenSet[str]) -> List[Tuple[str, str, int]]:
+    """(file, class, `__init__` line) of each `nn.Module` class with the vLLM model constructor
+    (`def __init__(self, *, vllm_config, prefix="")`) in a file importing vLLM: what vLLM's
+    loader builds under `with torch.device(load_device)` (`VLLM_LOADER_NOTE`).  A class of a
+    project that does not import vLLM, or no module, is not one, whatever its parameters."""
+    found = []
+    for summary in summaries:
+        if not summary.vllm:
+            continue
+        for fn in summary.functions:
+            if fn.name == "__init__" and fn.owner is not None and fn.owner in modules \
+                    and _VLLM_MODEL_PARAMS <= set(fn.params):
+                found.append((summary.path, fn.owner, fn.line))
+    return sorted(found)
+
+
 def _module_classes(classes: Mapping[str, List[Tuple[str, ClassSummary]]]) -> FrozenSet[str]:
     """Project classes deriving from `nn.Module` (a base named `Module`), directly or through
     other project classes."""
@@ -840,8 +882,11 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
             value = resolver.method_returns(name, "forward")
             if _informative(value) and _worth_keeping(value):
                 forwards[name] = value
+    built = {name: where.step(name) for name, where in sorted(resolver.on_device.items())}
+    # A file defining one: its factories without `device=` may be on the device (prefilter).
+    device_names.update(f"built:{name}" for name in built)
     return Resolved(fields, bases, classes, returns, params, int_params, frozenset(device_names),
-                    resolver.modules, forwards)
+                    resolver.modules, forwards, built)
 
 
 def _path_of(definitions: Sequence[Tuple[str, FunctionSummary]], fn: FunctionSummary) -> str:
@@ -886,6 +931,8 @@ def fingerprint_of(resolved: Resolved) -> str:
     digest.update(("modules:" + ",".join(sorted(resolved.modules))).encode())
     for name, value in sorted(resolved.forwards.items()):
         digest.update(f"{name}.forward()={_describe(value)}\n".encode())
+    for name, step in sorted(resolved.built_on_device.items()):
+        digest.update(f"built:{name}={step.path}:{step.row}:{step.message}\n".encode())
     return digest.hexdigest()[:16]
 
 

@@ -953,6 +953,15 @@ class ModuleWalker:
                 constructors.add(params[0].name.value)
             if _may_record(method, constructors):
                 recording.append((method, self_name, frozenset(constructors)))
+        # Built under an accelerator default device elsewhere (a project `with torch.device`,
+        # vLLM's model loader): `__init__`, and the methods it calls, run inside that context.
+        built = outer.project.built_on_device.get(cls.name.value)
+        at_build = _run_at_construction(methods) if built is not None else frozenset()
+        built_facts = replace(outer, default_device=built) if built is not None else outer
+
+        def facts_of(method: cst.FunctionDef) -> Facts:
+            return built_facts if id(method) in at_build else outer
+
         for round_ in range(5):
             collected: Dict[str, Value] = {}
             seen: Dict[str, Set[Kind]] = {}
@@ -965,7 +974,7 @@ class ModuleWalker:
 
             visible = {**attributes, **assumed} if assumed else attributes
             for method, method_self, makers in recording:
-                self.walk_function(method, outer, qualname, emit=False, on_self=record,
+                self.walk_function(method, facts_of(method), qualname, emit=False, on_self=record,
                                    self_name=method_self, self_attributes=visible,
                                    constructors=makers, self_class=cls.name.value)
             merged = dict(attributes)
@@ -993,7 +1002,7 @@ class ModuleWalker:
         for stmt in cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ():
             if isinstance(stmt, cst.FunctionDef):
                 self_name = self._self_name(stmt)
-                self.walk_function(stmt, outer, qualname, emit, None, self_name, attributes,
+                self.walk_function(stmt, facts_of(stmt), qualname, emit, None, self_name, attributes,
                                    self_class=cls.name.value)
                 walker.bind_name(stmt.name.value, OTHER, class_names)
             else:
@@ -1005,6 +1014,30 @@ class ModuleWalker:
             return None
         params = list(fn.params.posonly_params) + list(fn.params.params)
         return params[0].name.value if params else None
+
+
+def _run_at_construction(methods: Sequence[cst.FunctionDef]) -> FrozenSet[int]:
+    """The ids of `__init__` and of the methods its own statements call as `self.m(...)`: what
+    runs while the object is constructed (under the constructor's default device).  Nested
+    definitions and lambdas run later; a method called elsewhere too still runs here once."""
+    init = next((m for m in methods if m.name.value == "__init__"), None)
+    if init is None:
+        return frozenset()
+    params = list(init.params.posonly_params) + list(init.params.params)
+    if not params:
+        return frozenset()
+    self_name = params[0].name.value
+    called: Set[str] = set()
+    stack: List[cst.CSTNode] = [init.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                and isinstance(node.func.value, cst.Name) and node.func.value.value == self_name:
+            called.add(node.func.attr.value)
+        stack.extend(node.children)
+    return frozenset(id(m) for m in methods if m is init or m.name.value in called)
 
 
 def _may_record(fn: cst.FunctionDef, constructors: AbstractSet[str]) -> bool:

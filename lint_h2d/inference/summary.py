@@ -120,9 +120,13 @@ class FileSummary:
     functions: Tuple[FunctionSummary, ...] = ()
     calls: Tuple[CallSite, ...] = ()
     contexts: Tuple[DeviceContext, ...] = ()
+    # The file imports vLLM (or vLLM-Omni): its classes with the vLLM model constructor are
+    # what vLLM's model loader builds under its device context (`project._vllm_models`).
+    vllm: bool = False
 
     def to_json(self) -> Dict[str, Any]:
         return {
+            **({"vllm": True} if self.vllm else {}),
             "classes": [[c.name, c.line, list(c.bases), [[a, t] for a, t in c.fields], list(c.constructs),
                          list(c.positional)]
                         for c in self.classes],
@@ -149,6 +153,7 @@ def from_json(path: str, data: Dict[str, Any]) -> FileSummary:
         tuple(CallSite(c, bd, ln, tuple(_tuple(a) for a in args), tuple((k, _tuple(t)) for k, t in kws), st)
               for c, bd, ln, args, kws, st in data.get("calls", ())),
         tuple(DeviceContext(ln, how, tuple(cs)) for ln, how, cs in data.get("contexts", ())),
+        bool(data.get("vllm", False)),
     )
 
 
@@ -179,7 +184,7 @@ def summarize_tree(path: str, tree: ast.Module) -> FileSummary:
     except RecursionError:
         return FileSummary(path)
     return FileSummary(path, tuple(builder.classes), tuple(builder.functions),
-                       tuple(builder.calls), tuple(builder.contexts))
+                       tuple(builder.calls), tuple(builder.contexts), builder.vllm)
 
 
 @dataclass

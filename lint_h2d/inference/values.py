@@ -136,9 +136,14 @@ SAMPLING_HOOK_NOTE = "vLLM's model runner passes its `[num_reqs, vocab]` logits 
 # What a step resting on vLLM's `compute_logits` interface says (a model's
 # `compute_logits(hidden_states)` returns `Tensor | None`, the logits of its language-model head).
 COMPUTE_LOGITS_NOTE = "vLLM's `compute_logits` returns the `[num_tokens, vocab]` logits, on the device"
+# What a step resting on vLLM's model loader says: `BaseModelLoader.load_model`
+# (vllm/model_executor/model_loader/base_loader.py, and tensorizer_loader.py) builds every model
+# as `model_class(vllm_config=..., prefix=...)` inside `with torch.device(load_device):`, so a
+# plugin's model class is constructed on the accelerator without a line of the plugin saying so.
+VLLM_LOADER_NOTE = "under `with torch.device(load_device)` (vllm/model_executor/model_loader/base_loader.py)"
 # Steps that rest on how serving code runs (not on the object at hand): a finding resting on
 # one says so (`[convention]`) and gets no safe fix.
-RUNTIME_NOTES = (MODULE_OUTPUT_NOTE, SAMPLING_HOOK_NOTE, COMPUTE_LOGITS_NOTE)
+RUNTIME_NOTES = (MODULE_OUTPUT_NOTE, SAMPLING_HOOK_NOTE, COMPUTE_LOGITS_NOTE, VLLM_LOADER_NOTE)
 
 
 def runtime_steps(evidence: Tuple[Any, ...]) -> Tuple[Any, ...]:
