@@ -107,9 +107,6 @@ def _field_patterns(fields: FrozenSet[str]) -> Tuple[Tuple[Pattern[str], ...], F
     calls = [f[5:] for f in fields if f.startswith("call:")]
     defs = [f[4:] for f in fields if f.startswith("def:")]
     patterns = []
-    built = _built_pattern(fields)
-    if built is not None:
-        patterns.append(built)
     if attrs:
         patterns.append(re.compile(r"\." + GAP + r"(?:" + alternatives(attrs) + r")\b"))
     if defs:
@@ -123,14 +120,14 @@ def _field_patterns(fields: FrozenSet[str]) -> Tuple[Tuple[Pattern[str], ...], F
     return tuple(patterns), frozenset(words)
 
 
-@lru_cache(maxsize=8)
-def _built_pattern(fields: FrozenSet[str]) -> Optional[Pattern[str]]:
-    """`class <C>` for the `built:<C>` entries: classes the project (or vLLM's loader) builds
-    under an accelerator default device, whose factories without `device=` may be on it."""
-    names = sorted((f[6:] for f in fields if f.startswith("built:")), key=len, reverse=True)
-    if not names:
-        return None
-    return re.compile(r"\bclass[ \t]+(?:" + "|".join(re.escape(n) for n in names) + r")\b")
+_CLASS_NAME = re.compile(r"^[ \t]*class[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
+
+
+def defines_built_class(text: str, device_fields: AbstractSet[str]) -> bool:
+    """The text defines a class the project (or vLLM's model loader) builds under an
+    accelerator default device (`built:<C>`, `Resolved.built_on_device`): its factories without
+    `device=` may be on the device.  Asked by membership, so a recording set sees the names."""
+    return any(f"built:{name}" in device_fields for name in _CLASS_NAME.findall(text))
 
 
 def h2d001_text(text: str, device_fields: AbstractSet[str] = frozenset()) -> bool:
@@ -142,7 +139,7 @@ def h2d001_text(text: str, device_fields: AbstractSet[str] = frozenset()) -> boo
     if not device_fields:
         return False
     patterns, called = _field_patterns(frozenset(device_fields))
-    if any(p.search(text) for p in patterns):
+    if any(p.search(text) for p in patterns) or defines_built_class(text, device_fields):
         return True
     if called and not called.isdisjoint(_CALLED_WORD.findall(text)):
         return True
@@ -271,8 +268,7 @@ class _MayDevice:
         self.device_context = not text or DEVICE_CALL.search(text) is not None and "with" in text
         if not self.device_context:
             # A class built under a default device elsewhere (`Resolved.built_on_device`).
-            built = _built_pattern(frozenset(device_fields))
-            self.device_context = built is not None and built.search(text) is not None
+            self.device_context = defines_built_class(text, device_fields)
         self._lines: Optional[List[bytes]] = None
         # A vLLM sampling hook's `logits` parameter (`summary.sampling_hook`).
         self.names: Set[str] = {"logits"} if "SamplingMetadata" in text or not text else set()

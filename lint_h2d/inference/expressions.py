@@ -17,7 +17,7 @@ from lint_h2d.inference.memory import annotate as annotate_memory
 from lint_h2d.inference.names import layer
 from lint_h2d.inference.resolved import (NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK_PLUS_ONE, NN_TENSOR_MODULES,
                                          Resolved, compute_logits_message, module_step_message)
-from lint_h2d.inference.values import NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value, join
+from lint_h2d.inference.values import NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value, join, module_tensor
 
 # Factories whose first positional arguments (or `size=`) give the shape.
 SIZE_FACTORIES = frozenset(
@@ -651,6 +651,10 @@ MODULE_SELF_METHODS = frozenset({"to", "cuda", "cpu", "half", "float", "bfloat16
                                  "train", "requires_grad_", "to_empty", "type"})
 
 
+# `torch.nn` classes that wrap a tensor rather than compute: the value is the wrapped tensor.
+NN_TENSOR_WRAPPERS = frozenset({"Parameter", "Buffer"})
+
+
 def _nn_layer(func: cst.Attribute, facts: Facts) -> Optional[str]:
     """`nn.Linear` / `torch.nn.Linear` (a class of `torch.nn`, by its capitalised name)."""
     attr = func.attr.value
@@ -868,6 +872,11 @@ def _call(call: cst.Call, facts: Facts) -> Value:
         return UNKNOWN
     method = func.attr.value
     layer_name = _nn_layer(func, facts)
+    if layer_name in NN_TENSOR_WRAPPERS:
+        # `nn.Buffer(t)` / `nn.Parameter(t)`: the tensor itself, where it is (a module's
+        # buffers and parameters then follow the module's `.to()`, its plain tensors do not).
+        data = _arg(call, 0, "data")
+        return module_tensor(infer(data, facts)) if data is not None else UNKNOWN
     if layer_name is not None:
         return _nn_module(layer_name, call, facts)
     if method == "compute_logits" and facts.vllm and isinstance(func.value, cst.Call) \

@@ -121,7 +121,7 @@ from lint_h2d.inference.resolved import (  # noqa: E402
     sampling_hook_message,
     vllm_loader_message,
 )
-from lint_h2d.inference.values import NONE, OTHER, SCALAR, UNKNOWN, Kind, Value, join  # noqa: E402
+from lint_h2d.inference.values import NONE, OTHER, SCALAR, UNKNOWN, Kind, Value, join, module_tensor  # noqa: E402
 
 
 
@@ -498,6 +498,8 @@ class _Resolver:
                     EvidenceStep(f"{DEFAULT_DEVICE_STEP}: on the default device", path, line),
                     where.step(owner))
             return Value(Kind.TENSOR, rank)
+        if tag == "wrap":
+            return module_tensor(self.eval(term[1], path, owner))  # `nn.Buffer(t)`, `nn.Parameter(t)`
         if tag == "tensor":
             return Value(Kind.TENSOR, term[1])
         if tag == "ann":

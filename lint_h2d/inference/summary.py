@@ -48,6 +48,7 @@ _SAME_DEVICE_METHODS = frozenset({
     "masked_fill", "repeat", "flip", "roll", "view_as", "select", "type_as",
     "byte", "short", "char", "double",
 })
+_NN_TENSOR_WRAPPERS = frozenset({"Parameter", "Buffer"})  # mirrors expressions.NN_TENSOR_WRAPPERS
 _SCALAR_CALLS = frozenset({"len", "int", "float", "bool", "round", "abs", "ord", "hash"})
 _SCALAR_METHODS = frozenset({"item", "numel", "dim", "ndimension", "element_size", "nelement"})
 _PROPERTIES = frozenset({"property", "cached_property"})
@@ -569,6 +570,10 @@ class _Builder:
                 and isinstance(receiver.value, ast.Name) and receiver.value.id in scope.torch)):
             # `nn.Linear(...)`: a `torch.nn` module; a `ModuleList([...])` knows its modules.
             first = node.args[0] if node.args and not isinstance(node.args[0], ast.Starred) else None
+            if method in _NN_TENSOR_WRAPPERS:
+                # `nn.Buffer(t)` / `nn.Parameter(t)`: the tensor `t` (`expressions.NN_TENSOR_WRAPPERS`).
+                data = first if first is not None else next((k.value for k in node.keywords if k.arg == "data"), None)
+                return ("wrap", self.term(data, scope)) if data is not None else UNK
             return ("nn", method, line, self.term(first, scope) if first is not None else UNK)
         if isinstance(receiver, ast.Name) and receiver.id in scope.torch and receiver.id not in scope.params:
             if method in _FACTORIES:

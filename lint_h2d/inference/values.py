@@ -152,6 +152,15 @@ def runtime_steps(evidence: Tuple[Any, ...]) -> Tuple[Any, ...]:
 
 
 UNKNOWN = Value(Kind.UNKNOWN)
+
+
+def module_tensor(data: Value) -> Value:
+    """What `nn.Buffer(data)` / `nn.Parameter(data)` holds: `data`, but a host one only until
+    the module moves (`module.to(dev)` / `.cuda()` moves buffers and parameters, not plain
+    tensor attributes), so a CPU tensor there is a tensor of unknown place."""
+    if data.kind == Kind.CPU:
+        return Value(Kind.TENSOR, data.rank, data.origin, integer=data.integer, evidence=data.evidence)
+    return data
 SCALAR = Value(Kind.SCALAR, 0)
 OTHER = Value(Kind.OTHER)
 NONE = Value(Kind.OTHER, none=True)
