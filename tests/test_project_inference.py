@@ -125,6 +125,9 @@ def test_vllm_loader_convention_names_the_loader_and_gives_no_safe_fix(results: 
                         "(vllm/model_executor/model_loader/base_loader.py)")
     sub = _evidence(results, "vllm_models.py", 17)
     assert sub[1].startswith("vllm_models.py:22: `CodecHead` is constructed in `TalkerForGeneration.__init__`; ")
+    called = _evidence(results, "vllm_models.py", 49)
+    assert called[1].startswith("vllm_models.py:22: `_suppressed_tokens` is called by `TalkerForGeneration.__init__`; "
+                                "vLLM's model loader constructs")
     for finding in results["vllm_models.py"]:
         assert any(s.kind == EvidenceKind.CONVENTION for s in finding.evidence)
         assert finding.fix is None or finding.fix.applicability.value == "unsafe"

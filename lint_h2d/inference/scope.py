@@ -957,10 +957,15 @@ class ModuleWalker:
         # vLLM's model loader): `__init__`, and the methods it calls, run inside that context.
         built = outer.project.built_on_device.get(cls.name.value)
         at_build = _run_at_construction(methods) if built is not None else frozenset()
-        built_facts = replace(outer, default_device=built) if built is not None else outer
+        built_facts: Dict[int, Facts] = {}
+        for method in methods:
+            if built is not None and id(method) in at_build:
+                step = built if method.name.value == "__init__" else replace(
+                    built, message=f"`{method.name.value}` is called by `{cls.name.value}.__init__`; {built.message}")
+                built_facts[id(method)] = replace(outer, default_device=step)
 
         def facts_of(method: cst.FunctionDef) -> Facts:
-            return built_facts if id(method) in at_build else outer
+            return built_facts.get(id(method), outer)
 
         for round_ in range(5):
             collected: Dict[str, Value] = {}
