@@ -144,3 +144,17 @@ def test_the_cli_scan_sees_classes_built_on_the_device(tmp_path: Path) -> None:
     rows = sorted(int(line.split(":")[1]) for line in result.stdout.splitlines()
                   if line.startswith("vllm_models.py:") and ": H2D" in line)
     assert rows == sorted(expected_rows(PROJECT / "vllm_models.py"))
+
+
+def test_a_moved_modules_buffers_name_the_move_as_a_convention(results: Dict[str, List[Finding]]) -> None:
+    """`pool.cuda()` moves `MovedPool`'s buffers and parameters; that a method runs after the
+    move is taken, not proven: a convention, no safe fix.  Its plain tensors, its `__init__`
+    (and what `__init__` calls), and modules moved `.to(<a parameter>)` or `.to("cpu")` stay silent."""
+    chain = _evidence(results, "module_buffers.py", 57)
+    assert chain[0].startswith("module_buffers.py:83: an instance of `MovedPool` is moved to the accelerator "
+                               "here (`.cuda()`)")
+    assert chain[1].startswith("module_buffers.py:46: held by the module as a buffer or parameter")
+    for row in (57, 58):
+        (finding,) = [f for f in results["module_buffers.py"] if f.location.row == row]
+        assert finding.evidence[0].kind == EvidenceKind.CONVENTION
+        assert finding.fix is None or finding.fix.applicability.value == "unsafe"

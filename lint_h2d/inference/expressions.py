@@ -17,7 +17,7 @@ from lint_h2d.inference.memory import annotate as annotate_memory
 from lint_h2d.inference.names import layer
 from lint_h2d.inference.resolved import (NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK_PLUS_ONE, NN_TENSOR_MODULES,
                                          Resolved, compute_logits_message, module_step_message)
-from lint_h2d.inference.values import NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value, join, module_tensor
+from lint_h2d.inference.values import NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value, join, module_tensor, MODULE_TENSOR_STEP
 
 # Factories whose first positional arguments (or `size=`) give the shape.
 SIZE_FACTORIES = frozenset(
@@ -876,7 +876,7 @@ def _call(call: cst.Call, facts: Facts) -> Value:
         # `nn.Buffer(t)` / `nn.Parameter(t)`: the tensor itself, where it is (a module's
         # buffers and parameters then follow the module's `.to()`, its plain tensors do not).
         data = _arg(call, 0, "data")
-        return module_tensor(infer(data, facts)) if data is not None else UNKNOWN
+        return module_tensor(infer(data, facts), LocalStep(MODULE_TENSOR_STEP, call)) if data is not None else UNKNOWN
     if layer_name is not None:
         return _nn_module(layer_name, call, facts)
     if method == "compute_logits" and facts.vllm and isinstance(func.value, cst.Call) \
@@ -1205,8 +1205,9 @@ def _attribute(node: cst.Attribute, facts: Facts) -> Value:
                            evidence=steps + known.evidence)
     if base.kind.is_tensor:
         if attr in ("T", "mT", "data", "real", "imag"):
+            # The same tensor (a view): its evidence, conventions included, carries over.
             return Value(base.kind, base.rank if attr != "T" else base.rank, base.origin,
-                         root=base.root, path=path)
+                         root=base.root, path=path, evidence=base.evidence)
         if attr == "shape":
             # A `torch.Size`: a tuple of Python ints, one per dimension.
             return Value(Kind.OTHER, length=base.rank, element=SCALAR,

@@ -121,7 +121,7 @@ from lint_h2d.inference.resolved import (  # noqa: E402
     sampling_hook_message,
     vllm_loader_message,
 )
-from lint_h2d.inference.values import NONE, OTHER, SCALAR, UNKNOWN, Kind, Value, join, module_tensor  # noqa: E402
+from lint_h2d.inference.values import NONE, OTHER, SCALAR, UNKNOWN, Kind, Value, join, module_tensor, MODULE_TENSOR_STEP, MOVED_MODULE_NOTE  # noqa: E402
 
 
 
@@ -153,6 +153,7 @@ class _Resolver:
             for call in summary.calls:
                 self.calls.setdefault(call.callee, []).append((summary.path, call))
         self.modules = _module_classes(self.classes)
+        self.moves = [(summary.path, move) for summary in summaries for move in summary.moves]
         for summary in summaries:
             for context in summary.contexts:
                 for name in context.constructs:
@@ -175,6 +176,29 @@ class _Resolver:
         if found is None:
             found = self.steps[key] = EvidenceStep(message, path, line)
         return found
+
+    def moved_modules(self) -> Dict[str, EvidenceStep]:
+        """Project module classes whose instances some call moves to an accelerator it names
+        (`summary.ModuleMove`), and the modules their `__init__` builds (moved with them)."""
+        moved: Dict[str, EvidenceStep] = {}
+        for path, move in self.moves:
+            cls = self.eval(move.receiver, path, None).type_name
+            if cls is None or cls not in self.modules:
+                continue
+            message = f"an instance of `{cls}` is moved to the accelerator here (`{move.how}`): " \
+                f"its buffers and parameters move with it; a method its construction does not run is {MOVED_MODULE_NOTE}"
+            self._mark_moved(cls, EvidenceStep(message, path, move.line, kind=EvidenceKind.CONVENTION), cls, moved, 0)
+        return moved
+
+    def _mark_moved(self, name: str, step: EvidenceStep, root: str, moved: Dict[str, EvidenceStep],
+                    depth: int) -> None:
+        if depth > 20 or name in moved or name not in self.classes:
+            return
+        moved[name] = step if name == root else replace(
+            step, message=f"`{name}` is built by `{root}.__init__`; {step.message}")
+        for _, cls in self.classes[name]:
+            for sub in cls.constructs:
+                self._mark_moved(sub, step, root, moved, depth + 1)
 
     def _mark_on_device(self, name: str, where: "_BuiltOn", depth: int) -> None:
         """A class built under a device context, and the classes its `__init__` builds; a
@@ -499,7 +523,8 @@ class _Resolver:
                     where.step(owner))
             return Value(Kind.TENSOR, rank)
         if tag == "wrap":
-            return module_tensor(self.eval(term[1], path, owner))  # `nn.Buffer(t)`, `nn.Parameter(t)`
+            # `nn.Buffer(t)`, `nn.Parameter(t)`, `register_buffer(name, t)`
+            return module_tensor(self.eval(term[1], path, owner), self.step(MODULE_TENSOR_STEP, path, term[2]))
         if tag == "tensor":
             return Value(Kind.TENSOR, term[1])
         if tag == "ann":
@@ -885,10 +910,14 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
             if _informative(value) and _worth_keeping(value):
                 forwards[name] = value
     built = {name: where.step(name) for name, where in sorted(resolver.on_device.items())}
-    # A file defining one: its factories without `device=` may be on the device (prefilter).
+    moved = resolver.moved_modules()
+    # A file defining one: its factories without `device=` may be on the device (prefilter),
+    # and a moved module's buffers and parameters, read as `.attr`, may be.
     device_names.update(f"built:{name}" for name in built)
+    for name in moved:
+        device_names.update(a for _, c in resolver.classes[name] for a, t in c.fields if t[0] == "wrap")
     return Resolved(fields, bases, classes, returns, params, int_params, frozenset(device_names),
-                    resolver.modules, forwards, built)
+                    resolver.modules, forwards, built, moved)
 
 
 def _path_of(definitions: Sequence[Tuple[str, FunctionSummary]], fn: FunctionSummary) -> str:
@@ -935,6 +964,8 @@ def fingerprint_of(resolved: Resolved) -> str:
         digest.update(f"{name}.forward()={_describe(value)}\n".encode())
     for name, step in sorted(resolved.built_on_device.items()):
         digest.update(f"built:{name}={step.path}:{step.row}:{step.message}\n".encode())
+    for name, step in sorted(resolved.moved.items()):
+        digest.update(f"moved:{name}={step.path}:{step.row}:{step.message}\n".encode())
     return digest.hexdigest()[:16]
 
 

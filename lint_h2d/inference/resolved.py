@@ -98,6 +98,9 @@ class Resolved:
     # `with torch.device(...)` elsewhere in the project, or vLLM's model loader): a factory
     # without `device=` in its `__init__`, or in a method `__init__` calls, lands there.
     built_on_device: Mapping[str, EvidenceStep] = _field(default_factory=dict)
+    # module class → the step saying the project moves its instances to an accelerator the
+    # call names (`m.cuda()`, `m.to("cuda")`): its buffers and parameters are there after.
+    moved: Mapping[str, EvidenceStep] = _field(default_factory=dict)
 
     def _inherited(self, cls: str, own: Callable[[str], Optional[Value]]) -> Optional[Value]:
         """`own(name)` of `cls` or, breadth-first, of its project base classes (a class

@@ -28,10 +28,12 @@ from lint_h2d.inference.expressions import (
     literal_int,
     place_of,
 )
+from lint_h2d.findings import EvidenceStep
 from lint_h2d.inference.names import Names, copy_names, join_names, layer
 from lint_h2d.inference.resolved import DEFAULT_DEVICE_STEP, Resolved, sampling_hook_message
 from lint_h2d.inference.summary import sampling_hook
-from lint_h2d.inference.values import OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value, join
+from lint_h2d.inference.values import (MODULE_TENSOR_STEP, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
+                                       is_module_tensor, join, module_tensor)
 
 
 Statement = Union[cst.SimpleStatementLine, cst.SimpleStatementSuite]
@@ -372,7 +374,8 @@ class _Walker:
             return
         if isinstance(attr, str):
             assert self.on_self_assign is not None
-            self.on_self_assign(attr, infer(call.args[1].value, self.facts(names)))
+            self.on_self_assign(attr, module_tensor(infer(call.args[1].value, self.facts(names)),
+                                                    LocalStep(MODULE_TENSOR_STEP, call)))
 
     def record_constructor(self, small: cst.BaseSmallStatement, names: Names) -> None:
         value = getattr(small, "value", None)
@@ -956,7 +959,8 @@ class ModuleWalker:
         # Built under an accelerator default device elsewhere (a project `with torch.device`,
         # vLLM's model loader): `__init__`, and the methods it calls, run inside that context.
         built = outer.project.built_on_device.get(cls.name.value)
-        at_build = _run_at_construction(methods) if built is not None else frozenset()
+        moved = outer.project.moved.get(cls.name.value)
+        at_build = _run_at_construction(methods) if built is not None or moved is not None else frozenset()
         built_facts: Dict[int, Facts] = {}
         for method in methods:
             if built is not None and id(method) in at_build:
@@ -998,6 +1002,9 @@ class ModuleWalker:
             assumed = {} if round_ >= 3 else {a: v for a, v in assumed.items() if a not in refuted}
             attributes = first
         attributes.update(_default_device_fields(cls.name.value, attributes, outer))
+        # Moved to the accelerator after construction: its buffers and parameters are there
+        # in every method but those that run while it is built (before any move).
+        after_move = {**attributes, **_moved_fields(attributes, moved)} if moved is not None else attributes
         class_scope = Scope(cls.name.value, qualname, (), None)
         walker = self._walker(outer, class_scope, None, None, emit)
         walker.container = cls.body if isinstance(cls.body, cst.IndentedBlock) else None
@@ -1007,7 +1014,8 @@ class ModuleWalker:
         for stmt in cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ():
             if isinstance(stmt, cst.FunctionDef):
                 self_name = self._self_name(stmt)
-                self.walk_function(stmt, facts_of(stmt), qualname, emit, None, self_name, attributes,
+                self.walk_function(stmt, facts_of(stmt), qualname, emit, None, self_name,
+                                   attributes if id(stmt) in at_build else after_move,
                                    self_class=cls.name.value)
                 walker.bind_name(stmt.name.value, OTHER, class_names)
             else:
@@ -1112,6 +1120,13 @@ def _int_fields(collected: Mapping[str, Value], seen: Mapping[str, Set[Kind]],
             out[attr] = replace(SCALAR, origin=Origin.SELF).because(LocalStep(
                 f"`{attr}` is only ever assigned Python numbers (and arithmetic on itself)", cls.name))
     return out
+
+
+def _moved_fields(attributes: Mapping[str, Value], moved: EvidenceStep) -> Dict[str, Value]:
+    """The buffers and parameters (`is_module_tensor`) of a module the project moves to the
+    accelerator (`Resolved.moved`), on the device: `moved` names the move."""
+    return {attr: replace(value, kind=Kind.DEVICE).because(moved)
+            for attr, value in attributes.items() if is_module_tensor(value)}
 
 
 def _default_device_fields(cls: str, attributes: Mapping[str, Value], facts: Facts) -> Dict[str, Value]:
