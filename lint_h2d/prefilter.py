@@ -130,6 +130,17 @@ def defines_built_class(text: str, device_fields: AbstractSet[str]) -> bool:
     return any(f"built:{name}" in device_fields for name in _CLASS_NAME.findall(text))
 
 
+def _calls_in_built_classes(tree: ast.AST, device_fields: AbstractSet[str]) -> FrozenSet[int]:
+    """The ids of the calls in the bodies of the classes `defines_built_class` names (their
+    methods run, or may run, under the constructor's default device): only those factories
+    may allocate there, not every factory of the file."""
+    found: Set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and f"built:{node.name}" in device_fields:
+            found.update(id(n) for n in ast.walk(node) if isinstance(n, ast.Call))
+    return frozenset(found)
+
+
 def h2d001_text(text: str, device_fields: AbstractSet[str] = frozenset()) -> bool:
     """Stage 1 for H2D001: a candidate `...] = ...` and the text of some device source."""
     if not CANDIDATE.search(text):
@@ -266,9 +277,11 @@ class _MayDevice:
         # Some `with` may make `torch.device(...)` the factories' default (any factory then
         # may allocate on the device: scopes and order are not looked at).
         self.device_context = not text or DEVICE_CALL.search(text) is not None and "with" in text
-        if not self.device_context:
-            # A class built under a default device elsewhere (`Resolved.built_on_device`).
-            self.device_context = defines_built_class(text, device_fields)
+        # The calls inside a class built under a default device elsewhere
+        # (`Resolved.built_on_device`): a factory there without `device=` may be on it.
+        self.built_calls: FrozenSet[int] = frozenset()
+        if not self.device_context and defines_built_class(text, device_fields):
+            self.built_calls = _calls_in_built_classes(tree, device_fields)
         self._lines: Optional[List[bytes]] = None
         # A vLLM sampling hook's `logits` parameter (`summary.sampling_hook`).
         self.names: Set[str] = {"logits"} if "SamplingMetadata" in text or not text else set()
@@ -462,7 +475,7 @@ class _MayDevice:
             pinned = isinstance(pin, ast.Constant) and pin.value is True
             if device is not None and not pinned and not _is_cpu_string(device, self.segment):
                 return True
-            if device is None and not pinned and self.device_context:
+            if device is None and not pinned and (self.device_context or id(call) in self.built_calls):
                 return True
             if method in _LIKE_OR_DATA and self._any_argument(call):
                 return True
