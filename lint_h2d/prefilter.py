@@ -130,15 +130,26 @@ def defines_built_class(text: str, device_fields: AbstractSet[str]) -> bool:
     return any(f"built:{name}" in device_fields for name in _CLASS_NAME.findall(text))
 
 
-def _calls_in_built_classes(tree: ast.AST, device_fields: AbstractSet[str]) -> FrozenSet[int]:
-    """The ids of the calls in the bodies of the classes `defines_built_class` names (their
-    methods run, or may run, under the constructor's default device): only those factories
-    may allocate there, not every factory of the file."""
-    found: Set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef) and f"built:{node.name}" in device_fields:
-            found.update(id(n) for n in ast.walk(node) if isinstance(n, ast.Call))
-    return frozenset(found)
+def _built_class_lines(tree: ast.AST, device_fields: AbstractSet[str]) -> Tuple[Tuple[int, int], ...]:
+    """The line spans of the classes `defines_built_class` names (their methods run, or may
+    run, under the constructor's default device): only the factories there may allocate on
+    it, not every factory of the file.  Classes at any depth of the module's statements and
+    class bodies (a class in a function is built when the function runs: spans it too)."""
+    spans: List[Tuple[int, int]] = []
+    todo: List[ast.AST] = list(getattr(tree, "body", ()))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.ClassDef):
+            if f"built:{node.name}" in device_fields:
+                spans.append((node.lineno, getattr(node, "end_lineno", None) or 10 ** 9))
+            todo.extend(node.body)
+        elif isinstance(node, (ast.If, ast.Try, ast.With, ast.FunctionDef, ast.AsyncFunctionDef)):
+            todo.extend(getattr(node, "body", ()))
+            todo.extend(getattr(node, "orelse", ()))
+            for handler in getattr(node, "handlers", ()):
+                todo.extend(handler.body)
+            todo.extend(getattr(node, "finalbody", ()))
+    return tuple(spans)
 
 
 def h2d001_text(text: str, device_fields: AbstractSet[str] = frozenset()) -> bool:
@@ -279,9 +290,9 @@ class _MayDevice:
         self.device_context = not text or DEVICE_CALL.search(text) is not None and "with" in text
         # The calls inside a class built under a default device elsewhere
         # (`Resolved.built_on_device`): a factory there without `device=` may be on it.
-        self.built_calls: FrozenSet[int] = frozenset()
+        self.built_lines: Tuple[Tuple[int, int], ...] = ()
         if not self.device_context and defines_built_class(text, device_fields):
-            self.built_calls = _calls_in_built_classes(tree, device_fields)
+            self.built_lines = _built_class_lines(tree, device_fields)
         self._lines: Optional[List[bytes]] = None
         # A vLLM sampling hook's `logits` parameter (`summary.sampling_hook`).
         self.names: Set[str] = {"logits"} if "SamplingMetadata" in text or not text else set()
@@ -447,6 +458,10 @@ class _MayDevice:
                 return True
         return any(self.may(kw.value) for kw in call.keywords)
 
+    def _in_built_class(self, call: ast.Call) -> bool:
+        line = getattr(call, "lineno", 0)
+        return any(start <= line <= end for start, end in self.built_lines)
+
     def _call(self, call: ast.Call) -> bool:
         func = call.func
         if isinstance(func, ast.Name):
@@ -475,7 +490,7 @@ class _MayDevice:
             pinned = isinstance(pin, ast.Constant) and pin.value is True
             if device is not None and not pinned and not _is_cpu_string(device, self.segment):
                 return True
-            if device is None and not pinned and (self.device_context or id(call) in self.built_calls):
+            if device is None and not pinned and (self.device_context or self._in_built_class(call)):
                 return True
             if method in _LIKE_OR_DATA and self._any_argument(call):
                 return True

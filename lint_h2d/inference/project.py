@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from functools import cached_property
 from dataclasses import dataclass, replace
 from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
@@ -61,9 +62,10 @@ class ProjectFacts:
     module_facts: ModuleFacts
     fingerprint: str
 
-    @property
+    @cached_property
     def prefilter_names(self) -> FrozenSet[str]:
-        """Names the prefilter must treat as possible device tensors (cross-file facts)."""
+        """Names the prefilter must treat as possible device tensors (cross-file facts); once
+        per project, not once per file (a union of thousands of names)."""
         return self.module_facts.device_fields | self.module_facts.resolved.device_names
 
 
