@@ -120,6 +120,38 @@ def _field_patterns(fields: FrozenSet[str]) -> Tuple[Tuple[Pattern[str], ...], F
     return tuple(patterns), frozenset(words)
 
 
+_CLASS_NAME = re.compile(r"^[ \t]*class[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
+
+
+def defines_built_class(text: str, device_fields: AbstractSet[str]) -> bool:
+    """The text defines a class the project (or vLLM's model loader) builds under an
+    accelerator default device (`built:<C>`, `Resolved.built_on_device`): its factories without
+    `device=` may be on the device.  Asked by membership, so a recording set sees the names."""
+    return any(f"built:{name}" in device_fields for name in _CLASS_NAME.findall(text))
+
+
+def _built_class_lines(tree: ast.AST, device_fields: AbstractSet[str]) -> Tuple[Tuple[int, int], ...]:
+    """The line spans of the classes `defines_built_class` names (their methods run, or may
+    run, under the constructor's default device): only the factories there may allocate on
+    it, not every factory of the file.  Classes at any depth of the module's statements and
+    class bodies (a class in a function is built when the function runs: spans it too)."""
+    spans: List[Tuple[int, int]] = []
+    todo: List[ast.AST] = list(getattr(tree, "body", ()))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.ClassDef):
+            if f"built:{node.name}" in device_fields:
+                spans.append((node.lineno, getattr(node, "end_lineno", None) or 10 ** 9))
+            todo.extend(node.body)
+        elif isinstance(node, (ast.If, ast.Try, ast.With, ast.FunctionDef, ast.AsyncFunctionDef)):
+            todo.extend(getattr(node, "body", ()))
+            todo.extend(getattr(node, "orelse", ()))
+            for handler in getattr(node, "handlers", ()):
+                todo.extend(handler.body)
+            todo.extend(getattr(node, "finalbody", ()))
+    return tuple(spans)
+
+
 def h2d001_text(text: str, device_fields: AbstractSet[str] = frozenset()) -> bool:
     """Stage 1 for H2D001: a candidate `...] = ...` and the text of some device source."""
     if not CANDIDATE.search(text):
@@ -129,7 +161,7 @@ def h2d001_text(text: str, device_fields: AbstractSet[str] = frozenset()) -> boo
     if not device_fields:
         return False
     patterns, called = _field_patterns(frozenset(device_fields))
-    if any(p.search(text) for p in patterns):
+    if any(p.search(text) for p in patterns) or defines_built_class(text, device_fields):
         return True
     if called and not called.isdisjoint(_CALLED_WORD.findall(text)):
         return True
@@ -256,6 +288,11 @@ class _MayDevice:
         # Some `with` may make `torch.device(...)` the factories' default (any factory then
         # may allocate on the device: scopes and order are not looked at).
         self.device_context = not text or DEVICE_CALL.search(text) is not None and "with" in text
+        # The calls inside a class built under a default device elsewhere
+        # (`Resolved.built_on_device`): a factory there without `device=` may be on it.
+        self.built_lines: Tuple[Tuple[int, int], ...] = ()
+        if not self.device_context and defines_built_class(text, device_fields):
+            self.built_lines = _built_class_lines(tree, device_fields)
         self._lines: Optional[List[bytes]] = None
         # A vLLM sampling hook's `logits` parameter (`summary.sampling_hook`).
         self.names: Set[str] = {"logits"} if "SamplingMetadata" in text or not text else set()
@@ -421,6 +458,10 @@ class _MayDevice:
                 return True
         return any(self.may(kw.value) for kw in call.keywords)
 
+    def _in_built_class(self, call: ast.Call) -> bool:
+        line = getattr(call, "lineno", 0)
+        return any(start <= line <= end for start, end in self.built_lines)
+
     def _call(self, call: ast.Call) -> bool:
         func = call.func
         if isinstance(func, ast.Name):
@@ -449,7 +490,7 @@ class _MayDevice:
             pinned = isinstance(pin, ast.Constant) and pin.value is True
             if device is not None and not pinned and not _is_cpu_string(device, self.segment):
                 return True
-            if device is None and not pinned and self.device_context:
+            if device is None and not pinned and (self.device_context or self._in_built_class(call)):
                 return True
             if method in _LIKE_OR_DATA and self._any_argument(call):
                 return True

@@ -113,3 +113,48 @@ def test_one_file_run_sees_the_same_cross_file_facts(tmp_path: Path) -> None:
 
     scan_rows = [r for r in rows(".") if r.startswith("users.py")]
     assert scan_rows and rows("users.py") == scan_rows
+
+
+def test_vllm_loader_convention_names_the_loader_and_gives_no_safe_fix(results: Dict[str, List[Finding]]) -> None:
+    """A plugin model's `__init__` runs under vLLM's `with torch.device(load_device)`: the chain
+    says so as a convention, names base_loader.py, and the fix is never safe."""
+    chain = _evidence(results, "vllm_models.py", 26)
+    assert chain[0] == "vllm_models.py:25: allocated without `device=` (`torch.zeros(...)`) here"
+    assert chain[1] == ("vllm_models.py:22: vLLM's model loader constructs `TalkerForGeneration` (keyword "
+                        "`vllm_config`) under `with torch.device(load_device)` "
+                        "(vllm/model_executor/model_loader/base_loader.py)")
+    sub = _evidence(results, "vllm_models.py", 17)
+    assert sub[1].startswith("vllm_models.py:22: `CodecHead` is constructed in `TalkerForGeneration.__init__`; ")
+    called = _evidence(results, "vllm_models.py", 49)
+    assert called[1].startswith("vllm_models.py:22: `_suppressed_tokens` is called by `TalkerForGeneration.__init__`; "
+                                "vLLM's model loader constructs")
+    for finding in results["vllm_models.py"]:
+        assert any(s.kind == EvidenceKind.CONVENTION for s in finding.evidence)
+        assert finding.fix is None or finding.fix.applicability.value == "unsafe"
+
+
+def test_the_cli_scan_sees_classes_built_on_the_device(tmp_path: Path) -> None:
+    """Through the CLI's project index the prefilter's stage 2 is answered from the summaries'
+    trees before the facts are known (`prefilter.tree_verdict`): a factory without `device=` in
+    a class built on the device elsewhere must still reach the walk."""
+    root = tmp_path / "proj"
+    shutil.copytree(PROJECT, root)
+    (root / "pyproject.toml").write_text("[project]\nname = 'p'\n", encoding="utf-8")
+    result = run_cli("check", "--no-cache", "--select", "H2D001", "--output-format", "concise", ".", cwd=root)
+    rows = sorted(int(line.split(":")[1]) for line in result.stdout.splitlines()
+                  if line.startswith("vllm_models.py:") and ": H2D" in line)
+    assert rows == sorted(expected_rows(PROJECT / "vllm_models.py"))
+
+
+def test_a_moved_modules_buffers_name_the_move_as_a_convention(results: Dict[str, List[Finding]]) -> None:
+    """`pool.cuda()` moves `MovedPool`'s buffers and parameters; that a method runs after the
+    move is taken, not proven: a convention, no safe fix.  Its plain tensors, its `__init__`
+    (and what `__init__` calls), and modules moved `.to(<a parameter>)` or `.to("cpu")` stay silent."""
+    chain = _evidence(results, "module_buffers.py", 57)
+    assert chain[0].startswith("module_buffers.py:83: an instance of `MovedPool` is moved to the accelerator "
+                               "here (`.cuda()`)")
+    assert chain[1].startswith("module_buffers.py:46: held by the module as a buffer or parameter")
+    for row in (57, 58):
+        (finding,) = [f for f in results["module_buffers.py"] if f.location.row == row]
+        assert finding.evidence[0].kind == EvidenceKind.CONVENTION
+        assert finding.fix is None or finding.fix.applicability.value == "unsafe"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 from dataclasses import dataclass, field, replace
-from typing import Dict, FrozenSet, List, Mapping, MutableMapping, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, List, Mapping, MutableMapping, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
@@ -17,7 +17,8 @@ from lint_h2d.inference.memory import annotate as annotate_memory
 from lint_h2d.inference.names import layer
 from lint_h2d.inference.resolved import (NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK_PLUS_ONE, NN_TENSOR_MODULES,
                                          UNCALLED_NOTE, Resolved, compute_logits_message, module_step_message)
-from lint_h2d.inference.values import NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value, join
+from lint_h2d.inference.values import (MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
+                                       join, module_tensor)
 
 # Factories whose first positional arguments (or `size=`) give the shape.
 SIZE_FACTORIES = frozenset(
@@ -181,7 +182,9 @@ class Facts:
     vllm: bool = False
     # The `with torch.device(...)` (an accelerator) the code is lexically inside, as the step
     # that names it, or None: a factory without `device=` allocates on the context's device.
-    default_device: Optional[LocalStep] = None
+    # An `EvidenceStep` when the context is elsewhere: `__init__` of a class the project (or
+    # vLLM's model loader) constructs under one (`Resolved.built_on_device`).
+    default_device: Optional[Union[LocalStep, EvidenceStep]] = None
 
     def with_names(self, names: Mapping[str, Value]) -> "Facts":
         return replace(self, names=names)
@@ -662,6 +665,10 @@ MODULE_SELF_METHODS = frozenset({"to", "cuda", "cpu", "half", "float", "bfloat16
                                  "train", "requires_grad_", "to_empty", "type"})
 
 
+# `torch.nn` classes that wrap a tensor rather than compute: the value is the wrapped tensor.
+NN_TENSOR_WRAPPERS = frozenset({"Parameter", "Buffer"})
+
+
 def _nn_layer(func: cst.Attribute, facts: Facts) -> Optional[str]:
     """`nn.Linear` / `torch.nn.Linear` (a class of `torch.nn`, by its capitalised name)."""
     attr = func.attr.value
@@ -879,6 +886,11 @@ def _call(call: cst.Call, facts: Facts) -> Value:
         return UNKNOWN
     method = func.attr.value
     layer_name = _nn_layer(func, facts)
+    if layer_name in NN_TENSOR_WRAPPERS:
+        # `nn.Buffer(t)` / `nn.Parameter(t)`: the tensor itself, where it is (a module's
+        # buffers and parameters then follow the module's `.to()`, its plain tensors do not).
+        data = _arg(call, 0, "data")
+        return module_tensor(infer(data, facts), LocalStep(MODULE_TENSOR_STEP, call)) if data is not None else UNKNOWN
     if layer_name is not None:
         return _nn_module(layer_name, call, facts)
     if method == "compute_logits" and facts.vllm and isinstance(func.value, cst.Call) \
@@ -1207,8 +1219,9 @@ def _attribute(node: cst.Attribute, facts: Facts) -> Value:
                            evidence=steps + known.evidence)
     if base.kind.is_tensor:
         if attr in ("T", "mT", "data", "real", "imag"):
+            # The same tensor (a view): its evidence, conventions included, carries over.
             return Value(base.kind, base.rank if attr != "T" else base.rank, base.origin,
-                         root=base.root, path=path)
+                         root=base.root, path=path, evidence=base.evidence)
         if attr == "shape":
             # A `torch.Size`: a tuple of Python ints, one per dimension.
             return Value(Kind.OTHER, length=base.rank, element=SCALAR,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from functools import cached_property
 from dataclasses import dataclass, replace
 from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
@@ -61,9 +62,10 @@ class ProjectFacts:
     module_facts: ModuleFacts
     fingerprint: str
 
-    @property
+    @cached_property
     def prefilter_names(self) -> FrozenSet[str]:
-        """Names the prefilter must treat as possible device tensors (cross-file facts)."""
+        """Names the prefilter must treat as possible device tensors (cross-file facts); once
+        per project, not once per file (a union of thousands of names)."""
         return self.module_facts.device_fields | self.module_facts.resolved.device_names
 
 
@@ -119,8 +121,9 @@ from lint_h2d.inference.resolved import (  # noqa: E402
     module_step_message,
     compute_logits_message,
     sampling_hook_message,
+    vllm_loader_message,
 )
-from lint_h2d.inference.values import NONE, OTHER, SCALAR, UNKNOWN, Kind, Value, join  # noqa: E402
+from lint_h2d.inference.values import NONE, OTHER, SCALAR, UNKNOWN, Kind, Value, join, module_tensor, MODULE_TENSOR_STEP, MOVED_MODULE_NOTE  # noqa: E402
 
 
 
@@ -141,7 +144,7 @@ class _Resolver:
         self.functions: Dict[str, List[Tuple[str, FunctionSummary]]] = {}
         self.methods: Dict[Tuple[str, str], List[Tuple[str, FunctionSummary]]] = {}
         self.calls: Dict[str, List[Tuple[str, CallSite]]] = {}
-        self.on_device: Dict[str, Tuple[str, int, str]] = {}  # class → (file, line, how)
+        self.on_device: Dict[str, _BuiltOn] = {}  # class → where it is built on the device
         for summary in summaries:
             for cls in summary.classes:
                 self.classes.setdefault(cls.name, []).append((summary.path, cls))
@@ -151,11 +154,15 @@ class _Resolver:
                     self.methods.setdefault((fn.owner, fn.name), []).append((summary.path, fn))
             for call in summary.calls:
                 self.calls.setdefault(call.callee, []).append((summary.path, call))
+        self.modules = _module_classes(self.classes)
+        self.moves = [(summary.path, move) for summary in summaries for move in summary.moves]
         for summary in summaries:
             for context in summary.contexts:
                 for name in context.constructs:
-                    self._mark_on_device(name, (summary.path, context.line, context.how), 0)
-        self.modules = _module_classes(self.classes)
+                    self._mark_on_device(name, _BuiltOn(summary.path, context.line, context.how), 0)
+        # After the project's own contexts: a model also built under one keeps that evidence.
+        for path, name, line in _vllm_models(summaries, self.modules):
+            self._mark_on_device(name, _BuiltOn(path, line, "", vllm_root=name), 0)
         self.uncalled = uncalled_functions(self.functions, self.calls)
         self.memo: Dict[Tuple[Any, ...], Value] = {}
         self.order: List[Tuple[Any, ...]] = []  # memo keys in the order they were settled
@@ -173,7 +180,30 @@ class _Resolver:
             found = self.steps[key] = EvidenceStep(message, path, line)
         return found
 
-    def _mark_on_device(self, name: str, where: Tuple[str, int, str], depth: int) -> None:
+    def moved_modules(self) -> Dict[str, EvidenceStep]:
+        """Project module classes whose instances some call moves to an accelerator it names
+        (`summary.ModuleMove`), and the modules their `__init__` builds (moved with them)."""
+        moved: Dict[str, EvidenceStep] = {}
+        for path, move in self.moves:
+            cls = self.eval(move.receiver, path, None).type_name
+            if cls is None or cls not in self.modules:
+                continue
+            message = f"an instance of `{cls}` is moved to the accelerator here (`{move.how}`): " \
+                f"its buffers and parameters move with it; a method its construction does not run is {MOVED_MODULE_NOTE}"
+            self._mark_moved(cls, EvidenceStep(message, path, move.line, kind=EvidenceKind.CONVENTION), cls, moved, 0)
+        return moved
+
+    def _mark_moved(self, name: str, step: EvidenceStep, root: str, moved: Dict[str, EvidenceStep],
+                    depth: int) -> None:
+        if depth > 20 or name in moved or name not in self.classes:
+            return
+        moved[name] = step if name == root else replace(
+            step, message=f"`{name}` is built by `{root}.__init__`; {step.message}")
+        for _, cls in self.classes[name]:
+            for sub in cls.constructs:
+                self._mark_moved(sub, step, root, moved, depth + 1)
+
+    def _mark_on_device(self, name: str, where: "_BuiltOn", depth: int) -> None:
         """A class built under a device context, and the classes its `__init__` builds; a
         factory function called there marks the classes it returns (`return Model(cfg)`)."""
         if depth > 20:
@@ -503,12 +533,14 @@ class _Resolver:
             rank, line = term[1], term[2]
             integer = bool(term[3]) if len(term) > 3 else False
             where = self.on_device.get(owner or "")
-            if where is not None:
-                loader, loader_line, how = where
+            if where is not None and owner is not None:
                 return Value(Kind.DEVICE, rank, integer=integer).because(
                     EvidenceStep(f"{DEFAULT_DEVICE_STEP}: on the default device", path, line),
-                    EvidenceStep(f"`{owner}` is constructed under `{how}`", loader, loader_line))
+                    where.step(owner))
             return Value(Kind.TENSOR, rank)
+        if tag == "wrap":
+            # `nn.Buffer(t)`, `nn.Parameter(t)`, `register_buffer(name, t)`
+            return module_tensor(self.eval(term[1], path, owner), self.step(MODULE_TENSOR_STEP, path, term[2]))
         if tag == "tensor":
             return Value(Kind.TENSOR, term[1])
         if tag == "ann":
@@ -683,6 +715,45 @@ class _Resolver:
                 return Value(Kind.CPU, rank)
         return Value(Kind.DEVICE, rank, integer=bool(integer)).because(
             self.step(f"allocated on the device here (`{how}`)", path, line))
+
+
+@dataclass(frozen=True)
+class _BuiltOn:
+    """Where a class is constructed under an accelerator default device: the `with` (or
+    `set_default_device`) at `path:line`, or, with `vllm_root`, vLLM's model loader building
+    that model class (`path:line` its `__init__`)."""
+
+    path: str
+    line: int
+    how: str
+    vllm_root: Optional[str] = None
+
+    def step(self, cls: str) -> EvidenceStep:
+        """The evidence step that puts `cls`'s default-device allocations on the device."""
+        if self.vllm_root is not None:
+            return EvidenceStep(vllm_loader_message(cls, self.vllm_root), self.path, self.line,
+                                kind=EvidenceKind.CONVENTION)
+        return EvidenceStep(f"`{cls}` is constructed under `{self.how}`", self.path, self.line)
+
+
+# The vLLM model constructor's parameters: the loader calls `model_class(vllm_config=..., prefix=...)`.
+_VLLM_MODEL_PARAMS = frozenset({"vllm_config", "prefix"})
+
+
+def _vllm_models(summaries: Sequence[FileSummary], modules: FrozenSet[str]) -> List[Tuple[str, str, int]]:
+    """(file, class, `__init__` line) of each `nn.Module` class with the vLLM model constructor
+    (`def __init__(self, *, vllm_config, prefix="")`) in a file importing vLLM: what vLLM's
+    loader builds under `with torch.device(load_device)` (`VLLM_LOADER_NOTE`).  A class of a
+    project that does not import vLLM, or no module, is not one, whatever its parameters."""
+    found = []
+    for summary in summaries:
+        if not summary.vllm:
+            continue
+        for fn in summary.functions:
+            if fn.name == "__init__" and fn.owner is not None and fn.owner in modules \
+                    and _VLLM_MODEL_PARAMS <= set(fn.params):
+                found.append((summary.path, fn.owner, fn.line))
+    return sorted(found)
 
 
 def _module_classes(classes: Mapping[str, List[Tuple[str, ClassSummary]]]) -> FrozenSet[str]:
@@ -870,8 +941,16 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
             value = resolver.method_returns(name, "forward")
             if _informative(value) and _worth_keeping(value):
                 forwards[name] = value
+    built = {name: where.step(name) for name, where in sorted(resolver.on_device.items())}
+    moved = resolver.moved_modules()
+    # A file defining one: its factories without `device=` may be on the device (prefilter),
+    # and a moved module's buffers and parameters, read as `.attr`, may be.
+    device_names.update(f"built:{name}" for name in built)
+    for name in moved:
+        device_names.update(a for _, c in resolver.classes[name] for a, t in c.fields if t[0] == "wrap")
     return Resolved(fields, bases, classes, returns, params, int_params, frozenset(device_names),
-                    resolver.modules, forwards, resolver.uncalled)
+                    resolver.modules, forwards, uncalled=resolver.uncalled,
+                    built_on_device=built, moved=moved)
 
 
 def uncalled_functions(functions: Mapping[str, Sequence[Tuple[str, FunctionSummary]]],
@@ -937,6 +1016,10 @@ def fingerprint_of(resolved: Resolved) -> str:
     digest.update(("uncalled:" + ",".join(sorted(resolved.uncalled))).encode())
     for name, value in sorted(resolved.forwards.items()):
         digest.update(f"{name}.forward()={_describe(value)}\n".encode())
+    for name, step in sorted(resolved.built_on_device.items()):
+        digest.update(f"built:{name}={step.path}:{step.row}:{step.message}\n".encode())
+    for name, step in sorted(resolved.moved.items()):
+        digest.update(f"moved:{name}={step.path}:{step.row}:{step.message}\n".encode())
     return digest.hexdigest()[:16]
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field as _field
 from typing import Callable, FrozenSet, Mapping, Optional, Set, Tuple
 
-from lint_h2d.inference.values import COMPUTE_LOGITS_NOTE, MODULE_OUTPUT_NOTE, SAMPLING_HOOK_NOTE, Value, runtime_steps
+from lint_h2d.findings import EvidenceStep
+from lint_h2d.inference.values import (COMPUTE_LOGITS_NOTE, MODULE_OUTPUT_NOTE, SAMPLING_HOOK_NOTE, VLLM_LOADER_NOTE, Value,
+                                       runtime_steps)
 
 # How the evidence of a field on the default device begins (issue 17, item 8c).
 DEFAULT_DEVICE_STEP = "allocated without `device=` in `__init__`"
@@ -55,6 +57,13 @@ def compute_logits_message() -> str:
     return f"`super().compute_logits(...)`: {COMPUTE_LOGITS_NOTE}"
 
 
+def vllm_loader_message(cls: str, root: str) -> str:
+    """The evidence step of a class vLLM's model loader builds on the accelerator: the model
+    class `root` itself (its `__init__` takes `vllm_config`), or a class its `__init__` builds."""
+    built = f"vLLM's model loader constructs `{root}` (keyword `vllm_config`) {VLLM_LOADER_NOTE}"
+    return built if cls == root else f"`{cls}` is constructed in `{root}.__init__`; {built}"
+
+
 def rests_on_module_output(evidence: Tuple[object, ...]) -> bool:
     """Whether a value's device evidence includes a step resting on how serving code runs (a
     module call's output, a sampling hook's logits): a convention."""
@@ -97,6 +106,13 @@ class Resolved:
     # and no call site in the project: nothing there says where such a parameter is (a
     # reference oracle, an entry point of the project's users or tests).
     uncalled: FrozenSet[str] = frozenset()
+    # class → the step saying it is constructed under an accelerator default device (a
+    # `with torch.device(...)` elsewhere in the project, or vLLM's model loader): a factory
+    # without `device=` in its `__init__`, or in a method `__init__` calls, lands there.
+    built_on_device: Mapping[str, EvidenceStep] = _field(default_factory=dict)
+    # module class → the step saying the project moves its instances to an accelerator the
+    # call names (`m.cuda()`, `m.to("cuda")`): its buffers and parameters are there after.
+    moved: Mapping[str, EvidenceStep] = _field(default_factory=dict)
 
     def _inherited(self, cls: str, own: Callable[[str], Optional[Value]]) -> Optional[Value]:
         """`own(name)` of `cls` or, breadth-first, of its project base classes (a class

@@ -28,10 +28,12 @@ from lint_h2d.inference.expressions import (
     literal_int,
     place_of,
 )
+from lint_h2d.findings import EvidenceStep
 from lint_h2d.inference.names import Names, copy_names, join_names, layer
 from lint_h2d.inference.resolved import DEFAULT_DEVICE_STEP, Resolved, sampling_hook_message, uncalled_message
 from lint_h2d.inference.summary import sampling_hook
-from lint_h2d.inference.values import OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value, join
+from lint_h2d.inference.values import (MODULE_TENSOR_STEP, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
+                                       is_module_tensor, join, module_tensor)
 
 
 Statement = Union[cst.SimpleStatementLine, cst.SimpleStatementSuite]
@@ -372,7 +374,8 @@ class _Walker:
             return
         if isinstance(attr, str):
             assert self.on_self_assign is not None
-            self.on_self_assign(attr, infer(call.args[1].value, self.facts(names)))
+            self.on_self_assign(attr, module_tensor(infer(call.args[1].value, self.facts(names)),
+                                                    LocalStep(MODULE_TENSOR_STEP, call)))
 
     def record_constructor(self, small: cst.BaseSmallStatement, names: Names) -> None:
         value = getattr(small, "value", None)
@@ -977,6 +980,21 @@ class ModuleWalker:
                 constructors.add(params[0].name.value)
             if _may_record(method, constructors):
                 recording.append((method, self_name, frozenset(constructors)))
+        # Built under an accelerator default device elsewhere (a project `with torch.device`,
+        # vLLM's model loader): `__init__`, and the methods it calls, run inside that context.
+        built = outer.project.built_on_device.get(cls.name.value)
+        moved = outer.project.moved.get(cls.name.value)
+        at_build = _run_at_construction(methods) if built is not None or moved is not None else frozenset()
+        built_facts: Dict[int, Facts] = {}
+        for method in methods:
+            if built is not None and id(method) in at_build:
+                step = built if method.name.value == "__init__" else replace(
+                    built, message=f"`{method.name.value}` is called by `{cls.name.value}.__init__`; {built.message}")
+                built_facts[id(method)] = replace(outer, default_device=step)
+
+        def facts_of(method: cst.FunctionDef) -> Facts:
+            return built_facts.get(id(method), outer)
+
         for round_ in range(5):
             collected: Dict[str, Value] = {}
             seen: Dict[str, Set[Kind]] = {}
@@ -989,7 +1007,7 @@ class ModuleWalker:
 
             visible = {**attributes, **assumed} if assumed else attributes
             for method, method_self, makers in recording:
-                self.walk_function(method, outer, qualname, emit=False, on_self=record,
+                self.walk_function(method, facts_of(method), qualname, emit=False, on_self=record,
                                    self_name=method_self, self_attributes=visible,
                                    constructors=makers, self_class=cls.name.value)
             merged = dict(attributes)
@@ -1008,6 +1026,9 @@ class ModuleWalker:
             assumed = {} if round_ >= 3 else {a: v for a, v in assumed.items() if a not in refuted}
             attributes = first
         attributes.update(_default_device_fields(cls.name.value, attributes, outer))
+        # Moved to the accelerator after construction: its buffers and parameters are there
+        # in every method but those that run while it is built (before any move).
+        after_move = {**attributes, **_moved_fields(attributes, moved)} if moved is not None else attributes
         class_scope = Scope(cls.name.value, qualname, (), None)
         walker = self._walker(outer, class_scope, None, None, emit)
         walker.container = cls.body if isinstance(cls.body, cst.IndentedBlock) else None
@@ -1017,7 +1038,8 @@ class ModuleWalker:
         for stmt in cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ():
             if isinstance(stmt, cst.FunctionDef):
                 self_name = self._self_name(stmt)
-                self.walk_function(stmt, outer, qualname, emit, None, self_name, attributes,
+                self.walk_function(stmt, facts_of(stmt), qualname, emit, None, self_name,
+                                   attributes if id(stmt) in at_build else after_move,
                                    self_class=cls.name.value)
                 walker.bind_name(stmt.name.value, OTHER, class_names)
             else:
@@ -1029,6 +1051,30 @@ class ModuleWalker:
             return None
         params = list(fn.params.posonly_params) + list(fn.params.params)
         return params[0].name.value if params else None
+
+
+def _run_at_construction(methods: Sequence[cst.FunctionDef]) -> FrozenSet[int]:
+    """The ids of `__init__` and of the methods its own statements call as `self.m(...)`: what
+    runs while the object is constructed (under the constructor's default device).  Nested
+    definitions and lambdas run later; a method called elsewhere too still runs here once."""
+    init = next((m for m in methods if m.name.value == "__init__"), None)
+    if init is None:
+        return frozenset()
+    params = list(init.params.posonly_params) + list(init.params.params)
+    if not params:
+        return frozenset()
+    self_name = params[0].name.value
+    called: Set[str] = set()
+    stack: List[cst.CSTNode] = [init.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                and isinstance(node.func.value, cst.Name) and node.func.value.value == self_name:
+            called.add(node.func.attr.value)
+        stack.extend(node.children)
+    return frozenset(id(m) for m in methods if m is init or m.name.value in called)
 
 
 def _may_record(fn: cst.FunctionDef, constructors: AbstractSet[str]) -> bool:
@@ -1111,6 +1157,13 @@ def _int_fields(collected: Mapping[str, Value], seen: Mapping[str, Set[Kind]],
             out[attr] = replace(SCALAR, origin=Origin.SELF).because(LocalStep(
                 f"`{attr}` is only ever assigned Python numbers (and arithmetic on itself)", cls.name))
     return out
+
+
+def _moved_fields(attributes: Mapping[str, Value], moved: EvidenceStep) -> Dict[str, Value]:
+    """The buffers and parameters (`is_module_tensor`) of a module the project moves to the
+    accelerator (`Resolved.moved`), on the device: `moved` names the move."""
+    return {attr: replace(value, kind=Kind.DEVICE).because(moved)
+            for attr, value in attributes.items() if is_module_tensor(value)}
 
 
 def _default_device_fields(cls: str, attributes: Mapping[str, Value], facts: Facts) -> Dict[str, Value]:

@@ -61,6 +61,7 @@ _SAME_DEVICE_METHODS = frozenset({
     "masked_fill", "repeat", "flip", "roll", "view_as", "select", "type_as",
     "byte", "short", "char", "double",
 })
+_NN_TENSOR_WRAPPERS = frozenset({"Parameter", "Buffer"})  # mirrors expressions.NN_TENSOR_WRAPPERS
 _SCALAR_CALLS = frozenset({"len", "int", "float", "bool", "round", "abs", "ord", "hash"})
 _SCALAR_METHODS = frozenset({"item", "numel", "dim", "ndimension", "element_size", "nelement"})
 _PROPERTIES = frozenset({"property", "cached_property"})
@@ -127,15 +128,31 @@ class DeviceContext:
 
 
 @dataclass(frozen=True)
+class ModuleMove:
+    """`obj.cuda()` / `obj.to("cuda")`: an object moved to an accelerator named in the call
+    itself; where `obj` is a project `nn.Module`, its buffers and parameters move with it."""
+
+    line: int
+    how: str  # the call, as shown in evidence
+    receiver: Term  # what is moved
+
+
+@dataclass(frozen=True)
 class FileSummary:
     path: str
     classes: Tuple[ClassSummary, ...] = ()
     functions: Tuple[FunctionSummary, ...] = ()
     calls: Tuple[CallSite, ...] = ()
     contexts: Tuple[DeviceContext, ...] = ()
+    # The file imports vLLM (or vLLM-Omni): its classes with the vLLM model constructor are
+    # what vLLM's model loader builds under its device context (`project._vllm_models`).
+    vllm: bool = False
+    moves: Tuple[ModuleMove, ...] = ()
 
     def to_json(self) -> Dict[str, Any]:
         return {
+            **({"vllm": True} if self.vllm else {}),
+            **({"moves": [[m.line, m.how, m.receiver] for m in self.moves]} if self.moves else {}),
             "classes": [[c.name, c.line, list(c.bases), [[a, t] for a, t in c.fields], list(c.constructs),
                          list(c.positional)]
                         for c in self.classes],
@@ -162,6 +179,8 @@ def from_json(path: str, data: Dict[str, Any]) -> FileSummary:
         tuple(CallSite(c, bd, ln, tuple(_tuple(a) for a in args), tuple((k, _tuple(t)) for k, t in kws), st)
               for c, bd, ln, args, kws, st in data.get("calls", ())),
         tuple(DeviceContext(ln, how, tuple(cs)) for ln, how, cs in data.get("contexts", ())),
+        bool(data.get("vllm", False)),
+        tuple(ModuleMove(ln, how, _tuple(r)) for ln, how, r in data.get("moves", ())),
     )
 
 
@@ -192,7 +211,7 @@ def summarize_tree(path: str, tree: ast.Module) -> FileSummary:
     except RecursionError:
         return FileSummary(path)
     return FileSummary(path, tuple(builder.classes), tuple(builder.functions),
-                       tuple(builder.calls), tuple(builder.contexts))
+                       tuple(builder.calls), tuple(builder.contexts), builder.vllm, tuple(builder.moves))
 
 
 @dataclass
@@ -223,6 +242,7 @@ class _Builder:
         self.functions: List[FunctionSummary] = []
         self.calls: List[CallSite] = []
         self.contexts: List[DeviceContext] = []
+        self.moves: List[ModuleMove] = []
         self.torch: Set[str] = {"torch"}
         # Names bound to `torch.nn` (mirrors `scope.nn_aliases`: only names ending in `nn`).
         self.nn: Set[str] = set()
@@ -375,7 +395,7 @@ class _Builder:
             fields.append((stmt.targets[0].value.attr, ("store", self.term(stmt.value, scope))))
         buffer = _registered_buffer(stmt, self_name)
         if buffer is not None:
-            fields.append((buffer[0], self.term(buffer[1], scope)))
+            fields.append((buffer[0], ("wrap", self.term(buffer[1], scope), stmt.lineno)))
         for target in targets:
             pairs = _pairs(target, value)
             for t, v in pairs:
@@ -397,6 +417,9 @@ class _Builder:
     def calls_in(self, stmt: ast.stmt, scope: _Scope) -> None:
         for call in _calls_in_statement(stmt):
             func = call.func
+            how = _accelerator_move(call, scope)
+            if how is not None and isinstance(func, ast.Attribute):
+                self.moves.append(ModuleMove(call.lineno, how, _small(self.term(func.value, scope))))
             if isinstance(func, ast.Name):
                 callee, bound = func.id, False
             elif isinstance(func, ast.Attribute):
@@ -579,6 +602,10 @@ class _Builder:
                 and isinstance(receiver.value, ast.Name) and receiver.value.id in scope.torch)):
             # `nn.Linear(...)`: a `torch.nn` module; a `ModuleList([...])` knows its modules.
             first = node.args[0] if node.args and not isinstance(node.args[0], ast.Starred) else None
+            if method in _NN_TENSOR_WRAPPERS:
+                # `nn.Buffer(t)` / `nn.Parameter(t)`: the tensor `t` (`expressions.NN_TENSOR_WRAPPERS`).
+                data = first if first is not None else next((k.value for k in node.keywords if k.arg == "data"), None)
+                return ("wrap", self.term(data, scope), line) if data is not None else UNK
             return ("nn", method, line, self.term(first, scope) if first is not None else UNK)
         if isinstance(receiver, ast.Name) and receiver.id in scope.torch and receiver.id not in scope.params:
             if method in _FACTORIES:
@@ -981,6 +1008,35 @@ def _is_dtype(node: ast.expr, scope: _Scope) -> bool:
 def _names_a_device(node: ast.expr) -> bool:
     name = (ast_dotted(node) or "").split(".")[-1]
     return "device" in name or name == "dev" or name.endswith("_dev")
+
+
+def _accelerator_move(call: ast.Call, scope: _Scope) -> Optional[str]:
+    """`x.cuda(...)`, or `x.to(d)` / `x.to(device=d)` with `d` an accelerator the call itself
+    names (`"cuda"`, `"cuda:0"`, `torch.device("cuda")`, `torch.cuda.current_device()`): the call
+    as evidence shows it, else None.  A `.to(dev)` of a parameter or name proves nothing."""
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return None
+    if func.attr == "cuda":
+        return ".cuda()"
+    if func.attr != "to":
+        return None
+    target = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "device"), None)
+    if target is None:
+        return None
+    if isinstance(target, ast.Call) and _is_torch_device(target.func, scope) and target.args:
+        target = target.args[0]
+    if isinstance(target, ast.Constant) and isinstance(target.value, str) \
+            and target.value.split(":")[0] in _ACCELERATOR_TYPES:
+        return f'.to("{target.value}")'
+    if isinstance(target, ast.Call) and _is_torch(target.func, "current_device", scope) \
+            and (ast_dotted(target.func) or "").split(".")[-2:-1] == ["cuda"]:
+        return ".to(torch.cuda.current_device())"
+    return None
+
+
+# Device types that name an accelerator (ROCm tensors report `cuda`).
+_ACCELERATOR_TYPES = frozenset({"cuda", "xpu", "hpu", "npu", "mps"})
 
 
 def _is_meta(node: ast.expr) -> bool:

@@ -136,9 +136,18 @@ SAMPLING_HOOK_NOTE = "vLLM's model runner passes its `[num_reqs, vocab]` logits 
 # What a step resting on vLLM's `compute_logits` interface says (a model's
 # `compute_logits(hidden_states)` returns `Tensor | None`, the logits of its language-model head).
 COMPUTE_LOGITS_NOTE = "vLLM's `compute_logits` returns the `[num_tokens, vocab]` logits, on the device"
+# What a step resting on vLLM's model loader says: `BaseModelLoader.load_model`
+# (vllm/model_executor/model_loader/base_loader.py, and tensorizer_loader.py) builds every model
+# as `model_class(vllm_config=..., prefix=...)` inside `with torch.device(load_device):`, so a
+# plugin's model class is constructed on the accelerator without a line of the plugin saying so.
+VLLM_LOADER_NOTE = "under `with torch.device(load_device)` (vllm/model_executor/model_loader/base_loader.py)"
+# What a step resting on a module's move says: the project moves the module to an accelerator
+# (`m.cuda()`), and a method other than those its construction runs is taken to run after it
+# (a write before the first move would be a host write).
+MOVED_MODULE_NOTE = "taken to run after that move (a write before it is a host write)"
 # Steps that rest on how serving code runs (not on the object at hand): a finding resting on
 # one says so (`[convention]`) and gets no safe fix.
-RUNTIME_NOTES = (MODULE_OUTPUT_NOTE, SAMPLING_HOOK_NOTE, COMPUTE_LOGITS_NOTE)
+RUNTIME_NOTES = (MODULE_OUTPUT_NOTE, SAMPLING_HOOK_NOTE, COMPUTE_LOGITS_NOTE, VLLM_LOADER_NOTE, MOVED_MODULE_NOTE)
 
 
 def runtime_steps(evidence: Tuple[Any, ...]) -> Tuple[Any, ...]:
@@ -147,6 +156,27 @@ def runtime_steps(evidence: Tuple[Any, ...]) -> Tuple[Any, ...]:
 
 
 UNKNOWN = Value(Kind.UNKNOWN)
+
+
+# What the step that marks a module's buffer or parameter says (`module_tensor`): the walk
+# reads it to move such fields with a module moved to the accelerator (`Resolved.moved`).
+MODULE_TENSOR_STEP = "held by the module as a buffer or parameter: it moves with the module's `.to()` / `.cuda()`"
+
+
+def module_tensor(data: Value, step: Any) -> Value:
+    """What `nn.Buffer(data)` / `nn.Parameter(data)` / `register_buffer(name, data)` holds:
+    `data`, but a host one only until the module moves (`module.to(dev)` / `.cuda()` moves
+    buffers and parameters, not plain tensor attributes), so a CPU tensor there is a tensor of
+    unknown place, marked by `step` (a `MODULE_TENSOR_STEP`)."""
+    if data.kind == Kind.CPU:
+        return Value(Kind.TENSOR, data.rank, data.origin, integer=data.integer, evidence=(step,) + data.evidence)
+    return data
+
+
+def is_module_tensor(value: Value) -> bool:
+    """A tensor of unknown place held as a module's buffer or parameter (`module_tensor`)."""
+    return value.kind == Kind.TENSOR and any(getattr(s, "message", None) == MODULE_TENSOR_STEP
+                                             for s in value.evidence)
 SCALAR = Value(Kind.SCALAR, 0)
 OTHER = Value(Kind.OTHER)
 NONE = Value(Kind.OTHER, none=True)
