@@ -143,6 +143,9 @@ class Engine:
     def __post_init__(self) -> None:
         codes = select_codes([r.code for r in self.rules], self.settings.select, self.settings.ignore)
         self.selected = [r for r in self.rules if r.code in codes]
+        # Read once: the property builds a new set (a union) each time, and the prefilter's
+        # caches are keyed by it (hashing and comparing it cost every file as much again).
+        self.prefilter_names = self.project.prefilter_names
 
     def rules_for(self, path: str) -> List[Rule]:
         ignored = per_file_ignored(self.settings, path)
@@ -174,7 +177,7 @@ class Engine:
         # this text says the file parses and what stage 2 answers, without parsing it again.
         tree: Optional[ast.AST] = None
         if self.use_prefilter and rules:
-            fields = self.project.prefilter_names
+            fields = self.prefilter_names
             if verdict is not None and verdict.text_hash != text_hash(text):
                 verdict = None
             rules = [r for r in rules if r.could_match(text, self.settings, device_fields=fields)]
