@@ -1097,6 +1097,22 @@ def apply_verdict(verdict: TreeVerdict, rules: Sequence["Rule"], text: str, sett
     return out
 
 
+def verdict_excludes(verdict: TreeVerdict, rule: "Rule", text: str, settings: "Settings",
+                     device_fields: AbstractSet[str] = frozenset()) -> bool:
+    """The verdict alone drops `rule` (`apply_verdict` would, whatever its text stage says).
+
+    Why: the text stage (`could_match`) of H2D001 searches for every project field and called
+    name; for most files the verdict already says no candidate can be a device tensor, so the
+    engine asks this first and runs the text stage only for the rules left."""
+    if not rule.has_tree_check or rule.code not in _VERDICT_CODES:
+        return False
+    fixed = dict(verdict.fixed)
+    if rule.code != "H2D001":
+        return fixed.get(rule.code) is False
+    return "H2D001" not in fixed and not _needs_facts(verdict, text, device_fields) \
+        and not mentions_hint(text, settings.device_hints)
+
+
 # The rules whose stage 2 `tree_verdict` computes (their `could_match_tree` is the function
 # named there; tests/test_prefilter.py compares both on every fixture).
 _VERDICT_CODES = frozenset({"H2D001", "H2D002", "H2D003", "H2D004"})
