@@ -837,18 +837,36 @@ def h2d004_text(text: str) -> bool:
     return bool(_H2D004_TEXT.search(text)) and any(f in text for f in H2D004_FACTORIES)
 
 
-def _factory_moved(node: ast.Call) -> bool:
-    """`<module>.<factory>(...).to(...)` / `.cuda(...)`."""
+def _factory_moved(node: ast.Call, torch_names: Optional[AbstractSet[str]] = None) -> bool:
+    """`<module>.<factory>(...).to(...)` / `.cuda(...)`; with `torch_names`, only where the
+    module's name is one of them (`torch_aliases`: `move_of` asks for a torch alias)."""
     if isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda"):
         inner = node.func.value
         return isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) \
-            and isinstance(inner.func.value, ast.Name) and inner.func.attr in H2D004_FACTORIES
+            and isinstance(inner.func.value, ast.Name) and inner.func.attr in H2D004_FACTORIES \
+            and (torch_names is None or inner.func.value.id in torch_names)
     return False
 
 
+def torch_aliases(statements: Iterable[ast.stmt]) -> FrozenSet[str]:
+    """Every name an `import` among `statements` binds to the torch module, and `torch`.
+
+    The walk's `torch_names` (`scope.module_aliases`) come from the module-level imports and
+    only shrink below (a parameter shadowing one); H2D004's `move_of` flags a factory only on
+    one of them, so `tl.arange(0, n).to(tl.int64)` (Triton) or `jnp.zeros(3).to(d)` cannot
+    be one.  The same test on every import of the file: a superset."""
+    names = {"torch"}
+    for stmt in statements:
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                if alias.name == "torch" or (alias.asname is None and alias.name.startswith("torch.")):
+                    names.add(alias.asname or alias.name.split(".")[0])
+    return frozenset(names)
+
+
 def h2d004_tree(tree: ast.AST) -> bool:
-    """Stage 2 for H2D004: `<module>.<factory>(...).to(...)` / `.cuda(...)` somewhere."""
-    return scan_tree(tree, h2d004=True).h2d004
+    """Stage 2 for H2D004: `<torch alias>.<factory>(...).to(...)` / `.cuda(...)` somewhere."""
+    return scan_tree(tree, h2d004=True, torch_names=torch_aliases(_statements(tree))).h2d004
 
 
 @dataclass(frozen=True)
@@ -877,9 +895,10 @@ def _node_fields(kind: type) -> Tuple[str, ...]:
     return fields
 
 
-def scan_tree(tree: ast.AST, h2d003: bool = False, h2d004: bool = False, walruses: bool = False) -> TreeScan:
+def scan_tree(tree: ast.AST, h2d003: bool = False, h2d004: bool = False, walruses: bool = False,
+              torch_names: Optional[AbstractSet[str]] = None) -> TreeScan:
     """H2D003's and H2D004's stage 2 and the walruses of a tree, in one pass over its nodes
-    (each `ast.walk` cost a file as much as its summary).  Breadth first like `ast.walk`,
+    (each `ast.walk` cost a file as much as its summary); `torch_names`: `_factory_moved`'s.  Breadth first like `ast.walk`,
     children in field order, so the walruses come in its order; nodes without children
     (names, constants, operators) are not queued, which leaves the order of the others.
     Stops early when only the stage-2 answers are asked for and both are known."""
@@ -893,7 +912,7 @@ def scan_tree(tree: ast.AST, h2d003: bool = False, h2d004: bool = False, walruse
         if kind is call:
             if h2d003 and not found003 and _non_blocking_call(node):
                 found003 = True
-            if h2d004 and not found004 and _factory_moved(node):
+            if h2d004 and not found004 and _factory_moved(node, torch_names):
                 found004 = True
             if (found003 or not h2d003) and (found004 or not h2d004) and not walruses:
                 break
@@ -1026,7 +1045,8 @@ def tree_verdict(tree: ast.AST, text: str, capture_functions: Sequence[str]) -> 
     scan: Optional[TreeScan] = TreeScan()
     if need003 or need004 or ":=" in text or not text:
         try:  # one pass for both checks and the walruses H2D001's check binds
-            scan = scan_tree(tree, need003, need004, walruses=":=" in text or not text)
+            scan = scan_tree(tree, need003, need004, walruses=":=" in text or not text,
+                             torch_names=torch_aliases(statements) if need004 else None)
         except Exception:  # MemoryError, ...: the checks below raise, and are left out
             scan = None
 

@@ -74,6 +74,10 @@ LOOKALIKES = {
                               "        return t\ndef g(t):\n    t[0] = 1\n"),
     "comprehension": ("import torch\ndef f(xs):\n    ts = [x.cuda() for x in xs]\n    for t in ts:\n"
                       "        t[0] = 1\n"),
+    # H2D004 flags a factory of a torch alias only (perf6: Triton's `tl` is no torch).
+    "triton_arange": "import triton.language as tl\ndef k(n, dev):\n    x = tl.arange(0, n).to(dev)\n    return x\n",
+    "torch_alias_move": "import torch as th\ndef f(dev):\n    return th.zeros(3).to(dev)\n",
+    "torch_submodule_move": "import torch.nn\ndef f(dev):\n    return torch.ones(3).to(dev)\n",
     "bool_index": "import torch\ndef f(n):\n    t = torch.zeros(n, device='cuda')\n    t[t > 0] = 0\n",
     "bool_index_not": "import torch\ndef f(n, m):\n    t = torch.zeros(n, device='cuda')\n    t[not m] = 0\n",
     "bool_index_and": ("import torch\ndef f(n, a, b):\n    t = torch.zeros(n, n, device='cuda')\n"
@@ -154,6 +158,17 @@ def test_names_are_scoped_per_function() -> None:
     assert "H2D001" not in dict(verdict.fixed)
     pooled = text.replace("def g(n):\n    out = [0] * n\n", "def g(n):\n    global out\n    out = [0] * n\n")
     assert prefilter.h2d001_tree(ast.parse(pooled), frozenset(), pooled)  # `global`: shared
+
+
+def test_h2d004_stage_two_asks_for_a_torch_alias() -> None:
+    def stage2(name: str) -> bool:
+        return prefilter.h2d004_tree(ast.parse(LOOKALIKES[name]))
+
+    assert not stage2("triton_arange") and findings(LOOKALIKES["triton_arange"], False) == []
+    for name in ("torch_alias_move", "torch_submodule_move"):
+        assert stage2(name) and [f.code for f in findings(LOOKALIKES[name], True)] == ["H2D004"], name
+    tree = ast.parse("import torch as th, torch.cuda\ndef f():\n    import torch.nn as nn\n    import numpy as np\n")
+    assert prefilter.torch_aliases(prefilter.scoped_statements(tree).statements) == {"torch", "th"}
 
 
 def test_cuda_device_context_passes_the_prefilter_but_is_not_found() -> None:
