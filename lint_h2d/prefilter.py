@@ -33,7 +33,8 @@ subscripts, views, in-place/same-device methods, `*_like`/`as_tensor`, same-devi
 functions, arithmetic, comparisons and conditional expressions.  Stage 1 asks for a candidate
 statement and for the text of at least one source; stage 2 computes the set of names and
 attributes that may hold a device tensor (a fixpoint over every binding in the file, ignoring
-order and scopes: a superset of what the walk can prove) and asks whether some candidate
+order; a name counts in its function and the functions inside it, an attribute everywhere:
+a superset of what the walk can prove) and asks whether some candidate
 statement's target may be one.
 
 H2D002 needs a statement inside capture code that mutates a tensor.  Capture code is a
