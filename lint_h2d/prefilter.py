@@ -325,22 +325,22 @@ class _MayDevice:
         self.tested: Set[str] = set()  # attribute names `may` looked at
         self.tree = tree
 
-    def collect(self, statements: Optional[Sequence[ast.AST]] = None,
-                scopes: Optional[Sequence[int]] = None, parents: Tuple[int, ...] = (-1,)) -> None:
+    def collect(self, statements: Sequence[ast.AST], scopes: Sequence[int],
+                parents: Tuple[int, ...]) -> None:
         """The bindings of the module (any order), each with the scope it binds in.
 
-        With `statements`, only those nodes' own bindings (assignments, loops): the
-        expression-level ones (walrus, call keywords) need the full, costly `ast.walk`.
-        `scopes[i]` is the scope of `statements[i]` (`ScopedStatements`; `parents` their
-        nesting); a node without one (a walrus, every node of the full walk) is evaluated in
-        every scope and binds in the module's.
+        Only the nodes' own bindings (assignments, loops, a call's keywords and appends, a
+        walrus): `_binding_nodes` hands the statements and the few expressions the walk binds
+        from.  `scopes[i]` is the scope of `statements[i]` (`ScopedStatements`; `parents`
+        their nesting); a node past them (a walrus found anywhere) is evaluated in every
+        scope and binds in the module's.
         """
         self.bindings = []
         self.parents = parents
         self.scoped = [self.scoped[0]] + [set() for _ in parents[1:]]
-        known = len(scopes) if scopes is not None else 0
-        for i, node in enumerate(ast.walk(self.tree) if statements is None else statements):
-            scope = scopes[i] if scopes is not None and i < known else ANY_SCOPE
+        known = len(scopes)
+        for i, node in enumerate(statements):
+            scope = scopes[i] if i < known else ANY_SCOPE
             if isinstance(node, (ast.Global, ast.Nonlocal)):
                 self.shared.update(node.names)  # bound in the module's scope (`_bind_all`)
             elif isinstance(node, ast.Assign):
