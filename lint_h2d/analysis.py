@@ -25,7 +25,7 @@ from lint_h2d.inference.project import ProjectFacts
 from lint_h2d.inference.scope import ModuleWalker, StatementFact
 from lint_h2d.parse_chunks import chunk_plan, parse_module_in_chunks, parse_python
 from lint_h2d.parse_view import parse_view
-from lint_h2d.prefilter import TreeVerdict, apply_verdict, text_hash, tree_filter
+from lint_h2d.prefilter import TreeVerdict, apply_verdict, text_hash, tree_filter, verdict_excludes
 from lint_h2d.rules import all_rules, select_codes
 from lint_h2d.rules.base import FileContext, Rule
 from lint_h2d.suppression import is_suppressed, noqa_lines
@@ -143,6 +143,9 @@ class Engine:
     def __post_init__(self) -> None:
         codes = select_codes([r.code for r in self.rules], self.settings.select, self.settings.ignore)
         self.selected = [r for r in self.rules if r.code in codes]
+        # Read once: the property builds a new set (a union) each time, and the prefilter's
+        # caches are keyed by it (hashing and comparing it cost every file as much again).
+        self.prefilter_names = self.project.prefilter_names
 
     def rules_for(self, path: str) -> List[Rule]:
         ignored = per_file_ignored(self.settings, path)
@@ -174,9 +177,11 @@ class Engine:
         # this text says the file parses and what stage 2 answers, without parsing it again.
         tree: Optional[ast.AST] = None
         if self.use_prefilter and rules:
-            fields = self.project.prefilter_names
+            fields = self.prefilter_names
             if verdict is not None and verdict.text_hash != text_hash(text):
                 verdict = None
+            if verdict is not None:  # what the verdict rules out needs no text stage either
+                rules = [r for r in rules if not verdict_excludes(verdict, r, text, self.settings, fields)]
             rules = [r for r in rules if r.could_match(text, self.settings, device_fields=fields)]
             decided = None
             if verdict is not None:

@@ -47,6 +47,14 @@ _LEADING = re.compile(r"[ \t\f]*")
 _NOT_A_START = re.compile(r"[ \t\f#\r\n]|(?:else|elif|except|finally)\b|[)\]}]")
 
 
+def _few_lines(text: str, chunk_lines: int) -> bool:
+    """Certainly fewer than ``2 * chunk_lines`` lines (the files parsed whole), counted without
+    building the line table: each line after the first starts after a ``\n`` or a ``\r``, so
+    their counts bound ``len(line_offsets(text))`` from above (most files: two ``count``s
+    instead of a regex pass and a list)."""
+    return 1 + text.count("\n") + text.count("\r") < 2 * chunk_lines
+
+
 def _statement_lines(tree: ast.Module) -> List[Tuple[int, int]]:
     """(first line, last line) of every top-level statement, decorators included."""
     out = []
@@ -101,6 +109,8 @@ class ChunkPlan:
 
 def chunk_plan(text: str, tree: ast.Module, chunk_lines: int = CHUNK_LINES) -> Optional[ChunkPlan]:
     """The plan for ``text`` (``tree``: CPython's tree of it), or None when it is parsed whole."""
+    if _few_lines(text, chunk_lines):
+        return None
     offsets = line_offsets(text)
     if len(offsets) < 2 * chunk_lines:
         return None
@@ -121,6 +131,8 @@ def parse_module_in_chunks(text: str, tree: Optional[ast.Module] = None,
     """
     import libcst as cst
 
+    if _few_lines(text, chunk_lines):
+        return cst.parse_module(text)
     offsets = line_offsets(text)
     if len(offsets) < 2 * chunk_lines:
         return cst.parse_module(text)
@@ -198,6 +210,8 @@ def parse_python(text: str, filename: str = "<unknown>", chunk_lines: int = CHUN
     that does not parse, or that warns (a warning names a line), and the whole text is parsed as
     before, so errors and warnings are CPython's own.
     """
+    if _few_lines(text, chunk_lines):
+        return _compile(text, filename)
     offsets = line_offsets(text)
     if len(offsets) < 2 * chunk_lines:
         return _compile(text, filename)

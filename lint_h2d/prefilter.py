@@ -33,7 +33,8 @@ subscripts, views, in-place/same-device methods, `*_like`/`as_tensor`, same-devi
 functions, arithmetic, comparisons and conditional expressions.  Stage 1 asks for a candidate
 statement and for the text of at least one source; stage 2 computes the set of names and
 attributes that may hold a device tensor (a fixpoint over every binding in the file, ignoring
-order and scopes: a superset of what the walk can prove) and asks whether some candidate
+order; a name counts in its function and the functions inside it, an attribute everywhere:
+a superset of what the walk can prove) and asks whether some candidate
 statement's target may be one.
 
 H2D002 needs a statement inside capture code that mutates a tensor.  Capture code is a
@@ -273,8 +274,62 @@ def _params_defined_here(fields: FrozenSet[str], text: str) -> FrozenSet[str]:
     return frozenset(p for f in defined for p in by_function.get(f, ()))
 
 
+# The scope `_MayDevice` evaluates in when it cannot tell (a walrus, a full `ast.walk`): a
+# name is looked up in every scope of the file.
+ANY_SCOPE = -1
+
+
+@dataclass(frozen=True)
+class ScopedStatements:
+    """Every statement of a tree (`_statements`' order), the scope each one runs in, and the
+    scopes' nesting: scope 0 is the module, each `def` (or `async def`) opens the next number;
+    `parents[s]` encloses `s` (-1 for the module).  Class bodies, lambdas and comprehensions
+    open no scope here (their bindings count for the enclosing function: a superset)."""
+
+    statements: Tuple[ast.stmt, ...]
+    scopes: Tuple[int, ...]
+    parents: Tuple[int, ...]
+
+
+def scoped_statements(tree: ast.AST) -> ScopedStatements:
+    """The statements of `tree` with their scopes (`ScopedStatements`), in one pass."""
+    statements: List[ast.stmt] = []
+    scopes: List[int] = []
+    parents: List[int] = [-1]
+    stack: List[Tuple[ast.stmt, int]] = [(s, 0) for s in getattr(tree, "body", ())]
+    simple = _SIMPLE_STATEMENTS
+    definitions = (ast.FunctionDef, ast.AsyncFunctionDef)
+    while stack:
+        stmt, scope = stack.pop()
+        statements.append(stmt)
+        scopes.append(scope)
+        kind = type(stmt)
+        if kind in simple:  # no nested blocks: most statements
+            continue
+        inner = scope
+        if kind in definitions:
+            inner = len(parents)
+            parents.append(scope)
+        for name in ("body", "orelse", "finalbody"):
+            stack.extend((s, inner) for s in getattr(stmt, name, ()) or ())
+        for handler in getattr(stmt, "handlers", ()) or ():
+            stack.extend((s, inner) for s in handler.body)
+        for case in getattr(stmt, "cases", ()) or ():
+            stack.extend((s, inner) for s in case.body)
+    return ScopedStatements(tuple(statements), tuple(scopes), tuple(parents))
+
+
 class _MayDevice:
-    """Names and attributes that may hold a device tensor somewhere in one module."""
+    """Names and attributes that may hold a device tensor somewhere in one module.
+
+    Names are kept per scope (`ScopedStatements`): the walk (`inference/scope.py`) gives a
+    function its own bindings and those of the enclosing scopes bound before its `def`, never
+    a sibling function's, so `out[0] = 0` in one function is no candidate because another
+    function binds `out` to a device tensor.  A name is looked up in the scope of the
+    expression and every scope around it (any order: a superset); a name some `global` or
+    `nonlocal` declares is bound in the module's scope (visible everywhere).  Attributes and
+    the project's facts are not scoped.
+    """
 
     def __init__(self, tree: ast.AST, device_fields: AbstractSet[str], text: str = "") -> None:
         factories, same_device_functions, keep_methods, dtype_names = _cached_tables()
@@ -294,43 +349,70 @@ class _MayDevice:
         if not self.device_context and defines_built_class(text, device_fields):
             self.built_lines = _built_class_lines(tree, device_fields)
         self._lines: Optional[List[bytes]] = None
-        # A vLLM sampling hook's `logits` parameter (`summary.sampling_hook`).
-        self.names: Set[str] = {"logits"} if "SamplingMetadata" in text or not text else set()
+        # Names bound in each scope (`ScopedStatements`; [0]: the module's), the scopes'
+        # parents, the scope being evaluated, and the names declared global or nonlocal.
+        # A vLLM sampling hook's `logits` parameter (`summary.sampling_hook`): any scope.
+        self.scoped: List[Set[str]] = [{"logits"} if "SamplingMetadata" in text or not text else set()]
+        self.parents: Tuple[int, ...] = (-1,)
+        self.scope = 0
+        self.shared: Set[str] = set()
         self.attrs: Set[str] = set()
-        self.bindings: List[Tuple[Any, ast.AST, str]] = []  # (target, value, how)
+        self.bindings: List[Tuple[Any, ast.AST, str, int]] = []  # (target, value, how, scope)
         self.assigned_attrs: Set[str] = set()
         self.tested: Set[str] = set()  # attribute names `may` looked at
         self.tree = tree
 
-    def collect(self, statements: Optional[Sequence[ast.AST]] = None) -> None:
-        """The bindings of the module (any scope, any order).
+    def collect(self, statements: Sequence[ast.AST], scopes: Sequence[int],
+                parents: Tuple[int, ...]) -> None:
+        """The bindings of the module (any order), each with the scope it binds in.
 
-        With `statements`, only those statements' own bindings (assignments, loops): the
-        expression-level ones (walrus, call keywords) need the full, costly `ast.walk`.
+        Only the nodes' own bindings (assignments, loops, a call's keywords and appends, a
+        walrus): `_binding_nodes` hands the statements and the few expressions the walk binds
+        from.  `scopes[i]` is the scope of `statements[i]` (`ScopedStatements`; `parents`
+        their nesting); a node past them (a walrus found anywhere) is evaluated in every
+        scope and binds in the module's.
         """
         self.bindings = []
-        for node in ast.walk(self.tree) if statements is None else statements:
-            if isinstance(node, ast.Assign):
+        self.parents = parents
+        self.scoped = [self.scoped[0]] + [set() for _ in parents[1:]]
+        known = len(scopes)
+        for i, node in enumerate(statements):
+            scope = scopes[i] if i < known else ANY_SCOPE
+            if isinstance(node, (ast.Global, ast.Nonlocal)):
+                self.shared.update(node.names)  # bound in the module's scope (`_bind_all`)
+            elif isinstance(node, ast.Assign):
                 for target in node.targets:
-                    self.bindings.append((target, node.value, "assign"))
+                    self.bindings.append((target, node.value, "assign", scope))
                     self._note_attrs(target)
             elif isinstance(node, ast.AnnAssign):
                 if node.value is not None:
-                    self.bindings.append((node.target, node.value, "assign"))
+                    self.bindings.append((node.target, node.value, "assign", scope))
                 self._note_attrs(node.target)
             elif isinstance(node, ast.NamedExpr):
-                self.bindings.append((node.target, node.value, "assign"))
+                self.bindings.append((node.target, node.value, "assign", scope))
             elif isinstance(node, (ast.For, ast.AsyncFor)):
-                self.bindings.append((node.target, node.iter, "iterate"))
+                self.bindings.append((node.target, node.iter, "iterate", scope))
             elif isinstance(node, ast.Call):
                 for kw in node.keywords:
                     if kw.arg is not None:  # constructor keywords become `self.<kw>` fields
-                        self.bindings.append((kw.arg, kw.value, "field"))
+                        self.bindings.append((kw.arg, kw.value, "field", scope))
                 func = node.func
                 if isinstance(func, ast.Attribute) and func.attr in ("append", "insert", "extend") \
                         and isinstance(func.value, ast.Name) and node.args:
                     # `xs.append(v)`: the walk gives `xs` the elements appended to it.
-                    self.bindings.append((func.value, node.args[-1], "assign"))
+                    self.bindings.append((func.value, node.args[-1], "assign", scope))
+
+    def bound(self, name: str) -> bool:
+        """`name` may hold a device tensor in the scope being evaluated (or one around it)."""
+        scope = self.scope
+        if scope == ANY_SCOPE:
+            return any(name in names for names in self.scoped)
+        scoped, parents = self.scoped, self.parents
+        while scope >= 0:
+            if name in scoped[scope]:
+                return True
+            scope = parents[scope]
+        return False
 
     def segment(self, node: ast.AST) -> Optional[str]:
         """The source of a one-line node (ast columns are UTF-8 byte offsets)."""
@@ -365,7 +447,8 @@ class _MayDevice:
             fired = False
             rest = []
             for binding in pending:
-                target, value, how = binding
+                target, value, how, scope = binding
+                self.scope = scope
                 if how == "field":
                     if target in self.attrs:
                         continue
@@ -400,8 +483,10 @@ class _MayDevice:
     def _bind_all(self, target: ast.AST) -> bool:
         changed = False
         if isinstance(target, ast.Name):
-            if target.id not in self.names:
-                self.names.add(target.id)
+            name = target.id
+            names = self.scoped[0 if self.scope == ANY_SCOPE or name in self.shared else self.scope]
+            if name not in names:
+                names.add(name)
                 changed = True
         elif isinstance(target, ast.Attribute):
             if target.attr not in self.attrs:
@@ -417,7 +502,7 @@ class _MayDevice:
     def may(self, node: ast.AST) -> bool:
         """True unless `infer(node)` certainly is not a DEVICE tensor (nor a container of one)."""
         if isinstance(node, ast.Name):
-            return node.id in self.names or node.id in self.params
+            return self.bound(node.id) or node.id in self.params
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
             return any(self.may(e.value if isinstance(e, ast.Starred) else e) for e in node.elts)
         if isinstance(node, ast.Dict):
@@ -470,7 +555,7 @@ class _MayDevice:
             # A project function that returns a device tensor, or a project module class
             # (cross-file facts); a name that may hold a module (`head(x)`).
             return "call:" + func.id in self.device_fields or "module:" + func.id in self.device_fields \
-                or func.id in self.names
+                or self.bound(func.id)
         if isinstance(func, ast.Subscript):
             return self.may(func.value)  # `self.heads[i](x)`: a module of a ModuleList
         if not isinstance(func, ast.Attribute):
@@ -558,6 +643,9 @@ class _MayDevice:
                 return False  # `None` adds a dimension; a bool, a string: not an integer
             if isinstance(element, (ast.JoinedStr, ast.List, ast.Tuple, ast.Dict, ast.ListComp)):
                 return False  # advanced (or a dict key)
+            if isinstance(element, (ast.Compare, ast.BoolOp)) or (
+                    isinstance(element, ast.UnaryOp) and isinstance(element.op, ast.Not)):
+                return False  # a bool index (`t[x > 0]`): advanced (`_is_boolean_expression`)
         value = assign.value
         if isinstance(value, (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp,
                               ast.SetComp, ast.GeneratorExp, ast.Lambda, ast.JoinedStr)):
@@ -596,42 +684,63 @@ def _statements_in(body: Sequence[ast.stmt], into_definitions: bool) -> Iterable
 def h2d001_tree(tree: ast.AST, device_fields: AbstractSet[str] = frozenset(), text: str = "") -> bool:
     """Stage 2 for H2D001: some candidate statement's target may be a device tensor."""
     analysis = _MayDevice(tree, device_fields, text)
-    statements = list(_statements(tree))
-    candidates = [c for c in statements if isinstance(c, ast.Assign) and len(c.targets) == 1
-                  and isinstance(c.targets[0], ast.Subscript) and analysis.shape_may_match(c)]
+    scoped = scoped_statements(tree)
+    candidates = _candidates(analysis, scoped)
     if not candidates:
         return False
 
     def done() -> bool:
-        return any(analysis.may(c.targets[0].value) for c in candidates)  # type: ignore[attr-defined]
+        return _some_target_may(analysis, candidates)
 
-    analysis.collect(_binding_nodes(statements, tree if ":=" in text or not text else None))
+    nodes, scopes = _binding_nodes(scoped, tree if ":=" in text or not text else None)
+    analysis.collect(nodes, scopes, scoped.parents)
     return done() or analysis.solve(done)
 
 
-def _binding_nodes(statements: Sequence[ast.stmt], walrus_tree: Optional[ast.AST] = None,
-                   walruses: Optional[Sequence[ast.NamedExpr]] = None) -> List[ast.AST]:
-    """The statements plus the only expression-level bindings the walk honours.
+def _candidates(analysis: _MayDevice, scoped: ScopedStatements) -> List[Tuple[ast.Assign, int]]:
+    """`T[I] = V` statements whose index and value may make a finding, with their scopes."""
+    return [(c, scope) for c, scope in zip(scoped.statements, scoped.scopes)
+            if isinstance(c, ast.Assign) and len(c.targets) == 1
+            and isinstance(c.targets[0], ast.Subscript) and analysis.shape_may_match(c)]
+
+
+def _some_target_may(analysis: _MayDevice, candidates: Sequence[Tuple[ast.Assign, int]]) -> bool:
+    for candidate, scope in candidates:
+        analysis.scope = scope
+        target = candidate.targets[0]
+        assert isinstance(target, ast.Subscript)
+        if analysis.may(target.value):
+            return True
+    return False
+
+
+def _binding_nodes(scoped: ScopedStatements, walrus_tree: Optional[ast.AST] = None,
+                   walruses: Optional[Sequence[ast.NamedExpr]] = None) -> Tuple[List[ast.AST], List[int]]:
+    """The statements plus the only expression-level bindings the walk honours, and the scope
+    of each but the walruses found anywhere (those come last, and have none: `collect`).
 
     `ModuleWalker` binds a walrus only as a whole expression statement, and reads constructor
     keywords only from a call that is a statement's whole value (`return cls(x=...)`), so
     these nodes are a superset of its sources, found without a costly full `ast.walk`.
     """
-    out: List[ast.AST] = list(statements)
-    for stmt in statements:
+    out: List[ast.AST] = list(scoped.statements)
+    scopes: List[int] = list(scoped.scopes)
+    for stmt, scope in zip(scoped.statements, scoped.scopes):
         value = getattr(stmt, "value", None)
         if isinstance(value, ast.Call) and isinstance(
             stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Expr)
         ):
             out.append(value)
+            scopes.append(scope)
         elif isinstance(stmt, ast.Expr) and isinstance(value, ast.NamedExpr):
             out.append(value)
+            scopes.append(scope)
     if walruses is not None:
         out.extend(walruses)  # `scan_tree(walrus_tree, walruses=True).walruses`
     elif walrus_tree is not None:
         # The walk binds a walrus anywhere (`if (t := ...) is not None:`).
         out.extend(scan_tree(walrus_tree, walruses=True).walruses)
-    return out
+    return out, scopes
 
 
 _CONTAINER_CALLS = frozenset({"zip", "enumerate", "list", "tuple", "sorted", "reversed", "iter", "next"})
@@ -770,18 +879,36 @@ def h2d004_text(text: str) -> bool:
     return bool(_H2D004_TEXT.search(text)) and any(f in text for f in H2D004_FACTORIES)
 
 
-def _factory_moved(node: ast.Call) -> bool:
-    """`<module>.<factory>(...).to(...)` / `.cuda(...)`."""
+def _factory_moved(node: ast.Call, torch_names: Optional[AbstractSet[str]] = None) -> bool:
+    """`<module>.<factory>(...).to(...)` / `.cuda(...)`; with `torch_names`, only where the
+    module's name is one of them (`torch_aliases`: `move_of` asks for a torch alias)."""
     if isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda"):
         inner = node.func.value
         return isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) \
-            and isinstance(inner.func.value, ast.Name) and inner.func.attr in H2D004_FACTORIES
+            and isinstance(inner.func.value, ast.Name) and inner.func.attr in H2D004_FACTORIES \
+            and (torch_names is None or inner.func.value.id in torch_names)
     return False
 
 
+def torch_aliases(statements: Iterable[ast.stmt]) -> FrozenSet[str]:
+    """Every name an `import` among `statements` binds to the torch module, and `torch`.
+
+    The walk's `torch_names` (`scope.module_aliases`) come from the module-level imports and
+    only shrink below (a parameter shadowing one); H2D004's `move_of` flags a factory only on
+    one of them, so `tl.arange(0, n).to(tl.int64)` (Triton) or `jnp.zeros(3).to(d)` cannot
+    be one.  The same test on every import of the file: a superset."""
+    names = {"torch"}
+    for stmt in statements:
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                if alias.name == "torch" or (alias.asname is None and alias.name.startswith("torch.")):
+                    names.add(alias.asname or alias.name.split(".")[0])
+    return frozenset(names)
+
+
 def h2d004_tree(tree: ast.AST) -> bool:
-    """Stage 2 for H2D004: `<module>.<factory>(...).to(...)` / `.cuda(...)` somewhere."""
-    return scan_tree(tree, h2d004=True).h2d004
+    """Stage 2 for H2D004: `<torch alias>.<factory>(...).to(...)` / `.cuda(...)` somewhere."""
+    return scan_tree(tree, h2d004=True, torch_names=torch_aliases(_statements(tree))).h2d004
 
 
 @dataclass(frozen=True)
@@ -810,9 +937,10 @@ def _node_fields(kind: type) -> Tuple[str, ...]:
     return fields
 
 
-def scan_tree(tree: ast.AST, h2d003: bool = False, h2d004: bool = False, walruses: bool = False) -> TreeScan:
+def scan_tree(tree: ast.AST, h2d003: bool = False, h2d004: bool = False, walruses: bool = False,
+              torch_names: Optional[AbstractSet[str]] = None) -> TreeScan:
     """H2D003's and H2D004's stage 2 and the walruses of a tree, in one pass over its nodes
-    (each `ast.walk` cost a file as much as its summary).  Breadth first like `ast.walk`,
+    (each `ast.walk` cost a file as much as its summary); `torch_names`: `_factory_moved`'s.  Breadth first like `ast.walk`,
     children in field order, so the walruses come in its order; nodes without children
     (names, constants, operators) are not queued, which leaves the order of the others.
     Stops early when only the stage-2 answers are asked for and both are known."""
@@ -826,7 +954,7 @@ def scan_tree(tree: ast.AST, h2d003: bool = False, h2d004: bool = False, walruse
         if kind is call:
             if h2d003 and not found003 and _non_blocking_call(node):
                 found003 = True
-            if h2d004 and not found004 and _factory_moved(node):
+            if h2d004 and not found004 and _factory_moved(node, torch_names):
                 found004 = True
             if (found003 or not h2d003) and (found004 or not h2d004) and not walruses:
                 break
@@ -923,28 +1051,28 @@ class _RecordingParams(set):  # type: ignore[type-arg]
         return False
 
 
-def _h2d001_without_facts(tree: ast.AST, text: str, statements: Optional[Sequence[ast.stmt]] = None,
+def _h2d001_without_facts(tree: ast.AST, text: str, scoped: Optional[ScopedStatements] = None,
                           walruses: Optional[Sequence[ast.NamedExpr]] = None
                           ) -> Tuple[bool, Set[str], Set[str]]:
     """`h2d001_tree(tree, frozenset(), text)`, and the facts and parameter names it asked about.
-    `statements` and `walruses`: the tree's `_statements` and `scan_tree(...).walruses` when
+    `scoped` and `walruses`: the tree's `scoped_statements` and `scan_tree(...).walruses` when
     the caller has them."""
     facts = _Recording()
     analysis = _MayDevice(tree, facts, text)
     params = _RecordingParams()
     analysis.params = params  # type: ignore[assignment]
-    if statements is None:
-        statements = list(_statements(tree))
-    candidates = [c for c in statements if isinstance(c, ast.Assign) and len(c.targets) == 1
-                  and isinstance(c.targets[0], ast.Subscript) and analysis.shape_may_match(c)]
+    if scoped is None:
+        scoped = scoped_statements(tree)
+    candidates = _candidates(analysis, scoped)
     if not candidates:
         return False, set(), set()
 
     def done() -> bool:
-        return any(analysis.may(c.targets[0].value) for c in candidates)  # type: ignore[attr-defined]
+        return _some_target_may(analysis, candidates)
 
     walrus_tree = tree if ":=" in text or not text else None
-    analysis.collect(_binding_nodes(statements, walrus_tree, walruses if walrus_tree is not None else None))
+    nodes, scopes = _binding_nodes(scoped, walrus_tree, walruses if walrus_tree is not None else None)
+    analysis.collect(nodes, scopes, scoped.parents)
     return done() or analysis.solve(done), facts.asked, params.asked
 
 
@@ -953,12 +1081,14 @@ def tree_verdict(tree: ast.AST, text: str, capture_functions: Sequence[str]) -> 
     reads it back).  A check that raises is left out: the analysis parses and decides."""
     fixed: List[Tuple[str, bool]] = []
     looked_up = param_names = None
-    statements = list(_statements(tree))
+    scoped = scoped_statements(tree)
+    statements = scoped.statements
     need003, need004 = h2d003_text(text), h2d004_text(text)
     scan: Optional[TreeScan] = TreeScan()
     if need003 or need004 or ":=" in text or not text:
         try:  # one pass for both checks and the walruses H2D001's check binds
-            scan = scan_tree(tree, need003, need004, walruses=":=" in text or not text)
+            scan = scan_tree(tree, need003, need004, walruses=":=" in text or not text,
+                             torch_names=torch_aliases(statements) if need004 else None)
         except Exception:  # MemoryError, ...: the checks below raise, and are left out
             scan = None
 
@@ -979,7 +1109,7 @@ def tree_verdict(tree: ast.AST, text: str, capture_functions: Sequence[str]) -> 
             except Exception:  # RecursionError on a deep expression, ...
                 pass
     try:  # without a candidate statement it returns before the costly part
-        found, asked, names = _h2d001_without_facts(tree, text, statements,
+        found, asked, names = _h2d001_without_facts(tree, text, scoped,
                                                     scan.walruses if scan is not None else None)
     except Exception:
         pass
@@ -1027,6 +1157,22 @@ def apply_verdict(verdict: TreeVerdict, rules: Sequence["Rule"], text: str, sett
         if keep:
             out.append(rule)
     return out
+
+
+def verdict_excludes(verdict: TreeVerdict, rule: "Rule", text: str, settings: "Settings",
+                     device_fields: AbstractSet[str] = frozenset()) -> bool:
+    """The verdict alone drops `rule` (`apply_verdict` would, whatever its text stage says).
+
+    Why: the text stage (`could_match`) of H2D001 searches for every project field and called
+    name; for most files the verdict already says no candidate can be a device tensor, so the
+    engine asks this first and runs the text stage only for the rules left."""
+    if not rule.has_tree_check or rule.code not in _VERDICT_CODES:
+        return False
+    fixed = dict(verdict.fixed)
+    if rule.code != "H2D001":
+        return fixed.get(rule.code) is False
+    return "H2D001" not in fixed and not _needs_facts(verdict, text, device_fields) \
+        and not mentions_hint(text, settings.device_hints)
 
 
 # The rules whose stage 2 `tree_verdict` computes (their `could_match_tree` is the function

@@ -418,6 +418,9 @@ def _built_rows(jobs: Sequence[Tuple[str, Optional[Tuple[str, ...]]]]) -> List[T
     if workers > 1 and len(jobs) >= PARALLEL_FACTS:
         from concurrent.futures import ProcessPoolExecutor
 
+        from lint_h2d.pipeline import preload_for_workers
+
+        preload_for_workers()
         with ProcessPoolExecutor(max_workers=workers) as pool:
             return list(zip(paths, pool.map(_packed_row, paths, [c for _, c in jobs], chunksize=16)))
     return [(path, _packed_row(path, capture)) for path, capture in jobs]

@@ -166,7 +166,9 @@ def test_scan_tree_as_ast_walk() -> None:
         assert scan.h2d004 == any(isinstance(n, ast.Call) and prefilter._factory_moved(n)
                                   for n in ast.walk(tree))
         assert prefilter.h2d003_tree(tree) == scan.h2d003
-        assert prefilter.h2d004_tree(tree) == scan.h2d004
+        aliases = prefilter.torch_aliases(n for n in ast.walk(tree) if isinstance(n, ast.stmt))
+        assert prefilter.h2d004_tree(tree) == prefilter.scan_tree(tree, h2d004=True, torch_names=aliases).h2d004 \
+            == any(isinstance(n, ast.Call) and prefilter._factory_moved(n, aliases) for n in ast.walk(tree))
     extra = prefilter.scan_tree(ast.parse(EXTRA), True, True, True)
     assert len(extra.walruses) == 3 and extra.h2d003 and extra.h2d004
 

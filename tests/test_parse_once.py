@@ -66,6 +66,9 @@ def test_the_verdict_answers_as_stage_2_does(name: str) -> None:
             survivors = [r for r in rules if r.could_match(text, s, device_fields=fields)]
             answer = prefilter.apply_verdict(verdict, survivors, text, s, fields)
             expected = prefilter.tree_filter(survivors, tree, text, s, fields)
+            # What the verdict excludes before the text stage (`verdict_excludes`) is never kept.
+            excluded = {r.code for r in rules if prefilter.verdict_excludes(verdict, r, text, s, fields)}
+            assert not excluded & {r.code for r in expected}, (fields, hints)
             if answer is not None:
                 assert [r.code for r in answer] == [r.code for r in expected], (fields, hints)
             else:

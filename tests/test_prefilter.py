@@ -55,6 +55,33 @@ LOOKALIKES = {
     "device_context_named": ("import torch as th\ndef f(n, gpu):\n    ctx = th . device(gpu)\n    with ctx:\n"
                              "        t = th.full((n,), 0)\n    t[0] = 1\n"),
     "cuda_device_context": "import torch\ndef f(n):\n    with torch.cuda.device(0):\n        t = torch.zeros(n)\n    t[0] = 1\n",
+    # Scopes (perf6): a name is bound in its function and read there or in functions inside it.
+    "other_function": ("import torch\ndef f(n):\n    out = torch.zeros(n, device='cuda')\n    return out\n"
+                       "def g(n):\n    out = [0] * n\n    out[0] = 1\n    return out\n"),
+    "sibling_method": ("import torch\nclass A:\n    def f(self, n):\n        buf = torch.zeros(n, device='cuda')\n"
+                       "        return buf\n    def g(self, buf):\n        buf[0] = 1\n"),
+    "module_name": "import torch\nBUF = torch.zeros(4, device='cuda')\ndef f():\n    BUF[0] = 1\n",
+    "module_name_after": "import torch\ndef f():\n    BUF[0] = 1\nBUF = torch.zeros(4, device='cuda')\n",
+    "enclosing": ("import torch\ndef f(n):\n    t = torch.zeros(n).cuda()\n    def g():\n        t[0] = 1\n"
+                  "    g()\n"),
+    "enclosing_class_method": ("import torch\ndef f(n):\n    t = torch.zeros(n).cuda()\n    class A:\n"
+                               "        def g(self):\n            t[0] = 1\n    return A\n"),
+    "global_decl": ("import torch\nBUF = None\ndef init(n):\n    global BUF\n    BUF = torch.zeros(n, device='cuda')\n"
+                    "def step():\n    BUF[0] = 1\n"),
+    "nonlocal_decl": ("import torch\ndef f(n):\n    t = [0]\n    def make():\n        nonlocal t\n"
+                      "        t = torch.zeros(n, device='cuda')\n    make()\n    t[0] = 1\n"),
+    "walrus_other_function": ("import torch\ndef f(n):\n    if (t := torch.ones(n).cuda()) is not None:\n"
+                              "        return t\ndef g(t):\n    t[0] = 1\n"),
+    "comprehension": ("import torch\ndef f(xs):\n    ts = [x.cuda() for x in xs]\n    for t in ts:\n"
+                      "        t[0] = 1\n"),
+    # H2D004 flags a factory of a torch alias only (perf6: Triton's `tl` is no torch).
+    "triton_arange": "import triton.language as tl\ndef k(n, dev):\n    x = tl.arange(0, n).to(dev)\n    return x\n",
+    "torch_alias_move": "import torch as th\ndef f(dev):\n    return th.zeros(3).to(dev)\n",
+    "torch_submodule_move": "import torch.nn\ndef f(dev):\n    return torch.ones(3).to(dev)\n",
+    "bool_index": "import torch\ndef f(n):\n    t = torch.zeros(n, device='cuda')\n    t[t > 0] = 0\n",
+    "bool_index_not": "import torch\ndef f(n, m):\n    t = torch.zeros(n, device='cuda')\n    t[not m] = 0\n",
+    "bool_index_and": ("import torch\ndef f(n, a, b):\n    t = torch.zeros(n, n, device='cuda')\n"
+                       "    t[0, a and b] = 0\n"),
 }
 
 DEVICE_FIELDS_SOURCE = "class M:\n    query_start_loc: object\n    query_start_loc_cpu: object\n"
@@ -84,7 +111,8 @@ def test_lookalikes_that_must_be_found_are_found() -> None:
     for name in ("factory_device", "factory_concat_str", "cuda", "to_device", "to_multiline", "gpu_buffer",
                  "device_field", "self_attr", "constructor_kw", "tuple_assign", "loop", "view", "like",
                  "ifexp", "backslash", "paren_target", "capture", "graph_with", "device_context",
-                 "device_context_named"):
+                 "device_context_named", "module_name", "enclosing", "enclosing_class_method",
+                 "comprehension"):
         assert findings(LOOKALIKES[name], True), name
 
 
@@ -99,10 +127,48 @@ def _stages(text: str) -> tuple:
     return text_ok, text_ok and prefilter.h2d001_tree(tree, fields, text)
 
 
-@pytest.mark.parametrize("name", ["factory_cpu", "pinned", "to_dtype", "slice", "dict", "cpu_only", "comment_banner"])
+@pytest.mark.parametrize("name", ["factory_cpu", "pinned", "to_dtype", "slice", "dict", "cpu_only", "comment_banner",
+                                  "other_function", "sibling_method", "bool_index", "bool_index_not",
+                                  "bool_index_and"])
 def test_prefilter_skips_what_cannot_match(name: str) -> None:
     assert _stages(LOOKALIKES[name]) != (True, True)
     assert findings(LOOKALIKES[name], False) == []
+
+
+@pytest.mark.parametrize("name", ["module_name", "module_name_after", "enclosing", "enclosing_class_method",
+                                  "global_decl", "nonlocal_decl", "walrus_other_function", "comprehension"])
+def test_stage_two_sees_names_of_enclosing_and_shared_scopes(name: str) -> None:
+    """A name bound around the candidate's function (the module, an enclosing `def`, a
+    `global`/`nonlocal` declaration, a walrus anywhere) still makes it a candidate, in the
+    check with the project's facts and in the verdict without them (`tree_verdict`)."""
+    text = LOOKALIKES[name]
+    assert _stages(text) == (True, True)
+    assert dict(prefilter.tree_verdict(ast.parse(text), text, Settings().capture_functions).fixed)["H2D001"]
+
+
+def test_names_are_scoped_per_function() -> None:
+    """Stage 2 before perf6 pooled every binding of the file: `out` of `f` made `g`'s list a
+    candidate.  Kept apart, neither `f` nor `g` writes a device tensor's element."""
+    text = LOOKALIKES["other_function"]
+    tree = ast.parse(text)
+    scoped = prefilter.scoped_statements(tree)
+    assert scoped.parents == (-1, 0, 0)
+    assert not prefilter.h2d001_tree(tree, frozenset(), text)
+    verdict = prefilter.tree_verdict(tree, text, Settings().capture_functions)
+    assert "H2D001" not in dict(verdict.fixed)
+    pooled = text.replace("def g(n):\n    out = [0] * n\n", "def g(n):\n    global out\n    out = [0] * n\n")
+    assert prefilter.h2d001_tree(ast.parse(pooled), frozenset(), pooled)  # `global`: shared
+
+
+def test_h2d004_stage_two_asks_for_a_torch_alias() -> None:
+    def stage2(name: str) -> bool:
+        return prefilter.h2d004_tree(ast.parse(LOOKALIKES[name]))
+
+    assert not stage2("triton_arange") and findings(LOOKALIKES["triton_arange"], False) == []
+    for name in ("torch_alias_move", "torch_submodule_move"):
+        assert stage2(name) and [f.code for f in findings(LOOKALIKES[name], True)] == ["H2D004"], name
+    tree = ast.parse("import torch as th, torch.cuda\ndef f():\n    import torch.nn as nn\n    import numpy as np\n")
+    assert prefilter.torch_aliases(prefilter.scoped_statements(tree).statements) == {"torch", "th"}
 
 
 def test_cuda_device_context_passes_the_prefilter_but_is_not_found() -> None:
