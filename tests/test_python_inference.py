@@ -159,7 +159,7 @@ def test_module_outputs_say_they_rest_on_a_convention_and_get_no_safe_fix(
 
 
 def test_annotated_assignments_name_the_annotation(results: Dict[str, List[Finding]]) -> None:
-    """`self.eos: int = tokenizer.eos_token_id`: the index is an int because it is declared
+    """`self.eos: int = tokenizer.end_index`: the index is an int because it is declared
     one where it is assigned, and the chain says so."""
     assert "annotated_assign.py:10: `self.eos` is annotated `int` where it is assigned" in _chain(
         results, "annotated_assign.py", 16)
@@ -185,3 +185,4 @@ def test_uncalled_functions_are_those_no_call_in_the_project_names() -> None:
     ]
     resolved = collect(texts).module_facts.resolved
     assert resolved.uncalled == {"ref", "go", "user"}
+

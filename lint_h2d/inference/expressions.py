@@ -848,8 +848,15 @@ def _call(call: cst.Call, facts: Facts) -> Value:
         return SCALAR  # `torch.distributed.get_rank()`: a Python int
     if isinstance(func, cst.Name):
         name = func.value
+        if name in ("abs", "round") and call.args and name not in facts.names:
+            inner = infer(call.args[0].value, facts)
+            if inner.kind.is_tensor:
+                return inner  # `abs(t)`, `round(t)` of a tensor: a tensor (`Tensor.__abs__`)
         if name in SCALAR_BUILTINS:
             return SCALAR
+        if name == "pow" and name not in facts.names and call.args and not any(a.star for a in call.args) \
+                and all(infer(a.value, facts).kind == Kind.SCALAR for a in call.args):
+            return SCALAR  # `pow(base, exp, mod)` of Python numbers: a Python number
         if name in SCALAR_FOLDS:
             # min(a, b) with a scalar among arguments that are not tensors: a scalar.
             kinds = [infer(a.value, facts).kind for a in call.args]
