@@ -24,7 +24,7 @@ import libcst as cst
 from fixers.imports import target_names
 
 from lint_h2d.capture import is_capture_name, is_graph_context_in
-from lint_h2d.cst_children import recorded_children
+from lint_h2d.cst_children import any_node, recorded_children
 
 # A `fill_` literal every dtype accepts: int8/uint8 take -128..255 (uint8 wraps -1), float8 and
 # bool take any of these.  Larger ones raise "value cannot be converted ... without overflow".
@@ -92,13 +92,7 @@ def evaluation_risk(call: cst.Call, receiver: cst.BaseExpression, method: str,
 
 
 def _has_call(node: cst.CSTNode) -> bool:
-    stack: List[cst.CSTNode] = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Call):
-            return True
-        stack.extend(current.children)
-    return False
+    return any_node(node, lambda current: isinstance(current, cst.Call))
 
 
 def _code(node: cst.CSTNode) -> str:

@@ -75,6 +75,18 @@ def recorded_children(node: cst.CSTNode) -> List[cst.CSTNode]:
     return found
 
 
+def any_node(root: cst.CSTNode, test: Callable[[cst.CSTNode], bool]) -> bool:
+    """Whether `root` or a node below it passes `test` (read through `recorded_children`: the
+    whitespace and operator nodes it leaves out hold no code)."""
+    stack: List[cst.CSTNode] = [root]
+    while stack:
+        node = stack.pop()
+        if test(node):
+            return True
+        stack.extend(recorded_children(node))
+    return False
+
+
 def type_test(*classes: type) -> Callable[[object], bool]:
     """`isinstance(value, classes)`, answered from a table by the value's type: for LibCST's
     node classes (ABCs) a negative `isinstance` goes through `ABCMeta.__instancecheck__`, which

@@ -60,13 +60,19 @@ def _walk(module: cst.Module, code: str, full: bool,
         scope._may_record = may_record
 
 
-@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
-def test_pruned_walk_emits_the_full_walks_facts(path: Path) -> None:
+def _fixture(path: Path) -> Tuple[cst.Module, str]:
+    """A fixture's tree and text; a fixture that is not Python skips the test."""
     code = path.read_text(encoding="utf-8")
     try:
-        module = cst.parse_module(code)
+        return cst.parse_module(code), code
     except cst.ParserSyntaxError:
         pytest.skip("not Python")
+        raise AssertionError("unreachable")
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+def test_pruned_walk_emits_the_full_walks_facts(path: Path) -> None:
+    module, code = _fixture(path)
     assert _walk(module, code, full=False) == _walk(module, code, full=True)
 
 
@@ -252,11 +258,7 @@ def _plain_wants(small: cst.BaseSmallStatement, in_capture: bool) -> bool:
 
 @pytest.mark.parametrize("path", FIXTURES[::3], ids=lambda p: p.name)
 def test_without_capture_only_rules_the_facts_are_the_same_but_capture(path: Path) -> None:
-    code = path.read_text(encoding="utf-8")
-    try:
-        module = cst.parse_module(code)
-    except cst.ParserSyntaxError:
-        pytest.skip("not Python")
+    module, code = _fixture(path)
     with_regions = ModuleWalker(module, wants=_plain_wants, text=code).run()
     without = ModuleWalker(module, wants=_plain_wants, text=code, capture=False).run()
     assert [_key(f)[:3] + _key(f)[4:] for f in with_regions] == [_key(f)[:3] + _key(f)[4:] for f in without]

@@ -104,7 +104,7 @@ def from_classes(classes: Mapping[str, FrozenSet[str]],
 
 # -- facts resolved across the project's summaries ---------------------------------------------
 
-from lint_h2d.findings import EvidenceStep  # noqa: E402
+from lint_h2d.findings import EvidenceKind, EvidenceStep  # noqa: E402
 from lint_h2d.inference.summary import (  # noqa: E402
     CallSite,
     ClassSummary,
@@ -112,7 +112,6 @@ from lint_h2d.inference.summary import (  # noqa: E402
     FunctionSummary,
     Term,
 )
-from lint_h2d.findings import EvidenceKind  # noqa: E402
 from lint_h2d.inference.resolved import (  # noqa: E402
     DEFAULT_DEVICE_STEP,
     NN_CONTAINERS,
@@ -123,7 +122,18 @@ from lint_h2d.inference.resolved import (  # noqa: E402
     sampling_hook_message,
     vllm_loader_message,
 )
-from lint_h2d.inference.values import NONE, OTHER, SCALAR, UNKNOWN, Kind, Value, join, module_tensor, MODULE_TENSOR_STEP, MOVED_MODULE_NOTE  # noqa: E402
+from lint_h2d.inference.values import (  # noqa: E402
+    MODULE_TENSOR_STEP,
+    MOVED_MODULE_NOTE,
+    NONE,
+    OTHER,
+    SCALAR,
+    UNKNOWN,
+    Kind,
+    Value,
+    join,
+    module_tensor,
+)
 
 
 
@@ -480,14 +490,12 @@ class _Resolver:
             return SCALAR.because(EvidenceStep(
                 f"every call of `{callee}` passes a Python number as `{name}` ({where}{more})",
                 first_path, first_line))
-        if kinds == {Kind.CPU_PLACE}:
+        if kinds in ({Kind.CPU_PLACE}, {Kind.DEVICE_PLACE}):
             # `f(..., device=torch.device("cpu"))` at every call: `device=device` is the CPU.
-            return Value(Kind.CPU_PLACE).because(EvidenceStep(
-                f"every call of `{callee}` passes the CPU as `{name}` ({where}{more})", first_path, first_line))
-        if kinds == {Kind.DEVICE_PLACE}:
-            return Value(Kind.DEVICE_PLACE).because(EvidenceStep(
-                f"every call of `{callee}` passes an accelerator as `{name}` ({where}{more})",
-                first_path, first_line))
+            (place,) = kinds
+            what = "the CPU" if place == Kind.CPU_PLACE else "an accelerator"
+            return Value(place).because(EvidenceStep(
+                f"every call of `{callee}` passes {what} as `{name}` ({where}{more})", first_path, first_line))
         types = {v.type_name for _, _, v in values}
         if kinds == {Kind.OTHER} and len(types) == 1 and None not in types:
             # Every call passes an instance of one project class: its fields and methods apply.

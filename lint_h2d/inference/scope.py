@@ -15,7 +15,7 @@ import libcst as cst
 
 from lint_h2d.capture import DEFAULT_CAPTURE_FUNCTIONS
 from lint_h2d.capture_flow import CaptureRegions, capture_regions
-from lint_h2d.cst_children import recorded_children, type_test
+from lint_h2d.cst_children import any_node, recorded_children, type_test
 from lint_h2d.inference.expressions import (
     Facts,
     annotation_value,
@@ -1058,12 +1058,9 @@ def _run_at_construction(methods: Sequence[cst.FunctionDef]) -> FrozenSet[int]:
     runs while the object is constructed (under the constructor's default device).  Nested
     definitions and lambdas run later; a method called elsewhere too still runs here once."""
     init = next((m for m in methods if m.name.value == "__init__"), None)
-    if init is None:
+    self_name = ModuleWalker._self_name(init) if init is not None else None
+    if init is None or self_name is None:
         return frozenset()
-    params = list(init.params.posonly_params) + list(init.params.params)
-    if not params:
-        return frozenset()
-    self_name = params[0].name.value
     called: Set[str] = set()
     stack: List[cst.CSTNode] = [init.body]
     while stack:
@@ -1073,7 +1070,7 @@ def _run_at_construction(methods: Sequence[cst.FunctionDef]) -> FrozenSet[int]:
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
                 and isinstance(node.func.value, cst.Name) and node.func.value.value == self_name:
             called.add(node.func.attr.value)
-        stack.extend(node.children)
+        stack.extend(recorded_children(node))
     return frozenset(id(m) for m in methods if m is init or m.name.value in called)
 
 
@@ -1119,13 +1116,7 @@ def _may_record(fn: cst.FunctionDef, constructors: AbstractSet[str]) -> bool:
 
 
 def _holds_attribute(target: cst.CSTNode) -> bool:
-    stack: List[cst.CSTNode] = [target]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Attribute):
-            return True
-        stack.extend(recorded_children(node))
-    return False
+    return any_node(target, lambda node: isinstance(node, cst.Attribute))
 
 
 def _declared(small: cst.AnnAssign, value: Value, facts: Facts) -> Value:
