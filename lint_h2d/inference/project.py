@@ -926,13 +926,15 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
             for index, pname in enumerate(fn.params):
                 if fn.bound and index == 0:
                     continue
-                place_only = _device_param(pname, fn.annotations[index])
-                if fn.annotations[index] not in _OPEN_ANNOTATIONS and not place_only:
+                annotation = fn.annotations[index]
+                is_open = annotation in _OPEN_ANNOTATIONS
+                if not is_open and not _device_param(pname, annotation):
                     continue
                 pvalue = resolver.param(fn, index)
-                if place_only and pvalue.kind not in (Kind.CPU_PLACE, Kind.DEVICE_PLACE):
-                    continue  # `device: torch.device`: only where the calls point adds to it
-                if fn.annotations[index] not in (("unk",), ("other",)) and pvalue.kind != Kind.DEVICE:
+                if not is_open:
+                    if pvalue.kind not in (Kind.CPU_PLACE, Kind.DEVICE_PLACE):
+                        continue  # `device: torch.device`: only where the calls point adds to it
+                elif annotation != ("unk",) and pvalue.kind != Kind.DEVICE:
                     continue  # `x: torch.Tensor`: only "on the device" adds to the annotation
                 if _informative(pvalue):
                     key = (fn.name, pname)
