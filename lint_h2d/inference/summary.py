@@ -29,9 +29,13 @@ UNK: Term = ("unk",)
 _TENSOR: Term = ("tensor", None)  # an annotation `torch.Tensor`
 SCALAR: Term = ("scalar",)
 OTHER: Term = ("other",)
+# Device types that name an accelerator (ROCm tensors report `cuda`).
+_ACCELERATOR_TYPES = frozenset({"cuda", "xpu", "hpu", "npu", "mps"})
 # A device specification (`"cpu"`, `"cuda:0"`, `torch.device("cpu")`): ("place", "cpu" |
-# "accel" | "meta").  Call sites that pass one say where a `device` parameter points.
-_DEVICE_SPEC = re.compile(r"(cpu|cuda|meta|mps|xpu|npu|hpu|xla|privateuseone)(:[0-9]+)?")
+# "accel" | "meta").  Call sites that pass one say where a `device` parameter points, and a
+# `.to()` naming an accelerator moves a module there (`_accelerator_move`).
+_DEVICE_SPEC = re.compile(r"(cpu|meta|" + "|".join(sorted(_ACCELERATOR_TYPES)) + r")(:[0-9]+)?")
+ACCELERATOR_PLACE: Term = ("place", "accel")
 
 
 def place_term(text: str) -> Optional[Term]:
@@ -40,7 +44,7 @@ def place_term(text: str) -> Optional[Term]:
     if m is None:
         return None
     kind = m.group(1)
-    return ("place", kind if kind in ("cpu", "meta") else "accel")
+    return ("place", kind) if kind in ("cpu", "meta") else ACCELERATOR_PLACE
 
 # Mirrors lint_h2d/inference/expressions.py (kept apart: that module imports LibCST).
 _SIZE_FACTORIES = frozenset({"empty", "zeros", "ones", "rand", "randn"})
@@ -614,7 +618,7 @@ class _Builder:
                 # `torch.device("cpu")`: the place its argument names (an index alone is an
                 # accelerator's ordinal).
                 inner = self.term(node.args[0], scope)
-                return inner if inner[0] == "place" else ("place", "accel") if inner == SCALAR else UNK
+                return inner if inner[0] == "place" else ACCELERATOR_PLACE if inner == SCALAR else UNK
             if method in _SAME_DEVICE_FUNCTIONS and node.args:
                 first = node.args[0]
                 if isinstance(first, (ast.List, ast.Tuple)) and first.elts:
@@ -1027,16 +1031,12 @@ def _accelerator_move(call: ast.Call, scope: _Scope) -> Optional[str]:
     if isinstance(target, ast.Call) and _is_torch_device(target.func, scope) and target.args:
         target = target.args[0]
     if isinstance(target, ast.Constant) and isinstance(target.value, str) \
-            and target.value.split(":")[0] in _ACCELERATOR_TYPES:
+            and place_term(target.value) == ACCELERATOR_PLACE:
         return f'.to("{target.value}")'
     if isinstance(target, ast.Call) and _is_torch(target.func, "current_device", scope) \
             and (ast_dotted(target.func) or "").split(".")[-2:-1] == ["cuda"]:
         return ".to(torch.cuda.current_device())"
     return None
-
-
-# Device types that name an accelerator (ROCm tensors report `cuda`).
-_ACCELERATOR_TYPES = frozenset({"cuda", "xpu", "hpu", "npu", "mps"})
 
 
 def _is_meta(node: ast.expr) -> bool:
