@@ -17,6 +17,7 @@ from lint_h2d.inference.memory import annotate as annotate_memory
 from lint_h2d.inference.names import layer
 from lint_h2d.inference.resolved import (NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK_PLUS_ONE, NN_TENSOR_MODULES,
                                          UNCALLED_NOTE, Resolved, compute_logits_message, module_step_message)
+from lint_h2d.inference.summary import NN_TENSOR_WRAPPERS, SCALAR_BUILTINS
 from lint_h2d.inference.values import (MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        join, module_tensor)
 
@@ -71,7 +72,6 @@ SAME_DEVICE_METHODS = frozenset(
 SCALAR_METHODS = frozenset({"item", "numel", "dim", "ndimension", "element_size", "nelement"})
 # Methods returning a scalar when given an argument (`t.size(0)`), a tuple otherwise.
 SCALAR_WITH_ARG_METHODS = frozenset({"size", "stride"})
-SCALAR_BUILTINS = frozenset({"len", "int", "float", "bool", "round", "abs", "ord", "hash"})
 SCALAR_FOLDS = frozenset({"min", "max", "sum"})
 CONTAINER_BUILTINS = frozenset(
     {"list", "dict", "tuple", "set", "frozenset", "range", "sorted", "defaultdict",
@@ -663,10 +663,6 @@ NEW_METHODS = frozenset({"new_empty", "new_zeros", "new_ones", "new_full", "new_
 # `nn.Module` methods that return the module itself.
 MODULE_SELF_METHODS = frozenset({"to", "cuda", "cpu", "half", "float", "bfloat16", "double", "eval",
                                  "train", "requires_grad_", "to_empty", "type"})
-
-
-# `torch.nn` classes that wrap a tensor rather than compute: the value is the wrapped tensor.
-NN_TENSOR_WRAPPERS = frozenset({"Parameter", "Buffer"})
 
 
 def _nn_layer(func: cst.Attribute, facts: Facts) -> Optional[str]:

@@ -65,8 +65,11 @@ _SAME_DEVICE_METHODS = frozenset({
     "masked_fill", "repeat", "flip", "roll", "view_as", "select", "type_as",
     "byte", "short", "char", "double",
 })
-_NN_TENSOR_WRAPPERS = frozenset({"Parameter", "Buffer"})  # mirrors expressions.NN_TENSOR_WRAPPERS
-_SCALAR_CALLS = frozenset({"len", "int", "float", "bool", "round", "abs", "ord", "hash"})
+# `torch.nn` classes that wrap a tensor rather than compute: the value is the wrapped tensor
+# (the walk reads the same table: `expressions`).
+NN_TENSOR_WRAPPERS = frozenset({"Parameter", "Buffer"})
+# Builtins that return a Python number (the walk reads the same table: `expressions`).
+SCALAR_BUILTINS = frozenset({"len", "int", "float", "bool", "round", "abs", "ord", "hash"})
 _SCALAR_METHODS = frozenset({"item", "numel", "dim", "ndimension", "element_size", "nelement"})
 _PROPERTIES = frozenset({"property", "cached_property"})
 _NEW_METHODS = frozenset({"new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"})
@@ -584,7 +587,7 @@ class _Builder:
         func = node.func
         line = node.lineno
         if isinstance(func, ast.Name):
-            if func.id in _SCALAR_CALLS:
+            if func.id in SCALAR_BUILTINS:
                 return SCALAR
             if func.id in ("zip", "enumerate", "list", "tuple", "sorted", "reversed"):
                 return ("list", UNK)
@@ -606,8 +609,8 @@ class _Builder:
                 and isinstance(receiver.value, ast.Name) and receiver.value.id in scope.torch)):
             # `nn.Linear(...)`: a `torch.nn` module; a `ModuleList([...])` knows its modules.
             first = node.args[0] if node.args and not isinstance(node.args[0], ast.Starred) else None
-            if method in _NN_TENSOR_WRAPPERS:
-                # `nn.Buffer(t)` / `nn.Parameter(t)`: the tensor `t` (`expressions.NN_TENSOR_WRAPPERS`).
+            if method in NN_TENSOR_WRAPPERS:
+                # `nn.Buffer(t)` / `nn.Parameter(t)`: the tensor `t`.
                 data = first if first is not None else next((k.value for k in node.keywords if k.arg == "data"), None)
                 return ("wrap", self.term(data, scope), line) if data is not None else UNK
             return ("nn", method, line, self.term(first, scope) if first is not None else UNK)
