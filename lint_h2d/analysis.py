@@ -143,9 +143,6 @@ class Engine:
     def __post_init__(self) -> None:
         codes = select_codes([r.code for r in self.rules], self.settings.select, self.settings.ignore)
         self.selected = [r for r in self.rules if r.code in codes]
-        # Read once: the property builds a new set (a union) each time, and the prefilter's
-        # caches are keyed by it (hashing and comparing it cost every file as much again).
-        self.prefilter_names = self.project.prefilter_names
 
     def rules_for(self, path: str) -> List[Rule]:
         ignored = per_file_ignored(self.settings, path)
@@ -177,7 +174,7 @@ class Engine:
         # this text says the file parses and what stage 2 answers, without parsing it again.
         tree: Optional[ast.AST] = None
         if self.use_prefilter and rules:
-            fields = self.prefilter_names
+            fields = self.project.prefilter_names  # computed once per project (cached)
             if verdict is not None and verdict.text_hash != text_hash(text):
                 verdict = None
             if verdict is not None:  # what the verdict rules out needs no text stage either
