@@ -158,3 +158,29 @@ def test_a_moved_modules_buffers_name_the_move_as_a_convention(results: Dict[str
         (finding,) = [f for f in results["module_buffers.py"] if f.location.row == row]
         assert finding.evidence[0].kind == EvidenceKind.CONVENTION
         assert finding.fix is None or finding.fix.applicability.value == "unsafe"
+
+
+def _passed(source: str) -> tuple:
+    """The term the summary records for the first argument of the call of `use` in `source`."""
+    from lint_h2d.inference.summary import summarize
+
+    (site,) = [c for c in summarize("m.py", source).calls if c.callee == "use"]
+    return site.args[0]
+
+
+@pytest.mark.parametrize("body, term", [
+    # what `k` adds, joined with the base (a number only where `k` is one)
+    ("n = 0\n    n += k\n    use(n)", ("join", (("scalar",), ("same", ("param", "f", "k", None), None)))),
+    ("n = 0\n    n += 1\n    use(n)", ("scalar",)),
+    ("n = len(x)\n    d = 0\n    d = min(d, n - 1)\n    n -= d\n    use(n)", ("scalar",)),
+    ("n = max({i: len(v) for i, v in x}.values())\n    use(n)", ("scalar",)),
+    ("n = 0\n    n = n.sum()\n    use(n)", ("join", (("scalar",), ("same", ("unk",), None)))),
+    ("n = 0\n    n = [n]\n    use(n)", ("join", (("scalar",), ("list", ("unk",))))),
+    ("n = 0\n    n = n[0]\n    use(n)", ("join", (("scalar",), ("sub", ("unk",), 1)))),
+    ("global g\n    g += 1\n    use(g)", ("unk",)),
+])
+def test_a_name_read_in_its_own_values_is_its_fixpoint(body: str, term: tuple) -> None:
+    """`n += k` is what `n`'s other values and `k` give (a number when both are numbers); a
+    cycle through a method, a list display or a subscript is unknown, and so is a name only
+    its own reads bind (a global)."""
+    assert _passed(f"def f(x, k):\n    {body}\n") == term

@@ -1395,9 +1395,10 @@ def _subscript(node: cst.Subscript, facts: Facts) -> Value:
         index = node.slice[0].slice.value
         position = literal_int(index)
         if base.items is not None and position is not None and -len(base.items) <= position < len(base.items):
-            return base.items[position]
+            return _held(base.items[position], base)
         if base.element is not None:
-            return replace(base.element, origin=base.origin if base.element.kind.is_tensor else base.element.origin)
+            return _held(replace(base.element, origin=base.origin if base.element.kind.is_tensor
+                                 else base.element.origin), base)
     if base.kind == Kind.OTHER and base.element is not None and len(node.slice) == 1 \
             and isinstance(node.slice[0].slice, cst.Slice):
         return Value(Kind.OTHER, origin=base.origin, element=base.element)  # `xs[1:]`
@@ -1412,9 +1413,19 @@ def _subscript(node: cst.Subscript, facts: Facts) -> Value:
     return Value(Kind.UNKNOWN, origin=base.origin, root=base.root, path=base.path)
 
 
+def _held(element: Value, container: Value) -> Value:
+    """An element of `container`: a number or a tuple it holds is one for the container's
+    reasons (`ranges: Dict[K, Tuple[int, int]]` declares `ranges[k][0]` an int)."""
+    if element.evidence or not container.evidence or element.kind not in (Kind.SCALAR, Kind.OTHER):
+        return element
+    return element.because(*container.evidence)
+
+
 def _binary(left: Value, right: Value, node: Optional[cst.BinaryOperation] = None) -> Value:
     if left.kind == Kind.SCALAR and right.kind == Kind.SCALAR:
-        return SCALAR
+        # `end - begin` of declared ints: a number for the operands' reasons (the evidence).
+        reasons = left.evidence + tuple(s for s in right.evidence if s not in left.evidence)
+        return SCALAR.because(*reasons) if reasons else SCALAR
     if node is not None and (left.element is not None or right.element is not None) \
             and not left.kind.is_tensor and not right.kind.is_tensor:
         # `[t] + [t.clone() for _ in r]`, `[t] * k`: a list of the same elements.

@@ -525,6 +525,15 @@ class _Resolver:
                 else UNKNOWN
         if tag in ("unk", "none"):
             return UNKNOWN
+        if tag == "cycle":
+            return NONE  # a name read inside its own values: nothing yet (`summary.settle_cycle`)
+        if tag == "fold":
+            # `min(a, b)`: one of the arguments, a Python number when every one is.
+            return self._fold([self.eval(t, path, owner) for t in term[1]])
+        if tag == "fold1":
+            # `max(xs)`, `sum(d.values())`: an element, or `default=` / `start=`.
+            element = self.eval(term[1], path, owner).element
+            return self._fold([element or UNKNOWN] + [self.eval(t, path, owner) for t in term[2]])
         if tag == "dev":
             _, rank, line, how, integer = term
             return Value(Kind.DEVICE, rank, integer=bool(integer)).because(
@@ -673,6 +682,14 @@ class _Resolver:
             return UNKNOWN
         return UNKNOWN
 
+
+    @staticmethod
+    def _fold(values: Sequence[Value]) -> Value:
+        """What `min`/`max`/`sum` of `values` gives: a Python number when every value that is
+        something (a cycle's "nothing yet" is not) is one; otherwise unknown (a tensor among
+        them may be the result)."""
+        known = [v for v in values if not v.none]
+        return SCALAR if known and all(v.kind == Kind.SCALAR for v in known) else UNKNOWN
 
     def _has_method(self, cls: str, name: str, depth: int = 0) -> bool:
         """Whether `cls` (or a project base) defines a method `name`."""

@@ -307,6 +307,8 @@ class _Walker:
             if current is None or current.kind != Kind.OTHER or (current.element is None and current.length != 0):
                 return
             added = infer(small.value, self.facts(names))
+            if is_declared(current) and _vague(added):
+                return  # `d: Dict[int, Tuple[int, int]] = {}`: a store nothing tells about adds nothing
             element = added if current.element is None else join(current.element, added)
             key = current.key
             if key is not None and len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
@@ -319,7 +321,10 @@ class _Walker:
             current = self.base.self_attributes.get(base.attr.value)
             if current is not None and current.kind == Kind.OTHER and current.type_name is None \
                     and (current.length == 0 or current.element is not None):
-                self.on_self_assign(base.attr.value, Value(Kind.OTHER, element=infer(small.value, self.facts(names))))
+                added = infer(small.value, self.facts(names))
+                if is_declared(current) and _vague(added):
+                    return  # `self.d: Dict[K, Tuple[int, int]] = {}`: a store nothing tells about adds nothing
+                self.on_self_assign(base.attr.value, Value(Kind.OTHER, element=added))
 
     def track_container(self, small: cst.BaseSmallStatement, names: Names) -> None:
         """`xs.append(v)` / `xs.insert(i, v)` / `xs.extend(ys)` on a list whose every element is
@@ -340,6 +345,8 @@ class _Walker:
             names[name] = OTHER
             return
         added = infer(args[-1].value, self.facts(names))
+        if is_declared(current) and _vague(added):
+            return  # `xs: List[int] = []`: an append nothing tells about adds nothing
         if func.attr.value == "extend":
             added_element = added.element
             if added_element is None:
@@ -525,7 +532,8 @@ class _Walker:
             out = names
             if small.value is not None:
                 value = infer(small.value, self.facts(names))
-                if value.kind == Kind.UNKNOWN and value.type_name is None and value.element is None:
+                if (value.kind == Kind.UNKNOWN and value.type_name is None and value.element is None) \
+                        or _unfilled(value):
                     value = _declared(small, value, self.facts(names))
             else:
                 value = annotated_value(small.annotation, self.facts(names))
@@ -537,6 +545,9 @@ class _Walker:
                 current = out.get(small.target.value, UNKNOWN)
                 value = infer(small.value, self.facts(names))
                 if current.kind == Kind.SCALAR and value.kind == Kind.SCALAR:
+                    added = tuple(s for s in value.evidence if s not in current.evidence)
+                    if added:
+                        out[small.target.value] = current.because(*added)
                     return names
                 if not current.kind.is_tensor:
                     out[small.target.value] = UNKNOWN
@@ -1119,17 +1130,43 @@ def _holds_attribute(target: cst.CSTNode) -> bool:
     return any_node(target, lambda node: isinstance(node, cst.Attribute))
 
 
+# What the step of a declared value says (`_declared`), after the target and the annotation.
+DECLARED_NOTE = "where it is assigned"
+
+
+def _unfilled(value: Value) -> bool:
+    """A container whose content nothing shows yet: `dict()`, `{}`, `[]`, `list()`."""
+    return value.kind == Kind.OTHER and value.type_name is None and value.element is None \
+        and value.items is None and (value.key is None or value.key.none) and not value.none
+
+
+def _vague(value: Value) -> bool:
+    """A value that shows nothing (unknown kind, no class, no content)."""
+    return value.kind == Kind.UNKNOWN and value.type_name is None and value.element is None \
+        and value.items is None
+
+
+def is_declared(value: Value) -> bool:
+    """A value that an annotation declares where it was assigned (`_declared`)."""
+    return any(isinstance(s, LocalStep) and s.message.endswith(DECLARED_NOTE) for s in value.evidence)
+
+
 def _declared(small: cst.AnnAssign, value: Value, facts: Facts) -> Value:
     """`x: int = tokenizer.eos_token_id`: where the assigned value is unknown, what the
     annotation declares (an int, a project class, a list of ints), as for an annotated
-    parameter; never against what the value shows (a tensor stays a tensor)."""
+    parameter; never against what the value shows (a tensor stays a tensor).  An empty
+    container (`self.ranges: Dict[str, Tuple[int, int]] = dict()`) shows no content: a
+    container annotation says what it holds."""
     declared = annotated_value(small.annotation, facts)
     if declared.kind == Kind.UNKNOWN and declared.type_name is None and declared.element is None:
         return value
-    shown = dotted_name(small.annotation.annotation)
-    what = f"annotated `{shown}`" if shown else "annotated"
+    if _unfilled(value) and (declared.kind != Kind.OTHER or declared.element is None):
+        return value  # an empty container is no int, no instance: only a container type adds
+    shown = dotted_name(small.annotation.annotation) or " ".join(
+        cst.Module([]).code_for_node(small.annotation.annotation).split())
+    what = f"annotated `{shown}`" if len(shown) <= 60 else "annotated"
     target = dotted_name(small.target) or "the target"
-    return declared.because(LocalStep(f"`{target}` is {what} where it is assigned", small))
+    return declared.because(LocalStep(f"`{target}` is {what} {DECLARED_NOTE}", small))
 
 
 def _int_fields(collected: Mapping[str, Value], seen: Mapping[str, Set[Kind]],

@@ -241,6 +241,12 @@ class _Scope:
     # Calls lexically inside `with torch.device(<accelerator>):` (by id), with what names the
     # context: a factory there without `device=` allocates on that device.
     device_calls: Dict[int, str] = field(default_factory=dict)
+    # The names whose values are being evaluated, outermost first (`_Builder._name`): a read of
+    # one of them inside its own values is a cycle (`n += k`), not an unknown.
+    active: List[str] = field(default_factory=list)
+    # Terms that read an active name other than their own (`d = min(d, n - k)` while `n` is
+    # evaluated): valid only until that name is settled, so kept apart from `terms`.
+    pending: Dict[str, Tuple[Term, FrozenSet[str]]] = field(default_factory=dict)
 
 
 class _Builder:
@@ -566,19 +572,37 @@ class _Builder:
         known = scope.terms.get(name)
         if known is not None:
             return known
+        provisional = scope.pending.get(name)
+        if provisional is not None:
+            return provisional[0]
         values = scope.env.get(name)
         if values:
-            values, scope.env[name] = scope.env[name], []  # a name defined by itself: unknown
+            values, scope.env[name] = scope.env[name], []  # a name defined by itself: a cycle
+            scope.active.append(name)
             try:
-                term = _join([self.term(v, scope) for v in values])
+                terms = [self.term(v, scope) for v in values]
+                if all(_mentions_cycle(t, name) for t in terms):
+                    term = UNK  # no value but through itself: bound before (`global`, `nonlocal`)
+                else:
+                    term = collapse(settle_cycle(_join(terms), name))
             finally:
                 scope.env[name] = values
+                scope.active.pop()
             if _larger_than(term, 200):
                 term = UNK  # a value too complex to be worth carrying across files
-            scope.terms[name] = term
+            # Terms that read this name as "nothing yet" are settled now: drop them.
+            for other in [n for n, (_, reads) in scope.pending.items() if name in reads]:
+                del scope.pending[other]
+            reads = _cycles_in(term)
+            if reads:
+                scope.pending[name] = (term, reads)
+            else:
+                scope.terms[name] = term
             return term
         if values is not None:
-            return UNK
+            # Read inside its own values: the cycle's "nothing yet" (`settle_cycle` keeps it
+            # only where a fixpoint of number arithmetic is sound, else it is unknown).
+            return ("cycle", name) if name in scope.active else UNK
         if name in ("True", "False"):
             return SCALAR
         return ("global", name)
@@ -589,6 +613,10 @@ class _Builder:
         if isinstance(func, ast.Name):
             if func.id in SCALAR_BUILTINS:
                 return SCALAR
+            if func.id in _FOLDS and func.id not in scope.params and func.id not in scope.env:
+                folded = self._fold(node, scope)
+                if folded is not None:
+                    return folded
             if func.id in ("zip", "enumerate", "list", "tuple", "sorted", "reversed"):
                 return ("list", UNK)
             if scope.function is not None and func.id not in scope.params and scope.env.get(func.id) \
@@ -681,6 +709,29 @@ class _Builder:
             return ("same", recv, None)
         return ("mcall", recv, method, line)
 
+    def _fold(self, node: ast.Call, scope: _Scope) -> Optional[Term]:
+        """`min(a, b)` / `max(a, b, c)`: one of the arguments (`("fold", args)`); `min(xs)`,
+        `max(d.values())`, `sum(xs[1:], start)`: an element of the iterable, or what
+        `default=`/`start=` gives (`("fold1", iterable, extras)`).  The resolver reads a
+        Python number where every one of those is one (a tensor argument gives a tensor)."""
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(
+                k.arg not in ("key", "default", "start") for k in node.keywords):
+            return None
+        extras = tuple(self.term(k.value, scope) for k in node.keywords if k.arg in ("default", "start"))
+        if len(node.args) >= 2 and not extras and isinstance(node.func, ast.Name) and node.func.id != "sum":
+            return collapse(("fold", tuple(self.term(a, scope) for a in node.args)))
+        if len(node.args) == 2 and isinstance(node.func, ast.Name) and node.func.id == "sum" and not extras:
+            extras = (self.term(node.args[1], scope),)  # `sum(xs, start)`
+        elif len(node.args) != 1:
+            return None
+        iterable = node.args[0]
+        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) \
+                and iterable.func.attr == "values" and not iterable.args and not iterable.keywords:
+            iterable = iterable.func.value  # `d.values()`: the dict's values (a dict's term)
+        elif isinstance(iterable, ast.Subscript) and isinstance(iterable.slice, ast.Slice):
+            iterable = iterable.value  # `xs[:n]`: some of the same elements
+        return collapse(("fold1", self.term(iterable, scope), extras))
+
     def _factory(self, node: ast.Call, name: str, scope: _Scope) -> Term:
         line = node.lineno
         pin = _keyword(node, "pin_memory")
@@ -721,6 +772,119 @@ class _Builder:
 
 
 # -- small helpers -------------------------------------------------------------------------------
+
+# Builtins that return one of their arguments or elements (or, `sum`, adds them to `start`).
+_FOLDS = frozenset({"min", "max", "sum"})
+
+
+def collapse(term: Term) -> Term:
+    """`term`, with what is a Python number without the project's help folded to `SCALAR`:
+    operators, `min`/`max`/`sum` and joins of numbers, an element of a list of numbers
+    (`max(d.values())` of `{k: int(v) ...}`), so that a name built by them stays small
+    enough to travel as a call-site argument (`_small`)."""
+    if not isinstance(term, tuple) or not term:
+        return term
+    tag = term[0]
+    if tag == "same":
+        sides = tuple(collapse(t) if t is not None else None for t in term[1:])
+        if all(t is None or t == SCALAR for t in sides) and sides and sides[0] is not None:
+            return SCALAR
+        return ("same", *sides)
+    if tag == "fold":
+        args = tuple(collapse(t) for t in term[1])
+        return SCALAR if args and all(a == SCALAR for a in args) else ("fold", args)
+    if tag == "fold1":
+        iterable, extras = collapse(term[1]), tuple(collapse(t) for t in term[2])
+        if iterable == ("list", SCALAR) and all(e == SCALAR for e in extras):
+            return SCALAR
+        return ("fold1", iterable, extras)
+    if tag == "join":
+        return _join([collapse(t) for t in term[1]])
+    if tag == "list" and isinstance(term[1], tuple):
+        return ("list", collapse(term[1]))
+    if tag == "sub" and term[2] != 0:
+        base = collapse(term[1])
+        return SCALAR if base == ("list", SCALAR) else ("sub", base, term[2])
+    return term
+
+
+def settle_cycle(term: Term, name: str) -> Term:
+    """The term of `name` once its own reads (`("cycle", name)`) are settled.
+
+    `n = base; n += k; n = min(n, m)` binds `n` to the join of `base`, `n + k` and
+    `min(n, m)`.  Its least fixpoint, for operators and `min`/`max`, is what the
+    non-cyclic values give: a read of `n` there adds nothing new (`n + k` is a number
+    when `n` and `k` are, a tensor when `k` is one).  So `("same", cycle, k)` becomes
+    `("same", k, None)`, a cycle operand of a fold or a join is dropped, and a cycle anywhere
+    else (`n = n.sum()`, `n = [n]`, `n = n[0]`: a rank or a kind the other values do not
+    show) is unknown, as before.  (`_Builder._name` gives a name whose every value reads
+    itself no value: it was bound before the function, by a `global` or `nonlocal`.)
+    """
+    settled = _settle(term, name)
+    return UNK if settled is None else settled
+
+
+def _settle(term: Any, name: str) -> Any:
+    """`term` with `name`'s cycle reads settled; None where only the cycle is left."""
+    if not isinstance(term, tuple) or not term:
+        return term
+    if term == ("cycle", name):
+        return None
+    if not _mentions_cycle(term, name):
+        return term
+    tag = term[0]
+    if tag == "same" and len(term) == 3 and term[2] is not None:
+        left, right = _settle(term[1], name), _settle(term[2], name)
+        if left is None and right is None:
+            return None
+        if left is None or right is None:
+            # `n + k` with `n` nothing yet: what `k` is (a number, a tensor).  Where `k` still
+            # reads another name's cycle, a number stands beside it so that the other name's
+            # settling reads an operator (its "nothing yet" plus a number is a number).
+            other = right if left is None else left
+            if other == SCALAR:
+                return SCALAR
+            return ("same", other, SCALAR if _cycles_in(other) else None)
+        return ("same", left, right)
+    if tag == "fold":
+        args = tuple(a for a in (_settle(a, name) for a in term[1]) if a is not None)
+        if not args:
+            return None
+        return SCALAR if all(a == SCALAR for a in args) else ("fold", args)
+    if tag == "join":
+        parts = [p for p in (_settle(p, name) for p in term[1]) if p is not None]
+        return _join(parts) if parts else None
+    return _uncycled(term, name)
+
+
+def _uncycled(term: Any, name: str) -> Any:
+    """`term` with every read of `name` unknown (what a read of a name inside its own values
+    gave before cycles were settled)."""
+    if term == ("cycle", name):
+        return UNK
+    if isinstance(term, tuple):
+        return tuple(_uncycled(t, name) for t in term)
+    return term
+
+
+def _mentions_cycle(term: Any, name: str) -> bool:
+    if term == ("cycle", name):
+        return True
+    return isinstance(term, tuple) and any(_mentions_cycle(t, name) for t in term)
+
+
+def _cycles_in(term: Any) -> FrozenSet[str]:
+    """The names whose cycle reads `term` still holds (names being evaluated around it)."""
+    found: Set[str] = set()
+    stack = [term]
+    while stack:
+        item = stack.pop()
+        if type(item) is tuple:
+            if len(item) == 2 and item[0] == "cycle" and isinstance(item[1], str):
+                found.add(item[1])
+            else:
+                stack.extend(item)
+    return frozenset(found)
 
 
 # Call sites worth no fact (they would cost most of a summary's memory): builtins and the
@@ -883,7 +1047,13 @@ def _larger_than(term: Any, limit: int) -> bool:
 
 def _join(terms: Sequence[Term]) -> Term:
     unique: List[Term] = []
+    methods: Set[Tuple[Any, Any]] = set()
     for t in terms:
+        if t[0] == "ret" and len(t) > 3:
+            # `self.f(a)` at two lines: one value (the first line names it in evidence).
+            if (t[1], t[2]) in methods:
+                continue
+            methods.add((t[1], t[2]))
         if t not in unique and t != ("none",):
             unique.append(t)
     if not unique:

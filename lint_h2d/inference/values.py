@@ -227,6 +227,9 @@ def join(a: Value, b: Value) -> Value:
     if a.items is not None and b.items is not None and len(a.items) == len(b.items):
         items = tuple(join(x, y) for x, y in zip(a.items, b.items))
     evidence = a.evidence if kind == a.kind else (b.evidence if kind == b.kind else ())
+    if kind == Kind.SCALAR and a.kind == b.kind:
+        # A number on every path: for every path's reasons (`off = 0` then `off += size`).
+        evidence = a.evidence + tuple(s for s in b.evidence if s not in a.evidence)
     if kind == Kind.DEVICE and a.kind == b.kind and a.evidence != b.evidence:
         # One path's device tensor is a module's output (a convention): the joined value
         # rests on it too, whichever path's reasons are shown first.
