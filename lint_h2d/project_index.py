@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from lint_h2d.inference.summary import FileSummary
     from lint_h2d.prefilter import TreeVerdict
 
-INDEX_FORMAT = 12  # 3: entries hold the file's summary (inference/summary.py); 4: facts stored apart; 5: summary terms changed (issue 17); 6: dataclass positional fields; 7: long operator terms kept in part; a `torch.Tensor` parameter is a param term; 8: calls in the branches of a conditional expression are call sites; 9: module calls (`nn`, `invoke`, `shape` terms, `ret` with a line); 10: factories inside `with torch.device(...)` are on its device, `meta` is no device; 11: a file's summary says whether it imports vLLM (its model classes are built under the loader's device context); 12: string and `torch.device(...)` arguments are places (`place` terms)
+INDEX_FORMAT = 13  # 3: entries hold the file's summary (inference/summary.py); 4: facts stored apart; 5: summary terms changed (issue 17); 6: dataclass positional fields; 7: long operator terms kept in part; a `torch.Tensor` parameter is a param term; 8: calls in the branches of a conditional expression are call sites; 9: module calls (`nn`, `invoke`, `shape` terms, `ret` with a line); 10: factories inside `with torch.device(...)` are on its device, `meta` is no device; 11: a file's summary says whether it imports vLLM (its model classes are built under the loader's device context); 12: string and `torch.device(...)` arguments are places (`place` terms); 13: elementwise and softmax-family torch functions and methods keep their input's place (`same` terms)
 # A folder this large is not a project root someone meant (a home folder): skip the index.
 MAX_FILES = 50_000
 # Stamps this close to (or after) the recording run are not trusted (RACY_NS, `cache.py`): file

@@ -42,7 +42,8 @@ SAME_DEVICE_FUNCTIONS = frozenset(
         "minimum", "max", "min", "sum", "prod", "mean", "argmax", "argmin", "sort", "argsort",
         "flatten", "reshape", "narrow", "squeeze", "unsqueeze", "transpose", "permute",
         "repeat_interleave", "gather", "index_select", "masked_select", "nonzero", "diff",
-        "exp", "log", "sqrt", "sigmoid", "softmax", "topk", "searchsorted", "bucketize",
+        "exp", "log", "sqrt", "sigmoid", "softmax", "log_softmax", "logsumexp", "topk",
+        "searchsorted", "bucketize",
         "roll", "flip", "select", "chunk", "split", "einsum", "matmul", "bmm", "mm",
         "logical_and", "logical_or", "logical_not", "eq", "ne", "lt", "le", "gt", "ge",
     }
@@ -65,7 +66,7 @@ SAME_DEVICE_METHODS = frozenset(
         "masked_fill", "index_select", "gather", "repeat", "repeat_interleave", "flip", "roll",
         "sort", "argsort", "exp", "log", "sqrt", "pow", "eq", "ne", "lt", "le", "gt", "ge",
         "logical_not", "logical_and", "logical_or", "diff", "floor_divide", "remainder",
-        "to_dense", "coalesce",
+        "to_dense", "coalesce", "softmax", "log_softmax", "sigmoid", "logsumexp",
     }
 )
 # Methods returning a Python scalar.
@@ -809,7 +810,7 @@ _RANK_KEEPING = frozenset(
     {"argsort", "clone", "int", "long", "float", "half", "bfloat16", "double", "bool", "short", "byte",
      "char", "type", "type_as", "cumsum", "cumprod", "abs", "neg", "clamp", "clip", "add", "sub",
      "mul", "div", "masked_fill", "flip", "roll", "exp", "log", "sqrt", "pow", "eq", "ne", "lt",
-     "le", "gt", "ge", "logical_not", "floor_divide", "remainder"}
+     "le", "gt", "ge", "logical_not", "floor_divide", "remainder", "softmax", "log_softmax", "sigmoid"}
 )
 
 
