@@ -268,6 +268,9 @@ class _Builder:
         self.nn: Set[str] = set()
         # The file imports vLLM (its sampling hooks' convention applies: `sampling_hook`).
         self.vllm = False
+        # `from m import f as g` at module level: a call `g(...)` is a call of `f` (its call
+        # sites tell `f`'s parameters, and `f` is no function nothing calls).
+        self.aliases: Dict[str, str] = {}
         self.depth = 0
 
     # -- structure ---------------------------------------------------------------------
@@ -282,6 +285,10 @@ class _Builder:
             if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] \
                     in ("vllm", "vllm_omni"):
                 self.vllm = True
+            if isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    if alias.asname and alias.asname != alias.name and alias.name != "*":
+                        self.aliases[alias.asname] = alias.name
             if isinstance(node, ast.ImportFrom) and node.module == "torch" and node.level == 0:
                 for alias in node.names:
                     bound = alias.asname or alias.name
@@ -289,6 +296,8 @@ class _Builder:
                         self.nn.add(bound)
         scope = _Scope(None, None, None, torch=frozenset(self.torch))
         _collect_env(tree.body, scope.env)
+        # An alias the module binds again (`g = other`) is not the import's.
+        self.aliases = {a: n for a, n in self.aliases.items() if len(scope.env.get(a, ())) == 1}
         self.body(tree.body, scope)
 
     def body(self, statements: Sequence[ast.stmt], scope: _Scope) -> None:
@@ -442,6 +451,9 @@ class _Builder:
                 self.moves.append(ModuleMove(call.lineno, how, _small(self.term(func.value, scope))))
             if isinstance(func, ast.Name):
                 callee, bound = func.id, False
+                if callee in self.aliases and (scope.function is None or (
+                        callee not in scope.params and not scope.env.get(callee))):
+                    callee = self.aliases[callee]  # `g(...)` of `from m import f as g`
             elif isinstance(func, ast.Attribute):
                 callee, bound = func.attr, True
             else:
