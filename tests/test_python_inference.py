@@ -186,3 +186,35 @@ def test_uncalled_functions_are_those_no_call_in_the_project_names() -> None:
     resolved = collect(texts).module_facts.resolved
     assert resolved.uncalled == {"ref", "go", "user"}
 
+
+
+def test_call_sites_read_through_place_keeping_ops(results: Dict[str, List[Finding]]) -> None:
+    # `torch.log_softmax(rows[i])` at the call keeps the place of `.cuda()`: the chain names the
+    # call site, then the move; `cls._pick(...)` is what the class's `_pick` returns (an int).
+    chain = _chain(results, "call_site_places.py", 16)
+    assert chain[0].startswith("call_site_places.py:35: every call of `_penalise` passes a device tensor as `scores`")
+    assert any(s.startswith("call_site_places.py:33: moved to the device here") for s in chain)
+    # `torch.exp(on_device[0])`, then `probs.softmax(...) > 0.5` in the callee.
+    chain = _chain(results, "call_site_places.py", 42)
+    assert chain[0].startswith("call_site_places.py:52: every call of `_keep_top` passes a device tensor as `probs`")
+
+
+def test_summary_keeps_place_and_rank_through_elementwise_ops() -> None:
+    from lint_h2d.inference.summary import summarize
+    text = ("import torch\n"
+            "def f(x, n, rows):\n"
+            "    for i in range(n):\n"
+            "        g(torch.log_softmax(x[i], dim=0))\n"
+            "        g(x[i] / 2.0)\n"
+            "    for j in rows:\n"
+            "        g(x[j].clone())\n"
+            "    g(x.sum())\n")
+    args = [c.args[0] for c in summarize("k.py", text).calls if c.callee == "g"]
+    x = ("param", "f", "x", None)
+    # A range counter is an int: `x[i]` drops one dimension; log_softmax keeps place and rank.
+    assert args[0] == ("keep", ("sub", x, 1))
+    assert args[1] == ("same", ("sub", x, 1), ("scalar",))
+    # Another loop's target is unknown: the rank of `x[j]` is open, `.clone()` still keeps it.
+    assert args[2] == ("keep", ("sub", x, None))
+    # A reduction keeps the place only.
+    assert args[3] == ("same", x, None)

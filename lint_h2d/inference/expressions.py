@@ -42,7 +42,8 @@ SAME_DEVICE_FUNCTIONS = frozenset(
         "minimum", "max", "min", "sum", "prod", "mean", "argmax", "argmin", "sort", "argsort",
         "flatten", "reshape", "narrow", "squeeze", "unsqueeze", "transpose", "permute",
         "repeat_interleave", "gather", "index_select", "masked_select", "nonzero", "diff",
-        "exp", "log", "sqrt", "sigmoid", "softmax", "topk", "searchsorted", "bucketize",
+        "exp", "log", "sqrt", "sigmoid", "softmax", "log_softmax", "logsumexp", "topk",
+        "searchsorted", "bucketize",
         "roll", "flip", "select", "chunk", "split", "einsum", "matmul", "bmm", "mm",
         "logical_and", "logical_or", "logical_not", "eq", "ne", "lt", "le", "gt", "ge",
     }
@@ -65,7 +66,7 @@ SAME_DEVICE_METHODS = frozenset(
         "masked_fill", "index_select", "gather", "repeat", "repeat_interleave", "flip", "roll",
         "sort", "argsort", "exp", "log", "sqrt", "pow", "eq", "ne", "lt", "le", "gt", "ge",
         "logical_not", "logical_and", "logical_or", "diff", "floor_divide", "remainder",
-        "to_dense", "coalesce",
+        "to_dense", "coalesce", "softmax", "log_softmax", "sigmoid", "logsumexp",
     }
 )
 # Methods returning a Python scalar.
@@ -185,6 +186,9 @@ class Facts:
     # An `EvidenceStep` when the context is elsewhere: `__init__` of a class the project (or
     # vLLM's model loader) constructs under one (`Resolved.built_on_device`).
     default_device: Optional[Union[LocalStep, EvidenceStep]] = None
+    # A classmethod's first parameter (`cls`): the class itself, so `cls.m(...)` is what the
+    # class's method `m` returns, as `self.m(...)` is (its instance fields are not on it).
+    cls_name: Optional[str] = None
 
     def with_names(self, names: Mapping[str, Value]) -> "Facts":
         return replace(self, names=names)
@@ -580,10 +584,13 @@ def _names_a_device(node: cst.BaseExpression) -> bool:
 
 def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, facts: Facts) -> Value:
     receiver = infer(receiver_node, facts)
-    if isinstance(receiver_node, cst.Name) and receiver_node.value == facts.self_name \
-            and facts.self_class is not None and receiver.kind == Kind.UNKNOWN:
-        # `self.make()`: what the class's own method returns (resolved with the project).
+    if isinstance(receiver_node, cst.Name) and facts.self_class is not None and receiver.kind == Kind.UNKNOWN \
+            and receiver_node.value in (facts.self_name, facts.cls_name):
+        # `self.make()`, `cls.make()` in a classmethod: what the class's own method returns
+        # (resolved with the project).
         found = facts.project.method_return(facts.self_class, method)
+        if found is None and receiver_node.value == facts.cls_name:
+            return UNKNOWN  # `cls.attr(...)`: no field of an instance holds a module here
         if found is None:
             # `self.lm_head(h)`: a field holding a module (no method of that name).
             return _called_module(infer(call.func, facts), call.func, call, facts) or UNKNOWN
@@ -803,7 +810,7 @@ _RANK_KEEPING = frozenset(
     {"argsort", "clone", "int", "long", "float", "half", "bfloat16", "double", "bool", "short", "byte",
      "char", "type", "type_as", "cumsum", "cumprod", "abs", "neg", "clamp", "clip", "add", "sub",
      "mul", "div", "masked_fill", "flip", "roll", "exp", "log", "sqrt", "pow", "eq", "ne", "lt",
-     "le", "gt", "ge", "logical_not", "floor_divide", "remainder"}
+     "le", "gt", "ge", "logical_not", "floor_divide", "remainder", "softmax", "log_softmax", "sigmoid"}
 )
 
 

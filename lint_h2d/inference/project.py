@@ -636,14 +636,23 @@ class _Resolver:
             for v in values[1:]:
                 out = join(out, v)
             return out
+        if tag == "keep":
+            # `x.clone()`, `torch.log_softmax(x, dim=0)`: where `x` is, and of its rank.
+            inner = self.eval(term[1], path, owner)
+            if inner.kind.is_tensor:
+                return Value(inner.kind, inner.rank, evidence=inner.evidence)
+            return self.eval(("same", term[1], None), path, owner)
         if tag == "same":
             kinds = set()
-            for side in term[1:]:
-                if side is None:
-                    continue
+            sides = [side for side in term[1:] if side is not None]
+            for index, side in enumerate(sides):
                 value = self.eval(side, path, owner)
                 if value.kind.is_tensor:
-                    return Value(value.kind, None, evidence=value.evidence)
+                    # An operator of one tensor and Python numbers (`x / t`, `x < p`) keeps the
+                    # tensor's rank; anything else (a reduction, two tensors) may not.
+                    others = sides[:index] + sides[index + 1:]
+                    keeps = len(sides) == 2 and all(self.eval(o, path, owner).kind == Kind.SCALAR for o in others)
+                    return Value(value.kind, value.rank if keeps else None, evidence=value.evidence)
                 kinds.add("none" if value.none else value.kind)
             if kinds <= {Kind.SCALAR}:
                 return SCALAR  # also an operator of numbers (`n + 1`, `-n`, `a < b`)

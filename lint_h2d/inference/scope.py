@@ -887,11 +887,15 @@ class ModuleWalker:
         params = _params(fn)
         # The enclosing scope's names are read through, not copied (`LayeredNames`).
         names: Names = layer(outer.names)
+        # A classmethod of a class being walked: its first parameter is the class.
+        cls_name = params[0].name.value if self_name is None and self_class is not None and params \
+            and _is_classmethod(fn) else None
         base = replace(
             outer, names=names,
             self_attributes=self_attributes if self_attributes is not None else outer.self_attributes,
             self_name=self_name if self_name is not None else outer.self_name,
-            self_class=self_class if self_name is not None else outer.self_class,
+            self_class=self_class if self_name is not None or cls_name is not None else outer.self_class,
+            cls_name=cls_name if cls_name is not None or self_name is not None else outer.cls_name,
         )
         hook = base.vllm and sampling_hook([(p.name.value, (dotted_name(p.annotation.annotation) or "?").split(".")[-1]
                                               if p.annotation is not None else None) for p in params])

@@ -57,13 +57,26 @@ _SAME_DEVICE_FUNCTIONS = frozenset({
     "cumsum", "cat", "concat", "stack", "where", "clamp", "abs", "add", "sub", "mul", "div",
     "maximum", "minimum", "sum", "argsort", "argmax", "argmin", "flatten", "reshape",
     "index_select", "gather", "repeat_interleave", "nonzero", "searchsorted", "diff",
+    "exp", "log", "sqrt", "sigmoid", "softmax", "log_softmax", "logsumexp", "neg", "mean",
+    "prod", "cumprod", "clip", "remainder", "floor_divide", "masked_select", "bucketize",
+    "logical_and", "logical_or", "logical_not", "eq", "ne", "lt", "le", "gt", "ge",
 })
 _SAME_DEVICE_METHODS = frozenset({
     "clone", "contiguous", "view", "reshape", "flatten", "narrow", "transpose", "permute",
     "squeeze", "unsqueeze", "expand", "detach", "int", "long", "float", "half", "bfloat16",
     "bool", "index_select", "gather", "cumsum", "sum", "argsort", "argmax", "sort",
     "masked_fill", "repeat", "flip", "roll", "view_as", "select", "type_as",
-    "byte", "short", "char", "double",
+    "byte", "short", "char", "double", "exp", "log", "sqrt", "sigmoid", "softmax",
+    "log_softmax", "logsumexp", "abs", "neg", "pow", "clamp", "clip", "add", "sub", "mul",
+    "div", "mean", "prod", "cumprod", "diff", "remainder", "floor_divide", "eq", "ne", "lt",
+    "le", "gt", "ge", "logical_not", "logical_and", "logical_or", "to_dense",
+})
+# Of those, the ones whose result also has the input's rank (elementwise, `softmax` along a
+# dimension, a copy or a cast): a `keep` term, so a rank known at a call site survives them.
+_RANK_KEEPING = frozenset({
+    "clone", "contiguous", "detach", "int", "long", "float", "half", "bfloat16", "bool", "byte",
+    "short", "char", "double", "exp", "log", "sqrt", "sigmoid", "softmax", "log_softmax", "abs",
+    "neg", "masked_fill", "flip", "roll", "clamp", "clip", "type_as",
 })
 # `torch.nn` classes that wrap a tensor rather than compute: the value is the wrapped tensor
 # (the walk reads the same table: `expressions`).
@@ -261,6 +274,9 @@ class _Builder:
         self.nn: Set[str] = set()
         # The file imports vLLM (its sampling hooks' convention applies: `sampling_hook`).
         self.vllm = False
+        # `from m import f as g` at module level: a call `g(...)` is a call of `f` (its call
+        # sites tell `f`'s parameters, and `f` is no function nothing calls).
+        self.aliases: Dict[str, str] = {}
         self.depth = 0
 
     # -- structure ---------------------------------------------------------------------
@@ -275,6 +291,10 @@ class _Builder:
             if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] \
                     in ("vllm", "vllm_omni"):
                 self.vllm = True
+            if isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    if alias.asname and alias.asname != alias.name and alias.name != "*":
+                        self.aliases[alias.asname] = alias.name
             if isinstance(node, ast.ImportFrom) and node.module == "torch" and node.level == 0:
                 for alias in node.names:
                     bound = alias.asname or alias.name
@@ -282,6 +302,8 @@ class _Builder:
                         self.nn.add(bound)
         scope = _Scope(None, None, None, torch=frozenset(self.torch))
         _collect_env(tree.body, scope.env)
+        # An alias the module binds again (`g = other`) is not the import's.
+        self.aliases = {a: n for a, n in self.aliases.items() if len(scope.env.get(a, ())) == 1}
         self.body(tree.body, scope)
 
     def body(self, statements: Sequence[ast.stmt], scope: _Scope) -> None:
@@ -435,6 +457,9 @@ class _Builder:
                 self.moves.append(ModuleMove(call.lineno, how, _small(self.term(func.value, scope))))
             if isinstance(func, ast.Name):
                 callee, bound = func.id, False
+                if callee in self.aliases and (scope.function is None or (
+                        callee not in scope.params and not scope.env.get(callee))):
+                    callee = self.aliases[callee]  # `g(...)` of `from m import f as g`
             elif isinstance(func, ast.Attribute):
                 callee, bound = func.attr, True
             else:
@@ -554,8 +579,9 @@ class _Builder:
             for element in elements:
                 if isinstance(element, ast.Slice):
                     continue
-                if isinstance(element, ast.Constant) and isinstance(element.value, int):
-                    ints += 1
+                if isinstance(element, ast.Constant) and isinstance(element.value, int) \
+                        or isinstance(element, ast.Name) and self.term(element, scope) == SCALAR:
+                    ints += 1  # `t[0]`, `t[i]` with `i` a Python number: one dimension less
                 else:
                     ints = -1
                     break
@@ -650,6 +676,8 @@ class _Builder:
                 # accelerator's ordinal).
                 inner = self.term(node.args[0], scope)
                 return inner if inner[0] == "place" else ACCELERATOR_PLACE if inner == SCALAR else UNK
+            if method in _RANK_KEEPING and node.args and not isinstance(node.args[0], ast.Starred):
+                return ("keep", self.term(node.args[0], scope))  # `torch.log_softmax(x, dim=0)`
             if method in _SAME_DEVICE_FUNCTIONS and node.args:
                 first = node.args[0]
                 if isinstance(first, (ast.List, ast.Tuple)) and first.elts:
@@ -705,6 +733,8 @@ class _Builder:
             if device is None:
                 return ("same", recv, None)  # `t.new_zeros(n)`: on `t`'s device
             return ("cpu", None, line) if _is_cpu(device) else self._placed(device, None, line, f"{method}(..., device=...)", False, scope)
+        if method in _RANK_KEEPING:
+            return ("keep", recv)  # `x.clone()`, `x.softmax(dim=0)`: where and as wide as `x`
         if method in _SAME_DEVICE_METHODS or (method.endswith("_") and not method.startswith("_")):
             return ("same", recv, None)
         return ("mcall", recv, method, line)
@@ -991,6 +1021,8 @@ def _small(term: Term) -> Term:
     term keeps the operands that fit (`_shrunk_same`)."""
     if not _larger_than(term, _SMALL):
         return term
+    if term[0] == "keep":
+        term = ("same", term[1], None)  # cut to size, it keeps the place and loses the rank
     return _shrunk_same(term) if term[0] == "same" else UNK
 
 
@@ -1006,7 +1038,7 @@ def _shrunk_same(term: Term) -> Term:
         side = stack.pop()
         if side is None or side == SCALAR:
             continue
-        if side[0] == "same":
+        if side[0] in ("same", "keep"):
             stack.extend(reversed(side[1:]))
         elif side not in sides:
             sides.append(side)
@@ -1333,8 +1365,12 @@ def _collect_env(body: Sequence[ast.stmt], env: Dict[str, List[ast.expr]],
         elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.Try)) or \
                 type(stmt).__name__ in ("Match", "TryStar"):
             for loop_target in _loop_targets(stmt):
+                # `for i in range(n)`: `i` is an int (the walk reads it the same way); any
+                # other loop, `with` or `except` target is unknown.
+                counter = isinstance(loop_target, ast.Name) and isinstance(stmt, ast.For) \
+                    and isinstance(stmt.iter, ast.Call) and _is_name(stmt.iter.func, "range")
                 for name in _names_in(loop_target):
-                    env.setdefault(name, []).append(ast.Constant(value=...))
+                    env.setdefault(name, []).append(ast.Constant(value=0 if counter else ...))
         elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
             for alias in stmt.names:
                 bound = alias.asname or alias.name.split(".")[0]
