@@ -158,3 +158,21 @@ def test_a_moved_modules_buffers_name_the_move_as_a_convention(results: Dict[str
         (finding,) = [f for f in results["module_buffers.py"] if f.location.row == row]
         assert finding.evidence[0].kind == EvidenceKind.CONVENTION
         assert finding.fix is None or finding.fix.applicability.value == "unsafe"
+
+
+def test_a_module_moved_to_a_passed_place_names_the_move_and_the_caller(results: Dict[str, List[Finding]]) -> None:
+    """`model.to(device)` in a loop over a method's list of modules, `device` a parameter a
+    call passes (`encoder_output.device`): the declared base's subclass moves, said in the
+    chain with the call that passes the place; a convention, no safe fix.  A module every call
+    moves to "cpu", and a `.to(torch.float16)`, stay silent (the marked-lines test)."""
+    chain = _evidence(results, "module_moves.py", 26)
+    assert chain[0].startswith("module_moves.py:54: declared as `TableBase`, an instance of `BiasTable` is moved "
+                               "here (`.to(device)`), to a place not provably the CPU (parameter `device`, passed "
+                               "by the call of `_move` at line 57)")
+    assert chain[1].startswith("module_moves.py:19: held by the module as a buffer or parameter")
+    assert _evidence(results, "module_moves.py", 38)[0].startswith(
+        "module_moves.py:54: an instance of `LanguageModel` is moved here")
+    for row in (26, 27, 38):
+        (finding,) = [f for f in results["module_moves.py"] if f.location.row == row]
+        assert finding.evidence[0].kind == EvidenceKind.CONVENTION
+        assert finding.fix is None or finding.fix.applicability.value == "unsafe"

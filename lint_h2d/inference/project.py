@@ -110,11 +110,13 @@ from lint_h2d.inference.summary import (  # noqa: E402
     ClassSummary,
     FileSummary,
     FunctionSummary,
+    ModuleMove,
     Term,
 )
 from lint_h2d.inference.resolved import (  # noqa: E402
     DEFAULT_DEVICE_STEP,
     NN_CONTAINERS,
+    UNCALLED_NOTE,
     NN_TENSOR_MODULES,
     Resolved,
     module_step_message,
@@ -195,6 +197,9 @@ class _Resolver:
         (`summary.ModuleMove`), and the modules their `__init__` builds (moved with them)."""
         moved: Dict[str, EvidenceStep] = {}
         for path, move in self.moves:
+            if move.device is not None:
+                self._mark_moved_to_place(path, move, moved)
+                continue
             cls = self.eval(move.receiver, path, None).type_name
             if cls is None or cls not in self.modules:
                 continue
@@ -202,6 +207,120 @@ class _Resolver:
                 f"its buffers and parameters move with it; a method its construction does not run is {MOVED_MODULE_NOTE}"
             self._mark_moved(cls, EvidenceStep(message, path, move.line, kind=EvidenceKind.CONVENTION), cls, moved, 0)
         return moved
+
+    def _mark_moved_to_place(self, path: str, move: ModuleMove, moved: Dict[str, EvidenceStep]) -> None:
+        """`obj.to(device)` / `obj.to(x.device)` (`summary._device_move`): a place the `device=`
+        policy reads as the accelerator (`_accelerator_place`) moves `obj` there.  `obj` may be
+        a loop's element (`for m in self.models(): m.to(device)`): every project module class
+        its declared types or returned lists name, and their project subclasses (an instance
+        declared as a base may be any of them)."""
+        assert move.device is not None
+        place = self._accelerator_place(move.device, path)
+        if place is None:
+            return
+        declared = self._types_of(move.receiver, path, 0)
+        for cls in sorted(self._with_subclasses(declared)):
+            kind = "an instance" if cls in declared else \
+                f"declared as `{'`/`'.join(sorted(b for b in declared if b in self._with_bases(cls)))}`, an instance"
+            message = f"{kind} of `{cls}` is moved here (`{move.how}`), to a place not provably the CPU ({place}), " \
+                f"taken for the accelerator as a factory's `device=` is: its buffers and parameters move with it; " \
+                f"a method its construction does not run is {MOVED_MODULE_NOTE}"
+            self._mark_moved(cls, EvidenceStep(message, path, move.line, kind=EvidenceKind.CONVENTION), cls, moved, 0)
+
+    def _accelerator_place(self, place: Term, path: str) -> Optional[str]:
+        """A move's place the `device=` policy reads as the accelerator, said as evidence (what
+        it is, the call that passes it): a parameter some call in the project passes (and not every
+        one the CPU), or the `.device` of such a parameter that is not a CPU tensor, or of a
+        device tensor.  None for a parameter no call names (`use(m, device)` with no caller), a
+        CPU place, or anything else (a local, a field: nothing tells)."""
+        if place[0] == "attr" and len(place) > 2 and place[2] == "device":
+            base = place[1]
+            value = self.eval(base, path, base[3] if base[0] == "param" else None)
+            if value.kind == Kind.DEVICE:
+                return "the `.device` of a device tensor"
+            if base[0] == "param" and value.kind != Kind.CPU and not _uncalled(value):
+                site = self._call_site(base[1], path)
+                if site is not None:
+                    return f"the `.device` of parameter `{base[2]}`, {site}"
+            return None
+        if place[0] != "param":
+            return None
+        value = self.eval(place, path, place[3])
+        site = self._call_site(place[1], path)
+        if site is None or value.kind in (Kind.CPU_PLACE, Kind.CPU) or _uncalled(value):
+            return None
+        return f"parameter `{place[2]}`, {site}"
+
+    def _call_site(self, callee: str, path: str) -> Optional[str]:
+        """Where the first call in the project naming `callee` is (its file first), as evidence
+        words it; None when nothing calls it."""
+        sites = sorted(self.calls.get(callee, ()), key=lambda s: (s[0] != path, s[0], s[1].line))
+        if not sites:
+            return None
+        site_path, site = sites[0]
+        where = f"line {site.line}" if site_path == path else f"{site_path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{site.line}"
+        return f"passed by the call of `{callee}` at {where}"
+
+    def _types_of(self, term: Term, path: str, depth: int, elements: bool = False) -> Set[str]:
+        """The project module classes `term` (with `elements`, an element of it) may hold, read
+        off the summaries' terms: declarations (`x: Base | None`), constructions, fields, the
+        lists a method returns.  Structural, so a list of two classes keeps both (a join of
+        their values would name neither)."""
+        if depth > 8 or not term:
+            return set()
+        tag = term[0]
+        found: Set[str] = set()
+        if tag == "sub" and not elements:
+            return self._types_of(term[1], path, depth + 1, elements=True)
+        if tag == "list" and elements:
+            return self._types_of(term[1], path, depth + 1)
+        if tag == "ann" or tag == "same" or tag == "join":
+            for side in (term[1:] if tag == "same" else term[1] if tag == "join" else (term[1],)):
+                if isinstance(side, tuple):
+                    found |= self._types_of(side, path, depth + 1, elements)
+            return found
+        if tag == "field":
+            for cls_name in self._with_bases(term[1]):
+                for field_path, summary in self.classes.get(cls_name, []):
+                    for name, field_term in summary.fields:
+                        if name == term[2]:
+                            found |= self._types_of(field_term, field_path, depth + 1, elements)
+            return found
+        if tag == "ret":
+            for fn_path, fn in self.methods.get((term[1], term[2]), []):
+                for returned in fn.returns:
+                    found |= self._types_of(returned, fn_path, depth + 1, elements)
+            return found
+        if elements:
+            return set()
+        if tag in ("inst", "call") and isinstance(term[1], str) and term[1] in self.modules:
+            return {term[1]}
+        cls = self.eval(term, path, None).type_name
+        return {cls} if cls is not None and cls in self.modules else set()
+
+    def _with_bases(self, cls: str) -> List[str]:
+        """`cls` and its project base classes (a field declared on a base is the class's)."""
+        out: List[str] = []
+        todo = [cls]
+        while todo and len(out) < 20:
+            name = todo.pop()
+            if name in out or name not in self.classes:
+                continue
+            out.append(name)
+            todo.extend(b for _, c in self.classes[name] for b in c.bases)
+        return out
+
+    def _with_subclasses(self, classes: Set[str]) -> Set[str]:
+        """`classes` and the project module classes deriving from them, directly or not."""
+        found = set(classes)
+        changed = bool(found)
+        while changed:
+            changed = False
+            for name in self.modules:
+                if name not in found and any(b in found for _, c in self.classes.get(name, []) for b in c.bases):
+                    found.add(name)
+                    changed = True
+        return found
 
     def _mark_moved(self, name: str, step: EvidenceStep, root: str, moved: Dict[str, EvidenceStep],
                     depth: int) -> None:
@@ -762,6 +881,11 @@ def _vllm_models(summaries: Sequence[FileSummary], modules: FrozenSet[str]) -> L
                     and _VLLM_MODEL_PARAMS <= set(fn.params):
                 found.append((summary.path, fn.owner, fn.line))
     return sorted(found)
+
+
+def _uncalled(value: Value) -> bool:
+    """A parameter's value that says no call site places it (`UNCALLED_NOTE`)."""
+    return any(UNCALLED_NOTE in getattr(step, "message", "") for step in value.evidence)
 
 
 def _module_classes(classes: Mapping[str, List[Tuple[str, ClassSummary]]]) -> FrozenSet[str]:
