@@ -176,3 +176,18 @@ def test_a_module_moved_to_a_passed_place_names_the_move_and_the_caller(results:
         (finding,) = [f for f in results["module_moves.py"] if f.location.row == row]
         assert finding.evidence[0].kind == EvidenceKind.CONVENTION
         assert finding.fix is None or finding.fix.applicability.value == "unsafe"
+
+
+def test_a_projects_own_loader_names_itself_as_a_convention(results: Dict[str, List[Finding]]) -> None:
+    """A fork's loader builds `model_class(engine_config=..., prefix=...)` (a class a registry
+    picks) under `with target_device:`: the module classes whose constructor takes those
+    keywords and no other are taken to be built there.  The chain names the loader's call and
+    its context; a convention, no safe fix.  A constructor that needs more, a non-module, and
+    what a builder outside any context makes stay silent (the marked-lines test)."""
+    chain = _evidence(results, "own_loader.py", 29)
+    assert chain[1] == ("own_loader.py:20: `build_model` builds the class a registry picks "
+                        "(`model_class(engine_config=..., prefix=...)`, own_loader.py:15) under `with target_device`: "
+                        "`ForkModel` is taken to be one it builds there (its constructor takes those keywords and "
+                        "needs no other)")
+    (finding,) = [f for f in results["own_loader.py"] if f.location.row == 29]
+    assert finding.fix is None or finding.fix.applicability.value == "unsafe"

@@ -128,6 +128,7 @@ from lint_h2d.inference.values import (  # noqa: E402
     MODULE_TENSOR_STEP,
     MOVED_MODULE_NOTE,
     NONE,
+    PROJECT_LOADER_NOTE,
     OTHER,
     SCALAR,
     UNKNOWN,
@@ -157,6 +158,9 @@ class _Resolver:
         self.methods: Dict[Tuple[str, str], List[Tuple[str, FunctionSummary]]] = {}
         self.calls: Dict[str, List[Tuple[str, CallSite]]] = {}
         self.on_device: Dict[str, _BuiltOn] = {}  # class → where it is built on the device
+        # Constructions of a class chosen at run time by a function called under a device
+        # context (`_loader_built`), marked once the contexts and vLLM's convention are.
+        self.loaders: List[Tuple[str, int, str, FunctionSummary, _BuiltOn, int]] = []
         for summary in summaries:
             for cls in summary.classes:
                 self.classes.setdefault(cls.name, []).append((summary.path, cls))
@@ -175,6 +179,9 @@ class _Resolver:
         # After the project's own contexts: a model also built under one keeps that evidence.
         for path, name, line in _vllm_models(summaries, self.modules):
             self._mark_on_device(name, _BuiltOn(path, line, "", vllm_root=name), 0)
+        for variable, line, fn_path, fn, where, depth in self.loaders:
+            for built, words in self._loader_built(variable, line, fn_path, fn):
+                self._mark_on_device(built, replace(where, loader=(built, words)), depth)
         self.uncalled = uncalled_functions(self.functions, self.calls)
         self.memo: Dict[Tuple[Any, ...], Value] = {}
         self.order: List[Tuple[Any, ...]] = []  # memo keys in the order they were settled
@@ -338,10 +345,14 @@ class _Resolver:
         if depth > 20:
             return
         if name not in self.classes:
-            for _, fn in self.functions.get(name, []) if depth < 3 else ():
+            for fn_path, fn in self.functions.get(name, []) if depth < 3 else ():
                 for term in fn.returns:
-                    for returned in _called_classes(term):
-                        self._mark_on_device(returned, where, depth + 1)
+                    for returned, line in _called_names(term):
+                        if returned in self.classes or returned in self.functions:
+                            self._mark_on_device(returned, where, depth + 1)
+                        elif where.vllm_root is None and where.loader is None:
+                            # Marked after vLLM's convention (`__init__`): a vLLM model keeps its evidence.
+                            self.loaders.append((returned, line, fn_path, fn, where, depth + 1))
             return
         if name in self.on_device:
             return
@@ -349,6 +360,29 @@ class _Resolver:
         for _, cls in self.classes[name]:
             for sub in cls.constructs:
                 self._mark_on_device(sub, where, depth + 1)
+
+    def _loader_built(self, variable: str, line: int, path: str, fn: FunctionSummary) -> List[Tuple[str, str]]:
+        """A loader's construction of a class chosen at run time: `fn` (called under a device
+        context) returns `variable(k1=..., k2=...)`, `variable` no project class or function
+        (a registry's class).  The project module classes whose `__init__` takes every one of
+        those keywords and needs no other argument are what it may build (vLLM's
+        `initialize_model` and its forks' builders: `model_class(vllm_config=..., prefix=...)`),
+        as `(class, the constructor as evidence words it)`.  Keyword-only calls of at least two
+        keywords; positional or starred arguments tell nothing about the constructor."""
+        site = next((c for p, c in self.calls.get(variable, ()) if p == path and c.line == line), None)
+        if site is None or site.args or site.starred or len(site.keywords) < 2:
+            return []
+        keywords = {k for k, _ in site.keywords}
+        call = f"{variable}({', '.join(f'{k}=...' for k, _ in site.keywords)})"
+        words = f"`{fn.name}` builds the class a registry picks (`{call}`, {_short(path)}:{line})"
+        found = []
+        for cls in sorted(self.modules):
+            for _, init in self.methods.get((cls, "__init__"), []):
+                own = init.params[1:]
+                if keywords <= set(own) and all(p in keywords or p in init.defaults for p in own):
+                    found.append((cls, words))
+                    break
+        return found
 
     # -- memoized queries ----------------------------------------------------------------
     def _memo(self, key: Tuple[Any, ...], compute: Any) -> Value:
@@ -854,12 +888,21 @@ class _BuiltOn:
     line: int
     how: str
     vllm_root: Optional[str] = None
+    # The project's own loader: `(root, words)` when a function called under the context
+    # builds a class chosen at run time (`model_class(engine_config=..., prefix=...)`) and
+    # `root` is taken for one, its constructor taking those keywords (`_loader_built`).
+    loader: Optional[Tuple[str, str]] = None
 
     def step(self, cls: str) -> EvidenceStep:
         """The evidence step that puts `cls`'s default-device allocations on the device."""
         if self.vllm_root is not None:
             return EvidenceStep(vllm_loader_message(cls, self.vllm_root), self.path, self.line,
                                 kind=EvidenceKind.CONVENTION)
+        if self.loader is not None:
+            root, words = self.loader
+            built = f"{words} under `{self.how}`: `{root}` is {PROJECT_LOADER_NOTE}"
+            return EvidenceStep(built if cls == root else f"`{cls}` is constructed in `{root}.__init__`; {built}",
+                                self.path, self.line, kind=EvidenceKind.CONVENTION)
         return EvidenceStep(f"`{cls}` is constructed under `{self.how}`", self.path, self.line)
 
 
@@ -928,12 +971,15 @@ def _without(term: Term, own: Term) -> Optional[Term]:
     return rest[0] if len(rest) == 1 else ("join", tuple(rest))
 
 
-def _called_classes(term: Term) -> List[str]:
-    """Names a return term calls directly (`Model(...)`, either side of a conditional)."""
+def _called_names(term: Term) -> List[Tuple[str, int]]:
+    """Names a return term calls directly, with the call's line (`Model(...)`, either side of
+    a conditional, a local bound to a class a registry gives)."""
     if term[0] == "call":
-        return [term[1]]
+        return [(term[1], term[2] if len(term) > 2 and isinstance(term[2], int) else 0)]
+    if term[0] == "invoke" and len(term) > 3 and isinstance(term[3], str):
+        return [(term[3], term[2])]  # `cls = REGISTRY[arch]; return cls(...)`: the name called
     if term[0] == "join":
-        return [name for t in term[1] for name in _called_classes(t)]
+        return [found for t in term[1] for found in _called_names(t)]
     return []
 
 
