@@ -191,3 +191,20 @@ def test_a_projects_own_loader_names_itself_as_a_convention(results: Dict[str, L
                         "needs no other)")
     (finding,) = [f for f in results["own_loader.py"] if f.location.row == 29]
     assert finding.fix is None or finding.fix.applicability.value == "unsafe"
+
+
+def test_a_module_move_to_a_place_survives_the_index() -> None:
+    """The project index stores summaries as JSON: a `.to(device)` move keeps its place and
+    its loop-element receiver through the round trip (a cached index reads the same facts)."""
+    import ast
+    import json
+
+    from lint_h2d.inference.summary import from_json, summarize_tree
+
+    path = PROJECT / "module_moves.py"
+    summary = summarize_tree(str(path), ast.parse(path.read_text(encoding="utf-8")))
+    moves = [m for m in summary.moves if m.device is not None]
+    assert [m.how for m in moves] == [".to(device)", ".to(device)"]
+    assert moves[0].receiver[0] == "sub" and moves[0].device == ("param", "_move", "device", "Decoder")
+    again = from_json(str(path), json.loads(json.dumps(summary.to_json())))
+    assert again.moves == summary.moves
