@@ -143,8 +143,8 @@ class ModuleMove:
     how: str  # the call, as shown in evidence
     receiver: Term  # what is moved
     # `obj.to(device)` / `obj.to(x.device)`: the place the call names, read by the resolver
-    # (`_Resolver.moved_modules`: taken for the accelerator unless it is provably the CPU, as a
-    # factory's `device=` is); None when the call itself names an accelerator.
+    # (`_Resolver._accelerator_place`: the accelerator where a factory's `device=` of it would
+    # be, for a parameter some call passes); None when the call itself names an accelerator.
     device: Optional[Term] = None
 
 
