@@ -172,7 +172,11 @@ def test_a_module_moved_to_a_passed_place_names_the_move_and_the_caller(results:
     assert chain[1].startswith("module_moves.py:19: held by the module as a buffer or parameter")
     assert _evidence(results, "module_moves.py", 38)[0].startswith(
         "module_moves.py:54: an instance of `LanguageModel` is moved here")
-    for row in (26, 27, 38):
+    # Moved in a constructor: the call that passes the place is the class's construction.
+    assert _evidence(results, "module_moves.py", 96)[0].startswith(
+        "module_moves.py:102: an instance of `SlotKernel` is moved here (`.to(device)`), to a place not provably "
+        "the CPU (parameter `device`, passed by the call of `Proposer` at line 107)")
+    for row in (26, 27, 38, 96):
         (finding,) = [f for f in results["module_moves.py"] if f.location.row == row]
         assert finding.evidence[0].kind == EvidenceKind.CONVENTION
         assert finding.fix is None or finding.fix.applicability.value == "unsafe"

@@ -246,21 +246,23 @@ class _Resolver:
             if value.kind == Kind.DEVICE:
                 return "the `.device` of a device tensor"
             if base[0] == "param" and value.kind != Kind.CPU and not _uncalled(value):
-                site = self._call_site(base[1], path)
+                site = self._call_site(base[1], base[3], path)
                 if site is not None:
                     return f"the `.device` of parameter `{base[2]}`, {site}"
             return None
         if place[0] != "param":
             return None
         value = self.eval(place, path, place[3])
-        site = self._call_site(place[1], path)
+        site = self._call_site(place[1], place[3], path)
         if site is None or value.kind in (Kind.CPU_PLACE, Kind.CPU) or _uncalled(value):
             return None
         return f"parameter `{place[2]}`, {site}"
 
-    def _call_site(self, callee: str, path: str) -> Optional[str]:
-        """Where the first call in the project naming `callee` is (its file first), as evidence
-        words it; None when nothing calls it."""
+    def _call_site(self, function: str, owner: Optional[str], path: str) -> Optional[str]:
+        """Where the first call in the project naming `function` is (its file first), as
+        evidence words it; None when nothing calls it.  An `__init__` is called by constructing
+        its class (`Owner(...)`), not by a call named `__init__` (`super().__init__(...)`)."""
+        callee = owner if function == "__init__" and owner is not None else function
         sites = sorted(self.calls.get(callee, ()), key=lambda s: (s[0] != path, s[0], s[1].line))
         if not sites:
             return None
