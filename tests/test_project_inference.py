@@ -208,7 +208,7 @@ def test_a_module_move_to_a_place_survives_the_index() -> None:
     path = PROJECT / "module_moves.py"
     summary = summarize_tree(str(path), ast.parse(path.read_text(encoding="utf-8")))
     moves = [m for m in summary.moves if m.device is not None]
-    assert [m.how for m in moves] == [".to(device)", ".to(device)"]
+    assert [m.how for m in moves] == [".to(device)"] * 3
     assert moves[0].receiver[0] == "sub" and moves[0].device == ("param", "_move", "device", "Decoder")
     again = from_json(str(path), json.loads(json.dumps(summary.to_json())))
     assert again.moves == summary.moves
