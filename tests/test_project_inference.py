@@ -184,3 +184,57 @@ def test_a_name_read_in_its_own_values_is_its_fixpoint(body: str, term: tuple) -
     cycle through a method, a list display or a subscript is unknown, and so is a name only
     its own reads bind (a global)."""
     assert _passed(f"def f(x, k):\n    {body}\n") == term
+
+
+def test_a_module_moved_to_a_passed_place_names_the_move_and_the_caller(results: Dict[str, List[Finding]]) -> None:
+    """`model.to(device)` in a loop over a method's list of modules, `device` a parameter a
+    call passes (`encoder_output.device`): the declared base's subclass moves, said in the
+    chain with the call that passes the place; a convention, no safe fix.  A module every call
+    moves to "cpu", and a `.to(torch.float16)`, stay silent (the marked-lines test)."""
+    chain = _evidence(results, "module_moves.py", 26)
+    assert chain[0].startswith("module_moves.py:54: declared as `TableBase`, an instance of `BiasTable` is moved "
+                               "here (`.to(device)`), to a place not provably the CPU (parameter `device`, passed "
+                               "by the call of `_move` at line 57)")
+    assert chain[1].startswith("module_moves.py:19: held by the module as a buffer or parameter")
+    assert _evidence(results, "module_moves.py", 38)[0].startswith(
+        "module_moves.py:54: an instance of `LanguageModel` is moved here")
+    # Moved in a constructor: the call that passes the place is the class's construction.
+    assert _evidence(results, "module_moves.py", 96)[0].startswith(
+        "module_moves.py:102: an instance of `SlotKernel` is moved here (`.to(device)`), to a place not provably "
+        "the CPU (parameter `device`, passed by the call of `Proposer` at line 107)")
+    for row in (26, 27, 38, 96):
+        (finding,) = [f for f in results["module_moves.py"] if f.location.row == row]
+        assert finding.evidence[0].kind == EvidenceKind.CONVENTION
+        assert finding.fix is None or finding.fix.applicability.value == "unsafe"
+
+
+def test_a_projects_own_loader_names_itself_as_a_convention(results: Dict[str, List[Finding]]) -> None:
+    """A fork's loader builds `model_class(engine_config=..., prefix=...)` (a class a registry
+    picks) under `with target_device:`: the module classes whose constructor takes those
+    keywords and no other are taken to be built there.  The chain names the loader's call and
+    its context; a convention, no safe fix.  A constructor that needs more, a non-module, and
+    what a builder outside any context makes stay silent (the marked-lines test)."""
+    chain = _evidence(results, "own_loader.py", 29)
+    assert chain[1] == ("own_loader.py:20: `build_model` builds the class a registry picks "
+                        "(`model_class(engine_config=..., prefix=...)`, own_loader.py:15) under `with target_device`: "
+                        "`ForkModel` is taken to be one it builds there (its constructor takes those keywords and "
+                        "needs no other)")
+    (finding,) = [f for f in results["own_loader.py"] if f.location.row == 29]
+    assert finding.fix is None or finding.fix.applicability.value == "unsafe"
+
+
+def test_a_module_move_to_a_place_survives_the_index() -> None:
+    """The project index stores summaries as JSON: a `.to(device)` move keeps its place and
+    its loop-element receiver through the round trip (a cached index reads the same facts)."""
+    import ast
+    import json
+
+    from lint_h2d.inference.summary import from_json, summarize_tree
+
+    path = PROJECT / "module_moves.py"
+    summary = summarize_tree(str(path), ast.parse(path.read_text(encoding="utf-8")))
+    moves = [m for m in summary.moves if m.device is not None]
+    assert [m.how for m in moves] == [".to(device)"] * 3
+    assert moves[0].receiver[0] == "sub" and moves[0].device == ("param", "_move", "device", "Decoder")
+    again = from_json(str(path), json.loads(json.dumps(summary.to_json())))
+    assert again.moves == summary.moves

@@ -110,11 +110,13 @@ from lint_h2d.inference.summary import (  # noqa: E402
     ClassSummary,
     FileSummary,
     FunctionSummary,
+    ModuleMove,
     Term,
 )
 from lint_h2d.inference.resolved import (  # noqa: E402
     DEFAULT_DEVICE_STEP,
     NN_CONTAINERS,
+    UNCALLED_NOTE,
     NN_TENSOR_MODULES,
     Resolved,
     module_step_message,
@@ -126,6 +128,7 @@ from lint_h2d.inference.values import (  # noqa: E402
     MODULE_TENSOR_STEP,
     MOVED_MODULE_NOTE,
     NONE,
+    PROJECT_LOADER_NOTE,
     OTHER,
     SCALAR,
     UNKNOWN,
@@ -155,6 +158,9 @@ class _Resolver:
         self.methods: Dict[Tuple[str, str], List[Tuple[str, FunctionSummary]]] = {}
         self.calls: Dict[str, List[Tuple[str, CallSite]]] = {}
         self.on_device: Dict[str, _BuiltOn] = {}  # class → where it is built on the device
+        # Constructions of a class chosen at run time by a function called under a device
+        # context (`_loader_built`), marked once the contexts and vLLM's convention are.
+        self.loaders: List[Tuple[str, int, str, FunctionSummary, _BuiltOn, int]] = []
         for summary in summaries:
             for cls in summary.classes:
                 self.classes.setdefault(cls.name, []).append((summary.path, cls))
@@ -173,6 +179,9 @@ class _Resolver:
         # After the project's own contexts: a model also built under one keeps that evidence.
         for path, name, line in _vllm_models(summaries, self.modules):
             self._mark_on_device(name, _BuiltOn(path, line, "", vllm_root=name), 0)
+        for variable, line, fn_path, fn, where, depth in self.loaders:
+            for built, words in self._loader_built(variable, line, fn_path, fn):
+                self._mark_on_device(built, replace(where, loader=(built, words)), depth)
         self.uncalled = uncalled_functions(self.functions, self.calls)
         self.memo: Dict[Tuple[Any, ...], Value] = {}
         self.order: List[Tuple[Any, ...]] = []  # memo keys in the order they were settled
@@ -195,6 +204,9 @@ class _Resolver:
         (`summary.ModuleMove`), and the modules their `__init__` builds (moved with them)."""
         moved: Dict[str, EvidenceStep] = {}
         for path, move in self.moves:
+            if move.device is not None:
+                self._mark_moved_to_place(path, move, moved)
+                continue
             cls = self.eval(move.receiver, path, None).type_name
             if cls is None or cls not in self.modules:
                 continue
@@ -202,6 +214,122 @@ class _Resolver:
                 f"its buffers and parameters move with it; a method its construction does not run is {MOVED_MODULE_NOTE}"
             self._mark_moved(cls, EvidenceStep(message, path, move.line, kind=EvidenceKind.CONVENTION), cls, moved, 0)
         return moved
+
+    def _mark_moved_to_place(self, path: str, move: ModuleMove, moved: Dict[str, EvidenceStep]) -> None:
+        """`obj.to(device)` / `obj.to(x.device)` (`summary._device_move`): a place the `device=`
+        policy reads as the accelerator (`_accelerator_place`) moves `obj` there.  `obj` may be
+        a loop's element (`for m in self.models(): m.to(device)`): every project module class
+        its declared types or returned lists name, and their project subclasses (an instance
+        declared as a base may be any of them)."""
+        assert move.device is not None
+        place = self._accelerator_place(move.device, path)
+        if place is None:
+            return
+        declared = self._types_of(move.receiver, path, 0)
+        for cls in sorted(self._with_subclasses(declared)):
+            kind = "an instance" if cls in declared else \
+                f"declared as `{'`/`'.join(sorted(b for b in declared if b in self._with_bases(cls)))}`, an instance"
+            message = f"{kind} of `{cls}` is moved here (`{move.how}`), to a place not provably the CPU ({place}), " \
+                f"taken for the accelerator as a factory's `device=` is: its buffers and parameters move with it; " \
+                f"a method its construction does not run is {MOVED_MODULE_NOTE}"
+            self._mark_moved(cls, EvidenceStep(message, path, move.line, kind=EvidenceKind.CONVENTION), cls, moved, 0)
+
+    def _accelerator_place(self, place: Term, path: str) -> Optional[str]:
+        """A move's place the `device=` policy reads as the accelerator, said as evidence (what
+        it is, the call that passes it): a parameter some call in the project passes (and not every
+        one the CPU), or the `.device` of such a parameter that is not a CPU tensor, or of a
+        device tensor.  None for a parameter no call names (`use(m, device)` with no caller), a
+        CPU place, or anything else (a local, a field: nothing tells)."""
+        if place[0] == "attr" and len(place) > 2 and place[2] == "device":
+            base = place[1]
+            value = self.eval(base, path, base[3] if base[0] == "param" else None)
+            if value.kind == Kind.DEVICE:
+                return "the `.device` of a device tensor"
+            if base[0] == "param" and value.kind != Kind.CPU and not _uncalled(value):
+                site = self._call_site(base[1], base[3], path)
+                if site is not None:
+                    return f"the `.device` of parameter `{base[2]}`, {site}"
+            return None
+        if place[0] != "param":
+            return None
+        value = self.eval(place, path, place[3])
+        site = self._call_site(place[1], place[3], path)
+        if site is None or value.kind in (Kind.CPU_PLACE, Kind.CPU) or _uncalled(value):
+            return None
+        return f"parameter `{place[2]}`, {site}"
+
+    def _call_site(self, function: str, owner: Optional[str], path: str) -> Optional[str]:
+        """Where the first call in the project naming `function` is (its file first), as
+        evidence words it; None when nothing calls it.  An `__init__` is called by constructing
+        its class (`Owner(...)`), not by a call named `__init__` (`super().__init__(...)`)."""
+        callee = owner if function == "__init__" and owner is not None else function
+        sites = sorted(self.calls.get(callee, ()), key=lambda s: (s[0] != path, s[0], s[1].line))
+        if not sites:
+            return None
+        site_path, site = sites[0]
+        where = f"line {site.line}" if site_path == path else f"{site_path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{site.line}"
+        return f"passed by the call of `{callee}` at {where}"
+
+    def _types_of(self, term: Term, path: str, depth: int, elements: bool = False) -> Set[str]:
+        """The project module classes `term` (with `elements`, an element of it) may hold, read
+        off the summaries' terms: declarations (`x: Base | None`), constructions, fields, the
+        lists a method returns.  Structural, so a list of two classes keeps both (a join of
+        their values would name neither)."""
+        if depth > 8 or not term:
+            return set()
+        tag = term[0]
+        found: Set[str] = set()
+        if tag == "sub" and not elements:
+            return self._types_of(term[1], path, depth + 1, elements=True)
+        if tag == "list" and elements:
+            return self._types_of(term[1], path, depth + 1)
+        if tag == "ann" or tag == "same" or tag == "join":
+            for side in (term[1:] if tag == "same" else term[1] if tag == "join" else (term[1],)):
+                if isinstance(side, tuple):
+                    found |= self._types_of(side, path, depth + 1, elements)
+            return found
+        if tag == "field":
+            for cls_name in self._with_bases(term[1]):
+                for field_path, summary in self.classes.get(cls_name, []):
+                    for name, field_term in summary.fields:
+                        if name == term[2]:
+                            found |= self._types_of(field_term, field_path, depth + 1, elements)
+            return found
+        if tag == "ret":
+            for fn_path, fn in self.methods.get((term[1], term[2]), []):
+                for returned in fn.returns:
+                    found |= self._types_of(returned, fn_path, depth + 1, elements)
+            return found
+        if elements:
+            return set()
+        if tag in ("inst", "call") and isinstance(term[1], str) and term[1] in self.modules:
+            return {term[1]}
+        cls = self.eval(term, path, None).type_name
+        return {cls} if cls is not None and cls in self.modules else set()
+
+    def _with_bases(self, cls: str) -> List[str]:
+        """`cls` and its project base classes (a field declared on a base is the class's)."""
+        out: List[str] = []
+        todo = [cls]
+        while todo and len(out) < 20:
+            name = todo.pop()
+            if name in out or name not in self.classes:
+                continue
+            out.append(name)
+            todo.extend(b for _, c in self.classes[name] for b in c.bases)
+        return out
+
+    def _with_subclasses(self, classes: Set[str]) -> Set[str]:
+        """`classes` and the project module classes deriving from them, directly or not."""
+        found = set(classes)
+        changed = bool(found)
+        while changed:
+            changed = False
+            for name in self.modules:
+                if name not in found and any(b in found for _, c in self.classes.get(name, []) for b in c.bases):
+                    found.add(name)
+                    changed = True
+        return found
 
     def _mark_moved(self, name: str, step: EvidenceStep, root: str, moved: Dict[str, EvidenceStep],
                     depth: int) -> None:
@@ -219,10 +347,14 @@ class _Resolver:
         if depth > 20:
             return
         if name not in self.classes:
-            for _, fn in self.functions.get(name, []) if depth < 3 else ():
+            for fn_path, fn in self.functions.get(name, []) if depth < 3 else ():
                 for term in fn.returns:
-                    for returned in _called_classes(term):
-                        self._mark_on_device(returned, where, depth + 1)
+                    for returned, line in _called_names(term):
+                        if returned in self.classes or returned in self.functions:
+                            self._mark_on_device(returned, where, depth + 1)
+                        elif where.vllm_root is None and where.loader is None:
+                            # Marked after vLLM's convention (`__init__`): a vLLM model keeps its evidence.
+                            self.loaders.append((returned, line, fn_path, fn, where, depth + 1))
             return
         if name in self.on_device:
             return
@@ -230,6 +362,29 @@ class _Resolver:
         for _, cls in self.classes[name]:
             for sub in cls.constructs:
                 self._mark_on_device(sub, where, depth + 1)
+
+    def _loader_built(self, variable: str, line: int, path: str, fn: FunctionSummary) -> List[Tuple[str, str]]:
+        """A loader's construction of a class chosen at run time: `fn` (called under a device
+        context) returns `variable(k1=..., k2=...)`, `variable` no project class or function
+        (a registry's class).  The project module classes whose `__init__` takes every one of
+        those keywords and needs no other argument are what it may build (vLLM's
+        `initialize_model` and its forks' builders: `model_class(vllm_config=..., prefix=...)`),
+        as `(class, the constructor as evidence words it)`.  Keyword-only calls of at least two
+        keywords; positional or starred arguments tell nothing about the constructor."""
+        site = next((c for p, c in self.calls.get(variable, ()) if p == path and c.line == line), None)
+        if site is None or site.args or site.starred or len(site.keywords) < 2:
+            return []
+        keywords = {k for k, _ in site.keywords}
+        call = f"{variable}({', '.join(f'{k}=...' for k, _ in site.keywords)})"
+        words = f"`{fn.name}` builds the class a registry picks (`{call}`, {_short(path)}:{line})"
+        found = []
+        for cls in sorted(self.modules):
+            for _, init in self.methods.get((cls, "__init__"), []):
+                own = init.params[1:]
+                if keywords <= set(own) and all(p in keywords or p in init.defaults for p in own):
+                    found.append((cls, words))
+                    break
+        return found
 
     # -- memoized queries ----------------------------------------------------------------
     def _memo(self, key: Tuple[Any, ...], compute: Any) -> Value:
@@ -761,12 +916,21 @@ class _BuiltOn:
     line: int
     how: str
     vllm_root: Optional[str] = None
+    # The project's own loader: `(root, words)` when a function called under the context
+    # builds a class chosen at run time (`model_class(engine_config=..., prefix=...)`) and
+    # `root` is taken for one, its constructor taking those keywords (`_loader_built`).
+    loader: Optional[Tuple[str, str]] = None
 
     def step(self, cls: str) -> EvidenceStep:
         """The evidence step that puts `cls`'s default-device allocations on the device."""
         if self.vllm_root is not None:
             return EvidenceStep(vllm_loader_message(cls, self.vllm_root), self.path, self.line,
                                 kind=EvidenceKind.CONVENTION)
+        if self.loader is not None:
+            root, words = self.loader
+            built = f"{words} under `{self.how}`: `{root}` is {PROJECT_LOADER_NOTE}"
+            return EvidenceStep(built if cls == root else f"`{cls}` is constructed in `{root}.__init__`; {built}",
+                                self.path, self.line, kind=EvidenceKind.CONVENTION)
         return EvidenceStep(f"`{cls}` is constructed under `{self.how}`", self.path, self.line)
 
 
@@ -788,6 +952,11 @@ def _vllm_models(summaries: Sequence[FileSummary], modules: FrozenSet[str]) -> L
                     and _VLLM_MODEL_PARAMS <= set(fn.params):
                 found.append((summary.path, fn.owner, fn.line))
     return sorted(found)
+
+
+def _uncalled(value: Value) -> bool:
+    """A parameter's value that says no call site places it (`UNCALLED_NOTE`)."""
+    return any(UNCALLED_NOTE in getattr(step, "message", "") for step in value.evidence)
 
 
 def _module_classes(classes: Mapping[str, List[Tuple[str, ClassSummary]]]) -> FrozenSet[str]:
@@ -830,12 +999,15 @@ def _without(term: Term, own: Term) -> Optional[Term]:
     return rest[0] if len(rest) == 1 else ("join", tuple(rest))
 
 
-def _called_classes(term: Term) -> List[str]:
-    """Names a return term calls directly (`Model(...)`, either side of a conditional)."""
+def _called_names(term: Term) -> List[Tuple[str, int]]:
+    """Names a return term calls directly, with the call's line (`Model(...)`, either side of
+    a conditional, a local bound to a class a registry gives)."""
     if term[0] == "call":
-        return [term[1]]
+        return [(term[1], term[2] if len(term) > 2 and isinstance(term[2], int) else 0)]
+    if term[0] == "invoke" and len(term) > 3 and isinstance(term[3], str):
+        return [(term[3], term[2])]  # `cls = REGISTRY[arch]; return cls(...)`: the name called
     if term[0] == "join":
-        return [name for t in term[1] for name in _called_classes(t)]
+        return [found for t in term[1] for found in _called_names(t)]
     return []
 
 

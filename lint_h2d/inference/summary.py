@@ -155,6 +155,10 @@ class ModuleMove:
     line: int
     how: str  # the call, as shown in evidence
     receiver: Term  # what is moved
+    # `obj.to(device)` / `obj.to(x.device)`: the place the call names, read by the resolver
+    # (`_Resolver._accelerator_place`: the accelerator where a factory's `device=` of it would
+    # be, for a parameter some call passes); None when the call itself names an accelerator.
+    device: Optional[Term] = None
 
 
 @dataclass(frozen=True)
@@ -172,7 +176,8 @@ class FileSummary:
     def to_json(self) -> Dict[str, Any]:
         return {
             **({"vllm": True} if self.vllm else {}),
-            **({"moves": [[m.line, m.how, m.receiver] for m in self.moves]} if self.moves else {}),
+            **({"moves": [[m.line, m.how, m.receiver] + ([m.device] if m.device is not None else [])
+                          for m in self.moves]} if self.moves else {}),
             "classes": [[c.name, c.line, list(c.bases), [[a, t] for a, t in c.fields], list(c.constructs),
                          list(c.positional)]
                         for c in self.classes],
@@ -200,7 +205,8 @@ def from_json(path: str, data: Dict[str, Any]) -> FileSummary:
               for c, bd, ln, args, kws, st in data.get("calls", ())),
         tuple(DeviceContext(ln, how, tuple(cs)) for ln, how, cs in data.get("contexts", ())),
         bool(data.get("vllm", False)),
-        tuple(ModuleMove(ln, how, _tuple(r)) for ln, how, r in data.get("moves", ())),
+        tuple(ModuleMove(m[0], m[1], _tuple(m[2]), _tuple(m[3]) if len(m) > 3 else None)
+              for m in data.get("moves", ())),
     )
 
 
@@ -278,6 +284,9 @@ class _Builder:
         # sites tell `f`'s parameters, and `f` is no function nothing calls).
         self.aliases: Dict[str, str] = {}
         self.depth = 0
+        # `for NAME in ITER:` loops the statement being read is inside: NAME -> ITER (what a
+        # `NAME.to(device)` moves: an element of ITER, `_device_move`).
+        self.loops: Dict[str, ast.expr] = {}
 
     # -- structure ---------------------------------------------------------------------
     def module(self, tree: ast.Module) -> None:
@@ -329,6 +338,15 @@ class _Builder:
                     self.contexts.append(DeviceContext(stmt.lineno, how, _called_names(stmt.body)))
         self.calls_in(stmt, scope)
         if type(stmt) in _SIMPLE_STATEMENTS:
+            return
+        if isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name):
+            saved = dict(self.loops)
+            self.loops[stmt.target.id] = stmt.iter
+            try:
+                self.body(stmt.body, scope)
+            finally:
+                self.loops = saved
+            self.body(stmt.orelse, scope)
             return
         for name in ("body", "orelse", "finalbody"):
             inner = getattr(stmt, name, None)
@@ -455,6 +473,13 @@ class _Builder:
             how = _accelerator_move(call, scope)
             if how is not None and isinstance(func, ast.Attribute):
                 self.moves.append(ModuleMove(call.lineno, how, _small(self.term(func.value, scope))))
+            spec = _device_move(call, scope) if how is None else None
+            if spec is not None and isinstance(func, ast.Attribute):
+                moved = func.value
+                receiver = ("sub", self.term(self.loops[moved.id], scope), 0) \
+                    if isinstance(moved, ast.Name) and moved.id in self.loops else self.term(moved, scope)
+                self.moves.append(ModuleMove(call.lineno, f".to({ast_dotted(spec) or 'device'})",
+                                             _small(receiver), _small(_device_param(spec, scope) or self.term(spec, scope))))
             if isinstance(func, ast.Name):
                 callee, bound = func.id, False
                 if callee in self.aliases and (scope.function is None or (
@@ -1241,6 +1266,32 @@ def _accelerator_move(call: ast.Call, scope: _Scope) -> Optional[str]:
     if isinstance(target, ast.Call) and _is_torch(target.func, "current_device", scope) \
             and (ast_dotted(target.func) or "").split(".")[-2:-1] == ["cuda"]:
         return ".to(torch.cuda.current_device())"
+    return None
+
+
+def _device_param(spec: ast.expr, scope: _Scope) -> Optional[Term]:
+    """The parameter term of `spec` when it names a parameter of the function being read
+    (the resolver joins what its call sites pass), else None."""
+    if isinstance(spec, ast.Name) and spec.id in scope.params and scope.function is not None \
+            and spec.id not in scope.env:
+        return ("param", scope.function, spec.id, scope.owner)
+    return None
+
+
+def _device_move(call: ast.Call, scope: _Scope) -> Optional[ast.expr]:
+    """`obj.to(device)` / `obj.to(x.device)` / `obj.to(device=d)` with `d` a name (or attribute)
+    named like a device, or a tensor's `.device`, and no CPU default (`def f(device=None)`): the
+    place expression, else None.  Where that place is, the resolver reads (a module moved there
+    carries its buffers and parameters, as a factory's `device=d` allocates there); a dtype, a
+    string or a call is no such move."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr != "to" or len(call.args) > 1:
+        return None
+    target = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "device"), None)
+    if not isinstance(target, (ast.Name, ast.Attribute)) or isinstance(target, ast.Name) and target.id in scope.cpu_defaults:
+        return None
+    if isinstance(target, ast.Attribute) and target.attr == "device" or _names_a_device(target):
+        return target
     return None
 
 

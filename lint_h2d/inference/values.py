@@ -145,9 +145,14 @@ VLLM_LOADER_NOTE = "under `with torch.device(load_device)` (vllm/model_executor/
 # (`m.cuda()`), and a method other than those its construction runs is taken to run after it
 # (a write before the first move would be a host write).
 MOVED_MODULE_NOTE = "taken to run after that move (a write before it is a host write)"
+# What a step resting on a project's own model loader says (a vLLM fork's `initialize_model`
+# building `model_class(<x>_config=..., prefix=...)` under `with target_device:`): the class
+# is chosen at run time (a registry), so a class whose constructor fits is taken to be one.
+PROJECT_LOADER_NOTE = "taken to be one it builds there (its constructor takes those keywords and needs no other)"
 # Steps that rest on how serving code runs (not on the object at hand): a finding resting on
 # one says so (`[convention]`) and gets no safe fix.
-RUNTIME_NOTES = (MODULE_OUTPUT_NOTE, SAMPLING_HOOK_NOTE, COMPUTE_LOGITS_NOTE, VLLM_LOADER_NOTE, MOVED_MODULE_NOTE)
+RUNTIME_NOTES = (MODULE_OUTPUT_NOTE, SAMPLING_HOOK_NOTE, COMPUTE_LOGITS_NOTE, VLLM_LOADER_NOTE, MOVED_MODULE_NOTE,
+                 PROJECT_LOADER_NOTE)
 
 
 def runtime_steps(evidence: Tuple[Any, ...]) -> Tuple[Any, ...]:
