@@ -659,14 +659,32 @@ class _Resolver:
                 f"every call of `{callee}` passes a `{type_name}` as `{name}` ({where}{more})",
                 first_path, first_line))
         for path, line, v in values:
-            if (v.kind.is_tensor and v.rank != 0) or (v.kind == Kind.OTHER and v.type_name is None) \
-                    or v.kind in (Kind.NUMPY, Kind.CPU_PLACE, Kind.DEVICE_PLACE):
+            if _no_number(v):
                 # A place among other values is, as a string was, no tensor.
                 kind = Kind.TENSOR if v.kind == Kind.DEVICE else Kind.OTHER if v.kind in (
                     Kind.CPU_PLACE, Kind.DEVICE_PLACE) else v.kind
                 return Value(kind, v.rank, element=v.element).because(EvidenceStep(
                     f"a call of `{callee}` passes a {kind.value} as `{name}`", path, line))
         return UNKNOWN
+
+    def passes_no_number(self, fn: FunctionSummary, index: int) -> bool:
+        """Whether some call site in the project passes parameter `index` of `fn` (one with a
+        default) a value that is no Python number (`_no_number`).  The calls that leave it out
+        take the default; an unknown value refutes nothing."""
+        offset = 1 if fn.bound else 0
+        name, position = fn.params[index], index - offset
+        sites = self.calls.get(fn.name, [])
+        if fn.name == "__init__" and fn.owner is not None:
+            sites = [(p, c) for p, c in self.calls.get(fn.owner, []) if not c.bound]
+        elif fn.bound:
+            sites = [(p, c) for p, c in sites if c.bound]
+        for path, site in sites[:200]:
+            term = next((t for keyword, t in site.keywords if keyword == name), None)
+            if term is None and not site.starred and 0 <= position < len(site.args):
+                term = site.args[position]
+            if term is not None and _no_number(self.eval(term, path, None)):
+                return True
+        return False
 
     # -- terms ---------------------------------------------------------------------------
     def eval(self, term: Term, path: str, owner: Optional[str]) -> Value:
@@ -1025,6 +1043,14 @@ def _vague(value: Value) -> bool:
         and value.type_name is None and value.element is None
 
 
+def _no_number(value: Value) -> bool:
+    """A value known not to be a Python number (nor a 0-dim tensor, which indexes like one):
+    a tensor of another or unknown rank, a numpy array, a device specification, an object or
+    container of no project class."""
+    return (value.kind.is_tensor and value.rank != 0) or (value.kind == Kind.OTHER and value.type_name is None) \
+        or value.kind in (Kind.NUMPY, Kind.CPU_PLACE, Kind.DEVICE_PLACE)
+
+
 def _informative(value: Value) -> bool:
     return value.kind != Kind.UNKNOWN or value.type_name is not None or value.element is not None
 
@@ -1099,6 +1125,7 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
     returns: Dict[str, Value] = {}
     params: Dict[Tuple[str, str], Value] = {}
     int_params: Dict[Tuple[str, str], Value] = {}
+    passed_non_numbers: Set[Tuple[str, str]] = set()
     for name, definitions in sorted(resolver.functions.items()):
         value = resolver.returns(name)
         if name in API_NAMES and _may_hold_device(value):
@@ -1124,6 +1151,8 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
             for index, pname in enumerate(fn.params):
                 if fn.bound and index == 0:
                     continue
+                if pname in fn.defaults and resolver.passes_no_number(fn, index):
+                    passed_non_numbers.add((_qual(fn), pname))
                 annotation = fn.annotations[index]
                 is_open = annotation in _OPEN_ANNOTATIONS
                 if not is_open and not _device_param(pname, annotation):
@@ -1156,7 +1185,8 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
     device_names.update(f"built:{name}" for name in built)
     for name in moved:
         device_names.update(a for _, c in resolver.classes[name] for a, t in c.fields if t[0] == "wrap")
-    return Resolved(fields, bases, classes, returns, params, int_params, frozenset(device_names),
+    return Resolved(fields, bases, classes, returns, params, int_params, frozenset(passed_non_numbers),
+                    frozenset(device_names),
                     resolver.modules, forwards, uncalled=resolver.uncalled,
                     built_on_device=built, moved=moved)
 
@@ -1222,6 +1252,7 @@ def fingerprint_of(resolved: Resolved) -> str:
         digest.update(f"{cls}<{','.join(base)}\n".encode())
     digest.update(("modules:" + ",".join(sorted(resolved.modules))).encode())
     digest.update(("uncalled:" + ",".join(sorted(resolved.uncalled))).encode())
+    digest.update(("passed:" + ",".join(sorted(f"{fn}({p})" for fn, p in resolved.passed_non_numbers))).encode())
     for name, value in sorted(resolved.forwards.items()):
         digest.update(f"{name}.forward()={_describe(value)}\n".encode())
     for name, step in sorted(resolved.built_on_device.items()):

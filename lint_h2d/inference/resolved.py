@@ -90,6 +90,10 @@ class Resolved:
     params: Mapping[Tuple[str, str], Value] = _field(default_factory=dict)
     # (`Class.method` or function, parameter) → an int by how the body uses it (`range(p)`).
     int_params: Mapping[Tuple[str, str], Value] = _field(default_factory=dict)
+    # (`Class.method` or function, parameter) with a default that some call site overrides
+    # with a value that is no Python number (a list, a tensor that is not 0-dim, an object):
+    # its int default (`slot=0`) says nothing about the calls that pass it.
+    passed_non_numbers: FrozenSet[Tuple[str, str]] = frozenset()
     # What may hold a device tensor, for the prefilter: `attr` (a field, read as `.attr`),
     # `call:f` (a function or method returning one), `param:f.p` with `def:f` (a parameter
     # every call site of `f` passes one), `module:C` (a project `nn.Module` class: calling

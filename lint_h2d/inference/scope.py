@@ -940,7 +940,8 @@ class ModuleWalker:
                 # What every call site in the project passes (`lint_h2d.inference.project`),
                 # else what the body (`range(p)`) or an int default says.
                 known = base.project.params.get((name, pname)) or base.project.int_params.get(
-                    (qualname, pname)) or _int_default(param)
+                    (qualname, pname)) or (None if (qualname, pname) in base.project.passed_non_numbers
+                                           else _int_default(param))
                 if known is not None:
                     value = replace(known, origin=Origin.PARAM, root=pname, path=pname)
                 elif param.default is None:
