@@ -609,11 +609,7 @@ class _Resolver:
         callee = fn.name
         if name in fn.defaults:
             return UNKNOWN  # calls without arguments are not recorded: some may omit it
-        sites = self.calls.get(callee, [])
-        if fn.name == "__init__" and fn.owner is not None:
-            sites = [(p, c) for p, c in self.calls.get(fn.owner, []) if not c.bound]
-        elif fn.bound:
-            sites = [(p, c) for p, c in sites if c.bound]
+        sites = self._sites(fn)
         if not sites or len(sites) > 200:
             return UNKNOWN
         values: List[Tuple[str, int, Value]] = []
@@ -667,18 +663,21 @@ class _Resolver:
                     f"a call of `{callee}` passes a {kind.value} as `{name}`", path, line))
         return UNKNOWN
 
+    def _sites(self, fn: FunctionSummary) -> List[Tuple[str, CallSite]]:
+        """The project's calls that may be calls of `fn`: by name (for a method, only the calls
+        the summaries mark bound); for `__init__`, the constructions of its class."""
+        if fn.name == "__init__" and fn.owner is not None:
+            return [(p, c) for p, c in self.calls.get(fn.owner, []) if not c.bound]
+        sites = self.calls.get(fn.name, [])
+        return [(p, c) for p, c in sites if c.bound] if fn.bound else list(sites)
+
     def passes_no_number(self, fn: FunctionSummary, index: int) -> bool:
         """Whether some call site in the project passes parameter `index` of `fn` (one with a
         default) a value that is no Python number (`_no_number`).  The calls that leave it out
         take the default; an unknown value refutes nothing."""
         offset = 1 if fn.bound else 0
         name, position = fn.params[index], index - offset
-        sites = self.calls.get(fn.name, [])
-        if fn.name == "__init__" and fn.owner is not None:
-            sites = [(p, c) for p, c in self.calls.get(fn.owner, []) if not c.bound]
-        elif fn.bound:
-            sites = [(p, c) for p, c in sites if c.bound]
-        for path, site in sites[:200]:
+        for path, site in self._sites(fn)[:200]:
             term = next((t for keyword, t in site.keywords if keyword == name), None)
             if term is None and not site.starred and 0 <= position < len(site.args):
                 term = site.args[position]
