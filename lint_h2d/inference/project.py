@@ -614,12 +614,7 @@ class _Resolver:
             return UNKNOWN
         values: List[Tuple[str, int, Value]] = []
         for path, site in sites:
-            term: Optional[Term] = None
-            for keyword, kterm in site.keywords:
-                if keyword == name:
-                    term = kterm
-            if term is None and not site.starred and 0 <= position < len(site.args):
-                term = site.args[position]
+            term = _passed(site, name, position)
             if term is None:
                 return UNKNOWN  # a default, or a position hidden by `*args`
             values.append((path, site.line, self.eval(term, path, None)))
@@ -678,9 +673,7 @@ class _Resolver:
         offset = 1 if fn.bound else 0
         name, position = fn.params[index], index - offset
         for path, site in self._sites(fn)[:200]:
-            term = next((t for keyword, t in site.keywords if keyword == name), None)
-            if term is None and not site.starred and 0 <= position < len(site.args):
-                term = site.args[position]
+            term = _passed(site, name, position)
             if term is not None and _no_number(self.eval(term, path, None)):
                 return True
         return False
@@ -1040,6 +1033,16 @@ def _vague(value: Value) -> bool:
     """A field value that says no more than an annotation would (an unknown, a bare tensor)."""
     return value.kind in (Kind.UNKNOWN, Kind.TENSOR) and value.rank is None \
         and value.type_name is None and value.element is None
+
+
+def _passed(site: CallSite, name: str, position: int) -> Optional[Term]:
+    """What the call `site` passes as parameter `name` (at `position` among the positional
+    ones): by keyword, else by position unless a `*args` hides it; None where the call leaves
+    it to its default."""
+    term = next((t for keyword, t in site.keywords if keyword == name), None)
+    if term is None and not site.starred and 0 <= position < len(site.args):
+        term = site.args[position]
+    return term
 
 
 def _no_number(value: Value) -> bool:
