@@ -807,7 +807,7 @@ def _new_tensor(receiver: Value, method: str, call: cst.Call, facts: Facts) -> V
 _FULL_REDUCTIONS = frozenset({"sum", "prod", "mean", "max", "min", "argmax", "argmin"})
 _INTEGER_RESULTS = frozenset({"int", "long", "short", "byte", "char", "argmax", "argmin", "argsort"})
 _RANK_KEEPING = frozenset(
-    {"argsort", "clone", "int", "long", "float", "half", "bfloat16", "double", "bool", "short", "byte",
+    {"argsort", "index_select", "clone", "int", "long", "float", "half", "bfloat16", "double", "bool", "short", "byte",
      "char", "type", "type_as", "cumsum", "cumprod", "abs", "neg", "clamp", "clip", "add", "sub",
      "mul", "div", "masked_fill", "flip", "roll", "exp", "log", "sqrt", "pow", "eq", "ne", "lt",
      "le", "gt", "ge", "logical_not", "floor_divide", "remainder", "softmax", "log_softmax", "sigmoid"}

@@ -997,10 +997,12 @@ def _without(term: Term, own: Term) -> Optional[Term]:
 
     `state = self._state` or a new `State(...)`, then `self._state = state`: the field is the
     join of itself and `State`, and the least solution of `x = A | x` is `A` (a cycle read as
-    unknown would lose the class).  None when nothing else is left.
+    unknown would lose the class).  So is an op of the field that keeps its place and rank
+    (`self.seqs = self.seqs.index_select(0, order)`: a `keep` term).  None when nothing else
+    is left.
     """
-    if term == own:
-        return None
+    if term == own or term == ("keep", own):
+        return None  # `self.x = self.x.index_select(0, order)`: as wide and where it was
     if term[0] != "join":
         return term
     rest = [t for t in (_without(t, own) for t in term[1]) if t is not None]

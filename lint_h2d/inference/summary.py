@@ -76,7 +76,7 @@ _SAME_DEVICE_METHODS = frozenset({
 _RANK_KEEPING = frozenset({
     "clone", "contiguous", "detach", "int", "long", "float", "half", "bfloat16", "bool", "byte",
     "short", "char", "double", "exp", "log", "sqrt", "sigmoid", "softmax", "log_softmax", "abs",
-    "neg", "masked_fill", "flip", "roll", "clamp", "clip", "type_as",
+    "neg", "masked_fill", "flip", "roll", "clamp", "clip", "type_as", "index_select", "cumsum", "cumprod",
 })
 # `torch.nn` classes that wrap a tensor rather than compute: the value is the wrapped tensor
 # (the walk reads the same table: `expressions`).
