@@ -32,6 +32,7 @@ from lint_h2d.findings import EvidenceStep
 from lint_h2d.inference.names import Names, copy_names, join_names, layer
 from lint_h2d.inference.resolved import DEFAULT_DEVICE_STEP, Resolved, sampling_hook_message, uncalled_message
 from lint_h2d.inference.summary import sampling_hook
+from lint_h2d.inference.usage import range_bounds
 from lint_h2d.inference.values import (MODULE_TENSOR_STEP, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        is_module_tensor, join, module_tensor)
 
@@ -851,6 +852,14 @@ class ModuleWalker:
             None, hints[0], hints[1], nn_aliases(module), imports_vllm(module),
         )
         self.facts_out: List[StatementFact] = []
+        self.ranges: Dict[int, FrozenSet[str]] = {}
+
+    def _range_bounds(self, fn: cst.FunctionDef) -> FrozenSet[str]:
+        """`usage.range_bounds` of `fn`, once per function (a class's passes walk it again)."""
+        found = self.ranges.get(id(fn))
+        if found is None:
+            found = self.ranges[id(fn)] = range_bounds(fn)
+        return found
 
     def run(self) -> List[StatementFact]:
         scope = Scope("<module>", "<module>", (), None)
@@ -896,6 +905,7 @@ class ModuleWalker:
             self_name=self_name if self_name is not None else outer.self_name,
             self_class=self_class if self_name is not None or cls_name is not None else outer.self_class,
             cls_name=cls_name if cls_name is not None or self_name is not None else outer.cls_name,
+            range_ints=self._range_bounds(fn),
         )
         hook = base.vllm and sampling_hook([(p.name.value, (dotted_name(p.annotation.annotation) or "?").split(".")[-1]
                                               if p.annotation is not None else None) for p in params])

@@ -15,7 +15,7 @@ A floor only ever removes a finding (a write that is not one element); it never 
 """
 from __future__ import annotations
 
-from typing import List, Sequence
+from typing import FrozenSet, List, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -182,3 +182,49 @@ class _Usage(cst.CSTVisitor):
 
 def _is(node: cst.BaseExpression, name: str) -> bool:
     return isinstance(node, cst.Name) and node.value == name
+
+
+
+def range_bounds(function: cst.FunctionDef) -> FrozenSet[str]:
+    """The names of `function`, each bound once there (a parameter or one assignment, never
+    `global`/`nonlocal`/`del`), that its own statements pass to `range()` as an argument.
+
+    `range` raises `TypeError` for anything but an int (or an object with `__index__`: a
+    0-dim integer tensor), so the one object bound to such a name is a number wherever the
+    call runs.  Flow-insensitive, as a parameter's `range(p)` is (`summary._Scope.ints`):
+    read only for the shape of a factory sized by the name (`torch.zeros(n)` is 1-D)."""
+    finder = _RangeArguments()
+    function.body.visit(finder)
+    if not finder.names or _bindings(function, "range")[0]:
+        return frozenset()  # `range` is the function's own name there
+    return frozenset(n for n in finder.names if _bindings(function, n) == (1, False))
+
+
+def _bindings(function: cst.FunctionDef, name: str) -> Tuple[int, bool]:
+    """How many times `function` binds `name`, and whether it escapes (`_Usage`)."""
+    usage = _Usage(name)
+    usage.add_params(function.params)
+    function.body.visit(usage)
+    return usage.bindings, usage.escaped
+
+
+class _RangeArguments(cst.CSTVisitor):
+    """The names passed directly to `range(...)` in one scope (nested ones are their own)."""
+
+    def __init__(self) -> None:
+        self.names: Set[str] = set()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value == "range":
+            for arg in node.args:
+                if arg.keyword is None and not arg.star and isinstance(arg.value, cst.Name):
+                    self.names.add(arg.value.value)
