@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 from dataclasses import dataclass, field, replace
-from typing import Dict, FrozenSet, List, Mapping, MutableMapping, Optional, Sequence, Tuple, Union
+from typing import Container, Dict, FrozenSet, List, Mapping, MutableMapping, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
@@ -190,9 +190,9 @@ class Facts:
     # class's method `m` returns, as `self.m(...)` is (its instance fields are not on it).
     cls_name: Optional[str] = None
     # Names of the function being walked, each bound once there, that it passes to `range()`
-    # (`usage.range_bounds`): ints wherever the call runs, so a factory sized by one alone
+    # (`usage.RangeBounds`): ints wherever the call runs, so a factory sized by one alone
     # (`torch.zeros(vocab)` with `for i in range(start, vocab)`) is 1-D.
-    range_ints: FrozenSet[str] = frozenset()
+    range_ints: Container[str] = frozenset()
 
     def with_names(self, names: Mapping[str, Value]) -> "Facts":
         return replace(self, names=names)

@@ -32,7 +32,7 @@ from lint_h2d.findings import EvidenceStep
 from lint_h2d.inference.names import Names, copy_names, join_names, layer
 from lint_h2d.inference.resolved import DEFAULT_DEVICE_STEP, Resolved, sampling_hook_message, uncalled_message
 from lint_h2d.inference.summary import sampling_hook
-from lint_h2d.inference.usage import range_bounds
+from lint_h2d.inference.usage import RangeBounds
 from lint_h2d.inference.values import (MODULE_TENSOR_STEP, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        is_module_tensor, join, module_tensor)
 
@@ -852,13 +852,14 @@ class ModuleWalker:
             None, hints[0], hints[1], nn_aliases(module), imports_vllm(module),
         )
         self.facts_out: List[StatementFact] = []
-        self.ranges: Dict[int, FrozenSet[str]] = {}
+        self.ranges: Dict[int, RangeBounds] = {}
 
-    def _range_bounds(self, fn: cst.FunctionDef) -> FrozenSet[str]:
-        """`usage.range_bounds` of `fn`, once per function (a class's passes walk it again)."""
+    def _range_bounds(self, fn: cst.FunctionDef) -> RangeBounds:
+        """`usage.RangeBounds` of `fn`, asked lazily and made once per function (a class's
+        passes walk it again)."""
         found = self.ranges.get(id(fn))
         if found is None:
-            found = self.ranges[id(fn)] = range_bounds(fn)
+            found = self.ranges[id(fn)] = RangeBounds(fn)
         return found
 
     def run(self) -> List[StatementFact]:
