@@ -807,6 +807,14 @@ class _Resolver:
             if inner.kind.is_tensor:
                 return Value(inner.kind, inner.rank, evidence=inner.evidence)
             return self.eval(("same", term[1], None), path, owner)
+        if tag == "cat":
+            # `torch.cat((a, b), dim)`: where `a` is; of the inputs' rank when every one has
+            # that rank (PyTorch requires it, but for a legacy empty 1-D input).
+            first = self.eval(term[1][0], path, owner)
+            if not first.kind.is_tensor:
+                return self.eval(("same", term[1][0], None), path, owner)
+            ranks = {first.rank} | {self.eval(t, path, owner).rank for t in term[1][1:]}
+            return Value(first.kind, first.rank if len(ranks) == 1 else None, evidence=first.evidence)
         if tag == "same":
             kinds = set()
             sides = [side for side in term[1:] if side is not None]
