@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 from dataclasses import dataclass, field, replace
-from typing import Dict, FrozenSet, List, Mapping, MutableMapping, Optional, Sequence, Tuple, Union
+from typing import Container, Dict, FrozenSet, List, Mapping, MutableMapping, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
@@ -189,6 +189,10 @@ class Facts:
     # A classmethod's first parameter (`cls`): the class itself, so `cls.m(...)` is what the
     # class's method `m` returns, as `self.m(...)` is (its instance fields are not on it).
     cls_name: Optional[str] = None
+    # Names of the function being walked, each bound once there, that it passes to `range()`
+    # (`usage.RangeBounds`): ints wherever the call runs, so a factory sized by one alone
+    # (`torch.zeros(vocab)` with `for i in range(start, vocab)`) is 1-D.
+    range_ints: Container[str] = frozenset()
 
     def with_names(self, names: Mapping[str, Value]) -> "Facts":
         return replace(self, names=names)
@@ -422,13 +426,19 @@ def _rank_from_sizes(call: cst.Call, facts: Facts, skip_trailing: int = 0) -> Op
         length = _sequence_length(only, facts)
         if length is not None:
             return length
-        value = infer(only, facts)
-        if value.kind == Kind.SCALAR:
-            return 1
-        return None
+        return 1 if _int_size(only, facts) else None
     # `zeros(*size: int)`: with several positional sizes each one is an int (a tuple among
     # them is a TypeError), whatever is known about its value.
     return len(positional)
+
+
+def _int_size(node: cst.BaseExpression, facts: Facts) -> bool:
+    """A size that is one Python int (a 1-D shape): a number, or a name of the function the
+    function passes to `range()` (`Facts.range_ints`; `range` raises on anything else, a
+    tuple or a `torch.Size` included)."""
+    if infer(node, facts).kind == Kind.SCALAR:
+        return True
+    return isinstance(node, cst.Name) and node.value in facts.range_ints
 
 
 def _data_rank(node: cst.BaseExpression, facts: "Facts") -> Optional[int]:
@@ -524,7 +534,7 @@ def _factory_value(call: cst.Call, name: str, facts: Facts) -> Value:
     if name == "full":
         first = _arg(call, 0, "size")
         rank = _sequence_length(first, facts) if first is not None else None
-        if rank is None and first is not None and infer(first, facts).kind == Kind.SCALAR:
+        if rank is None and first is not None and _int_size(first, facts):
             rank = 1
         return Value(kind, rank, Origin.LOCAL)
     if name == "empty_strided":
@@ -658,6 +668,8 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
         rank = receiver.rank if method in _RANK_KEEPING else None
         if method in _FULL_REDUCTIONS and not call.args:
             rank = 0  # `t.sum()`, `t.max()`: one element, 0-dim
+        elif method in DIM_REDUCTIONS:
+            rank = reduced_rank(receiver.rank, _arg(call, 0, "dim"), _arg(call, 1, "keepdim"), facts)
         integer = method in _INTEGER_RESULTS or (receiver.integer and method in _RANK_KEEPING
                                                  and method not in ("float", "half", "bfloat16", "double", "bool"))
         return Value(receiver.kind, rank, Origin.LOCAL, integer=integer, evidence=receiver.evidence)
@@ -807,7 +819,7 @@ def _new_tensor(receiver: Value, method: str, call: cst.Call, facts: Facts) -> V
 _FULL_REDUCTIONS = frozenset({"sum", "prod", "mean", "max", "min", "argmax", "argmin"})
 _INTEGER_RESULTS = frozenset({"int", "long", "short", "byte", "char", "argmax", "argmin", "argsort"})
 _RANK_KEEPING = frozenset(
-    {"argsort", "clone", "int", "long", "float", "half", "bfloat16", "double", "bool", "short", "byte",
+    {"argsort", "index_select", "clone", "int", "long", "float", "half", "bfloat16", "double", "bool", "short", "byte",
      "char", "type", "type_as", "cumsum", "cumprod", "abs", "neg", "clamp", "clip", "add", "sub",
      "mul", "div", "masked_fill", "flip", "roll", "exp", "log", "sqrt", "pow", "eq", "ne", "lt",
      "le", "gt", "ge", "logical_not", "floor_divide", "remainder", "softmax", "log_softmax", "sigmoid"}
@@ -1023,9 +1035,52 @@ def _same_device_function(call: cst.Call, facts: Facts) -> Value:
                 Value(source.kind, source.rank, Origin.LOCAL, evidence=source.evidence),
                 Value(source.kind, source.rank, Origin.LOCAL, integer=True, evidence=source.evidence)))
         integer = name in ("argsort", "argmax", "argmin", "nonzero", "searchsorted", "bucketize")
-        rank = source.rank if name == "argsort" else None
-        return Value(source.kind, rank, Origin.LOCAL, integer=integer, evidence=source.evidence)
+        return Value(source.kind, _function_rank(name, source, call, facts), Origin.LOCAL, integer=integer,
+                     evidence=source.evidence)
     return UNKNOWN
+
+
+# `torch.f(x, ...)` that give a tensor of `x`'s shape (elementwise on one tensor, a scan or a
+# softmax along a dimension, a reorder); the summary's `_RANK_KEEPING` reads them the same way.
+RANK_KEEPING_FUNCTIONS = frozenset({
+    "argsort", "cumsum", "cumprod", "abs", "neg", "clamp", "clip", "exp", "log", "sqrt", "sigmoid",
+    "softmax", "log_softmax", "flip", "roll", "index_select", "masked_fill",
+})
+# Concatenation: the inputs' rank (PyTorch requires every input to have it).
+CONCATENATIONS = frozenset({"cat", "concat", "concatenate"})
+# Reductions that, along one dimension, drop it (or keep it as 1 with `keepdim=True`).
+DIM_REDUCTIONS = frozenset({"sum", "mean", "prod", "logsumexp"})
+
+
+def _function_rank(name: str, source: Value, call: cst.Call, facts: Facts) -> Optional[int]:
+    """The rank of `torch.name(x, ...)` with `source` the value of `x` (of a `torch.cat`, its
+    first input): kept by `RANK_KEEPING_FUNCTIONS` and a concatenation whose inputs agree,
+    one less by a reduction along one dimension; None where nothing says."""
+    if name in RANK_KEEPING_FUNCTIONS:
+        return source.rank
+    if name in CONCATENATIONS:
+        inputs = call.args[0].value
+        if not isinstance(inputs, (cst.List, cst.Tuple)) or any(
+                isinstance(e, cst.StarredElement) for e in inputs.elements):
+            return None
+        ranks = {infer(e.value, facts).rank for e in inputs.elements}
+        return source.rank if ranks == {source.rank} else None
+    if name in DIM_REDUCTIONS:
+        return reduced_rank(source.rank, _arg(call, 1, "dim"), _arg(call, 2, "keepdim"), facts)
+    return None
+
+
+def reduced_rank(rank: Optional[int], dim: Optional[cst.BaseExpression],
+                 keepdim: Optional[cst.BaseExpression], facts: Facts) -> Optional[int]:
+    """The rank after a reduction along `dim` (one int: one dimension fewer, or as many with
+    `keepdim=True`); None for a tuple of dimensions, no `dim`, or a `keepdim` not written as
+    a literal."""
+    if rank is None or dim is None or not (literal_int(dim) is not None or infer(dim, facts).kind == Kind.SCALAR):
+        return None
+    keep = _bool_literal(keepdim) if keepdim is not None else False
+    if keep is None:
+        return None
+    return rank if keep else max(rank - 1, 0)
 
 
 def _op_arguments(call: cst.Call, function: bool, input_name: str = "input") -> Optional[

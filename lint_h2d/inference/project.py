@@ -807,6 +807,14 @@ class _Resolver:
             if inner.kind.is_tensor:
                 return Value(inner.kind, inner.rank, evidence=inner.evidence)
             return self.eval(("same", term[1], None), path, owner)
+        if tag == "cat":
+            # `torch.cat((a, b), dim)`: where `a` is; of the inputs' rank when every one has
+            # that rank (PyTorch requires it, but for a legacy empty 1-D input).
+            first = self.eval(term[1][0], path, owner)
+            if not first.kind.is_tensor:
+                return self.eval(("same", term[1][0], None), path, owner)
+            ranks = {first.rank} | {self.eval(t, path, owner).rank for t in term[1][1:]}
+            return Value(first.kind, first.rank if len(ranks) == 1 else None, evidence=first.evidence)
         if tag == "same":
             kinds = set()
             sides = [side for side in term[1:] if side is not None]
@@ -997,10 +1005,12 @@ def _without(term: Term, own: Term) -> Optional[Term]:
 
     `state = self._state` or a new `State(...)`, then `self._state = state`: the field is the
     join of itself and `State`, and the least solution of `x = A | x` is `A` (a cycle read as
-    unknown would lose the class).  None when nothing else is left.
+    unknown would lose the class).  So is an op of the field that keeps its place and rank
+    (`self.seqs = self.seqs.index_select(0, order)`: a `keep` term).  None when nothing else
+    is left.
     """
-    if term == own:
-        return None
+    if term == own or term == ("keep", own):
+        return None  # `self.x = self.x.index_select(0, order)`: as wide and where it was
     if term[0] != "join":
         return term
     rest = [t for t in (_without(t, own) for t in term[1]) if t is not None]

@@ -32,6 +32,7 @@ from lint_h2d.findings import EvidenceStep
 from lint_h2d.inference.names import Names, copy_names, join_names, layer
 from lint_h2d.inference.resolved import DEFAULT_DEVICE_STEP, Resolved, sampling_hook_message, uncalled_message
 from lint_h2d.inference.summary import sampling_hook
+from lint_h2d.inference.usage import RangeBounds
 from lint_h2d.inference.values import (MODULE_TENSOR_STEP, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        is_module_tensor, join, module_tensor)
 
@@ -851,6 +852,15 @@ class ModuleWalker:
             None, hints[0], hints[1], nn_aliases(module), imports_vllm(module),
         )
         self.facts_out: List[StatementFact] = []
+        self.ranges: Dict[int, RangeBounds] = {}
+
+    def _range_bounds(self, fn: cst.FunctionDef) -> RangeBounds:
+        """`usage.RangeBounds` of `fn`, asked lazily and made once per function (a class's
+        passes walk it again)."""
+        found = self.ranges.get(id(fn))
+        if found is None:
+            found = self.ranges[id(fn)] = RangeBounds(fn)
+        return found
 
     def run(self) -> List[StatementFact]:
         scope = Scope("<module>", "<module>", (), None)
@@ -896,6 +906,7 @@ class ModuleWalker:
             self_name=self_name if self_name is not None else outer.self_name,
             self_class=self_class if self_name is not None or cls_name is not None else outer.self_class,
             cls_name=cls_name if cls_name is not None or self_name is not None else outer.cls_name,
+            range_ints=self._range_bounds(fn),
         )
         hook = base.vllm and sampling_hook([(p.name.value, (dotted_name(p.annotation.annotation) or "?").split(".")[-1]
                                               if p.annotation is not None else None) for p in params])
@@ -1014,12 +1025,16 @@ class ModuleWalker:
         for round_ in range(5):
             collected: Dict[str, Value] = {}
             seen: Dict[str, Set[Kind]] = {}
+            # The join of each field's device-tensor assignments (`_device_fields`).
+            devices: Dict[str, Value] = {}
 
             def record(attr: str, value: Value, collected: Dict[str, Value] = collected,
-                       seen: Dict[str, Set[Kind]] = seen) -> None:
+                       seen: Dict[str, Set[Kind]] = seen, devices: Dict[str, Value] = devices) -> None:
                 value = replace(value, origin=Origin.SELF, root=None, path=None)
                 collected[attr] = join(collected[attr], value) if attr in collected else value
                 seen.setdefault(attr, set()).add(value.kind)
+                if value.kind == Kind.DEVICE:
+                    devices[attr] = join(devices[attr], value) if attr in devices else value
 
             visible = {**attributes, **assumed} if assumed else attributes
             for method, method_self, makers in recording:
@@ -1031,11 +1046,14 @@ class ModuleWalker:
                 merged[attr] = value
             if round_ == 0:
                 first = attributes = merged
-                assumed = _int_fields(collected, seen, cls)
+                assumed = {**_int_fields(collected, seen, cls), **_device_fields(collected, seen, devices, cls)}
                 continue
-            refuted = [a for a in assumed if collected.get(a, UNKNOWN).kind != Kind.SCALAR]
+            refuted = [a for a in assumed if collected.get(a, UNKNOWN).kind != assumed[a].kind]
             if not refuted:
-                attributes = {**merged, **{a: v for a, v in assumed.items() if a in merged}}
+                # An int assumption holds as assumed; a device one holds with what the pass
+                # that read it computed (an op of the field may not keep its rank).
+                attributes = {**merged, **{a: v if v.kind == Kind.SCALAR else _confirmed(merged[a], v)
+                                           for a, v in assumed.items() if a in merged}}
                 break
             # Rerun from the first pass's facts without the refuted assumptions (the last
             # round assumes nothing: the plain second pass).
@@ -1190,6 +1208,39 @@ def _int_fields(collected: Mapping[str, Value], seen: Mapping[str, Set[Kind]],
             out[attr] = replace(SCALAR, origin=Origin.SELF).because(LocalStep(
                 f"`{attr}` is only ever assigned Python numbers (and arithmetic on itself)", cls.name))
     return out
+
+
+# What the step of a field assumed and confirmed on the device says (`_device_fields`).
+DEVICE_FIELD_NOTE = "is only ever assigned device tensors and ops of itself that keep its place"
+
+
+def _device_fields(collected: Mapping[str, Value], seen: Mapping[str, Set[Kind]],
+                   devices: Mapping[str, Value], cls: cst.ClassDef) -> Dict[str, Value]:
+    """Fields to assume on the device in the second pass: assigned device tensors and values
+    the first pass could not tell (`self.seqs = self.seqs.index_select(0, order)`, read before
+    the field was known).
+
+    The least solution of `x = A | f(x)`, as `_int_fields` for numbers: when every assignment
+    gives a device tensor on the assumption that the field holds one (`f` keeps a tensor's
+    place: `index_select`, `clone`, `torch.cat([x, y])`, ...), the field only ever holds
+    device tensors.  The second pass checks it; the caller drops refuted assumptions and keeps
+    the checked value (its rank is what `f` keeps, not the assumption's).
+    """
+    out: Dict[str, Value] = {}
+    for attr, value in collected.items():
+        kinds = seen.get(attr, set())
+        if value.kind == Kind.UNKNOWN and attr in devices and kinds <= {Kind.DEVICE, Kind.UNKNOWN}:
+            out[attr] = devices[attr].because(LocalStep(f"`{attr}` {DEVICE_FIELD_NOTE}", cls.name))
+    return out
+
+
+def _confirmed(checked: Value, assumed: Value) -> Value:
+    """A device field the second pass confirmed (`_device_fields`): its value there, with the
+    assumption's step (the assignments' device evidence first, then why the field keeps it)."""
+    if any(DEVICE_FIELD_NOTE in getattr(s, "message", "") for s in checked.evidence):
+        return checked
+    step = next(s for s in assumed.evidence if DEVICE_FIELD_NOTE in getattr(s, "message", ""))
+    return replace(checked, evidence=checked.evidence + (step,))
 
 
 def _moved_fields(attributes: Mapping[str, Value], moved: EvidenceStep) -> Dict[str, Value]:

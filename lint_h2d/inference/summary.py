@@ -76,8 +76,11 @@ _SAME_DEVICE_METHODS = frozenset({
 _RANK_KEEPING = frozenset({
     "clone", "contiguous", "detach", "int", "long", "float", "half", "bfloat16", "bool", "byte",
     "short", "char", "double", "exp", "log", "sqrt", "sigmoid", "softmax", "log_softmax", "abs",
-    "neg", "masked_fill", "flip", "roll", "clamp", "clip", "type_as",
+    "neg", "masked_fill", "flip", "roll", "clamp", "clip", "type_as", "index_select", "cumsum", "cumprod",
 })
+# `torch.cat((a, b), dim)` and its aliases: a `cat` term, where its first input is, of the
+# inputs' rank when every one has it (the walk reads them the same way: `expressions`).
+_CONCATENATIONS = frozenset({"cat", "concat", "concatenate"})
 # `torch.nn` classes that wrap a tensor rather than compute: the value is the wrapped tensor
 # (the walk reads the same table: `expressions`).
 NN_TENSOR_WRAPPERS = frozenset({"Parameter", "Buffer"})
@@ -701,6 +704,10 @@ class _Builder:
                 # accelerator's ordinal).
                 inner = self.term(node.args[0], scope)
                 return inner if inner[0] == "place" else ACCELERATOR_PLACE if inner == SCALAR else UNK
+            if method in _CONCATENATIONS and node.args and isinstance(node.args[0], (ast.List, ast.Tuple)) \
+                    and node.args[0].elts and not any(isinstance(e, ast.Starred) for e in node.args[0].elts):
+                # `torch.cat((a, b), dim)`: where `a` is, of the inputs' rank when they agree.
+                return ("cat", tuple(self.term(e, scope) for e in node.args[0].elts))
             if method in _RANK_KEEPING and node.args and not isinstance(node.args[0], ast.Starred):
                 return ("keep", self.term(node.args[0], scope))  # `torch.log_softmax(x, dim=0)`
             if method in _SAME_DEVICE_FUNCTIONS and node.args:
@@ -1048,6 +1055,8 @@ def _small(term: Term) -> Term:
         return term
     if term[0] == "keep":
         term = ("same", term[1], None)  # cut to size, it keeps the place and loses the rank
+    if term[0] == "cat":
+        term = ("same", term[1][0], None)  # likewise: where its first input is
     return _shrunk_same(term) if term[0] == "same" else UNK
 
 

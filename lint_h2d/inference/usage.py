@@ -15,11 +15,12 @@ A floor only ever removes a finding (a write that is not one element); it never 
 """
 from __future__ import annotations
 
-from typing import List, Sequence
+from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
 from fixers.imports import target_names
+from lint_h2d.cst_children import recorded_children
 from lint_h2d.inference.expressions import literal_int
 
 # In-place methods that can change a tensor's number of dimensions.
@@ -182,3 +183,65 @@ class _Usage(cst.CSTVisitor):
 
 def _is(node: cst.BaseExpression, name: str) -> bool:
     return isinstance(node, cst.Name) and node.value == name
+
+
+
+
+class RangeBounds:
+    """The names of one function, each bound once there (a parameter or one assignment, never
+    `global`/`nonlocal`/`del`), that its own statements pass to `range()` as an argument:
+    `name in RangeBounds(function)`.
+
+    `range` raises `TypeError` for anything but an int (or an object with `__index__`: a
+    0-dim integer tensor), so the one object bound to such a name is a number wherever the
+    call runs.  Flow-insensitive, as a parameter's `range(p)` is (`summary._Scope.ints`):
+    read only for the shape of a factory sized by the name (`torch.zeros(n)` is 1-D).
+    Answered lazily, per name (the walk asks only about a factory sized by a name alone):
+    one cheap pass for the calls, a binding count only for a name passed to one."""
+
+    def __init__(self, function: cst.FunctionDef) -> None:
+        self.function = function
+        self._arguments: Optional[FrozenSet[str]] = None
+        self._answers: Dict[str, bool] = {}
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str):
+            return False
+        if self._arguments is None:
+            self._arguments = _range_arguments(self.function)
+        if name not in self._arguments:
+            return False
+        found = self._answers.get(name)
+        if found is None:
+            found = self._answers[name] = _bindings(self.function, name) == (1, False)
+        return found
+
+
+def _range_arguments(function: cst.FunctionDef) -> FrozenSet[str]:
+    """The names passed directly to `range(...)` in the function's own scope (nested
+    definitions and lambdas are their own); none where `range` is named otherwise than
+    called (a parameter, an assignment, an argument: it may not be the builtin)."""
+    found: Set[str] = set()
+    stack: List[cst.CSTNode] = [function.params, function.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "range":
+            for arg in node.args:
+                if arg.keyword is None and not arg.star and isinstance(arg.value, cst.Name):
+                    found.add(arg.value.value)
+            stack.extend(a.value for a in node.args)
+            continue
+        if isinstance(node, cst.Name) and node.value == "range":
+            return frozenset()
+        stack.extend(recorded_children(node))
+    return frozenset(found)
+
+def _bindings(function: cst.FunctionDef, name: str) -> Tuple[int, bool]:
+    """How many times `function` binds `name`, and whether it escapes (`_Usage`)."""
+    usage = _Usage(name)
+    usage.add_params(function.params)
+    function.body.visit(usage)
+    return usage.bindings, usage.escaped
+
