@@ -175,17 +175,17 @@ class _Resolver:
                 self.calls.setdefault(call.callee, []).append((summary.path, call))
         self.modules = _module_classes(self.classes)
         self.moves = [(summary.path, move) for summary in summaries for move in summary.moves]
+        self.subclasses: Dict[str, Set[str]] = {}  # class → its direct project subclasses
+        for name, defined in self.classes.items():
+            for _, cls in defined:
+                for base in cls.bases:
+                    self.subclasses.setdefault(base, set()).add(name)
         for summary in summaries:
             for context in summary.contexts:
                 for name in context.constructs:
                     self._mark_on_device(name, _BuiltOn(summary.path, context.line, context.how), 0)
         # Then what the functions and methods the blocks call construct (a class built in the
         # block itself keeps that shorter evidence).
-        self.subclasses: Dict[str, Set[str]] = {}
-        for name, defined in self.classes.items():
-            for _, cls in defined:
-                for base in cls.bases:
-                    self.subclasses.setdefault(base, set()).add(name)
         for summary in summaries:
             for context in summary.contexts:
                 self._mark_called(summary.path, context)
@@ -195,6 +195,7 @@ class _Resolver:
         for variable, line, fn_path, fn, where, depth in self.loaders:
             for built, words in self._loader_built(variable, line, fn_path, fn):
                 self._mark_on_device(built, replace(where, loader=(built, words)), depth)
+        self._mark_bases_of_built(summaries)
         self.uncalled = uncalled_functions(self.functions, self.calls)
         self.memo: Dict[Tuple[Any, ...], Value] = {}
         self.order: List[Tuple[Any, ...]] = []  # memo keys in the order they were settled
@@ -380,6 +381,45 @@ class _Resolver:
         self._run_under([(p, fn, ()) for base in self._with_bases(name)
                          for p, fn in self.methods.get((base, "__init__"), [])], where, depth + 1, chained=False)
 
+    def _mark_bases_of_built(self, summaries: Sequence[FileSummary]) -> None:
+        """A base class that allocates without `device=` in its `__init__`, that the project
+        constructs nowhere (no call names it), and whose project subclasses are all built
+        under a default device: `self` in its methods is one of theirs, so its buffers are on
+        the device there too (`_LoRALayerBase._clear_slot_metadata` writing what
+        `_LoRALayerBase.__init__` registered, for the layers a runner builds).  Rests on the
+        project being all the code that constructs it, as every construction-site fact does,
+        said as a convention.  Bases of bases once their subclasses are marked, a few rounds."""
+        named: Set[str] = set(self.calls)
+        for summary in summaries:
+            named.update(n for c in summary.contexts for n in c.constructs)
+            named.update(n for c in summary.classes for n in c.constructs)
+            named.update(n for f in summary.functions for n, _ in f.called)
+        for _ in range(4):
+            marked = False
+            for base in sorted(self.subclasses):
+                subs = self._descendants(base)
+                if base in self.on_device or base in named or base not in self.classes or not subs \
+                        or any(s not in self.on_device for s in subs):
+                    continue
+                if not any(_allocates_by_default(t) for _, c in self.classes[base] for _, t in c.fields):
+                    continue
+                first = sorted(subs)[0]
+                self.on_device[base] = replace(self.on_device[first], base_of=(base, tuple(sorted(subs))))
+                marked = True
+            if not marked:
+                return
+
+    def _descendants(self, cls: str) -> Set[str]:
+        """The project classes deriving from `cls`, directly or not (a bounded walk)."""
+        todo: List[str] = [cls]
+        found: Set[str] = set()
+        while todo and len(found) < 200:
+            for sub in self.subclasses.get(todo.pop(), ()):
+                if sub not in found and sub != cls:
+                    found.add(sub)
+                    todo.append(sub)
+        return found
+
     def _mark_called(self, path: str, context: DeviceContext) -> None:
         """`with torch.device(d):` sets the default device for its whole dynamic extent: the
         project functions and methods the block calls (`self.init_model(...)`, `build(cfg)`) run
@@ -436,14 +476,8 @@ class _Resolver:
         if not found:
             for base in self._with_bases(owner)[1:]:
                 found.extend(self.methods.get((base, name), []))
-        todo: List[str] = [owner]
-        subs: Set[str] = set()
-        while todo and len(subs) < 200:
-            for sub in self.subclasses.get(todo.pop(), ()):
-                if sub not in subs:
-                    subs.add(sub)
-                    todo.append(sub)
-                    found.extend(self.methods.get((sub, name), []))
+        for sub in sorted(self._descendants(owner)):
+            found.extend(self.methods.get((sub, name), []))
         return found
 
     def _loader_built(self, variable: str, line: int, path: str, fn: FunctionSummary) -> List[Tuple[str, str]]:
@@ -1021,9 +1055,20 @@ class _BuiltOn:
     # Built by a call the block makes (`_Resolver._mark_called`): `(root, hops)`, the class the
     # calls construct and the calls from the block to that construction, as evidence words them.
     via: Optional[Tuple[str, Tuple[str, ...]]] = None
+    # A base built only as its subclasses (`_Resolver._mark_bases_of_built`): `(base, subclasses)`,
+    # the rest of this `_BuiltOn` saying where the first subclass is built.
+    base_of: Optional[Tuple[str, Tuple[str, ...]]] = None
 
     def step(self, cls: str) -> EvidenceStep:
         """The evidence step that puts `cls`'s default-device allocations on the device."""
+        if self.base_of is not None:
+            base, subs = self.base_of
+            inner = replace(self, base_of=None).step(subs[0])
+            shown = ", ".join(f"`{s}`" for s in subs[:4]) + (", ..." if len(subs) > 4 else "")
+            return EvidenceStep(f"`{base}` is constructed nowhere in the project, only its subclasses ({shown}), "
+                                f"each built under a default device, so `self` in its methods is one of theirs; "
+                                f"for `{subs[0]}`: {inner.message}", inner.path, inner.row,
+                                kind=EvidenceKind.CONVENTION)
         if self.vllm_root is not None:
             return EvidenceStep(vllm_loader_message(cls, self.vllm_root), self.path, self.line,
                                 kind=EvidenceKind.CONVENTION)
