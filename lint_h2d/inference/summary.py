@@ -337,9 +337,7 @@ class _Builder:
                 how = self._set_default_device(stmt.value, scope)
                 if how is not None:
                     # What the rest of this body constructs lands on that device.
-                    rest = statements[i + 1:]
-                    self.contexts.append(DeviceContext(stmt.lineno, how, _called_names(rest), scope.owner,
-                                                       _self_calls(rest, scope.self_name)))
+                    self.contexts.append(_context(stmt.lineno, how, statements[i + 1:], scope))
 
     def statement(self, stmt: ast.stmt, scope: _Scope) -> None:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -352,8 +350,7 @@ class _Builder:
             for item in stmt.items:
                 how = self._device_context(item.context_expr, scope)
                 if how is not None:
-                    self.contexts.append(DeviceContext(stmt.lineno, how, _called_names(stmt.body), scope.owner,
-                                                       _self_calls(stmt.body, scope.self_name)))
+                    self.contexts.append(_context(stmt.lineno, how, stmt.body, scope))
         self.calls_in(stmt, scope)
         if type(stmt) in _SIMPLE_STATEMENTS:
             return
@@ -1603,6 +1600,13 @@ def _calls_in_statement(stmt: ast.stmt) -> List[ast.Call]:
             elif isinstance(value, ast.AST) and not isinstance(value, ast.stmt):
                 push(value)
     return out
+
+
+def _context(line: int, how: str, body: Sequence[ast.stmt], scope: _Scope) -> DeviceContext:
+    """A device context over `body`: what it constructs, and the methods of its own object it
+    calls with the class they are looked up in (none: no owner kept)."""
+    methods = _self_calls(body, scope.self_name)
+    return DeviceContext(line, how, _called_names(body), scope.owner if methods else None, methods)
 
 
 def _self_calls(body: Sequence[ast.stmt], self_name: Optional[str]) -> Tuple[Tuple[str, int], ...]:
