@@ -563,12 +563,12 @@ class _Resolver:
     def _field(self, cls: str, attr: str, seen: Set[str], instance: Optional[str] = None) -> Value:
         """`attr` of an instance of `cls`, its own assignments first, else its bases'.  A base's
         `__init__` runs while the instance is built: where `instance` (the class constructed)
-        is built under a default device and `cls` is not, its factories without `device=` are
-        read as `instance`'s (`dflt` terms look the owner up in `on_device`)."""
+        is built under a default device, its factories without `device=` are read as
+        `instance`'s, with its evidence (`dflt` terms look the owner up in `on_device`)."""
         if cls in seen or cls not in self.classes:
             return UNKNOWN
         seen.add(cls)
-        owner = instance if instance is not None and instance in self.on_device and cls not in self.on_device else cls
+        owner = instance if instance is not None and instance in self.on_device else cls
         found: Optional[Value] = None
         declared: Optional[Value] = None
         defaulted = False
