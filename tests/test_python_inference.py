@@ -133,6 +133,26 @@ def test_fifth_round_device_context_is_named_as_evidence(results: Dict[str, List
                "torch.device(...) at line 16`)" in s for s in chain)
 
 
+def test_ninth_round_device_context_names_the_calls_to_the_construction(
+        results: Dict[str, List[Finding]]) -> None:
+    """A class built by a method the block calls (an override in a subclass): the base's
+    buffer, then the `with` line naming each call from the block to the construction."""
+    chain = _chain(results, "device_context_calls.py", 90)
+    assert chain[1].startswith("device_context_layers.py:9: allocated without `device=` in `__init__`")
+    assert chain[2].startswith("device_context_calls.py:35: `SlotLayer` is built by `Model.__init__`; `Model` is "
+                               "constructed under `with torch.device(...)` through the calls the block makes")
+    assert chain[2].endswith("`self.init_model(...)` at device_context_calls.py:36 runs `Runner.init_model` "
+                             "(device_context_calls.py:47) -> `Model(...)` at device_context_calls.py:48")
+    chain = _chain(results, "device_context_calls.py", 91)
+    assert "`self.make_extra(...)` at device_context_calls.py:49 runs `Runner.make_extra`" in chain[3]
+    assert chain[3].endswith("`HelperLayer(...)` at device_context_calls.py:58")
+    # A base constructed nowhere, its subclasses all built on the device: a convention.
+    (finding,) = [f for f in results["device_context_layers.py"] if f.location.row == 69]
+    assert finding.evidence[1].message.startswith(
+        "`_RankBase` is constructed nowhere in the project, only its subclasses (`RankA`, `RankB`)")
+    assert finding.evidence[1].kind.value == "convention"
+
+
 def test_module_outputs_say_they_rest_on_a_convention_and_get_no_safe_fix(
         results: Dict[str, List[Finding]]) -> None:
     """Issue 17, fifth round: a module's output is on the device by a convention of serving

@@ -108,6 +108,7 @@ from lint_h2d.findings import EvidenceKind, EvidenceStep  # noqa: E402
 from lint_h2d.inference.summary import (  # noqa: E402
     CallSite,
     ClassSummary,
+    DeviceContext,
     FileSummary,
     FunctionSummary,
     ModuleMove,
@@ -147,6 +148,8 @@ _OPEN_ANNOTATIONS = (("unk",), ("tensor", None))
 _MAX_DEPTH = 30
 # Extra passes for facts that depend on themselves (`_Resolver._fixpoint`), per project.
 _MAX_PASSES = 2000
+# Calls followed from a device context to the constructions they make (`_Resolver._mark_called`).
+_CALL_HOPS = 4
 
 
 class _Resolver:
@@ -172,16 +175,27 @@ class _Resolver:
                 self.calls.setdefault(call.callee, []).append((summary.path, call))
         self.modules = _module_classes(self.classes)
         self.moves = [(summary.path, move) for summary in summaries for move in summary.moves]
+        self.subclasses: Dict[str, Set[str]] = {}  # class → its direct project subclasses
+        for name, defined in self.classes.items():
+            for _, cls in defined:
+                for base in cls.bases:
+                    self.subclasses.setdefault(base, set()).add(name)
         for summary in summaries:
             for context in summary.contexts:
                 for name in context.constructs:
                     self._mark_on_device(name, _BuiltOn(summary.path, context.line, context.how), 0)
+        # Then what the functions and methods the blocks call construct (a class built in the
+        # block itself keeps that shorter evidence).
+        for summary in summaries:
+            for context in summary.contexts:
+                self._mark_called(summary.path, context)
         # After the project's own contexts: a model also built under one keeps that evidence.
         for path, name, line in _vllm_models(summaries, self.modules):
             self._mark_on_device(name, _BuiltOn(path, line, "", vllm_root=name), 0)
         for variable, line, fn_path, fn, where, depth in self.loaders:
             for built, words in self._loader_built(variable, line, fn_path, fn):
                 self._mark_on_device(built, replace(where, loader=(built, words)), depth)
+        self._mark_bases_of_built(summaries)
         self.uncalled = uncalled_functions(self.functions, self.calls)
         self.memo: Dict[Tuple[Any, ...], Value] = {}
         self.order: List[Tuple[Any, ...]] = []  # memo keys in the order they were settled
@@ -362,6 +376,109 @@ class _Resolver:
         for _, cls in self.classes[name]:
             for sub in cls.constructs:
                 self._mark_on_device(sub, where, depth + 1)
+        # What `__init__` (its own, or a base's it runs) calls runs under the same default
+        # device: `nn.ModuleList([Layer(...) for _ in ...])`, `self._build()`, `make(cfg)`.
+        self._run_under([(p, fn, ()) for base in self._with_bases(name)
+                         for p, fn in self.methods.get((base, "__init__"), [])], where, depth + 1, chained=False)
+
+    def _mark_bases_of_built(self, summaries: Sequence[FileSummary]) -> None:
+        """A base class that allocates without `device=` in its `__init__`, that the project
+        constructs nowhere (no call names it), and whose project subclasses are all built
+        under a default device: `self` in its methods is one of theirs, so its buffers are on
+        the device there too (`_LoRALayerBase._clear_slot_metadata` writing what
+        `_LoRALayerBase.__init__` registered, for the layers a runner builds).  Rests on the
+        project being all the code that constructs it, as every construction-site fact does,
+        said as a convention.  Bases of bases once their subclasses are marked, a few rounds."""
+        named: Set[str] = set(self.calls)
+        for summary in summaries:
+            named.update(n for c in summary.contexts for n in c.constructs)
+            named.update(n for c in summary.classes for n in c.constructs)
+            named.update(n for f in summary.functions for n, _ in f.called)
+        for _ in range(4):
+            marked = False
+            for base in sorted(self.subclasses):
+                subs = self._descendants(base)
+                if base in self.on_device or base in named or base not in self.classes or not subs \
+                        or any(s not in self.on_device for s in subs):
+                    continue
+                if not any(_allocates_by_default(t) for _, c in self.classes[base] for _, t in c.fields):
+                    continue
+                first = sorted(subs)[0]
+                self.on_device[base] = replace(self.on_device[first], base_of=(base, tuple(sorted(subs))))
+                marked = True
+            if not marked:
+                return
+
+    def _descendants(self, cls: str) -> Set[str]:
+        """The project classes deriving from `cls`, directly or not (a bounded walk)."""
+        todo: List[str] = [cls]
+        found: Set[str] = set()
+        while todo and len(found) < 200:
+            for sub in self.subclasses.get(todo.pop(), ()):
+                if sub not in found and sub != cls:
+                    found.add(sub)
+                    todo.append(sub)
+        return found
+
+    def _mark_called(self, path: str, context: DeviceContext) -> None:
+        """`with torch.device(d):` sets the default device for its whole dynamic extent: the
+        project functions and methods the block calls (`self.init_model(...)`, `build(cfg)`) run
+        there, so the classes they construct are built on `d` (`_run_under`, with the chain of
+        calls as evidence).  `self.m(...)` may run `m` as the object's class has it: the
+        owner's own (or inherited) `m` or any override in a project subclass (`_dispatch`)."""
+        where = _BuiltOn(path, context.line, context.how)
+        start: List[Tuple[str, FunctionSummary, Tuple[str, ...]]] = []
+        for name, line in context.methods:
+            for fn_path, fn in self._dispatch(context.owner, name):
+                start.append((fn_path, fn, (_hop(f"self.{name}", path, line, fn_path, fn),)))
+        for name in context.constructs:
+            for fn_path, fn in self.functions.get(name, []):
+                if fn.owner is None:
+                    start.append((fn_path, fn, (_hop(name, path, context.line, fn_path, fn),)))
+        self._run_under(start, where, 0, chained=True)
+
+    def _run_under(self, start: List[Tuple[str, FunctionSummary, Tuple[str, ...]]], where: "_BuiltOn",
+                   depth: int, chained: bool) -> None:
+        """The functions in `start` run under `where`'s default device, and so do the project
+        functions and methods they call in turn (`_CALL_HOPS` deep): the classes they construct
+        are built there (`_mark_on_device`).  With `chained`, the evidence names the calls from
+        the block to the construction.  A call of a parameter or of another object's method
+        names nothing; the callee's own `with torch.device(...)` decides there."""
+        if depth > 20:
+            return
+        todo = list(start)
+        seen: Set[Tuple[str, str, int]] = set()
+        while todo:
+            fn_path, fn, hops = todo.pop(0)
+            if (fn_path, fn.name, fn.line) in seen:
+                continue
+            seen.add((fn_path, fn.name, fn.line))
+            deeper = len(hops) < _CALL_HOPS
+            for name, line in fn.called:
+                if name in self.classes:
+                    chain = hops + (f"`{name}(...)` at {_short(fn_path)}:{line}",)
+                    self._mark_on_device(name, replace(where, via=(name, chain)) if chained else where, depth + 1)
+                elif deeper:
+                    todo.extend((p, f, hops + (_hop(name, fn_path, line, p, f),))
+                                for p, f in self.functions.get(name, []) if f.owner is None)
+            for name, line in fn.self_called if deeper else ():
+                todo.extend((p, f, hops + (_hop(f"self.{name}", fn_path, line, p, f),))
+                            for p, f in self._dispatch(fn.owner, name))
+
+    def _dispatch(self, owner: Optional[str], name: str) -> List[Tuple[str, FunctionSummary]]:
+        """What `self.name(...)` in a method of `owner` may run: `owner`'s own `name` (else the
+        one its project bases define), and every override in its project subclasses, since
+        `self` may be an instance of any of them (an abstract `init_model` a runner subclass
+        fills in)."""
+        if owner is None:
+            return []
+        found = list(self.methods.get((owner, name), []))
+        if not found:
+            for base in self._with_bases(owner)[1:]:
+                found.extend(self.methods.get((base, name), []))
+        for sub in sorted(self._descendants(owner)):
+            found.extend(self.methods.get((sub, name), []))
+        return found
 
     def _loader_built(self, variable: str, line: int, path: str, fn: FunctionSummary) -> List[Tuple[str, str]]:
         """A loader's construction of a class chosen at run time: `fn` (called under a device
@@ -443,10 +560,15 @@ class _Resolver:
     def field(self, cls: str, attr: str) -> Value:
         return self._memo(("field", cls, attr), lambda: self._field(cls, attr, set()))
 
-    def _field(self, cls: str, attr: str, seen: Set[str]) -> Value:
+    def _field(self, cls: str, attr: str, seen: Set[str], instance: Optional[str] = None) -> Value:
+        """`attr` of an instance of `cls`, its own assignments first, else its bases'.  A base's
+        `__init__` runs while the instance is built: where `instance` (the class constructed)
+        is built under a default device, its factories without `device=` are read as
+        `instance`'s, with its evidence (`dflt` terms look the owner up in `on_device`)."""
         if cls in seen or cls not in self.classes:
             return UNKNOWN
         seen.add(cls)
+        owner = instance if instance is not None and instance in self.on_device else cls
         found: Optional[Value] = None
         declared: Optional[Value] = None
         defaulted = False
@@ -465,14 +587,14 @@ class _Resolver:
                 if term[0] == "ann":
                     # A declaration (`buf: Optional[Tensor] = None`): what the values
                     # assigned elsewhere do not say (a class for a chain, a scalar).
-                    value = self.eval(term[1], path, cls)
+                    value = self.eval(term[1], path, owner)
                     declared = value if declared is None else join(declared, value)
                     continue
                 rest = _without(term, ("field", cls, attr))
                 if rest is None:
                     continue  # `self.x = self.x`: nothing new
                 assigned.append((path, rest))
-                value = self.eval(rest, path, cls)
+                value = self.eval(rest, path, owner)
                 found = value if found is None else join(found, value)
         if stores and found is not None and found.kind == Kind.OTHER and found.type_name is None \
                 and (found.length == 0 or found.element is not None):
@@ -496,7 +618,7 @@ class _Resolver:
         if found is None:
             for path, summary in self.classes[cls]:
                 for base in summary.bases:
-                    inherited = self._field(base, attr, seen)
+                    inherited = self._field(base, attr, seen, instance or cls)
                     if inherited.kind != Kind.UNKNOWN or inherited.type_name is not None:
                         found = inherited if found is None else join(found, inherited)
         return found if found is not None else UNKNOWN
@@ -938,9 +1060,23 @@ class _BuiltOn:
     # builds a class chosen at run time (`model_class(engine_config=..., prefix=...)`) and
     # `root` is taken for one, its constructor taking those keywords (`_loader_built`).
     loader: Optional[Tuple[str, str]] = None
+    # Built by a call the block makes (`_Resolver._mark_called`): `(root, hops)`, the class the
+    # calls construct and the calls from the block to that construction, as evidence words them.
+    via: Optional[Tuple[str, Tuple[str, ...]]] = None
+    # A base built only as its subclasses (`_Resolver._mark_bases_of_built`): `(base, subclasses)`,
+    # the rest of this `_BuiltOn` saying where the first subclass is built.
+    base_of: Optional[Tuple[str, Tuple[str, ...]]] = None
 
     def step(self, cls: str) -> EvidenceStep:
         """The evidence step that puts `cls`'s default-device allocations on the device."""
+        if self.base_of is not None:
+            base, subs = self.base_of
+            inner = replace(self, base_of=None).step(subs[0])
+            shown = ", ".join(f"`{s}`" for s in subs[:4]) + (", ..." if len(subs) > 4 else "")
+            return EvidenceStep(f"`{base}` is constructed nowhere in the project, only its subclasses ({shown}), "
+                                f"each built under a default device, so `self` in its methods is one of theirs; "
+                                f"for `{subs[0]}`: {inner.message}", inner.path, inner.row,
+                                kind=EvidenceKind.CONVENTION)
         if self.vllm_root is not None:
             return EvidenceStep(vllm_loader_message(cls, self.vllm_root), self.path, self.line,
                                 kind=EvidenceKind.CONVENTION)
@@ -949,6 +1085,12 @@ class _BuiltOn:
             built = f"{words} under `{self.how}`: `{root}` is {PROJECT_LOADER_NOTE}"
             return EvidenceStep(built if cls == root else f"`{cls}` is constructed in `{root}.__init__`; {built}",
                                 self.path, self.line, kind=EvidenceKind.CONVENTION)
+        if self.via is not None:
+            root, hops = self.via
+            built = "" if cls == root else f"`{cls}` is built by `{root}.__init__`; "
+            return EvidenceStep(f"{built}`{root}` is constructed under `{self.how}` through the calls the block "
+                                f"makes (the default device holds in the functions it calls): {' -> '.join(hops)}",
+                                self.path, self.line)
         return EvidenceStep(f"`{cls}` is constructed under `{self.how}`", self.path, self.line)
 
 
@@ -1033,6 +1175,24 @@ def _called_names(term: Term) -> List[Tuple[str, int]]:
 
 def _qual(fn: FunctionSummary) -> str:
     return f"{fn.owner}.{fn.name}" if fn.owner else fn.name
+
+
+def _allocates_by_default(term: Term, depth: int = 0) -> bool:
+    """Whether a field's term holds a factory without `device=` in `__init__` (a `dflt` term)."""
+    if depth > 12 or not term:
+        return False
+    if term[0] == "dflt":
+        return True
+    return any(isinstance(t, tuple) and t and (isinstance(t[0], str) and _allocates_by_default(t, depth + 1)
+                                                or isinstance(t[0], tuple) and any(
+                                                    _allocates_by_default(u, depth + 1) for u in t))
+               for t in term[1:])
+
+
+def _hop(call: str, path: str, line: int, fn_path: str, fn: FunctionSummary) -> str:
+    """One call on the way from a device context to a construction, as evidence words it."""
+    name = f"{fn.owner}.{fn.name}" if fn.owner else fn.name
+    return f"`{call}(...)` at {_short(path)}:{line} runs `{name}` ({_short(fn_path)}:{fn.line})"
 
 
 def _short(path: str) -> str:
@@ -1123,6 +1283,10 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
         classes[name] = (class_definitions[0][0], class_definitions[0][1].line)
         bases[name] = tuple(b for _, c in class_definitions for b in c.bases if b in resolver.classes)
         attrs = {a for _, c in class_definitions for a, _ in c.fields}
+        if name in resolver.on_device:
+            # Built under a default device: the buffers its bases' `__init__` registers are its own.
+            attrs |= {a for base in resolver._with_bases(name)[1:] for _, c in resolver.classes[base]
+                      for a, t in c.fields if _allocates_by_default(t)}
         for attr in sorted(attrs):
             value = resolver.field(name, attr)
             # A field that is not a device tensor matters only where a convention would

@@ -129,6 +129,12 @@ class FunctionSummary:
     seq_params: Tuple[str, ...] = ()
     # Parameters with a default value (a call may omit them).
     defaults: Tuple[str, ...] = ()
+    # What the body calls, each name once with its first line: plain names (`Model(cfg)`,
+    # `build(cfg)`) and methods of its own object (`self.init_model(...)`).  Called inside
+    # `with torch.device(...)`, the classes it constructs are built there (`_Resolver._mark_calls`).
+    # Calls under the body's own `with torch.device(...)` are left out: that block decides.
+    called: Tuple[Tuple[str, int], ...] = ()
+    self_called: Tuple[Tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -148,6 +154,10 @@ class DeviceContext:
     line: int
     how: str
     constructs: Tuple[str, ...]  # names called inside (classes or factory functions)
+    # The class of the method the block is in, and the methods of its own object the block
+    # calls (`self.init_model(...)`, with the line): they run under the default device too.
+    owner: Optional[str] = None
+    methods: Tuple[Tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -186,11 +196,14 @@ class FileSummary:
                         for c in self.classes],
             "functions": [[f.name, f.owner, f.line, list(f.params), list(f.annotations), f.bound,
                            list(f.returns), f.return_annotation, list(f.int_params), list(f.seq_params),
-                           list(f.defaults)]
+                           list(f.defaults)] + ([[list(c) for c in f.called], [list(c) for c in f.self_called]]
+                                                if f.called or f.self_called else [])
                           for f in self.functions],
             "calls": [[c.callee, c.bound, c.line, list(c.args), [[k, t] for k, t in c.keywords], c.starred]
                       for c in self.calls],
-            "contexts": [[d.line, d.how, list(d.constructs)] for d in self.contexts],
+            "contexts": [[d.line, d.how, list(d.constructs)]
+                         + ([d.owner, [list(m) for m in d.methods]] if d.methods else [])
+                         for d in self.contexts],
         }
 
 
@@ -202,11 +215,13 @@ def from_json(path: str, data: Dict[str, Any]) -> FileSummary:
                            tuple(rest[0]) if rest else ())
               for n, ln, b, fs, cs, *rest in data.get("classes", ())),
         tuple(FunctionSummary(n, o, ln, tuple(p), tuple(_tuple(a) for a in an), bd,
-                              tuple(_tuple(r) for r in rs), _tuple(ra), tuple(ip), tuple(sp), tuple(df))
-              for n, o, ln, p, an, bd, rs, ra, ip, sp, df in data.get("functions", ())),
+                              tuple(_tuple(r) for r in rs), _tuple(ra), tuple(ip), tuple(sp), tuple(df),
+                              *(tuple((c, cl) for c, cl in calls) for calls in rest[:2]))
+              for n, o, ln, p, an, bd, rs, ra, ip, sp, df, *rest in data.get("functions", ())),
         tuple(CallSite(c, bd, ln, tuple(_tuple(a) for a in args), tuple((k, _tuple(t)) for k, t in kws), st)
               for c, bd, ln, args, kws, st in data.get("calls", ())),
-        tuple(DeviceContext(ln, how, tuple(cs)) for ln, how, cs in data.get("contexts", ())),
+        tuple(DeviceContext(ln, how, tuple(cs), *(rest[:1]), *(tuple((m, ml) for m, ml in ms) for ms in rest[1:2]))
+              for ln, how, cs, *rest in data.get("contexts", ())),
         bool(data.get("vllm", False)),
         tuple(ModuleMove(m[0], m[1], _tuple(m[2]), _tuple(m[3]) if len(m) > 3 else None)
               for m in data.get("moves", ())),
@@ -325,7 +340,7 @@ class _Builder:
                 how = self._set_default_device(stmt.value, scope)
                 if how is not None:
                     # What the rest of this body constructs lands on that device.
-                    self.contexts.append(DeviceContext(stmt.lineno, how, _called_names(statements[i + 1:])))
+                    self.contexts.append(_context(stmt.lineno, how, statements[i + 1:], scope))
 
     def statement(self, stmt: ast.stmt, scope: _Scope) -> None:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -338,7 +353,7 @@ class _Builder:
             for item in stmt.items:
                 how = self._device_context(item.context_expr, scope)
                 if how is not None:
-                    self.contexts.append(DeviceContext(stmt.lineno, how, _called_names(stmt.body)))
+                    self.contexts.append(_context(stmt.lineno, how, stmt.body, scope))
         self.calls_in(stmt, scope)
         if type(stmt) in _SIMPLE_STATEMENTS:
             return
@@ -427,10 +442,11 @@ class _Builder:
         self.body(node.body, scope)
         params = tuple(a.arg for a in positional + list(args.kwonlyargs))
         ret = annotation_term(node.returns) if node.returns is not None else UNK
+        called, self_called = self._invoked(node.body, scope)
         self.functions.append(FunctionSummary(
             node.name, owner, node.lineno, params, tuple(annotations),
             bound and "staticmethod" not in decorators, tuple(returns), ret,
-            tuple(sorted(scope.ints)), tuple(sorted(seqs)), _with_defaults(args),
+            tuple(sorted(scope.ints)), tuple(sorted(seqs)), _with_defaults(args), called, self_called,
         ))
 
     def _self_fields(self, stmt: ast.stmt, scope: _Scope, self_name: str, classmethod: bool,
@@ -524,6 +540,57 @@ class _Builder:
                         scope.device_calls.pop(id(call), None)
                     else:
                         scope.device_calls[id(call)] = label
+
+    def _invoked(self, body: Sequence[ast.stmt], scope: _Scope) -> Tuple[Tuple[Tuple[str, int], ...],
+                                                                         Tuple[Tuple[str, int], ...]]:
+        """What a function's body calls (`FunctionSummary.called` / `self_called`): plain names,
+        and methods of its own object, each once with its first line.  Left out: nested
+        definitions (they run later), calls of a parameter (no name tells what it is), the
+        body of its own `with torch.device(...)` (that block decides the device), and the
+        statements after its own `torch.set_default_device(...)` (so does that call)."""
+        plain: Dict[str, int] = {}
+        methods: Dict[str, int] = {}
+
+        def walk(statements: Sequence[ast.stmt]) -> None:
+            for stmt in statements:
+                if isinstance(stmt, _DEFINITIONS):
+                    continue
+                if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+                        and _is_torch(stmt.value.func, "set_default_device", scope):
+                    return
+                if isinstance(stmt, (ast.With, ast.AsyncWith)) and any(
+                        self._names_device(i.context_expr, scope) for i in stmt.items):
+                    continue
+                for call in _calls_in_statement(stmt):
+                    func = call.func
+                    if isinstance(func, ast.Name):
+                        name = self.aliases.get(func.id, func.id) if not scope.env.get(func.id) else func.id
+                        if name not in _UNINTERESTING_CALLEES and name not in scope.torch \
+                                and name not in scope.params:
+                            plain.setdefault(name, call.lineno)
+                    elif isinstance(func, ast.Attribute) and scope.self_name is not None \
+                            and _is_name(func.value, scope.self_name):
+                        methods.setdefault(func.attr, call.lineno)
+                for name in ("body", "orelse", "finalbody"):
+                    inner = getattr(stmt, name, None)
+                    if isinstance(inner, list):
+                        walk(inner)
+                for handler in getattr(stmt, "handlers", ()) or ():
+                    walk(handler.body)
+                for case in getattr(stmt, "cases", ()) or ():
+                    walk(case.body)
+
+        walk(body)
+        return tuple(plain.items()), tuple(methods.items())
+
+    def _names_device(self, expr: ast.expr, scope: _Scope) -> bool:
+        """`torch.device(...)` (any place) or a name bound only to such calls, as a `with` item."""
+        if isinstance(expr, ast.Call):
+            return _is_torch_device(expr.func, scope)
+        if isinstance(expr, ast.Name) and expr.id not in scope.params:
+            values = scope.env.get(expr.id) or []
+            return bool(values) and all(isinstance(v, ast.Call) and _is_torch_device(v.func, scope) for v in values)
+        return False
 
     def _device_context(self, expr: ast.expr, scope: _Scope) -> Optional[str]:
         if isinstance(expr, ast.Call) and _is_torch_device(expr.func, scope) and expr.args:
@@ -1542,6 +1609,26 @@ def _calls_in_statement(stmt: ast.stmt) -> List[ast.Call]:
             elif isinstance(value, ast.AST) and not isinstance(value, ast.stmt):
                 push(value)
     return out
+
+
+def _context(line: int, how: str, body: Sequence[ast.stmt], scope: _Scope) -> DeviceContext:
+    """A device context over `body`: what it constructs, and the methods of its own object it
+    calls with the class they are looked up in (none: no owner kept)."""
+    methods = _self_calls(body, scope.self_name)
+    return DeviceContext(line, how, _called_names(body), scope.owner if methods else None, methods)
+
+
+def _self_calls(body: Sequence[ast.stmt], self_name: Optional[str]) -> Tuple[Tuple[str, int], ...]:
+    """The methods of its own object a block calls (`self.init_model(...)`), each once with its
+    first line (`DeviceContext.methods`); none outside a method."""
+    found: Dict[str, int] = {}
+    if self_name is None:
+        return ()
+    for stmt in _own_statements(body):
+        for call in _calls_in_statement(stmt):
+            if isinstance(call.func, ast.Attribute) and _is_name(call.func.value, self_name):
+                found.setdefault(call.func.attr, call.lineno)
+    return tuple(found.items())
 
 
 def _called_names(body: Sequence[ast.stmt]) -> Tuple[str, ...]:
