@@ -189,6 +189,8 @@ class Facts:
     # A classmethod's first parameter (`cls`): the class itself, so `cls.m(...)` is what the
     # class's method `m` returns, as `self.m(...)` is (its instance fields are not on it).
     cls_name: Optional[str] = None
+    # The checked file's path (as given), for the module a relative import names.
+    path: str = ""
 
     def with_names(self, names: Mapping[str, Value]) -> "Facts":
         return replace(self, names=names)
@@ -981,11 +983,12 @@ def _project_call(key: str, shown: str, call: cst.Call, facts: Facts) -> Value:
 
 
 def _zip(call: cst.Call, facts: Facts) -> Value:
-    """`zip(a, b)`: an iterable of tuples of the arguments' elements."""
-    if any(a.star or a.keyword is not None for a in call.args):
+    """`zip(a, b)`: an iterable of tuples of the arguments' elements (`strict=` only decides
+    whether unequal lengths raise)."""
+    if any(a.star or (a.keyword is not None and a.keyword.value != "strict") for a in call.args):
         return OTHER
     items = []
-    for arg in call.args:
+    for arg in (a for a in call.args if a.keyword is None):
         value = infer(arg.value, facts)
         items.append(_element_of(value) or UNKNOWN)
     return Value(Kind.OTHER, element=Value(Kind.OTHER, length=len(items), items=tuple(items)))

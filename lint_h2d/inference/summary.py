@@ -21,7 +21,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 Term = Tuple[Any, ...]
 
@@ -172,10 +172,15 @@ class FileSummary:
     # what vLLM's model loader builds under its device context (`project._vllm_models`).
     vllm: bool = False
     moves: Tuple[ModuleMove, ...] = ()
+    # Module-level names bound only to Python numbers, or to a list/tuple ("list") or a dict
+    # ("dict") display of them that nothing in the file mutates: (name, line, shape), shape one
+    # of "number", "list", "dict".  `from m import NAME` elsewhere reads them (`Resolved.constant`).
+    constants: Tuple[Tuple[str, int, str], ...] = ()
 
     def to_json(self) -> Dict[str, Any]:
         return {
             **({"vllm": True} if self.vllm else {}),
+            **({"constants": [list(c) for c in self.constants]} if self.constants else {}),
             **({"moves": [[m.line, m.how, m.receiver] + ([m.device] if m.device is not None else [])
                           for m in self.moves]} if self.moves else {}),
             "classes": [[c.name, c.line, list(c.bases), [[a, t] for a, t in c.fields], list(c.constructs),
@@ -207,6 +212,7 @@ def from_json(path: str, data: Dict[str, Any]) -> FileSummary:
         bool(data.get("vllm", False)),
         tuple(ModuleMove(m[0], m[1], _tuple(m[2]), _tuple(m[3]) if len(m) > 3 else None)
               for m in data.get("moves", ())),
+        tuple((n, ln, shape) for n, ln, shape in data.get("constants", ())),
     )
 
 
@@ -237,7 +243,8 @@ def summarize_tree(path: str, tree: ast.Module) -> FileSummary:
     except RecursionError:
         return FileSummary(path)
     return FileSummary(path, tuple(builder.classes), tuple(builder.functions),
-                       tuple(builder.calls), tuple(builder.contexts), builder.vllm, tuple(builder.moves))
+                       tuple(builder.calls), tuple(builder.contexts), builder.vllm, tuple(builder.moves),
+                       tuple(builder.constants))
 
 
 @dataclass
@@ -287,6 +294,8 @@ class _Builder:
         # `for NAME in ITER:` loops the statement being read is inside: NAME -> ITER (what a
         # `NAME.to(device)` moves: an element of ITER, `_device_move`).
         self.loops: Dict[str, ast.expr] = {}
+        # Module-level names bound to numbers or displays of them (`FileSummary.constants`).
+        self.constants: List[Tuple[str, int, str]] = []
 
     # -- structure ---------------------------------------------------------------------
     def module(self, tree: ast.Module) -> None:
@@ -313,6 +322,7 @@ class _Builder:
         _collect_env(tree.body, scope.env)
         # An alias the module binds again (`g = other`) is not the import's.
         self.aliases = {a: n for a, n in self.aliases.items() if len(scope.env.get(a, ())) == 1}
+        self.constants = _module_constants(tree, scope.env, lambda node: self.term(node, scope))
         self.body(tree.body, scope)
 
     def body(self, statements: Sequence[ast.stmt], scope: _Scope) -> None:
@@ -574,7 +584,7 @@ class _Builder:
         if isinstance(node, ast.Dict):
             return ("list", _join([self.term(v, scope) for v in node.values]) if node.values else ("none",))
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
-            return ("list", self.term(node.elt, scope))
+            return ("list", self._comprehended(node, scope))
         if isinstance(node, ast.DictComp):
             return ("list", self.term(node.value, scope))
         if isinstance(node, ast.BinOp):
@@ -616,6 +626,21 @@ class _Builder:
         if isinstance(node, ast.Await):
             return self.term(node.value, scope)
         return UNK
+
+    def _comprehended(self, node: Union[ast.ListComp, ast.SetComp, ast.GeneratorExp], scope: _Scope) -> Term:
+        """The element of `[x for x in xs if ...]`: where the element is a generator's own
+        target, what that generator iterates yields (`range(...)`: ints; a list term: its
+        element), not a name of the enclosing body that happens to share it."""
+        elt = node.elt
+        if isinstance(elt, ast.Name):
+            for generator in reversed(node.generators):  # the innermost binding wins
+                if isinstance(generator.target, ast.Name) and generator.target.id == elt.id:
+                    source = generator.iter
+                    if isinstance(source, ast.Call) and _is_name(source.func, "range") and "range" not in scope.env:
+                        return SCALAR
+                    element = _list_element(self.term(source, scope))
+                    return element if element is not None else UNK
+        return self.term(elt, scope)
 
     def _name(self, name: str, scope: _Scope) -> Term:
         if name in scope.params:
@@ -668,6 +693,14 @@ class _Builder:
                 folded = self._fold(node, scope)
                 if folded is not None:
                     return folded
+            if func.id in ("list", "tuple", "sorted", "reversed") and func.id not in scope.env \
+                    and len(node.args) == 1 and not isinstance(node.args[0], ast.Starred):
+                # `tuple(xs)`, `sorted(xs, key=...)`: xs's elements; `list(range(n))`: ints.
+                source = node.args[0]
+                if isinstance(source, ast.Call) and _is_name(source.func, "range") and "range" not in scope.env:
+                    return ("list", SCALAR)
+                element = _list_element(self.term(source, scope))
+                return ("list", element if element is not None else UNK)
             if func.id in ("zip", "enumerate", "list", "tuple", "sorted", "reversed"):
                 return ("list", UNK)
             if scope.function is not None and func.id not in scope.params and scope.env.get(func.id) \
@@ -723,6 +756,10 @@ class _Builder:
             # `self.make(...)`: what the class's method returns (the walk reads it the same way).
             return ("ret", scope.owner, method, line)
         recv = self.term(receiver, scope)
+        if method == "pop" and not node.keywords and len(node.args) <= 1:
+            popped = _list_element(recv)  # `free.pop(0)`: an element of the list (of a dict: a value)
+            if popped is not None:
+                return popped
         if method in ("view", "reshape") and node.args and not node.keywords:
             rank = _size_rank(node.args[0]) if len(node.args) == 1 else (
                 None if any(isinstance(a, ast.Starred) for a in node.args) else len(node.args))
@@ -909,6 +946,14 @@ def _settle(term: Any, name: str) -> Any:
     if tag == "join":
         parts = [p for p in (_settle(p, name) for p in term[1]) if p is not None]
         return _join(parts) if parts else None
+    if tag == "sub" and isinstance(term[1], tuple):
+        # `slot = free.pop(0)`, `by_request[r] = slot`, `slot = by_request[r]`: an element of
+        # a container that holds `slot` itself adds nothing new (what else it holds does; an
+        # empty display, nothing).
+        bases: Tuple[Any, ...] = term[1][1] if term[1][:1] == ("join",) else (term[1],)
+        if all(isinstance(p, tuple) and p[:1] == ("list",) and len(p) == 2 for p in bases):
+            held = [h for h in (_settle(p[1], name) for p in bases) if h is not None and h != ("none",)]
+            return ("sub", ("list", _join(held)), term[2]) if held else None
     return _uncycled(term, name)
 
 
@@ -1100,6 +1145,17 @@ def _larger_than(term: Any, limit: int) -> bool:
         if type(item) is tuple:  # terms are built of plain tuples
             extend(item)
     return False
+
+
+def _list_element(term: Term) -> Optional[Term]:
+    """What a list term holds (`("list", e)`), also across the joined bindings of one name
+    (`xs = []` then `xs.append(i)`: the empty display adds nothing); None when not a list or
+    nothing is known to be in it."""
+    parts = term[1] if term[0] == "join" else (term,)
+    if not all(isinstance(p, tuple) and p and p[0] == "list" for p in parts):
+        return None
+    held = _join([p[1] for p in parts])
+    return None if held == ("none",) else held
 
 
 def _join(terms: Sequence[Term]) -> Term:
@@ -1397,8 +1453,11 @@ def _collect_env(body: Sequence[ast.stmt], env: Dict[str, List[ast.expr]],
                  own: Optional[Sequence[ast.stmt]] = None) -> None:
     """Every value bound to a plain name in this body (not nested definitions); `own`: the
     body's `_own_statements` when the caller has them."""
+    declared: Set[str] = set()  # annotated names: what they hold is what they declare
     for stmt in _own_statements(body) if own is None else own:
         if isinstance(stmt, ast.Assign):
+            if len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript):
+                _stored(stmt.targets[0], stmt.value, env, declared)
             for target in stmt.targets:
                 for t, v in _pairs(target, stmt.value):
                     if isinstance(t, ast.Name):
@@ -1409,6 +1468,8 @@ def _collect_env(body: Sequence[ast.stmt], env: Dict[str, List[ast.expr]],
                             env[t.id].append(ast.Constant(value=...))  # unknown element
         elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) and isinstance(stmt.target, ast.Name):
             env.setdefault(stmt.target.id, [])
+            if isinstance(stmt, ast.AnnAssign):
+                declared.add(stmt.target.id)
             if stmt.value is not None and isinstance(stmt, ast.AnnAssign):
                 env[stmt.target.id].append(stmt.value)
             elif isinstance(stmt, ast.AugAssign):
@@ -1426,7 +1487,112 @@ def _collect_env(body: Sequence[ast.stmt], env: Dict[str, List[ast.expr]],
             for alias in stmt.names:
                 bound = alias.asname or alias.name.split(".")[0]
                 env.setdefault(bound, []).append(ast.Constant(value=...))
+        elif isinstance(stmt, ast.Expr):
+            _grown(stmt.value, env, declared)
     # The Ellipsis constant stands for "unknown": it is not a number.
+
+
+_DISPLAYS = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp)
+
+
+def _display_bound(name: str, env: Dict[str, List[ast.expr]], declared: Set[str]) -> bool:
+    """`name` is bound in this body, without an annotation, and only to displays (`[]`, `{}`,
+    a comprehension, what `_grown`/`_stored` added): a list or dict this body fills."""
+    values = env.get(name)
+    return bool(values) and name not in declared and all(isinstance(v, _DISPLAYS) for v in values or ())
+
+
+def _stored(target: ast.Subscript, value: ast.expr, env: Dict[str, List[ast.expr]], declared: Set[str]) -> None:
+    """`d[k] = v` into a dict or list this body builds from displays: it holds `v` too."""
+    if isinstance(target.value, ast.Name) and not isinstance(target.slice, ast.Slice) \
+            and _display_bound(target.value.id, env, declared):
+        env[target.value.id].append(ast.List(elts=[value], ctx=ast.Load()))
+
+
+def _grown(expr: ast.expr, env: Dict[str, List[ast.expr]], declared: Set[str]) -> None:
+    """`xs.append(v)` / `xs.insert(i, v)` / `xs.extend(ys)` on a list this body binds: what
+    it holds grows by `v` (a one-element display joins in) or by `ys`'s elements (`ys` joins
+    in: a list term's element is what both hold).  A name the body does not bind is left
+    alone (a global or a parameter: its other elements are not known here), and so is one
+    bound with an annotation (`xs: list[int] = []`: the walk reads the declaration)."""
+    if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute)
+            and isinstance(expr.func.value, ast.Name) and _display_bound(expr.func.value.id, env, declared)
+            and not expr.keywords and not any(isinstance(a, ast.Starred) for a in expr.args)):
+        return
+    name, method, args = expr.func.value.id, expr.func.attr, expr.args
+    if method == "append" and len(args) == 1:
+        env[name].append(ast.List(elts=[args[0]], ctx=ast.Load()))
+    elif method == "insert" and len(args) == 2:
+        env[name].append(ast.List(elts=[args[1]], ctx=ast.Load()))
+    elif method == "extend" and len(args) == 1:
+        env[name].append(args[0] if isinstance(args[0], (ast.List, ast.Tuple)) else ast.Constant(value=...))
+
+
+# Methods that change a list or a dict in place: a display one of them is called on is no
+# constant (`IDS.update(other)`).
+_MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "pop", "popitem", "clear",
+                       "remove", "sort", "reverse", "__setitem__"})
+
+
+def _mutated_names(tree: ast.Module) -> FrozenSet[str]:
+    """Names the file may rebind from a function (`global X`) or change in place (`X[k] = v`,
+    `del X[k]`, `X.update(...)`, `X += [...]` on a list): their module-level value is no constant."""
+    out: Set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global):
+            out.update(node.names)
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)) \
+                and isinstance(node.value, ast.Name):
+            out.add(node.value.id)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in _MUTATORS and isinstance(node.func.value, ast.Name):
+            out.add(node.func.value.id)
+    return frozenset(out)
+
+
+def _constant_shape(values: Sequence[ast.expr], term_of: Any) -> Optional[str]:
+    """The shape of a module-level name every binding of which is a number ("number"), or a
+    list/tuple ("list") or dict ("dict") display of numbers (`IDS = {"eos": 2}`); None else."""
+    shapes = set()
+    for value in values:
+        if isinstance(value, ast.Constant) and value.value is ...:
+            return None  # a loop target, an import: unknown
+        term = term_of(value)
+        if term == SCALAR:
+            shapes.add("number")
+        elif isinstance(value, (ast.List, ast.Tuple)) and value.elts and term == ("list", SCALAR):
+            shapes.add("list")
+        elif isinstance(value, ast.Dict) and value.values and None not in value.keys \
+                and term == ("list", SCALAR):
+            shapes.add("dict")
+        else:
+            return None
+    return shapes.pop() if len(shapes) == 1 else None
+
+
+def _module_constants(tree: ast.Module, env: Dict[str, List[ast.expr]],
+                      term_of: Any) -> List[Tuple[str, int, str]]:
+    """`FileSummary.constants`: the module-level names bound only to Python numbers or to
+    displays of them, with the line of their first binding.  What another file imports by
+    name is then a number there (`from .prompt import AUDIO_CODE_OFFSET`)."""
+    mutated = _mutated_names(tree)
+    lines: Dict[str, int] = {}
+    for stmt in _own_statements(tree.body):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] \
+            if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) else []
+        for target in targets:
+            if isinstance(target, ast.Name):
+                lines.setdefault(target.id, stmt.lineno)
+    defined = {node.name for node in ast.walk(tree) if isinstance(node, _DEFINITIONS)}
+    out: List[Tuple[str, int, str]] = []
+    for name, line in sorted(lines.items(), key=lambda item: item[1]):
+        values = env.get(name)
+        if name in mutated or name in defined or not values:
+            continue
+        shape = _constant_shape(values, term_of)
+        if shape is not None:
+            out.append((name, line, shape))
+    return out
 
 
 def _loop_targets(stmt: ast.stmt) -> List[ast.AST]:
