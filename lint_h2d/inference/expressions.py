@@ -873,6 +873,8 @@ def _call(call: cst.Call, facts: Facts) -> Value:
             return _zip(call, facts)
         if name == "range" and name not in facts.names:
             return Value(Kind.OTHER, element=SCALAR)
+        if name in _PROGRESS_BARS and _imported_name(name, facts):
+            return _progress_bar(name, call, facts)
         if name in _SAME_ELEMENTS and name not in facts.names and len(call.args) == 1 \
                 and call.args[0].keyword is None and not call.args[0].star:
             # `sorted(xs)`, `list(range(n))`: a list of what `xs` holds.
@@ -980,6 +982,30 @@ def _project_call(key: str, shown: str, call: cst.Call, facts: Facts) -> Value:
     if found is None:
         return UNKNOWN
     return replace(found, origin=Origin.LOCAL, root=None, path=None)
+
+
+# `tqdm(xs)` yields what `xs` yields (a progress bar around the iteration); `trange(n)` is
+# `tqdm(range(n))`.  The names as `from tqdm import tqdm` / `from tqdm.auto import trange` bind them.
+_PROGRESS_BARS = frozenset({"tqdm", "trange"})
+
+
+def _imported_name(name: str, facts: Facts) -> bool:
+    """`name` is bound by an import (or not bound in the walk at all, a star import's): not a
+    local, a parameter or a project definition of the same name."""
+    bound = facts.names.get(name)
+    return bound is None or (bound.kind == Kind.OTHER and bound.origin == Origin.GLOBAL and bound.type_name is None
+                             and bound.element is None and not bound.evidence)
+
+
+def _progress_bar(name: str, call: cst.Call, facts: Facts) -> Value:
+    """`tqdm(xs, desc=...)`: iterating it yields `xs`'s elements; `trange(n)`: ints."""
+    if name == "trange":
+        return Value(Kind.OTHER, element=SCALAR)
+    first = call.args[0] if call.args else None
+    if first is None or first.keyword is not None or first.star:
+        return OTHER
+    element = _element_of(infer(first.value, facts))
+    return Value(Kind.OTHER, element=element) if element is not None else OTHER
 
 
 def _zip(call: cst.Call, facts: Facts) -> Value:

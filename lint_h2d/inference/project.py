@@ -648,9 +648,12 @@ class _Resolver:
                 f"every call of `{callee}` passes a device tensor as `{name}` ({where}{more})",
                 first_path, first_line))
         if kinds == {Kind.SCALAR}:
+            # A number only by a caller's int default (`n_ctx=512` passed on) says so too.
+            defaults = tuple(dict.fromkeys(step for _, _, v in values for step in v.evidence
+                                           if "to an int" in getattr(step, "message", "")))
             return SCALAR.because(EvidenceStep(
                 f"every call of `{callee}` passes a Python number as `{name}` ({where}{more})",
-                first_path, first_line))
+                first_path, first_line), *defaults)
         if kinds in ({Kind.CPU_PLACE}, {Kind.DEVICE_PLACE}):
             # `f(..., device=torch.device("cpu"))` at every call: `device=device` is the CPU.
             (place,) = kinds
@@ -686,6 +689,14 @@ class _Resolver:
             return [(p, c) for p, c in self.calls.get(fn.owner, []) if not c.bound]
         sites = self.calls.get(fn.name, [])
         return [(p, c) for p, c in sites if c.bound] if fn.bound else list(sites)
+
+    def _int_default(self, path: str, fn: FunctionSummary, index: int) -> Value:
+        """A parameter read inside `fn` (`self.f(n_ctx)` passes it on) whose default is an int
+        literal (`n_ctx=512`) and that no call overrides with something else: an int by its
+        default (evidence, not proof, as the walk reads the parameter itself: `_int_default`)."""
+        if self.passes_no_number(fn, index):
+            return UNKNOWN
+        return SCALAR.because(EvidenceStep(f"`{_qual(fn)}` defaults `{fn.params[index]}` to an int", path, fn.line))
 
     def passes_no_number(self, fn: FunctionSummary, index: int) -> bool:
         """Whether some call site in the project passes parameter `index` of `fn` (one with a
@@ -866,10 +877,14 @@ class _Resolver:
             return UNKNOWN
         if tag == "param":
             _, fname, pname, fowner = term
-            for _, fn in self.methods.get((fowner, fname), []) if fowner else self.functions.get(fname, []):
+            for fpath, fn in self.methods.get((fowner, fname), []) if fowner else self.functions.get(fname, []):
                 if fn.owner == fowner and pname in fn.params:
                     index = fn.params.index(pname)
                     value = self.param(fn, index)
+                    if value.kind == Kind.UNKNOWN and pname in fn.int_defaults \
+                            and fn.annotations[index] == ("unk",):
+                        return self._memo(("int_default", fpath, _qual(fn), pname),
+                                          lambda: self._int_default(fpath, fn, index))
                     if fn.annotations[index] == ("tensor", None) and not value.kind.is_tensor \
                             and not value.none:
                         return Value(Kind.TENSOR)  # `x: torch.Tensor`, the call sites tell nothing

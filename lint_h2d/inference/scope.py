@@ -464,7 +464,9 @@ class _Walker:
             elif isinstance(item.item, cst.Call) and is_torch_device_call(item.item, self.base):
                 other_place = True  # the call's name is all it reads: no per-path names needed
             if item.asname is not None:
-                self.bind_target(item.asname.name, UNKNOWN, names)
+                # `with tqdm(xs) as bar:` binds the bar itself (its `__enter__` returns it).
+                entered = infer(item.item, self.facts(names)) if _progress_bar_call(item.item) else UNKNOWN
+                self.bind_target(item.asname.name, entered, names)
         if context is None and not (other_place and self.base.default_device is not None):
             return self.suite(stmt.body, names)
         saved = self.base
@@ -649,6 +651,11 @@ class _Walker:
                 names[dotted] = value
         elif isinstance(target, cst.StarredElement):
             self.bind_target(target.value, OTHER, names)
+
+
+def _progress_bar_call(node: cst.BaseExpression) -> bool:
+    """`tqdm(...)` / `trange(...)` (`expressions._progress_bar` reads what it yields)."""
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("tqdm", "trange")
 
 
 def _unpacked(value: Value) -> Optional[Value]:

@@ -126,6 +126,8 @@ class FunctionSummary:
     seq_params: Tuple[str, ...] = ()
     # Parameters with a default value (a call may omit them).
     defaults: Tuple[str, ...] = ()
+    # Of those, the ones whose default is an int literal (`n_ctx=512`).
+    int_defaults: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -188,7 +190,7 @@ class FileSummary:
                         for c in self.classes],
             "functions": [[f.name, f.owner, f.line, list(f.params), list(f.annotations), f.bound,
                            list(f.returns), f.return_annotation, list(f.int_params), list(f.seq_params),
-                           list(f.defaults)]
+                           list(f.defaults), list(f.int_defaults)]
                           for f in self.functions],
             "calls": [[c.callee, c.bound, c.line, list(c.args), [[k, t] for k, t in c.keywords], c.starred]
                       for c in self.calls],
@@ -204,8 +206,9 @@ def from_json(path: str, data: Dict[str, Any]) -> FileSummary:
                            tuple(rest[0]) if rest else ())
               for n, ln, b, fs, cs, *rest in data.get("classes", ())),
         tuple(FunctionSummary(n, o, ln, tuple(p), tuple(_tuple(a) for a in an), bd,
-                              tuple(_tuple(r) for r in rs), _tuple(ra), tuple(ip), tuple(sp), tuple(df))
-              for n, o, ln, p, an, bd, rs, ra, ip, sp, df in data.get("functions", ())),
+                              tuple(_tuple(r) for r in rs), _tuple(ra), tuple(ip), tuple(sp), tuple(df),
+                              tuple(rest[0]) if rest else ())
+              for n, o, ln, p, an, bd, rs, ra, ip, sp, df, *rest in data.get("functions", ())),
         tuple(CallSite(c, bd, ln, tuple(_tuple(a) for a in args), tuple((k, _tuple(t)) for k, t in kws), st)
               for c, bd, ln, args, kws, st in data.get("calls", ())),
         tuple(DeviceContext(ln, how, tuple(cs)) for ln, how, cs in data.get("contexts", ())),
@@ -437,7 +440,7 @@ class _Builder:
         self.functions.append(FunctionSummary(
             node.name, owner, node.lineno, params, tuple(annotations),
             bound and "staticmethod" not in decorators, tuple(returns), ret,
-            tuple(sorted(scope.ints)), tuple(sorted(seqs)), _with_defaults(args),
+            tuple(sorted(scope.ints)), tuple(sorted(seqs)), _with_defaults(args), _with_defaults(args, ints=True),
         ))
 
     def _self_fields(self, stmt: ast.stmt, scope: _Scope, self_name: str, classmethod: bool,
@@ -627,6 +630,12 @@ class _Builder:
             return self.term(node.value, scope)
         return UNK
 
+    def _iterated(self, source: ast.expr, scope: _Scope) -> Optional[Term]:
+        """What iterating `source` yields, where known: `range(...)` ints, a list term's element."""
+        if isinstance(source, ast.Call) and _is_name(source.func, "range") and "range" not in scope.env:
+            return SCALAR
+        return _list_element(self.term(source, scope))
+
     def _comprehended(self, node: Union[ast.ListComp, ast.SetComp, ast.GeneratorExp], scope: _Scope) -> Term:
         """The element of `[x for x in xs if ...]`: where the element is a generator's own
         target, what that generator iterates yields (`range(...)`: ints; a list term: its
@@ -635,10 +644,7 @@ class _Builder:
         if isinstance(elt, ast.Name):
             for generator in reversed(node.generators):  # the innermost binding wins
                 if isinstance(generator.target, ast.Name) and generator.target.id == elt.id:
-                    source = generator.iter
-                    if isinstance(source, ast.Call) and _is_name(source.func, "range") and "range" not in scope.env:
-                        return SCALAR
-                    element = _list_element(self.term(source, scope))
+                    element = self._iterated(generator.iter, scope)
                     return element if element is not None else UNK
         return self.term(elt, scope)
 
@@ -687,6 +693,13 @@ class _Builder:
         func = node.func
         line = node.lineno
         if isinstance(func, ast.Name):
+            if func.id == _ELEMENT_OF:
+                # A `for` target: a number where the iterable holds numbers, else unknown.
+                return SCALAR if self._iterated(node.args[0], scope) == SCALAR else UNK
+            if func.id in _PROGRESS_BARS and func.id not in scope.env and func.id not in scope.params:
+                held = self._iterated(node.args[0], scope) if func.id == "tqdm" and node.args \
+                    and not isinstance(node.args[0], ast.Starred) else SCALAR if func.id == "trange" else None
+                return ("list", held if held is not None else UNK)
             if func.id in SCALAR_BUILTINS:
                 return SCALAR
             if func.id in _FOLDS and func.id not in scope.params and func.id not in scope.env:
@@ -1076,11 +1089,18 @@ def _registered_buffer(stmt: ast.stmt, self_name: str) -> Optional[Tuple[str, as
     return None
 
 
-def _with_defaults(args: ast.arguments) -> Tuple[str, ...]:
+def _with_defaults(args: ast.arguments, ints: bool = False) -> Tuple[str, ...]:
+    """The parameters with a default (`ints`: an int literal one, `n_ctx=512`)."""
     positional = list(args.posonlyargs) + list(args.args)
-    named = [a.arg for a in positional[len(positional) - len(args.defaults):]] if args.defaults else []
-    named += [a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
-    return tuple(named)
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults)) if args.defaults else []
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    return tuple(a.arg for a, d in pairs if not ints or _int_literal(d))
+
+
+def _int_literal(node: Optional[ast.expr]) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) is int
 
 
 _SMALL = 20  # 16 lost `x = join(alloc, self.obj.f(x))` in loops; 20 keeps it for ~2% more index
@@ -1474,6 +1494,17 @@ def _collect_env(body: Sequence[ast.stmt], env: Dict[str, List[ast.expr]],
                 env[stmt.target.id].append(stmt.value)
             elif isinstance(stmt, ast.AugAssign):
                 env[stmt.target.id].append(ast.BinOp(left=stmt.target, op=stmt.op, right=stmt.value))
+        elif isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name):
+            # `for i in range(n)`, `for i in tqdm(range(n))`, `for i in bar` (`with tqdm(...) as
+            # bar`), `for s in slots` of a list of ints: a number where what it iterates holds
+            # numbers (`_ELEMENT_OF`); any other element is unknown, as before.
+            env.setdefault(stmt.target.id, []).append(ast.copy_location(
+                ast.Call(func=ast.Name(id=_ELEMENT_OF, ctx=ast.Load()), args=[stmt.iter], keywords=[]), stmt.iter))
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)) and any(_progress_bar(i.context_expr) for i in stmt.items):
+            for item in stmt.items:
+                bar = isinstance(item.optional_vars, ast.Name) and _progress_bar(item.context_expr)
+                for name in _names_in(item.optional_vars) if item.optional_vars is not None else ():
+                    env.setdefault(name, []).append(item.context_expr if bar else ast.Constant(value=...))
         elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.Try)) or \
                 type(stmt).__name__ in ("Match", "TryStar"):
             for loop_target in _loop_targets(stmt):
@@ -1492,6 +1523,17 @@ def _collect_env(body: Sequence[ast.stmt], env: Dict[str, List[ast.expr]],
     # The Ellipsis constant stands for "unknown": it is not a number.
 
 
+# The name of the synthetic call `_collect_env` binds a `for` loop's target to: an element of
+# the loop's iterable (no identifier can spell it).
+_ELEMENT_OF = "<element of>"
+# `tqdm(xs)` iterates `xs`'s elements, `trange(n)` ints (mirrors `expressions._PROGRESS_BARS`).
+_PROGRESS_BARS = frozenset({"tqdm", "trange"})
+
+
+def _progress_bar(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _PROGRESS_BARS
+
+
 _DISPLAYS = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp)
 
 
@@ -1506,7 +1548,7 @@ def _stored(target: ast.Subscript, value: ast.expr, env: Dict[str, List[ast.expr
     """`d[k] = v` into a dict or list this body builds from displays: it holds `v` too."""
     if isinstance(target.value, ast.Name) and not isinstance(target.slice, ast.Slice) \
             and _display_bound(target.value.id, env, declared):
-        env[target.value.id].append(ast.List(elts=[value], ctx=ast.Load()))
+        env[target.value.id].append(ast.copy_location(ast.List(elts=[value], ctx=ast.Load()), value))
 
 
 def _grown(expr: ast.expr, env: Dict[str, List[ast.expr]], declared: Set[str]) -> None:
@@ -1521,9 +1563,9 @@ def _grown(expr: ast.expr, env: Dict[str, List[ast.expr]], declared: Set[str]) -
         return
     name, method, args = expr.func.value.id, expr.func.attr, expr.args
     if method == "append" and len(args) == 1:
-        env[name].append(ast.List(elts=[args[0]], ctx=ast.Load()))
+        env[name].append(ast.copy_location(ast.List(elts=[args[0]], ctx=ast.Load()), expr))
     elif method == "insert" and len(args) == 2:
-        env[name].append(ast.List(elts=[args[1]], ctx=ast.Load()))
+        env[name].append(ast.copy_location(ast.List(elts=[args[1]], ctx=ast.Load()), expr))
     elif method == "extend" and len(args) == 1:
         env[name].append(args[0] if isinstance(args[0], (ast.List, ast.Tuple)) else ast.Constant(value=...))
 
