@@ -611,9 +611,14 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
         if found is not None:
             return found
     if method == "tolist":
-        # A 1-D tensor's (or array's) `tolist()` is a list of Python numbers.
-        if (receiver.kind.is_tensor or receiver.kind == Kind.NUMPY) and receiver.rank == 1:
-            return Value(Kind.OTHER, element=SCALAR)
+        # A 1-D tensor's (or array's) `tolist()` is a list of Python numbers; a 2-D one's, a
+        # list of such lists (`for r, c in pairs.tolist()` unpacks numbers), and so on.
+        if (receiver.kind.is_tensor or receiver.kind == Kind.NUMPY) and receiver.rank is not None \
+                and 1 <= receiver.rank <= 4:
+            nested = SCALAR
+            for _ in range(receiver.rank):
+                nested = Value(Kind.OTHER, element=nested)
+            return nested
         if receiver.kind.is_tensor and receiver.rank == 0:
             return SCALAR  # a 0-dim tensor's `tolist()` is its Python number
         return OTHER
