@@ -322,10 +322,11 @@ class _Builder:
                     if alias.name == "nn" and bound.endswith("nn"):
                         self.nn.add(bound)
         scope = _Scope(None, None, None, torch=frozenset(self.torch))
-        _collect_env(tree.body, scope.env)
+        own = _own_statements(tree.body)
+        _collect_env(tree.body, scope.env, own)
         # An alias the module binds again (`g = other`) is not the import's.
         self.aliases = {a: n for a, n in self.aliases.items() if len(scope.env.get(a, ())) == 1}
-        self.constants = _module_constants(tree, scope.env, lambda node: self.term(node, scope))
+        self.constants = _module_constants(tree, own, scope.env, lambda node: self.term(node, scope))
         self.body(tree.body, scope)
 
     def body(self, statements: Sequence[ast.stmt], scope: _Scope) -> None:
@@ -1612,14 +1613,14 @@ def _constant_shape(values: Sequence[ast.expr], term_of: Any) -> Optional[str]:
     return shapes.pop() if len(shapes) == 1 else None
 
 
-def _module_constants(tree: ast.Module, env: Dict[str, List[ast.expr]],
+def _module_constants(tree: ast.Module, own: Sequence[ast.stmt], env: Dict[str, List[ast.expr]],
                       term_of: Any) -> List[Tuple[str, int, str]]:
     """`FileSummary.constants`: the module-level names bound only to Python numbers or to
     displays of them, with the line of their first binding.  What another file imports by
     name is then a number there (`from .prompt import AUDIO_CODE_OFFSET`)."""
     mutated = _mutated_names(tree)
     lines: Dict[str, int] = {}
-    for stmt in _own_statements(tree.body):
+    for stmt in own:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] \
             if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) else []
         for target in targets:
