@@ -904,6 +904,12 @@ def _call(call: cst.Call, facts: Facts) -> Value:
             return _called_module(infer(func, facts), func, call, facts) or UNKNOWN
         return UNKNOWN
     method = func.attr.value
+    if method == "fromkeys" and dotted == "dict" + ".fromkeys" and "dict" not in facts.names and call.args \
+            and not any(a.star or a.keyword is not None for a in call.args):
+        # `dict.fromkeys(range(n))`: a dict whose keys are what the iterable yields.
+        key = _element_of(infer(call.args[0].value, facts))
+        held = infer(call.args[1].value, facts) if len(call.args) > 1 else NONE
+        return Value(Kind.OTHER, element=held, key=key if key is not None else UNKNOWN)
     layer_name = _nn_layer(func, facts)
     if layer_name in NN_TENSOR_WRAPPERS:
         # `nn.Buffer(t)` / `nn.Parameter(t)`: the tensor itself, where it is (a module's
