@@ -629,8 +629,10 @@ class _Walker:
                 elif not starred and _unpacked(value) is not None:
                     item_value = _unpacked(value) or UNKNOWN  # `a, b = make_pair()`, `for r, c in pairs`
                     if item_value.kind == Kind.SCALAR:
+                        shown = dotted_name(element.value) or "the target"
                         item_value = item_value.because(LocalStep(
-                            "unpacked from a container whose every element is a Python number", element.value))
+                            f"`{shown}` is unpacked from a container whose every element is a Python number",
+                            element.value))
                 pairs.append((element.value, item_value, item_source))
             for element_target, item_value, item_source in pairs:
                 self.bind_target(element_target, item_value, names, item_source)
