@@ -1000,6 +1000,16 @@ def _project_call(key: str, shown: str, call: cst.Call, facts: Facts) -> Value:
 _PROGRESS_BARS = frozenset({"tqdm", "trange"})
 
 
+def progress_bar(node: cst.BaseExpression, facts: Facts) -> Optional[Value]:
+    """What `tqdm(xs)` / `trange(n)` iterates as (the imported names, not a local or project
+    definition of the same name); None for any other expression.  `with tqdm(xs) as bar:` binds
+    the bar itself: its `__enter__` returns it."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in _PROGRESS_BARS \
+            and _imported_name(node.func.value, facts):
+        return _progress_bar(node.func.value, node, facts)
+    return None
+
+
 def _imported_name(name: str, facts: Facts) -> bool:
     """`name` is bound by an import (or not bound in the walk at all, a star import's): not a
     local, a parameter or a project definition of the same name."""

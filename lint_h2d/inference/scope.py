@@ -17,6 +17,7 @@ from lint_h2d.capture import DEFAULT_CAPTURE_FUNCTIONS
 from lint_h2d.capture_flow import CaptureRegions, capture_regions
 from lint_h2d.cst_children import any_node, recorded_children, type_test
 from lint_h2d.inference.expressions import (
+    progress_bar,
     Facts,
     annotation_value,
     annotated_value,
@@ -465,8 +466,8 @@ class _Walker:
                 other_place = True  # the call's name is all it reads: no per-path names needed
             if item.asname is not None:
                 # `with tqdm(xs) as bar:` binds the bar itself (its `__enter__` returns it).
-                entered = infer(item.item, self.facts(names)) if _progress_bar_call(item.item) else UNKNOWN
-                self.bind_target(item.asname.name, entered, names)
+                entered = progress_bar(item.item, self.facts(names))
+                self.bind_target(item.asname.name, entered if entered is not None else UNKNOWN, names)
         if context is None and not (other_place and self.base.default_device is not None):
             return self.suite(stmt.body, names)
         saved = self.base
@@ -653,11 +654,6 @@ class _Walker:
                 names[dotted] = value
         elif isinstance(target, cst.StarredElement):
             self.bind_target(target.value, OTHER, names)
-
-
-def _progress_bar_call(node: cst.BaseExpression) -> bool:
-    """`tqdm(...)` / `trange(...)` (`expressions._progress_bar` reads what it yields)."""
-    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("tqdm", "trange")
 
 
 def _unpacked(value: Value) -> Optional[Value]:
