@@ -650,7 +650,7 @@ class _Resolver:
         if kinds == {Kind.SCALAR}:
             # A number only by a caller's int default (`n_ctx=512` passed on) says so too.
             defaults = tuple(dict.fromkeys(step for _, _, v in values for step in v.evidence
-                                           if "to an int" in getattr(step, "message", "")))
+                                           if _INT_DEFAULT_STEP in getattr(step, "message", "")))
             return SCALAR.because(EvidenceStep(
                 f"every call of `{callee}` passes a Python number as `{name}` ({where}{more})",
                 first_path, first_line), *defaults)
@@ -696,7 +696,8 @@ class _Resolver:
         default (evidence, not proof, as the walk reads the parameter itself: `_int_default`)."""
         if self.passes_no_number(fn, index):
             return UNKNOWN
-        return SCALAR.because(EvidenceStep(f"`{_qual(fn)}` defaults `{fn.params[index]}` to an int", path, fn.line))
+        return SCALAR.because(EvidenceStep(f"`{_qual(fn)}` defaults `{fn.params[index]}{_INT_DEFAULT_STEP}",
+                                           path, fn.line))
 
     def passes_no_number(self, fn: FunctionSummary, index: int) -> bool:
         """Whether some call site in the project passes parameter `index` of `fn` (one with a
@@ -1087,6 +1088,10 @@ def _no_number(value: Value) -> bool:
     container of no project class."""
     return (value.kind.is_tensor and value.rank != 0) or (value.kind == Kind.OTHER and value.type_name is None) \
         or value.kind in (Kind.NUMPY, Kind.CPU_PLACE, Kind.DEVICE_PLACE)
+
+
+# How the step of a parameter that is an int by its default ends (`_Resolver._int_default`).
+_INT_DEFAULT_STEP = "` to an int"
 
 
 def _numbers(value: Value) -> bool:
