@@ -227,7 +227,7 @@ class Engine:
                         r.wants(s) and (in_capture or not r.capture_only) for r in rules
                     ),
                     text=text, hints=(self.settings.device_hints, self.settings.cpu_hints),
-                    capture=any(r.capture_only for r in rules),
+                    capture=any(r.capture_only for r in rules), path=path,
                 )
                 facts = walker.run()
             except RecursionError:

@@ -238,3 +238,49 @@ def test_summary_keeps_place_and_rank_through_elementwise_ops() -> None:
     assert args[2] == ("keep", ("sub", x, None))
     # A reduction keeps the place only.
     assert args[3] == ("same", x, None)
+
+
+def test_ninth_round_number_facts_are_named_as_evidence(results: Dict[str, List[Finding]]) -> None:
+    # A name unpacked from a container of numbers says so.
+    chain = _chain(results, "unpacked_numbers.py", 26)
+    assert any("`cond_row` is unpacked from a container whose every element is a Python number" in s
+               for s in chain)
+    # An imported module-level number names the binding in the other file.
+    chain = _chain(results, "imported_constants_use.py", 13)
+    assert "imported_constants.py:5: `AUDIO_OFFSET` is bound at module level only to Python numbers" in chain
+    chain = _chain(results, "imported_constants_use.py", 14)
+    assert "imported_constants.py:6: `SPECIAL_IDS` is bound at module level only to a dict display of numbers" \
+        in chain
+    # A `None` default that every passing call fills with ints names the calls.
+    chain = _chain(results, "passed_slots.py", 33)
+    assert any("every call of `prefill` passes a container of Python numbers as `slots`" in s for s in chain)
+    # An int default passed on names the default; the fix is unsafe at most.
+    (finding,) = [f for f in results["progress_loops.py"] if f.location.row == 29]
+    messages = [s.message for s in finding.evidence]
+    assert "`Scorer.score` defaults `n_ctx` to an int" in messages
+    assert finding.fix is None or finding.fix.applicability.value == "unsafe"
+
+
+def test_summary_grows_lists_and_reads_loops_over_numbers() -> None:
+    from lint_h2d.inference.summary import summarize
+    text = ("from tqdm import tqdm\n"
+            "def f(n, taken, ids, rows):\n"
+            "    free = [s for s in range(n) if s not in taken]\n"
+            "    slots = []\n"
+            "    for _ in ids:\n"
+            "        slot = free.pop(0)\n"
+            "        slots.append(slot)\n"
+            "    g(tuple(slots))\n"
+            "    for i in tqdm(range(n)):\n"
+            "        g(i)\n"
+            "    for r in rows:\n"
+            "        g(r)\n"
+            "    made = [rows]\n"
+            "    made.append(3)\n"
+            "    g(made)\n")
+    args = [c.args[0] for c in summarize("k.py", text).calls if c.callee == "g"]
+    assert args[0] == ("list", ("scalar",))  # popped from a comprehension of ints, appended
+    assert args[1] == ("scalar",)  # `tqdm(range(n))` yields ints
+    assert args[2] == ("unk",)  # a loop over what nothing tells about
+    # A list also holding `rows`: both elements are kept (the resolver joins them).
+    assert args[3] == ("join", (("list", ("param", "f", "rows", None)), ("list", ("scalar",))))

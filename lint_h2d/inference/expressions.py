@@ -193,6 +193,8 @@ class Facts:
     # (`usage.RangeBounds`): ints wherever the call runs, so a factory sized by one alone
     # (`torch.zeros(vocab)` with `for i in range(start, vocab)`) is 1-D.
     range_ints: Container[str] = frozenset()
+    # The checked file's path (as given), for the module a relative import names.
+    path: str = ""
 
     def with_names(self, names: Mapping[str, Value]) -> "Facts":
         return replace(self, names=names)
@@ -619,9 +621,14 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
         if found is not None:
             return found
     if method == "tolist":
-        # A 1-D tensor's (or array's) `tolist()` is a list of Python numbers.
-        if (receiver.kind.is_tensor or receiver.kind == Kind.NUMPY) and receiver.rank == 1:
-            return Value(Kind.OTHER, element=SCALAR)
+        # A 1-D tensor's (or array's) `tolist()` is a list of Python numbers; a 2-D one's, a
+        # list of such lists (`for r, c in pairs.tolist()` unpacks numbers), and so on.
+        if (receiver.kind.is_tensor or receiver.kind == Kind.NUMPY) and receiver.rank is not None \
+                and 1 <= receiver.rank <= 4:
+            nested = SCALAR
+            for _ in range(receiver.rank):
+                nested = Value(Kind.OTHER, element=nested)
+            return nested
         if receiver.kind.is_tensor and receiver.rank == 0:
             return SCALAR  # a 0-dim tensor's `tolist()` is its Python number
         return OTHER
@@ -883,6 +890,8 @@ def _call(call: cst.Call, facts: Facts) -> Value:
             return _zip(call, facts)
         if name == "range" and name not in facts.names:
             return Value(Kind.OTHER, element=SCALAR)
+        if name in _PROGRESS_BARS and _imported_name(name, facts):
+            return _progress_bar(name, call, facts)
         if name in _SAME_ELEMENTS and name not in facts.names and len(call.args) == 1 \
                 and call.args[0].keyword is None and not call.args[0].star:
             # `sorted(xs)`, `list(range(n))`: a list of what `xs` holds.
@@ -907,6 +916,12 @@ def _call(call: cst.Call, facts: Facts) -> Value:
             return _called_module(infer(func, facts), func, call, facts) or UNKNOWN
         return UNKNOWN
     method = func.attr.value
+    if method == "fromkeys" and dotted == "dict" + ".fromkeys" and "dict" not in facts.names and call.args \
+            and not any(a.star or a.keyword is not None for a in call.args):
+        # `dict.fromkeys(range(n))`: a dict whose keys are what the iterable yields.
+        key = _element_of(infer(call.args[0].value, facts))
+        held = infer(call.args[1].value, facts) if len(call.args) > 1 else NONE
+        return Value(Kind.OTHER, element=held, key=key if key is not None else UNKNOWN)
     layer_name = _nn_layer(func, facts)
     if layer_name in NN_TENSOR_WRAPPERS:
         # `nn.Buffer(t)` / `nn.Parameter(t)`: the tensor itself, where it is (a module's
@@ -992,12 +1007,47 @@ def _project_call(key: str, shown: str, call: cst.Call, facts: Facts) -> Value:
     return replace(found, origin=Origin.LOCAL, root=None, path=None)
 
 
+# `tqdm(xs)` yields what `xs` yields (a progress bar around the iteration); `trange(n)` is
+# `tqdm(range(n))`.  The names as `from tqdm import tqdm` / `from tqdm.auto import trange` bind them.
+_PROGRESS_BARS = frozenset({"tqdm", "trange"})
+
+
+def progress_bar(node: cst.BaseExpression, facts: Facts) -> Optional[Value]:
+    """What `tqdm(xs)` / `trange(n)` iterates as (the imported names, not a local or project
+    definition of the same name); None for any other expression.  `with tqdm(xs) as bar:` binds
+    the bar itself: its `__enter__` returns it."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in _PROGRESS_BARS \
+            and _imported_name(node.func.value, facts):
+        return _progress_bar(node.func.value, node, facts)
+    return None
+
+
+def _imported_name(name: str, facts: Facts) -> bool:
+    """`name` is bound by an import (or not bound in the walk at all, a star import's): not a
+    local, a parameter or a project definition of the same name."""
+    bound = facts.names.get(name)
+    return bound is None or (bound.kind == Kind.OTHER and bound.origin == Origin.GLOBAL and bound.type_name is None
+                             and bound.element is None and not bound.evidence)
+
+
+def _progress_bar(name: str, call: cst.Call, facts: Facts) -> Value:
+    """`tqdm(xs, desc=...)`: iterating it yields `xs`'s elements; `trange(n)`: ints."""
+    if name == "trange":
+        return Value(Kind.OTHER, element=SCALAR)
+    first = call.args[0] if call.args else None
+    if first is None or first.keyword is not None or first.star:
+        return OTHER
+    element = _element_of(infer(first.value, facts))
+    return Value(Kind.OTHER, element=element) if element is not None else OTHER
+
+
 def _zip(call: cst.Call, facts: Facts) -> Value:
-    """`zip(a, b)`: an iterable of tuples of the arguments' elements."""
-    if any(a.star or a.keyword is not None for a in call.args):
+    """`zip(a, b)`: an iterable of tuples of the arguments' elements (`strict=` only decides
+    whether unequal lengths raise)."""
+    if any(a.star or (a.keyword is not None and a.keyword.value != "strict") for a in call.args):
         return OTHER
     items = []
-    for arg in call.args:
+    for arg in (a for a in call.args if a.keyword is None):
         value = infer(arg.value, facts)
         items.append(_element_of(value) or UNKNOWN)
     return Value(Kind.OTHER, element=Value(Kind.OTHER, length=len(items), items=tuple(items)))

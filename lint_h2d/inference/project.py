@@ -120,6 +120,7 @@ from lint_h2d.inference.resolved import (  # noqa: E402
     UNCALLED_NOTE,
     NN_TENSOR_MODULES,
     Resolved,
+    module_dotted,
     module_step_message,
     compute_logits_message,
     sampling_hook_message,
@@ -727,9 +728,19 @@ class _Resolver:
         key = ("param", fn.name, fn.bound, index - offset, name)
         return self._memo(key, lambda: self._param(fn, index - offset, name))
 
-    def _param(self, fn: FunctionSummary, position: int, name: str) -> Value:
+    def passed(self, fn: FunctionSummary, index: int) -> Value:
+        """What every call site that passes parameter `index` of `fn` (one with a default)
+        passes: the calls that omit it leave the default, which the walk reads itself."""
+        offset = 1 if fn.bound else 0
+        name = fn.params[index]
+        key = ("passed", fn.name, fn.bound, index - offset, name)
+        return self._memo(key, lambda: self._param(fn, index - offset, name, omitted=True))
+
+    def _param(self, fn: FunctionSummary, position: int, name: str, omitted: bool = False) -> Value:
+        """`omitted`: the parameter has a default, and the calls that leave it out (or are
+        not recorded) are not asked; at least one call must pass it."""
         callee = fn.name
-        if name in fn.defaults:
+        if name in fn.defaults and not omitted:
             return UNKNOWN  # calls without arguments are not recorded: some may omit it
         sites = self._sites(fn)
         if not sites or len(sites) > 200:
@@ -737,9 +748,13 @@ class _Resolver:
         values: List[Tuple[str, int, Value]] = []
         for path, site in sites:
             term = _passed(site, name, position)
+            if term is None and omitted and not site.starred:
+                continue  # it takes the default
             if term is None:
                 return UNKNOWN  # a default, or a position hidden by `*args`
             values.append((path, site.line, self.eval(term, path, None)))
+        if omitted and not values:
+            return UNKNOWN
         values = [(p, line, v) for p, line, v in values if not v.none]  # a cycle's "nothing yet"
         if not values:
             return NONE
@@ -755,15 +770,24 @@ class _Resolver:
                 f"every call of `{callee}` passes a device tensor as `{name}` ({where}{more})",
                 first_path, first_line))
         if kinds == {Kind.SCALAR}:
+            # A number only by a caller's int default (`n_ctx=512` passed on) says so too.
+            defaults = tuple(dict.fromkeys(step for _, _, v in values for step in v.evidence
+                                           if _INT_DEFAULT_STEP in getattr(step, "message", "")))
             return SCALAR.because(EvidenceStep(
                 f"every call of `{callee}` passes a Python number as `{name}` ({where}{more})",
-                first_path, first_line))
+                first_path, first_line), *defaults)
         if kinds in ({Kind.CPU_PLACE}, {Kind.DEVICE_PLACE}):
             # `f(..., device=torch.device("cpu"))` at every call: `device=device` is the CPU.
             (place,) = kinds
             what = "the CPU" if place == Kind.CPU_PLACE else "an accelerator"
             return Value(place).because(EvidenceStep(
                 f"every call of `{callee}` passes {what} as `{name}` ({where}{more})", first_path, first_line))
+        if kinds == {Kind.OTHER} and all(_numbers(v) for _, _, v in values):
+            # `f(tuple(slots))` with `slots` built of ints: a container of Python numbers.
+            step = EvidenceStep(
+                f"every call of `{callee}` passes a container of Python numbers as `{name}` ({where}{more})",
+                first_path, first_line)
+            return Value(Kind.OTHER, element=SCALAR.because(step)).because(step)
         types = {v.type_name for _, _, v in values}
         if kinds == {Kind.OTHER} and len(types) == 1 and None not in types:
             # Every call passes an instance of one project class: its fields and methods apply.
@@ -787,6 +811,15 @@ class _Resolver:
             return [(p, c) for p, c in self.calls.get(fn.owner, []) if not c.bound]
         sites = self.calls.get(fn.name, [])
         return [(p, c) for p, c in sites if c.bound] if fn.bound else list(sites)
+
+    def _int_default(self, path: str, fn: FunctionSummary, index: int) -> Value:
+        """A parameter read inside `fn` (`self.f(n_ctx)` passes it on) whose default is an int
+        literal (`n_ctx=512`) and that no call overrides with something else: an int by its
+        default (evidence, not proof, as the walk reads the parameter itself: `_int_default`)."""
+        if self.passes_no_number(fn, index):
+            return UNKNOWN
+        return SCALAR.because(EvidenceStep(f"`{_qual(fn)}` defaults `{fn.params[index]}{_INT_DEFAULT_STEP}",
+                                           path, fn.line))
 
     def passes_no_number(self, fn: FunctionSummary, index: int) -> bool:
         """Whether some call site in the project passes parameter `index` of `fn` (one with a
@@ -975,10 +1008,14 @@ class _Resolver:
             return UNKNOWN
         if tag == "param":
             _, fname, pname, fowner = term
-            for _, fn in self.methods.get((fowner, fname), []) if fowner else self.functions.get(fname, []):
+            for fpath, fn in self.methods.get((fowner, fname), []) if fowner else self.functions.get(fname, []):
                 if fn.owner == fowner and pname in fn.params:
                     index = fn.params.index(pname)
                     value = self.param(fn, index)
+                    if value.kind == Kind.UNKNOWN and pname in fn.int_defaults \
+                            and fn.annotations[index] == ("unk",):
+                        return self._memo(("int_default", fpath, _qual(fn), pname),
+                                          lambda: self._int_default(fpath, fn, index))
                     if fn.annotations[index] == ("tensor", None) and not value.kind.is_tensor \
                             and not value.none:
                         return Value(Kind.TENSOR)  # `x: torch.Tensor`, the call sites tell nothing
@@ -1223,6 +1260,18 @@ def _no_number(value: Value) -> bool:
         or value.kind in (Kind.NUMPY, Kind.CPU_PLACE, Kind.DEVICE_PLACE)
 
 
+# How the step of a parameter that is an int by its default ends (`_Resolver._int_default`).
+_INT_DEFAULT_STEP = "` to an int"
+
+
+def _numbers(value: Value) -> bool:
+    """A list, tuple or set whose every element is a Python number.  A dict display's term
+    looks the same (`{"a": 1}` holds numbers as values, and iterating it gives its keys): read
+    as an index, such a key is a number too, or the write raises before any copy."""
+    return value.kind == Kind.OTHER and value.type_name is None and value.key is None \
+        and value.element is not None and value.element.kind == Kind.SCALAR and value.items is None
+
+
 def _informative(value: Value) -> bool:
     return value.kind != Kind.UNKNOWN or value.type_name is not None or value.element is not None
 
@@ -1302,6 +1351,7 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
     params: Dict[Tuple[str, str], Value] = {}
     int_params: Dict[Tuple[str, str], Value] = {}
     passed_non_numbers: Set[Tuple[str, str]] = set()
+    passed_numbers: Dict[Tuple[str, str], Value] = {}
     for name, definitions in sorted(resolver.functions.items()):
         value = resolver.returns(name)
         if name in API_NAMES and _may_hold_device(value):
@@ -1330,6 +1380,10 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                 if pname in fn.defaults and resolver.passes_no_number(fn, index):
                     passed_non_numbers.add((_qual(fn), pname))
                 annotation = fn.annotations[index]
+                if pname in fn.defaults and annotation == ("unk",):
+                    given = resolver.passed(fn, index)
+                    if _numbers(given):
+                        passed_numbers[(_qual(fn), pname)] = given
                 is_open = annotation in _OPEN_ANNOTATIONS
                 if not is_open and not _device_param(pname, annotation):
                     continue
@@ -1361,10 +1415,33 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
     device_names.update(f"built:{name}" for name in built)
     for name in moved:
         device_names.update(a for _, c in resolver.classes[name] for a, t in c.fields if t[0] == "wrap")
+    constants, module_names = _constants(summaries)
     return Resolved(fields, bases, classes, returns, params, int_params, frozenset(passed_non_numbers),
                     frozenset(device_names),
                     resolver.modules, forwards, uncalled=resolver.uncalled,
-                    built_on_device=built, moved=moved)
+                    built_on_device=built, moved=moved, constants=constants, module_names=module_names,
+                    passed_numbers=passed_numbers)
+
+
+def _constants(summaries: Sequence[FileSummary]) -> Tuple[Dict[str, Dict[str, Value]], FrozenSet[str]]:
+    """`Resolved.constants` and `Resolved.module_names`: each module's names bound to numbers
+    (or displays of numbers) at module level, as values whose evidence names the binding."""
+    constants: Dict[str, Dict[str, Value]] = {}
+    names: Set[str] = set()
+    for summary in summaries:
+        module = module_dotted(summary.path)
+        if module in names:
+            constants.pop(module, None)  # two files for one module (`m.py` and `m/__init__.py`)
+            continue
+        names.add(module)
+        for name, line, shape in summary.constants:
+            step = EvidenceStep(f"`{name}` is bound at module level only to "
+                                + ("Python numbers" if shape == "number" else f"a {shape} display of numbers"),
+                                summary.path, line)
+            value = SCALAR if shape == "number" else Value(
+                Kind.OTHER, element=SCALAR.because(step), key=UNKNOWN if shape == "dict" else None)
+            constants.setdefault(module, {})[name] = value.because(step)
+    return constants, frozenset(names)
 
 
 def uncalled_functions(functions: Mapping[str, Sequence[Tuple[str, FunctionSummary]]],
@@ -1435,6 +1512,12 @@ def fingerprint_of(resolved: Resolved) -> str:
         digest.update(f"built:{name}={step.path}:{step.row}:{step.message}\n".encode())
     for name, step in sorted(resolved.moved.items()):
         digest.update(f"moved:{name}={step.path}:{step.row}:{step.message}\n".encode())
+    for (fn, pname), value in sorted(resolved.passed_numbers.items()):
+        digest.update(f"{fn}({pname}=)={_describe(value)}\n".encode())
+    for module, bound in sorted(resolved.constants.items()):
+        for name, value in sorted(bound.items()):
+            digest.update(f"const:{module}.{name}={_describe(value)}\n".encode())
+    digest.update(("module_names:" + ",".join(sorted(resolved.module_names))).encode())
     return digest.hexdigest()[:16]
 
 

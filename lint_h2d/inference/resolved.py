@@ -70,6 +70,17 @@ def rests_on_module_output(evidence: Tuple[object, ...]) -> bool:
     return bool(runtime_steps(evidence))
 
 
+def module_dotted(path: str) -> str:
+    """The dotted module a file's path names (`pkg/sub/prompt.py` → `pkg.sub.prompt`,
+    `pkg/__init__.py` → `pkg`), relative to wherever the path starts."""
+    parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
+    if parts and parts[-1].endswith((".py", ".pyi")):
+        parts[-1] = parts[-1].rsplit(".", 1)[0]
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
 @dataclass(frozen=True)
 class Resolved:
     """What the project knows, resolved across files; the walk asks it, never another tree.
@@ -117,6 +128,16 @@ class Resolved:
     # module class → the step saying the project moves its instances to an accelerator the
     # call names (`m.cuda()`, `m.to("cuda")`): its buffers and parameters are there after.
     moved: Mapping[str, EvidenceStep] = _field(default_factory=dict)
+    # dotted module (`pkg.sub.prompt`, from the file's path) → its module-level names bound only
+    # to numbers or displays of them (`summary.FileSummary.constants`), as values with evidence.
+    constants: Mapping[str, Mapping[str, Value]] = _field(default_factory=dict)
+    # Every dotted module of the project, constants or not: an import matching one without
+    # the name among its constants is unknown (`constant`).
+    module_names: FrozenSet[str] = frozenset()
+    # (`Class.method` or function, parameter) with a default, un-annotated, that every call
+    # passing it passes a list or tuple of Python numbers (`f(..., slots=tuple(free))`): where
+    # the default is `None`, iterating it is iterating those (`enumerate(None)` raises).
+    passed_numbers: Mapping[Tuple[str, str], Value] = _field(default_factory=dict)
 
     def _inherited(self, cls: str, own: Callable[[str], Optional[Value]]) -> Optional[Value]:
         """`own(name)` of `cls` or, breadth-first, of its project base classes (a class
@@ -144,6 +165,26 @@ class Resolved:
     def module_forward(self, cls: str) -> Optional[Value]:
         """What calling an instance of the project module `cls` returns, own or inherited."""
         return self._inherited(cls, lambda name: self.forwards.get(name))
+
+    def constant(self, module: str, name: str) -> Optional[Value]:
+        """What `from module import name` binds, when the project's modules that `module` may
+        name all bind `name` to a number (or a display of numbers) at module level.  `module`
+        is the imported module's dotted path (a relative import resolved against the file's
+        own); the project may be checked from above or below its package root, so a module
+        whose dotted path ends with it, or that it ends with, matches (all of them must agree).
+        None when no project module matches."""
+        if not module:
+            return None
+        matching = [m for m in self.module_names
+                    if m == module or m.endswith("." + module) or ("." in m and module.endswith("." + m))]
+        if not matching:
+            return None
+        found = [self.constants.get(m, {}).get(name) for m in sorted(matching)]
+        first = found[0]
+        if first is None or any(v is None or v.kind != first.kind or (v.element is None) != (first.element is None)
+                                or (v.key is None) != (first.key is None) for v in found):
+            return None
+        return first
 
     def knows_class(self, cls: str) -> bool:
         return cls in self.classes

@@ -17,6 +17,7 @@ from lint_h2d.capture import DEFAULT_CAPTURE_FUNCTIONS
 from lint_h2d.capture_flow import CaptureRegions, capture_regions
 from lint_h2d.cst_children import any_node, recorded_children, type_test
 from lint_h2d.inference.expressions import (
+    progress_bar,
     Facts,
     annotation_value,
     annotated_value,
@@ -30,7 +31,7 @@ from lint_h2d.inference.expressions import (
 )
 from lint_h2d.findings import EvidenceStep
 from lint_h2d.inference.names import Names, copy_names, join_names, layer
-from lint_h2d.inference.resolved import DEFAULT_DEVICE_STEP, Resolved, sampling_hook_message, uncalled_message
+from lint_h2d.inference.resolved import DEFAULT_DEVICE_STEP, Resolved, module_dotted, sampling_hook_message, uncalled_message
 from lint_h2d.inference.summary import sampling_hook
 from lint_h2d.inference.usage import RangeBounds
 from lint_h2d.inference.values import (MODULE_TENSOR_STEP, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
@@ -349,7 +350,7 @@ class _Walker:
         if is_declared(current) and _vague(added):
             return  # `xs: List[int] = []`: an append nothing tells about adds nothing
         if func.attr.value == "extend":
-            added_element = added.element
+            added_element = _display_element(added) if added.key is None else None
             if added_element is None:
                 names[name] = OTHER
                 return
@@ -465,7 +466,9 @@ class _Walker:
             elif isinstance(item.item, cst.Call) and is_torch_device_call(item.item, self.base):
                 other_place = True  # the call's name is all it reads: no per-path names needed
             if item.asname is not None:
-                self.bind_target(item.asname.name, UNKNOWN, names)
+                # `with tqdm(xs) as bar:` binds the bar itself (its `__enter__` returns it).
+                entered = progress_bar(item.item, self.facts(names))
+                self.bind_target(item.asname.name, entered if entered is not None else UNKNOWN, names)
         if context is None and not (other_place and self.base.default_device is not None):
             return self.suite(stmt.body, names)
         saved = self.base
@@ -560,10 +563,13 @@ class _Walker:
             if isinstance(aliases, cst.ImportStar):
                 return names
             for alias in aliases:
+                constant = self.imported_constant(small, alias)
                 if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                     bound = alias.asname.name.value
                     if bound not in self.base.torch_names and bound not in self.base.numpy_names:
-                        out[bound] = Value(Kind.OTHER, origin=Origin.GLOBAL)
+                        out[bound] = constant or Value(Kind.OTHER, origin=Origin.GLOBAL)
+                elif constant is not None and isinstance(alias.name, cst.Name):
+                    out[alias.name.value] = constant
                 else:
                     bound = (dotted_name(alias.name) or "").split(".")[0]
                     if bound and bound not in self.base.torch_names and bound not in self.base.numpy_names:
@@ -576,6 +582,27 @@ class _Walker:
         if isinstance(small, cst.Assert):
             return self.narrowed(names, small.test, True)  # past it, the test held
         return names
+
+    def imported_constant(self, small: Union[cst.Import, cst.ImportFrom], alias: cst.ImportAlias) -> Optional[Value]:
+        """What `from m import NAME` binds where the project's module `m` binds `NAME` at module
+        level only to numbers or displays of them (`Resolved.constant`); None otherwise."""
+        if not isinstance(small, cst.ImportFrom) or small.module is None or not isinstance(alias.name, cst.Name):
+            return None
+        module = dotted_name(small.module)
+        if module is None:
+            return None
+        if small.relative:
+            if not self.base.path:
+                return None
+            # `from ..x import N` in `a/b/c.py`: `a.x` (a package's `__init__.py` is the package).
+            package = module_dotted(self.base.path).split(".")
+            if not self.base.path.replace("\\", "/").endswith("/__init__.py"):
+                package = package[:-1]
+            up = len(small.relative) - 1
+            if up > len(package):
+                return None
+            module = ".".join(package[:len(package) - up] + [module])
+        return self.base.project.constant(module, alias.name.value)
 
     def bind_target(self, target: cst.BaseExpression, value: Value, names: Names, source: Optional[cst.BaseExpression] = None) -> None:
         if isinstance(target, cst.Name):
@@ -601,9 +628,13 @@ class _Walker:
                     item_value = value.items[i]  # `for slot, n, _ in slots`, `a, b = pair`
                 elif value.kind == Kind.OTHER and value.length == 2 and i == 0:
                     item_value = SCALAR  # enumerate()
-                elif value.kind == Kind.OTHER and value.element is not None and value.element.kind.is_tensor \
-                        and not starred:
-                    item_value = value.element  # `a, b = make_pair()`: every element is such a tensor
+                elif not starred and _unpacked(value) is not None:
+                    item_value = _unpacked(value) or UNKNOWN  # `a, b = make_pair()`, `for r, c in pairs`
+                    if item_value.kind == Kind.SCALAR:
+                        shown = dotted_name(element.value) or "the target"
+                        item_value = item_value.because(LocalStep(
+                            f"`{shown}` is unpacked from a container whose every element is a Python number",
+                            element.value))
                 pairs.append((element.value, item_value, item_source))
             for element_target, item_value, item_source in pairs:
                 self.bind_target(element_target, item_value, names, item_source)
@@ -624,6 +655,35 @@ class _Walker:
                 names[dotted] = value
         elif isinstance(target, cst.StarredElement):
             self.bind_target(target.value, OTHER, names)
+
+
+def _unpacked(value: Value) -> Optional[Value]:
+    """What each target gets when `value` is unpacked by position (`a, b = v`) and its elements
+    are alike: a tensor every element is (`a, b = make_pair()`), or a Python number every element
+    is (`for r, c in pairs` with `pairs: list[tuple[int, int]]`, a row of `zip` of int lists).
+    Unpacking a dict binds its keys (`a, b = {1: x, 2: y}`), so there the keys count.  None when
+    the elements are not known to be alike."""
+    if value.kind != Kind.OTHER:
+        return None
+    if value.key is not None:
+        return value.key if value.key.kind == Kind.SCALAR and not value.key.none else None
+    element = value.element
+    if element is not None and (element.kind.is_tensor or element.kind == Kind.SCALAR):
+        return element
+    return None
+
+
+def _display_element(value: Value) -> Optional[Value]:
+    """What `xs.extend(v)` adds: the element of a container, or, for a tuple or list display
+    (`xs.extend((i, row, col))`), the join of its positions."""
+    if value.element is not None:
+        return value.element
+    if value.items:
+        joined = value.items[0]
+        for item in value.items[1:]:
+            joined = join(joined, item)
+        return joined
+    return None
 
 
 def _captures(pattern: cst.CSTNode) -> List[str]:
@@ -828,6 +888,7 @@ class ModuleWalker:
         text: Optional[str] = None,
         hints: Tuple[Tuple[str, ...], Tuple[str, ...]] = ((), ()),
         capture: bool = True,
+        path: str = "",
     ) -> None:
         """`capture=False`: no rule reads whether a statement runs during graph capture (none
         is `capture_only`, and `wants` does not depend on it): the capture regions are not
@@ -851,6 +912,8 @@ class ModuleWalker:
             numpy_names, None, scalar_functions(module), module_facts.resolved,
             None, hints[0], hints[1], nn_aliases(module), imports_vllm(module),
         )
+        # The file's path: a relative import (`from .prompt import X`) names a module next to it.
+        self.root = replace(self.root, path=path)
         self.facts_out: List[StatementFact] = []
         self.ranges: Dict[int, RangeBounds] = {}
 
@@ -931,6 +994,13 @@ class ModuleWalker:
                 declared = annotated_value(param.annotation, base)
                 value = replace(value, element=declared.element, key=declared.key,
                                 items=declared.items, length=declared.length)
+            if isinstance(param.default, cst.Name) and param.default.value == "None" and param.annotation is None \
+                    and (qualname, pname) in base.project.passed_numbers and param.star == "":
+                # `slots=None`, and every call passing it passes ints: the calls that omit it
+                # leave `None`, which no iteration or index of numbers survives.
+                names[pname] = replace(base.project.passed_numbers[(qualname, pname)], origin=Origin.PARAM,
+                                       root=pname, path=pname)
+                continue
             if param.default is not None and kind != Kind.SCALAR \
                     and place_of(param.default, base) == Kind.CPU_PLACE:
                 # `device=None` / `device="cpu"`: the place a call leaves it at is the CPU, and

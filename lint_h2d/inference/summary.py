@@ -21,7 +21,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 Term = Tuple[Any, ...]
 
@@ -129,6 +129,8 @@ class FunctionSummary:
     seq_params: Tuple[str, ...] = ()
     # Parameters with a default value (a call may omit them).
     defaults: Tuple[str, ...] = ()
+    # Of those, the ones whose default is an int literal (`n_ctx=512`).
+    int_defaults: Tuple[str, ...] = ()
     # What the body calls, each name once with its first line: plain names (`Model(cfg)`,
     # `build(cfg)`) and methods of its own object (`self.init_model(...)`).  Called inside
     # `with torch.device(...)`, the classes it constructs are built there (`_Resolver._mark_calls`).
@@ -185,10 +187,15 @@ class FileSummary:
     # what vLLM's model loader builds under its device context (`project._vllm_models`).
     vllm: bool = False
     moves: Tuple[ModuleMove, ...] = ()
+    # Module-level names bound only to Python numbers, or to a list/tuple ("list") or a dict
+    # ("dict") display of them that nothing in the file mutates: (name, line, shape), shape one
+    # of "number", "list", "dict".  `from m import NAME` elsewhere reads them (`Resolved.constant`).
+    constants: Tuple[Tuple[str, int, str], ...] = ()
 
     def to_json(self) -> Dict[str, Any]:
         return {
             **({"vllm": True} if self.vllm else {}),
+            **({"constants": [list(c) for c in self.constants]} if self.constants else {}),
             **({"moves": [[m.line, m.how, m.receiver] + ([m.device] if m.device is not None else [])
                           for m in self.moves]} if self.moves else {}),
             "classes": [[c.name, c.line, list(c.bases), [[a, t] for a, t in c.fields], list(c.constructs),
@@ -196,8 +203,9 @@ class FileSummary:
                         for c in self.classes],
             "functions": [[f.name, f.owner, f.line, list(f.params), list(f.annotations), f.bound,
                            list(f.returns), f.return_annotation, list(f.int_params), list(f.seq_params),
-                           list(f.defaults)] + ([[list(c) for c in f.called], [list(c) for c in f.self_called]]
-                                                if f.called or f.self_called else [])
+                           list(f.defaults), list(f.int_defaults)]
+                          + ([[list(c) for c in f.called], [list(c) for c in f.self_called]]
+                             if f.called or f.self_called else [])
                           for f in self.functions],
             "calls": [[c.callee, c.bound, c.line, list(c.args), [[k, t] for k, t in c.keywords], c.starred]
                       for c in self.calls],
@@ -216,7 +224,8 @@ def from_json(path: str, data: Dict[str, Any]) -> FileSummary:
               for n, ln, b, fs, cs, *rest in data.get("classes", ())),
         tuple(FunctionSummary(n, o, ln, tuple(p), tuple(_tuple(a) for a in an), bd,
                               tuple(_tuple(r) for r in rs), _tuple(ra), tuple(ip), tuple(sp), tuple(df),
-                              *(tuple((c, cl) for c, cl in calls) for calls in rest[:2]))
+                              tuple(rest[0]) if rest else (),
+                              *(tuple((c, cl) for c, cl in calls) for calls in rest[1:3]))
               for n, o, ln, p, an, bd, rs, ra, ip, sp, df, *rest in data.get("functions", ())),
         tuple(CallSite(c, bd, ln, tuple(_tuple(a) for a in args), tuple((k, _tuple(t)) for k, t in kws), st)
               for c, bd, ln, args, kws, st in data.get("calls", ())),
@@ -225,6 +234,7 @@ def from_json(path: str, data: Dict[str, Any]) -> FileSummary:
         bool(data.get("vllm", False)),
         tuple(ModuleMove(m[0], m[1], _tuple(m[2]), _tuple(m[3]) if len(m) > 3 else None)
               for m in data.get("moves", ())),
+        tuple((n, ln, shape) for n, ln, shape in data.get("constants", ())),
     )
 
 
@@ -255,7 +265,8 @@ def summarize_tree(path: str, tree: ast.Module) -> FileSummary:
     except RecursionError:
         return FileSummary(path)
     return FileSummary(path, tuple(builder.classes), tuple(builder.functions),
-                       tuple(builder.calls), tuple(builder.contexts), builder.vllm, tuple(builder.moves))
+                       tuple(builder.calls), tuple(builder.contexts), builder.vllm, tuple(builder.moves),
+                       tuple(builder.constants))
 
 
 @dataclass
@@ -305,6 +316,8 @@ class _Builder:
         # `for NAME in ITER:` loops the statement being read is inside: NAME -> ITER (what a
         # `NAME.to(device)` moves: an element of ITER, `_device_move`).
         self.loops: Dict[str, ast.expr] = {}
+        # Module-level names bound to numbers or displays of them (`FileSummary.constants`).
+        self.constants: List[Tuple[str, int, str]] = []
 
     # -- structure ---------------------------------------------------------------------
     def module(self, tree: ast.Module) -> None:
@@ -328,9 +341,11 @@ class _Builder:
                     if alias.name == "nn" and bound.endswith("nn"):
                         self.nn.add(bound)
         scope = _Scope(None, None, None, torch=frozenset(self.torch))
-        _collect_env(tree.body, scope.env)
+        own = _own_statements(tree.body)
+        _collect_env(tree.body, scope.env, own)
         # An alias the module binds again (`g = other`) is not the import's.
         self.aliases = {a: n for a, n in self.aliases.items() if len(scope.env.get(a, ())) == 1}
+        self.constants = _module_constants(tree, own, scope.env, lambda node: self.term(node, scope))
         self.body(tree.body, scope)
 
     def body(self, statements: Sequence[ast.stmt], scope: _Scope) -> None:
@@ -446,7 +461,8 @@ class _Builder:
         self.functions.append(FunctionSummary(
             node.name, owner, node.lineno, params, tuple(annotations),
             bound and "staticmethod" not in decorators, tuple(returns), ret,
-            tuple(sorted(scope.ints)), tuple(sorted(seqs)), _with_defaults(args), called, self_called,
+            tuple(sorted(scope.ints)), tuple(sorted(seqs)), _with_defaults(args), _with_defaults(args, ints=True),
+            called, self_called,
         ))
 
     def _self_fields(self, stmt: ast.stmt, scope: _Scope, self_name: str, classmethod: bool,
@@ -644,7 +660,7 @@ class _Builder:
         if isinstance(node, ast.Dict):
             return ("list", _join([self.term(v, scope) for v in node.values]) if node.values else ("none",))
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
-            return ("list", self.term(node.elt, scope))
+            return ("list", self._comprehended(node, scope))
         if isinstance(node, ast.DictComp):
             return ("list", self.term(node.value, scope))
         if isinstance(node, ast.BinOp):
@@ -686,6 +702,24 @@ class _Builder:
         if isinstance(node, ast.Await):
             return self.term(node.value, scope)
         return UNK
+
+    def _iterated(self, source: ast.expr, scope: _Scope) -> Optional[Term]:
+        """What iterating `source` yields, where known: `range(...)` ints, a list term's element."""
+        if isinstance(source, ast.Call) and _is_name(source.func, "range") and "range" not in scope.env:
+            return SCALAR
+        return _list_element(self.term(source, scope))
+
+    def _comprehended(self, node: Union[ast.ListComp, ast.SetComp, ast.GeneratorExp], scope: _Scope) -> Term:
+        """The element of `[x for x in xs if ...]`: where the element is a generator's own
+        target, what that generator iterates yields (`range(...)`: ints; a list term: its
+        element), not a name of the enclosing body that happens to share it."""
+        elt = node.elt
+        if isinstance(elt, ast.Name):
+            for generator in reversed(node.generators):  # the innermost binding wins
+                if isinstance(generator.target, ast.Name) and generator.target.id == elt.id:
+                    element = self._iterated(generator.iter, scope)
+                    return element if element is not None else UNK
+        return self.term(elt, scope)
 
     def _name(self, name: str, scope: _Scope) -> Term:
         if name in scope.params:
@@ -732,12 +766,27 @@ class _Builder:
         func = node.func
         line = node.lineno
         if isinstance(func, ast.Name):
+            if func.id == _ELEMENT_OF:
+                # A `for` target: a number where the iterable holds numbers, else unknown.
+                return SCALAR if self._iterated(node.args[0], scope) == SCALAR else UNK
+            if func.id in _PROGRESS_BARS and func.id not in scope.env and func.id not in scope.params:
+                held = self._iterated(node.args[0], scope) if func.id == "tqdm" and node.args \
+                    and not isinstance(node.args[0], ast.Starred) else SCALAR if func.id == "trange" else None
+                return ("list", held if held is not None else UNK)
             if func.id in SCALAR_BUILTINS:
                 return SCALAR
             if func.id in _FOLDS and func.id not in scope.params and func.id not in scope.env:
                 folded = self._fold(node, scope)
                 if folded is not None:
                     return folded
+            if func.id in ("list", "tuple", "sorted", "reversed") and func.id not in scope.env \
+                    and len(node.args) == 1 and not isinstance(node.args[0], ast.Starred):
+                # `tuple(xs)`, `sorted(xs, key=...)`: xs's elements; `list(range(n))`: ints.
+                source = node.args[0]
+                if isinstance(source, ast.Call) and _is_name(source.func, "range") and "range" not in scope.env:
+                    return ("list", SCALAR)
+                element = _list_element(self.term(source, scope))
+                return ("list", element if element is not None else UNK)
             if func.id in ("zip", "enumerate", "list", "tuple", "sorted", "reversed"):
                 return ("list", UNK)
             if scope.function is not None and func.id not in scope.params and scope.env.get(func.id) \
@@ -797,6 +846,10 @@ class _Builder:
             # `self.make(...)`: what the class's method returns (the walk reads it the same way).
             return ("ret", scope.owner, method, line)
         recv = self.term(receiver, scope)
+        if method == "pop" and not node.keywords and len(node.args) <= 1:
+            popped = _list_element(recv)  # `free.pop(0)`: an element of the list (of a dict: a value)
+            if popped is not None:
+                return popped
         if method in ("view", "reshape") and node.args and not node.keywords:
             rank = _size_rank(node.args[0]) if len(node.args) == 1 else (
                 None if any(isinstance(a, ast.Starred) for a in node.args) else len(node.args))
@@ -983,6 +1036,14 @@ def _settle(term: Any, name: str) -> Any:
     if tag == "join":
         parts = [p for p in (_settle(p, name) for p in term[1]) if p is not None]
         return _join(parts) if parts else None
+    if tag == "sub" and isinstance(term[1], tuple):
+        # `slot = free.pop(0)`, `by_request[r] = slot`, `slot = by_request[r]`: an element of
+        # a container that holds `slot` itself adds nothing new (what else it holds does; an
+        # empty display, nothing).
+        bases: Tuple[Any, ...] = term[1][1] if term[1][:1] == ("join",) else (term[1],)
+        if all(isinstance(p, tuple) and p[:1] == ("list",) and len(p) == 2 for p in bases):
+            held = [h for h in (_settle(p[1], name) for p in bases) if h is not None and h != ("none",)]
+            return ("sub", ("list", _join(held)), term[2]) if held else None
     return _uncycled(term, name)
 
 
@@ -1105,11 +1166,18 @@ def _registered_buffer(stmt: ast.stmt, self_name: str) -> Optional[Tuple[str, as
     return None
 
 
-def _with_defaults(args: ast.arguments) -> Tuple[str, ...]:
+def _with_defaults(args: ast.arguments, ints: bool = False) -> Tuple[str, ...]:
+    """The parameters with a default (`ints`: an int literal one, `n_ctx=512`)."""
     positional = list(args.posonlyargs) + list(args.args)
-    named = [a.arg for a in positional[len(positional) - len(args.defaults):]] if args.defaults else []
-    named += [a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
-    return tuple(named)
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults)) if args.defaults else []
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    return tuple(a.arg for a, d in pairs if not ints or _int_literal(d))
+
+
+def _int_literal(node: Optional[ast.expr]) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) is int
 
 
 _SMALL = 20  # 16 lost `x = join(alloc, self.obj.f(x))` in loops; 20 keeps it for ~2% more index
@@ -1176,6 +1244,17 @@ def _larger_than(term: Any, limit: int) -> bool:
         if type(item) is tuple:  # terms are built of plain tuples
             extend(item)
     return False
+
+
+def _list_element(term: Term) -> Optional[Term]:
+    """What a list term holds (`("list", e)`), also across the joined bindings of one name
+    (`xs = []` then `xs.append(i)`: the empty display adds nothing); None when not a list or
+    nothing is known to be in it."""
+    parts = term[1] if term[0] == "join" else (term,)
+    if not all(isinstance(p, tuple) and p and p[0] == "list" for p in parts):
+        return None
+    held = _join([p[1] for p in parts])
+    return None if held == ("none",) else held
 
 
 def _join(terms: Sequence[Term]) -> Term:
@@ -1473,8 +1552,11 @@ def _collect_env(body: Sequence[ast.stmt], env: Dict[str, List[ast.expr]],
                  own: Optional[Sequence[ast.stmt]] = None) -> None:
     """Every value bound to a plain name in this body (not nested definitions); `own`: the
     body's `_own_statements` when the caller has them."""
+    declared: Set[str] = set()  # annotated names: what they hold is what they declare
     for stmt in _own_statements(body) if own is None else own:
         if isinstance(stmt, ast.Assign):
+            if len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript):
+                _stored(stmt.targets[0], stmt.value, env, declared)
             for target in stmt.targets:
                 for t, v in _pairs(target, stmt.value):
                     if isinstance(t, ast.Name):
@@ -1485,10 +1567,23 @@ def _collect_env(body: Sequence[ast.stmt], env: Dict[str, List[ast.expr]],
                             env[t.id].append(ast.Constant(value=...))  # unknown element
         elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) and isinstance(stmt.target, ast.Name):
             env.setdefault(stmt.target.id, [])
+            if isinstance(stmt, ast.AnnAssign):
+                declared.add(stmt.target.id)
             if stmt.value is not None and isinstance(stmt, ast.AnnAssign):
                 env[stmt.target.id].append(stmt.value)
             elif isinstance(stmt, ast.AugAssign):
                 env[stmt.target.id].append(ast.BinOp(left=stmt.target, op=stmt.op, right=stmt.value))
+        elif isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name):
+            # `for i in range(n)`, `for i in tqdm(range(n))`, `for i in bar` (`with tqdm(...) as
+            # bar`), `for s in slots` of a list of ints: a number where what it iterates holds
+            # numbers (`_ELEMENT_OF`); any other element is unknown, as before.
+            env.setdefault(stmt.target.id, []).append(ast.copy_location(
+                ast.Call(func=ast.Name(id=_ELEMENT_OF, ctx=ast.Load()), args=[stmt.iter], keywords=[]), stmt.iter))
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)) and any(_progress_bar(i.context_expr) for i in stmt.items):
+            for item in stmt.items:
+                bar = isinstance(item.optional_vars, ast.Name) and _progress_bar(item.context_expr)
+                for name in _names_in(item.optional_vars) if item.optional_vars is not None else ():
+                    env.setdefault(name, []).append(item.context_expr if bar else ast.Constant(value=...))
         elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.Try)) or \
                 type(stmt).__name__ in ("Match", "TryStar"):
             for loop_target in _loop_targets(stmt):
@@ -1502,7 +1597,123 @@ def _collect_env(body: Sequence[ast.stmt], env: Dict[str, List[ast.expr]],
             for alias in stmt.names:
                 bound = alias.asname or alias.name.split(".")[0]
                 env.setdefault(bound, []).append(ast.Constant(value=...))
+        elif isinstance(stmt, ast.Expr):
+            _grown(stmt.value, env, declared)
     # The Ellipsis constant stands for "unknown": it is not a number.
+
+
+# The name of the synthetic call `_collect_env` binds a `for` loop's target to: an element of
+# the loop's iterable (no identifier can spell it).
+_ELEMENT_OF = "<element of>"
+# `tqdm(xs)` iterates `xs`'s elements, `trange(n)` ints (mirrors `expressions._PROGRESS_BARS`).
+_PROGRESS_BARS = frozenset({"tqdm", "trange"})
+
+
+def _progress_bar(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _PROGRESS_BARS
+
+
+_DISPLAYS = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp)
+
+
+def _display_bound(name: str, env: Dict[str, List[ast.expr]], declared: Set[str]) -> bool:
+    """`name` is bound in this body, without an annotation, and only to displays (`[]`, `{}`,
+    a comprehension, what `_grown`/`_stored` added): a list or dict this body fills."""
+    values = env.get(name)
+    return bool(values) and name not in declared and all(isinstance(v, _DISPLAYS) for v in values or ())
+
+
+def _stored(target: ast.Subscript, value: ast.expr, env: Dict[str, List[ast.expr]], declared: Set[str]) -> None:
+    """`d[k] = v` into a dict or list this body builds from displays: it holds `v` too."""
+    if isinstance(target.value, ast.Name) and not isinstance(target.slice, ast.Slice) \
+            and _display_bound(target.value.id, env, declared):
+        env[target.value.id].append(ast.copy_location(ast.List(elts=[value], ctx=ast.Load()), value))
+
+
+def _grown(expr: ast.expr, env: Dict[str, List[ast.expr]], declared: Set[str]) -> None:
+    """`xs.append(v)` / `xs.insert(i, v)` / `xs.extend(ys)` on a list this body binds: what
+    it holds grows by `v` (a one-element display joins in) or by `ys`'s elements (`ys` joins
+    in: a list term's element is what both hold).  A name the body does not bind is left
+    alone (a global or a parameter: its other elements are not known here), and so is one
+    bound with an annotation (`xs: list[int] = []`: the walk reads the declaration)."""
+    if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute)
+            and isinstance(expr.func.value, ast.Name) and _display_bound(expr.func.value.id, env, declared)
+            and not expr.keywords and not any(isinstance(a, ast.Starred) for a in expr.args)):
+        return
+    name, method, args = expr.func.value.id, expr.func.attr, expr.args
+    if method == "append" and len(args) == 1:
+        env[name].append(ast.copy_location(ast.List(elts=[args[0]], ctx=ast.Load()), expr))
+    elif method == "insert" and len(args) == 2:
+        env[name].append(ast.copy_location(ast.List(elts=[args[1]], ctx=ast.Load()), expr))
+    elif method == "extend" and len(args) == 1:
+        env[name].append(args[0] if isinstance(args[0], (ast.List, ast.Tuple)) else ast.Constant(value=...))
+
+
+# Methods that change a list or a dict in place: a display one of them is called on is no
+# constant (`IDS.update(other)`).
+_MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "pop", "popitem", "clear",
+                       "remove", "sort", "reverse", "__setitem__"})
+
+
+def _mutated_names(tree: ast.Module) -> FrozenSet[str]:
+    """Names the file may rebind from a function (`global X`) or change in place (`X[k] = v`,
+    `del X[k]`, `X.update(...)`, `X += [...]` on a list): their module-level value is no constant."""
+    out: Set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global):
+            out.update(node.names)
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)) \
+                and isinstance(node.value, ast.Name):
+            out.add(node.value.id)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in _MUTATORS and isinstance(node.func.value, ast.Name):
+            out.add(node.func.value.id)
+    return frozenset(out)
+
+
+def _constant_shape(values: Sequence[ast.expr], term_of: Any) -> Optional[str]:
+    """The shape of a module-level name every binding of which is a number ("number"), or a
+    list/tuple ("list") or dict ("dict") display of numbers (`IDS = {"eos": 2}`); None else."""
+    shapes = set()
+    for value in values:
+        if isinstance(value, ast.Constant) and value.value is ...:
+            return None  # a loop target, an import: unknown
+        term = term_of(value)
+        if term == SCALAR:
+            shapes.add("number")
+        elif isinstance(value, (ast.List, ast.Tuple)) and value.elts and term == ("list", SCALAR):
+            shapes.add("list")
+        elif isinstance(value, ast.Dict) and value.values and None not in value.keys \
+                and term == ("list", SCALAR):
+            shapes.add("dict")
+        else:
+            return None
+    return shapes.pop() if len(shapes) == 1 else None
+
+
+def _module_constants(tree: ast.Module, own: Sequence[ast.stmt], env: Dict[str, List[ast.expr]],
+                      term_of: Any) -> List[Tuple[str, int, str]]:
+    """`FileSummary.constants`: the module-level names bound only to Python numbers or to
+    displays of them, with the line of their first binding.  What another file imports by
+    name is then a number there (`from .prompt import AUDIO_CODE_OFFSET`)."""
+    mutated = _mutated_names(tree)
+    lines: Dict[str, int] = {}
+    for stmt in own:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] \
+            if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) else []
+        for target in targets:
+            if isinstance(target, ast.Name):
+                lines.setdefault(target.id, stmt.lineno)
+    defined = {node.name for node in ast.walk(tree) if isinstance(node, _DEFINITIONS)}
+    out: List[Tuple[str, int, str]] = []
+    for name, line in sorted(lines.items(), key=lambda item: item[1]):
+        values = env.get(name)
+        if name in mutated or name in defined or not values:
+            continue
+        shape = _constant_shape(values, term_of)
+        if shape is not None:
+            out.append((name, line, shape))
+    return out
 
 
 def _loop_targets(stmt: ast.stmt) -> List[ast.AST]:
