@@ -113,6 +113,7 @@ from lint_h2d.inference.summary import (  # noqa: E402
     ModuleMove,
     Term,
 )
+from lint_h2d.inference.summary import OTHER as OTHER_TERM  # noqa: E402
 from lint_h2d.inference.resolved import (  # noqa: E402
     DEFAULT_DEVICE_STEP,
     NN_CONTAINERS,
@@ -852,6 +853,8 @@ class _Resolver:
                     if fn.annotations[index] == ("tensor", None) and not value.kind.is_tensor \
                             and not value.none:
                         return Value(Kind.TENSOR)  # `x: torch.Tensor`, the call sites tell nothing
+                    if fn.annotations[index] == OTHER_TERM and value.kind not in (Kind.CPU_PLACE, Kind.DEVICE_PLACE):
+                        return OTHER  # `device: str`: an object, unless every call names one place
                     return value
             return UNKNOWN
         return UNKNOWN
@@ -896,13 +899,15 @@ class _Resolver:
         return Value(Kind.DEVICE, forward.rank if forward.kind == Kind.TENSOR else None).because(step)
 
     def _on(self, term: Term, path: str, owner: Optional[str]) -> Value:
-        """`torch.zeros(n, device=x.device)`: on `x`'s device.  A parameter or a tensor with
+        """`torch.zeros(n, device=x.device)`: on `x`'s device (`device=self.device`: `base_term` is
+        the class's `device` field itself, a place or unknown).  A parameter or a tensor with
         no evidence of its place is taken to be on the accelerator, as any explicit `device=`
         (the walk's `_device_kwarg_kind` reads it the same way; a summary's uncalled function
         teaches no field and no return, so the walk's exception for them is not needed here)."""
         _, base_term, rank, line, how, integer = term
         base = self.eval(base_term, path, owner)
-        if base.kind == Kind.CPU:
+        if base.kind in (Kind.CPU, Kind.CPU_PLACE):
+            # `x.device` of a CPU tensor, or `self.device` that the class points at the CPU.
             return Value(Kind.CPU, rank)
         if base.kind == Kind.DEVICE:
             return Value(Kind.DEVICE, rank, integer=bool(integer)).because(
@@ -1120,7 +1125,9 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
             convention = attr == "gpu" or attr + "_cpu" in attrs or attr.endswith(("_cpu", "_host"))
             if attr in API_NAMES and _may_hold_device(value):
                 continue  # see API_NAMES
-            if _informative(value) and (convention or _worth_keeping(value)):
+            # A `device` that is a place: `device=self.device` / `device=obj.device` is there.
+            place = attr == "device" and value.kind in (Kind.CPU_PLACE, Kind.DEVICE_PLACE)
+            if _informative(value) and (convention or place or _worth_keeping(value)):
                 fields.setdefault(name, {})[attr] = value
                 if _may_hold_device(value):
                     device_names.add(attr)  # read as `.attr`
