@@ -218,3 +218,17 @@ def test_summary_keeps_place_and_rank_through_elementwise_ops() -> None:
     assert args[2] == ("keep", ("sub", x, None))
     # A reduction keeps the place only.
     assert args[3] == ("same", x, None)
+
+
+def test_a_modules_device_rests_on_the_convention(results: Dict[str, List[Finding]]) -> None:
+    """Issue 17, ninth round: `device=self.device` / `device=model.device` of an `nn.Module`
+    whose class does not say where `device` points is where its parameters are (a convention),
+    so the chain says so and the fix is never safe; a class's own place is direct evidence."""
+    for row, shown in ((68, "self.device"), (74, "model.device")):
+        finding = next(f for f in results["object_device.py"] if f.location.row == row)
+        assert "convention" in [s.kind.value for s in finding.evidence]
+        assert finding.fix is None or finding.fix.applicability.value == "unsafe"
+        assert any(f"allocated on `{shown}` here" in s and "(`Speaker`)" in s
+                   for s in _chain(results, "object_device.py", row))
+    finding = next(f for f in results["object_device.py"] if f.location.row == 103)
+    assert "convention" not in [s.kind.value for s in finding.evidence]
