@@ -230,5 +230,10 @@ def test_a_modules_device_rests_on_the_convention(results: Dict[str, List[Findin
         assert finding.fix is None or finding.fix.applicability.value == "unsafe"
         assert any(f"allocated on `{shown}` here" in s and "(`Speaker`)" in s
                    for s in _chain(results, "object_device.py", row))
+    # Across classes (the project's summary of `Decoder.steps`): the same convention.
+    finding = next(f for f in results["object_device.py"] if f.location.row == 150)
+    assert "convention" in [s.kind.value for s in finding.evidence]
+    assert any("allocated on the device of an `nn.Module` (`Decoder`)" in s
+               for s in _chain(results, "object_device.py", 150))
     finding = next(f for f in results["object_device.py"] if f.location.row == 103)
     assert "convention" not in [s.kind.value for s in finding.evidence]

@@ -126,6 +126,7 @@ from lint_h2d.inference.resolved import (  # noqa: E402
     vllm_loader_message,
 )
 from lint_h2d.inference.values import (  # noqa: E402
+    MODULE_DEVICE_NOTE,
     MODULE_TENSOR_STEP,
     MOVED_MODULE_NOTE,
     NONE,
@@ -913,10 +914,19 @@ class _Resolver:
             return Value(Kind.DEVICE, rank, integer=bool(integer)).because(
                 self.step(f"allocated on the device of a device tensor here (`{how}`)", path, line),
                 *base.evidence)
+        module: Optional[str] = None
         if base.type_name is not None:
             place = self.field(base.type_name, "device")
             if place.kind == Kind.CPU_PLACE:
                 return Value(Kind.CPU, rank)
+            module = base.type_name if place.kind != Kind.DEVICE_PLACE else None
+        elif base_term[0] == "field" and base_term[2] == "device" and base.kind != Kind.DEVICE_PLACE:
+            module = base_term[1]  # `self.device` of a class that does not say where it points
+        if module is not None and module in self.modules:
+            # As the walk's `_module_device`: where the module's parameters are (a convention).
+            return Value(Kind.DEVICE, rank, integer=bool(integer)).because(EvidenceStep(
+                f"allocated on the device of an `nn.Module` (`{module}`) here (`{how}`), {MODULE_DEVICE_NOTE}",
+                path, line, kind=EvidenceKind.CONVENTION))
         return Value(Kind.DEVICE, rank, integer=bool(integer)).because(
             self.step(f"allocated on the device here (`{how}`)", path, line))
 

@@ -151,12 +151,14 @@ MOVED_MODULE_NOTE = "taken to run after that move (a write before it is a host w
 PROJECT_LOADER_NOTE = "taken to be one it builds there (its constructor takes those keywords and needs no other)"
 # What a step resting on a module's `device` says: `torch.zeros(n, device=self.device)` in an
 # `nn.Module` whose class does not say where `device` points (Lightning's and HF's property,
-# `next(self.parameters()).device`) allocates where the module's parameters are.
+# `next(self.parameters()).device`) allocates where the module's parameters are.  Its step is
+# a convention (`[convention]`, no safe fix) but not one of `RUNTIME_NOTES`: the allocation's
+# rank is the factory's, not a layer's, so it need not be proven as a module output's is.
 MODULE_DEVICE_NOTE = "where its parameters are, and a served model's parameters are on the accelerator"
 # Steps that rest on how serving code runs (not on the object at hand): a finding resting on
 # one says so (`[convention]`) and gets no safe fix.
 RUNTIME_NOTES = (MODULE_OUTPUT_NOTE, SAMPLING_HOOK_NOTE, COMPUTE_LOGITS_NOTE, VLLM_LOADER_NOTE, MOVED_MODULE_NOTE,
-                 PROJECT_LOADER_NOTE, MODULE_DEVICE_NOTE)
+                 PROJECT_LOADER_NOTE)
 
 
 def runtime_steps(evidence: Tuple[Any, ...]) -> Tuple[Any, ...]:
