@@ -116,6 +116,7 @@ from lint_h2d.inference.summary import (  # noqa: E402
 from lint_h2d.inference.summary import OTHER as OTHER_TERM  # noqa: E402
 from lint_h2d.inference.resolved import (  # noqa: E402
     DEFAULT_DEVICE_STEP,
+    param_key,
     NN_CONTAINERS,
     UNCALLED_NOTE,
     NN_TENSOR_MODULES,
@@ -604,7 +605,8 @@ class _Resolver:
         """What every call site in the project passes to parameter `index` of `fn`."""
         offset = 1 if fn.bound else 0
         name = fn.params[index]
-        key = ("param", fn.name, fn.bound, index - offset, name)
+        # The owner too: `__init__`'s call sites are its own class's constructions.
+        key = ("param", fn.owner if fn.name == "__init__" else None, fn.name, fn.bound, index - offset, name)
         return self._memo(key, lambda: self._param(fn, index - offset, name))
 
     def _param(self, fn: FunctionSummary, position: int, name: str) -> Value:
@@ -1183,7 +1185,7 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                 elif annotation != ("unk",) and pvalue.kind != Kind.DEVICE:
                     continue  # `x: torch.Tensor`: only "on the device" adds to the annotation
                 if _informative(pvalue):
-                    key = (fn.name, pname)
+                    key = (param_key(fn.name, fn.owner), pname)
                     params[key] = join(params[key], pvalue) if key in params else pvalue
                     if _may_hold_device(pvalue):
                         # Only inside `def <fn>(...)`: the file must define it.
