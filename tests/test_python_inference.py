@@ -284,3 +284,22 @@ def test_summary_grows_lists_and_reads_loops_over_numbers() -> None:
     assert args[2] == ("unk",)  # a loop over what nothing tells about
     # A list also holding `rows`: both elements are kept (the resolver joins them).
     assert args[3] == ("join", (("list", ("param", "f", "rows", None)), ("list", ("scalar",))))
+
+
+def test_a_modules_device_rests_on_the_convention(results: Dict[str, List[Finding]]) -> None:
+    """Issue 17, ninth round: `device=self.device` / `device=model.device` of an `nn.Module`
+    whose class does not say where `device` points is where its parameters are (a convention),
+    so the chain says so and the fix is never safe; a class's own place is direct evidence."""
+    for row, shown in ((68, "self.device"), (74, "model.device")):
+        finding = next(f for f in results["object_device.py"] if f.location.row == row)
+        assert "convention" in [s.kind.value for s in finding.evidence]
+        assert finding.fix is None or finding.fix.applicability.value == "unsafe"
+        assert any(f"allocated on `{shown}` here" in s and "(`Speaker`)" in s
+                   for s in _chain(results, "object_device.py", row))
+    # Across classes (the project's summary of `Decoder.steps`): the same convention.
+    finding = next(f for f in results["object_device.py"] if f.location.row == 150)
+    assert "convention" in [s.kind.value for s in finding.evidence]
+    assert any("allocated on the device of an `nn.Module` (`Decoder`)" in s
+               for s in _chain(results, "object_device.py", 150))
+    finding = next(f for f in results["object_device.py"] if f.location.row == 103)
+    assert "convention" not in [s.kind.value for s in finding.evidence]

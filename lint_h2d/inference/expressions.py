@@ -17,8 +17,8 @@ from lint_h2d.inference.memory import annotate as annotate_memory
 from lint_h2d.inference.names import layer
 from lint_h2d.inference.resolved import (NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK_PLUS_ONE, NN_TENSOR_MODULES,
                                          UNCALLED_NOTE, Resolved, compute_logits_message, module_step_message)
-from lint_h2d.inference.summary import NN_TENSOR_WRAPPERS, SCALAR_BUILTINS
-from lint_h2d.inference.values import (MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
+from lint_h2d.inference.summary import NN_TENSOR_WRAPPERS, SCALAR_BUILTINS, place_term
+from lint_h2d.inference.values import (MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        join, module_tensor)
 
 # Factories whose first positional arguments (or `size=`) give the shape.
@@ -474,8 +474,32 @@ def _factory(call: cst.Call, name: str, facts: Facts) -> Value:
             value = replace(value, evidence=source.evidence).because(LocalStep(
                 f"allocated on the device of a device tensor here (`torch.{name}(..., device=...)`)", call))
         else:
-            value = value.because(LocalStep(f"allocated on the device here (`torch.{name}(..., device=...)`)", call))
+            module = _module_device(device, facts) if device is not None and source is None else None
+            if module is not None and device is not None:
+                value = value.because(LocalStep(
+                    f"allocated on `{_callee_text(device)}` here (`torch.{name}(..., device=...)`): the device "
+                    f"of an `nn.Module` (`{module}`), {MODULE_DEVICE_NOTE}", call, "convention"))
+            else:
+                value = value.because(LocalStep(f"allocated on the device here (`torch.{name}(..., device=...)`)", call))
     return replace(value, integer=integer) if integer != value.integer else value
+
+
+def _module_device(device: cst.BaseExpression, facts: Facts) -> Optional[str]:
+    """The `nn.Module` class whose `device` a `device=` names (`self.device` in its methods,
+    `model.device` of an instance), when nothing says where that `device` points: it is where
+    the module's parameters are (`next(self.parameters()).device`, Lightning's and HF's
+    `device`), the accelerator under the serving convention.  None for any other object and
+    for a `device` the class assigns a place (read as that place, `place_of`)."""
+    if not (isinstance(device, cst.Attribute) and device.attr.value == "device"):
+        return None
+    if infer(device, facts).kind in (Kind.CPU_PLACE, Kind.DEVICE_PLACE):
+        return None
+    base = device.value
+    if isinstance(base, cst.Name) and base.value == facts.self_name and facts.self_class is not None:
+        cls: Optional[str] = facts.self_class
+    else:
+        cls = infer(base, facts).type_name
+    return cls if cls is not None and cls in facts.project.modules else None
 
 
 def _int_data(node: Optional[cst.BaseExpression]) -> bool:
@@ -1626,7 +1650,7 @@ def _infer(node: cst.BaseExpression, facts: Facts) -> Value:
             return NONE
         return _hinted(node.value, _by_name_convention(node.value, UNKNOWN), node, facts)
     if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
-        return OTHER
+        return _string_place(node)
     if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
         starred = any(isinstance(e, cst.StarredElement) for e in node.elements)
         if starred:
@@ -1690,6 +1714,18 @@ def _infer(node: cst.BaseExpression, facts: Facts) -> Value:
     if isinstance(node, cst.NamedExpr):
         return infer(node.value, facts)
     return UNKNOWN
+
+
+def _string_place(node: cst.BaseExpression) -> Value:
+    """A string literal: the place it names when it is a device spec (`"cpu"`, `"cuda:0"`),
+    as `torch.device(...)` of it would be, so that `self.device = "cpu"` read later as
+    `device=self.device` is the CPU (the summary's `place_term` reads it the same way); any
+    other string (and `"meta"`, no storage) is just an object."""
+    text = _string_value(node)
+    term = place_term(text) if text is not None else None
+    if term is None or term[1] == "meta":
+        return OTHER
+    return Value(Kind.CPU_PLACE if term[1] == "cpu" else Kind.DEVICE_PLACE)
 
 
 def _comprehension_element(elt: cst.BaseExpression, for_in: cst.CompFor, facts: Facts) -> Value:

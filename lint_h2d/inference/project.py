@@ -114,8 +114,10 @@ from lint_h2d.inference.summary import (  # noqa: E402
     ModuleMove,
     Term,
 )
+from lint_h2d.inference.summary import OTHER as OTHER_TERM  # noqa: E402
 from lint_h2d.inference.resolved import (  # noqa: E402
     DEFAULT_DEVICE_STEP,
+    param_key,
     NN_CONTAINERS,
     UNCALLED_NOTE,
     NN_TENSOR_MODULES,
@@ -127,6 +129,7 @@ from lint_h2d.inference.resolved import (  # noqa: E402
     vllm_loader_message,
 )
 from lint_h2d.inference.values import (  # noqa: E402
+    MODULE_DEVICE_NOTE,
     MODULE_TENSOR_STEP,
     MOVED_MODULE_NOTE,
     NONE,
@@ -725,7 +728,8 @@ class _Resolver:
         """What every call site in the project passes to parameter `index` of `fn`."""
         offset = 1 if fn.bound else 0
         name = fn.params[index]
-        key = ("param", fn.name, fn.bound, index - offset, name)
+        # The owner too: `__init__`'s call sites are its own class's constructions.
+        key = ("param", fn.owner if fn.name == "__init__" else None, fn.name, fn.bound, index - offset, name)
         return self._memo(key, lambda: self._param(fn, index - offset, name))
 
     def passed(self, fn: FunctionSummary, index: int) -> Value:
@@ -1019,6 +1023,8 @@ class _Resolver:
                     if fn.annotations[index] == ("tensor", None) and not value.kind.is_tensor \
                             and not value.none:
                         return Value(Kind.TENSOR)  # `x: torch.Tensor`, the call sites tell nothing
+                    if fn.annotations[index] == OTHER_TERM and value.kind not in (Kind.CPU_PLACE, Kind.DEVICE_PLACE):
+                        return OTHER  # `device: str`: an object, unless every call names one place
                     return value
             return UNKNOWN
         return UNKNOWN
@@ -1063,22 +1069,33 @@ class _Resolver:
         return Value(Kind.DEVICE, forward.rank if forward.kind == Kind.TENSOR else None).because(step)
 
     def _on(self, term: Term, path: str, owner: Optional[str]) -> Value:
-        """`torch.zeros(n, device=x.device)`: on `x`'s device.  A parameter or a tensor with
+        """`torch.zeros(n, device=x.device)`: on `x`'s device (`device=self.device`: `base_term` is
+        the class's `device` field itself, a place or unknown).  A parameter or a tensor with
         no evidence of its place is taken to be on the accelerator, as any explicit `device=`
         (the walk's `_device_kwarg_kind` reads it the same way; a summary's uncalled function
         teaches no field and no return, so the walk's exception for them is not needed here)."""
         _, base_term, rank, line, how, integer = term
         base = self.eval(base_term, path, owner)
-        if base.kind == Kind.CPU:
+        if base.kind in (Kind.CPU, Kind.CPU_PLACE):
+            # `x.device` of a CPU tensor, or `self.device` that the class points at the CPU.
             return Value(Kind.CPU, rank)
         if base.kind == Kind.DEVICE:
             return Value(Kind.DEVICE, rank, integer=bool(integer)).because(
                 self.step(f"allocated on the device of a device tensor here (`{how}`)", path, line),
                 *base.evidence)
+        module: Optional[str] = None
         if base.type_name is not None:
             place = self.field(base.type_name, "device")
             if place.kind == Kind.CPU_PLACE:
                 return Value(Kind.CPU, rank)
+            module = base.type_name if place.kind != Kind.DEVICE_PLACE else None
+        elif base_term[0] == "field" and base_term[2] == "device" and base.kind != Kind.DEVICE_PLACE:
+            module = base_term[1]  # `self.device` of a class that does not say where it points
+        if module is not None and module in self.modules:
+            # As the walk's `_module_device`: where the module's parameters are (a convention).
+            return Value(Kind.DEVICE, rank, integer=bool(integer)).because(EvidenceStep(
+                f"allocated on the device of an `nn.Module` (`{module}`) here (`{how}`), {MODULE_DEVICE_NOTE}",
+                path, line, kind=EvidenceKind.CONVENTION))
         return Value(Kind.DEVICE, rank, integer=bool(integer)).because(
             self.step(f"allocated on the device here (`{how}`)", path, line))
 
@@ -1343,7 +1360,9 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
             convention = attr == "gpu" or attr + "_cpu" in attrs or attr.endswith(("_cpu", "_host"))
             if attr in API_NAMES and _may_hold_device(value):
                 continue  # see API_NAMES
-            if _informative(value) and (convention or _worth_keeping(value)):
+            # A `device` that is a place: `device=self.device` / `device=obj.device` is there.
+            place = attr == "device" and value.kind in (Kind.CPU_PLACE, Kind.DEVICE_PLACE)
+            if _informative(value) and (convention or place or _worth_keeping(value)):
                 fields.setdefault(name, {})[attr] = value
                 if _may_hold_device(value):
                     device_names.add(attr)  # read as `.attr`
@@ -1394,7 +1413,7 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                 elif annotation != ("unk",) and pvalue.kind != Kind.DEVICE:
                     continue  # `x: torch.Tensor`: only "on the device" adds to the annotation
                 if _informative(pvalue):
-                    key = (fn.name, pname)
+                    key = (param_key(fn.name, fn.owner), pname)
                     params[key] = join(params[key], pvalue) if key in params else pvalue
                     if _may_hold_device(pvalue):
                         # Only inside `def <fn>(...)`: the file must define it.

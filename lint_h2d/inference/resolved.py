@@ -81,6 +81,13 @@ def module_dotted(path: str) -> str:
     return ".".join(parts)
 
 
+def param_key(function: str, owner: Optional[str]) -> str:
+    """The name `Resolved.params` keys a function's parameters by: its name, as its call sites
+    are found by name, but `Owner.__init__` for a constructor, whose call sites are its own
+    class's constructions (two classes' `__init__(self, device)` are told apart)."""
+    return f"{owner}.__init__" if function == "__init__" and owner is not None else function
+
+
 @dataclass(frozen=True)
 class Resolved:
     """What the project knows, resolved across files; the walk asks it, never another tree.

@@ -31,7 +31,8 @@ from lint_h2d.inference.expressions import (
 )
 from lint_h2d.findings import EvidenceStep
 from lint_h2d.inference.names import Names, copy_names, join_names, layer
-from lint_h2d.inference.resolved import DEFAULT_DEVICE_STEP, Resolved, module_dotted, sampling_hook_message, uncalled_message
+from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, Resolved, module_dotted, param_key,
+                                        sampling_hook_message, uncalled_message)
 from lint_h2d.inference.summary import sampling_hook
 from lint_h2d.inference.usage import RangeBounds
 from lint_h2d.inference.values import (MODULE_TENSOR_STEP, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
@@ -1010,7 +1011,7 @@ class ModuleWalker:
                 continue
             if kind == Kind.TENSOR and param.star == "" and param.default is None:
                 # `buf: torch.Tensor` says a tensor, not where: every call site may tell.
-                known = base.project.params.get((name, pname))
+                known = base.project.params.get((param_key(name, base.self_class), pname))
                 if known is not None and known.kind.is_tensor:
                     value = replace(known, origin=Origin.PARAM, root=pname, path=pname)
                 else:
@@ -1020,7 +1021,7 @@ class ModuleWalker:
             elif param.annotation is None and param.star == "":
                 # What every call site in the project passes (`lint_h2d.inference.project`),
                 # else what the body (`range(p)`) or an int default says.
-                known = base.project.params.get((name, pname)) or base.project.int_params.get(
+                known = base.project.params.get((param_key(name, base.self_class), pname)) or base.project.int_params.get(
                     (qualname, pname)) or (None if (qualname, pname) in base.project.passed_non_numbers
                                            else _int_default(param))
                 if known is not None:
@@ -1029,7 +1030,7 @@ class ModuleWalker:
                     value = _unplaced(value, uncalled, param)
             elif kind in (Kind.OTHER, Kind.DEVICE_PLACE) and param.star == "" and param.default is None:
                 # `device: torch.device`: where every call site points it, when they agree.
-                known = base.project.params.get((name, pname))
+                known = base.project.params.get((param_key(name, base.self_class), pname))
                 if known is not None and known.kind in (Kind.CPU_PLACE, Kind.DEVICE_PLACE):
                     value = replace(known, origin=Origin.PARAM, root=pname, path=pname)
             names[pname] = value

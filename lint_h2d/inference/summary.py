@@ -434,7 +434,9 @@ class _Builder:
             if arg.arg != self_name:
                 # `x: torch.Tensor` names no place: the call sites may (the resolver falls
                 # back to the annotation), as for an un-annotated parameter.
-                scope.params[arg.arg] = term if term not in (UNK, _TENSOR) else ("param", node.name, arg.arg, owner)
+                # So does `device: str` (or `torch.device`): its call sites may name the CPU.
+                open_term = term in (UNK, _TENSOR) or term == OTHER and _names_device(arg.arg)
+                scope.params[arg.arg] = ("param", node.name, arg.arg, owner) if open_term else term
         for arg in everything:
             if arg.arg not in scope.params and arg.arg != self_name:
                 scope.params[arg.arg] = OTHER  # *args / **kwargs: a tuple / a dict
@@ -950,6 +952,10 @@ class _Builder:
         if isinstance(device, ast.Attribute) and device.attr == "device" \
                 and not (scope.self_name is not None and _is_name(device.value, scope.self_name)):
             return ("on", self.term(device.value, scope), rank, line, how, integer)
+        if isinstance(device, ast.Attribute) and device.attr == "device" and scope.owner:
+            # `device=self.device`: where the class's `device` points (a place it assigns),
+            # else an explicit request for an accelerator (`_Resolver._on`).
+            return ("on", self.term(device, scope), rank, line, how, integer)
         return ("dev", rank, line, how, integer)
 
 
@@ -1143,6 +1149,12 @@ def _positional_fields(node: ast.ClassDef) -> Tuple[str, ...]:
             continue  # `field(init=False)`, `field(kw_only=True)`: not a positional parameter
         out.append(stmt.target.id)
     return tuple(out)
+
+
+def _names_device(name: str) -> bool:
+    """A parameter named for a device (`device`, `target_device`): what its call sites pass
+    (`"cpu"`, `torch.device("cuda")`) says where `device=device` allocates."""
+    return name == "device" or name.endswith("_device")
 
 
 def _cpu_defaults(args: ast.arguments) -> FrozenSet[str]:

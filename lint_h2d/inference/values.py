@@ -149,6 +149,12 @@ MOVED_MODULE_NOTE = "taken to run after that move (a write before it is a host w
 # building `model_class(<x>_config=..., prefix=...)` under `with target_device:`): the class
 # is chosen at run time (a registry), so a class whose constructor fits is taken to be one.
 PROJECT_LOADER_NOTE = "taken to be one it builds there (its constructor takes those keywords and needs no other)"
+# What a step resting on a module's `device` says: `torch.zeros(n, device=self.device)` in an
+# `nn.Module` whose class does not say where `device` points (Lightning's and HF's property,
+# `next(self.parameters()).device`) allocates where the module's parameters are.  Its step is
+# a convention (`[convention]`, no safe fix) but not one of `RUNTIME_NOTES`: the allocation's
+# rank is the factory's, not a layer's, so it need not be proven as a module output's is.
+MODULE_DEVICE_NOTE = "where its parameters are, and a served model's parameters are on the accelerator"
 # Steps that rest on how serving code runs (not on the object at hand): a finding resting on
 # one says so (`[convention]`) and gets no safe fix.
 RUNTIME_NOTES = (MODULE_OUTPUT_NOTE, SAMPLING_HOOK_NOTE, COMPUTE_LOGITS_NOTE, VLLM_LOADER_NOTE, MOVED_MODULE_NOTE,
