@@ -201,6 +201,7 @@ class _Resolver:
                 self._mark_on_device(built, replace(where, loader=(built, words)), depth)
         self._mark_bases_of_built(summaries)
         self.uncalled = uncalled_functions(self.functions, self.calls)
+        self.passed_through = passed_through_uncalled(self.functions, self.calls, self.uncalled)
         self.memo: Dict[Tuple[Any, ...], Value] = {}
         self.order: List[Tuple[Any, ...]] = []  # memo keys in the order they were settled
         self.pending: Set[Tuple[Any, ...]] = set()
@@ -263,7 +264,8 @@ class _Resolver:
             value = self.eval(base, path, base[3] if base[0] == "param" else None)
             if value.kind == Kind.DEVICE:
                 return "the `.device` of a device tensor"
-            if base[0] == "param" and value.kind != Kind.CPU and not _uncalled(value):
+            if base[0] == "param" and value.kind != Kind.CPU and not _uncalled(value) \
+                    and base[1] not in self.passed_through:
                 site = self._call_site(base[1], base[3], path)
                 if site is not None:
                     return f"the `.device` of parameter `{base[2]}`, {site}"
@@ -272,7 +274,8 @@ class _Resolver:
             return None
         value = self.eval(place, path, place[3])
         site = self._call_site(place[1], place[3], path)
-        if site is None or value.kind in (Kind.CPU_PLACE, Kind.CPU) or _uncalled(value):
+        if site is None or value.kind in (Kind.CPU_PLACE, Kind.CPU) or _uncalled(value) \
+                or place[1] in self.passed_through:
             return None
         return f"parameter `{place[2]}`, {site}"
 
@@ -1438,6 +1441,7 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
     return Resolved(fields, bases, classes, returns, params, int_params, frozenset(passed_non_numbers),
                     frozenset(device_names),
                     resolver.modules, forwards, uncalled=resolver.uncalled,
+                    passed_through=resolver.passed_through,
                     built_on_device=built, moved=moved, constants=constants, module_names=module_names,
                     passed_numbers=passed_numbers)
 
@@ -1483,6 +1487,44 @@ def uncalled_functions(functions: Mapping[str, Sequence[Tuple[str, FunctionSumma
     return frozenset(out)
 
 
+def passed_through_uncalled(functions: Mapping[str, Sequence[Tuple[str, FunctionSummary]]],
+                            calls: Mapping[str, Sequence[Tuple[str, CallSite]]],
+                            uncalled: FrozenSet[str]) -> Dict[str, str]:
+    """Module-level project functions whose every call passes, for each parameter a call site
+    could place (open annotation, no default), a parameter of a function in `uncalled` or of
+    one of these (`dequant(packed)` calling `unpack(packed)`, `dequant` uncalled), each mapped to
+    that function: what its parameters are is what the uncalled function's are, which no call
+    site says (`uncalled_functions`).  By name, as `uncalled_functions`: a call of any function
+    of that name counts, so one call passing anything else keeps the function out."""
+    found: Dict[str, str] = {}
+    changed = True
+    while changed:
+        changed = False
+        for name, definitions in sorted(functions.items()):
+            if name in uncalled or name in found or name not in calls or len(definitions) != 1:
+                continue
+            (_, fn), = definitions
+            open_params = [(i, p) for i, (p, a) in enumerate(zip(fn.params, fn.annotations))
+                           if a in _OPEN_ANNOTATIONS and p not in fn.defaults]
+            if fn.owner is not None or not open_params:
+                continue
+            sources: Set[str] = set()
+            for _, site in calls[name]:
+                for position, pname in open_params:
+                    term = _passed(site, pname, position)
+                    if term is None or term[0] != "param" or term[3] is not None \
+                            or not (term[1] in uncalled or term[1] in found):
+                        break
+                    sources.add(str(term[1]))
+                else:
+                    continue
+                break
+            else:
+                found[name] = min(sources)
+                changed = True
+    return found
+
+
 def _path_of(definitions: Sequence[Tuple[str, FunctionSummary]], fn: FunctionSummary) -> str:
     return next(path for path, other in definitions if other is fn)
 
@@ -1524,6 +1566,7 @@ def fingerprint_of(resolved: Resolved) -> str:
         digest.update(f"{cls}<{','.join(base)}\n".encode())
     digest.update(("modules:" + ",".join(sorted(resolved.modules))).encode())
     digest.update(("uncalled:" + ",".join(sorted(resolved.uncalled))).encode())
+    digest.update(("through:" + ",".join(f"{f}<{g}" for f, g in sorted(resolved.passed_through.items()))).encode())
     digest.update(("passed:" + ",".join(sorted(f"{fn}({p})" for fn, p in resolved.passed_non_numbers))).encode())
     for name, value in sorted(resolved.forwards.items()):
         digest.update(f"{name}.forward()={_describe(value)}\n".encode())

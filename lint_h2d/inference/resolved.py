@@ -52,6 +52,13 @@ def uncalled_message(function: str, param: str) -> str:
     return f"nothing in the project calls `{function}`: {UNCALLED_NOTE} `{param}` is"
 
 
+def passed_through_message(function: str, source: str, param: str) -> str:
+    """The step a parameter carries when every call of `function` passes a parameter of the
+    uncalled `source` (`UNCALLED_NOTE` marks it, as `uncalled_message`'s)."""
+    return (f"every call of `{function}` passes a parameter of `{source}`, which nothing in the project "
+            f"calls: {UNCALLED_NOTE} `{param}` is")
+
+
 def compute_logits_message() -> str:
     """The evidence step of `super().compute_logits(...)` in vLLM code."""
     return f"`super().compute_logits(...)`: {COMPUTE_LOGITS_NOTE}"
@@ -128,6 +135,10 @@ class Resolved:
     # and no call site in the project: nothing there says where such a parameter is (a
     # reference oracle, an entry point of the project's users or tests).
     uncalled: FrozenSet[str] = frozenset()
+    # Module-level project functions whose every call passes them parameters of an uncalled
+    # function (or of one of these), each to that function (`project.passed_through_uncalled`):
+    # their parameters are as unplaced as the uncalled function's.
+    passed_through: Mapping[str, str] = _field(default_factory=dict)
     # class → the step saying it is constructed under an accelerator default device (a
     # `with torch.device(...)` elsewhere in the project, or vLLM's model loader): a factory
     # without `device=` in its `__init__`, or in a method `__init__` calls, lands there.

@@ -32,7 +32,7 @@ from lint_h2d.inference.expressions import (
 from lint_h2d.findings import EvidenceStep
 from lint_h2d.inference.names import Names, copy_names, join_names, layer
 from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, Resolved, module_dotted, param_key,
-                                        sampling_hook_message, uncalled_message)
+                                        passed_through_message, sampling_hook_message, uncalled_message)
 from lint_h2d.inference.summary import sampling_hook
 from lint_h2d.inference.usage import RangeBounds
 from lint_h2d.inference.values import (MODULE_TENSOR_STEP, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
@@ -851,13 +851,18 @@ def _params(fn: cst.FunctionDef) -> List[cst.Param]:
     return out
 
 
-def _unplaced(value: Value, uncalled: Optional[str], param: cst.Param) -> Value:
-    """A parameter of the uncalled function `uncalled` (None: a called one), marked so that
+def _unplaced(value: Value, uncalled: Optional[Tuple[str, Optional[str]]], param: cst.Param) -> Value:
+    """A parameter of the uncalled function `uncalled[0]` (None: a called one), marked so that
     `device=p.device` is not read as an explicit accelerator: no call site says where `p` is,
-    and functions nothing calls are often CPU reference oracles (`expressions.unplaced`)."""
+    and functions nothing calls are often CPU reference oracles (`expressions.unplaced`).
+    `uncalled[1]`: the uncalled function whose parameters every call passes it, if it is called
+    (`Resolved.passed_through`)."""
     if uncalled is None:
         return value
-    return value.because(LocalStep(uncalled_message(uncalled, param.name.value), param))
+    function, source = uncalled
+    message = uncalled_message(function, param.name.value) if source is None \
+        else passed_through_message(function, source, param.name.value)
+    return value.because(LocalStep(message, param))
 
 
 def _int_default(param: cst.Param) -> Optional[Value]:
@@ -977,7 +982,12 @@ class ModuleWalker:
         # A module-level function no call in the project names: its parameters' places are
         # unknown.  Not in a module written against vLLM: the engine calls its builders and
         # hooks (vLLM's MiniMax builder allocates `cu_seqlens_k` on `kv_lens.device`).
-        uncalled = name if parent == "<module>" and name in base.project.uncalled and not base.vllm else None
+        uncalled: Optional[Tuple[str, Optional[str]]] = None
+        if parent == "<module>" and not base.vllm:
+            if name in base.project.uncalled:
+                uncalled = (name, None)
+            elif name in base.project.passed_through:
+                uncalled = (name, base.project.passed_through[name])
         for i, param in enumerate(params):
             pname = param.name.value
             if self_name is not None and i == 0 and pname == self_name:
