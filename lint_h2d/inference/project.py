@@ -1555,31 +1555,32 @@ def fingerprint_of(resolved: Resolved) -> str:
     digest = hashlib.sha256()
     for cls in sorted(resolved.fields):
         for attr, value in sorted(resolved.fields[cls].items()):
-            digest.update(f"{cls}.{attr}={_describe(value)}\n".encode())
+            digest.update(f"{cls}.{attr}={_describe(value)}\n".encode("utf-8", "surrogateescape"))
     for name, value in sorted(resolved.returns.items()):
-        digest.update(f"{name}()={_describe(value)}\n".encode())
+        digest.update(f"{name}()={_describe(value)}\n".encode("utf-8", "surrogateescape"))
     for (fn, pname), value in sorted(resolved.params.items()):
-        digest.update(f"{fn}({pname})={_describe(value)}\n".encode())
+        digest.update(f"{fn}({pname})={_describe(value)}\n".encode("utf-8", "surrogateescape"))
     for (fn, pname), value in sorted(resolved.int_params.items()):
-        digest.update(f"{fn}({pname}:int)={_describe(value)}\n".encode())
+        digest.update(f"{fn}({pname}:int)={_describe(value)}\n".encode("utf-8", "surrogateescape"))
     for cls, base in sorted(resolved.bases.items()):
-        digest.update(f"{cls}<{','.join(base)}\n".encode())
-    digest.update(("modules:" + ",".join(sorted(resolved.modules))).encode())
-    digest.update(("uncalled:" + ",".join(sorted(resolved.uncalled))).encode())
-    digest.update(("through:" + ",".join(f"{f}<{g}" for f, g in sorted(resolved.passed_through.items()))).encode())
-    digest.update(("passed:" + ",".join(sorted(f"{fn}({p})" for fn, p in resolved.passed_non_numbers))).encode())
+        digest.update(f"{cls}<{','.join(base)}\n".encode("utf-8", "surrogateescape"))
+    digest.update(("modules:" + ",".join(sorted(resolved.modules))).encode("utf-8", "surrogateescape"))
+    digest.update(("uncalled:" + ",".join(sorted(resolved.uncalled))).encode("utf-8", "surrogateescape"))
+    digest.update(("through:" + ",".join(f"{f}<{g}" for f, g in sorted(resolved.passed_through.items()))).encode("utf-8", "surrogateescape"))
+    digest.update(("passed:" + ",".join(sorted(f"{fn}({p})" for fn, p in resolved.passed_non_numbers))).encode("utf-8", "surrogateescape"))
     for name, value in sorted(resolved.forwards.items()):
-        digest.update(f"{name}.forward()={_describe(value)}\n".encode())
+        digest.update(f"{name}.forward()={_describe(value)}\n".encode("utf-8", "surrogateescape"))
     for name, step in sorted(resolved.built_on_device.items()):
-        digest.update(f"built:{name}={step.path}:{step.row}:{step.message}\n".encode())
+        digest.update(f"built:{name}={step.path}:{step.row}:{step.message}\n".encode("utf-8", "surrogateescape"))
     for name, step in sorted(resolved.moved.items()):
-        digest.update(f"moved:{name}={step.path}:{step.row}:{step.message}\n".encode())
+        digest.update(f"moved:{name}={step.path}:{step.row}:{step.message}\n".encode("utf-8", "surrogateescape"))
     for (fn, pname), value in sorted(resolved.passed_numbers.items()):
-        digest.update(f"{fn}({pname}=)={_describe(value)}\n".encode())
+        digest.update(f"{fn}({pname}=)={_describe(value)}\n".encode("utf-8", "surrogateescape"))
     for module, bound in sorted(resolved.constants.items()):
         for name, value in sorted(bound.items()):
-            digest.update(f"const:{module}.{name}={_describe(value)}\n".encode())
-    digest.update(("module_names:" + ",".join(sorted(resolved.module_names))).encode())
+            digest.update(f"const:{module}.{name}={_describe(value)}\n".encode("utf-8", "surrogateescape"))
+    # Module names come from file paths, which may hold undecodable bytes (surrogates).
+    digest.update(("module_names:" + ",".join(sorted(resolved.module_names))).encode("utf-8", "surrogateescape"))
     return digest.hexdigest()[:16]
 
 
