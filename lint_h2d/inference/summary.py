@@ -21,7 +21,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union
+from typing import AbstractSet, Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 Term = Tuple[Any, ...]
 
@@ -318,6 +318,9 @@ class _Builder:
         self.loops: Dict[str, ast.expr] = {}
         # Module-level names bound to numbers or displays of them (`FileSummary.constants`).
         self.constants: List[Tuple[str, int, str]] = []
+        # A statement's own calls (`_calls_in_statement`), by the statement's id: its call sites
+        # and what the function calls (`_invoked`) both read them (the tree outlives the build).
+        self._calls: Dict[int, List[ast.Call]] = {}
 
     # -- structure ---------------------------------------------------------------------
     def module(self, tree: ast.Module) -> None:
@@ -497,15 +500,22 @@ class _Builder:
                         constructs.append(term[1])
         # `return cls(x=...)` / `cls(...)` in a classmethod: the keywords are fields.
         if classmethod and cls is not None:
-            for call in _calls_in_statement(stmt):
+            for call in self.calls_of(stmt):
                 if isinstance(call.func, ast.Name) and call.func.id in (self_name, cls.name):
                     for kw in call.keywords:
                         if kw.arg is not None:
                             fields.append((kw.arg, self.term(kw.value, scope)))
 
     # -- call sites and contexts --------------------------------------------------------
+    def calls_of(self, stmt: ast.stmt) -> List[ast.Call]:
+        """`_calls_in_statement(stmt)`, computed once per statement."""
+        found = self._calls.get(id(stmt))
+        if found is None:
+            found = self._calls[id(stmt)] = _calls_in_statement(stmt)
+        return found
+
     def calls_in(self, stmt: ast.stmt, scope: _Scope) -> None:
-        for call in _calls_in_statement(stmt):
+        for call in self.calls_of(stmt):
             func = call.func
             how = _accelerator_move(call, scope)
             if how is not None and isinstance(func, ast.Attribute):
@@ -579,7 +589,7 @@ class _Builder:
                 if isinstance(stmt, (ast.With, ast.AsyncWith)) and any(
                         self._names_device(i.context_expr, scope) for i in stmt.items):
                     continue
-                for call in _calls_in_statement(stmt):
+                for call in self.calls_of(stmt):
                     func = call.func
                     if isinstance(func, ast.Name):
                         name = self.aliases.get(func.id, func.id) if not scope.env.get(func.id) else func.id
@@ -1667,19 +1677,38 @@ _MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "po
                        "remove", "sort", "reverse", "__setitem__"})
 
 
-def _mutated_names(tree: ast.Module) -> FrozenSet[str]:
-    """Names the file may rebind from a function (`global X`) or change in place (`X[k] = v`,
-    `del X[k]`, `X.update(...)`, `X += [...]` on a list): their module-level value is no constant."""
+def _mutated_names(tree: ast.Module, names: AbstractSet[str]) -> FrozenSet[str]:
+    """Of `names`, those the file may rebind from a function (`global X`), change in place
+    (`X[k] = v`, `del X[k]`, `X.update(...)`, `X += [...]` on a list) or define (`def X`,
+    `class X`): their module-level value is no constant.
+
+    One pass over the tree's nodes, by an explicit stack over `_fields` (`ast.walk`'s
+    generators cost three times as much: this ran for every file of the project)."""
     out: Set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Global):
-            out.update(node.names)
-        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)) \
-                and isinstance(node.value, ast.Name):
-            out.add(node.value.id)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                and node.func.attr in _MUTATORS and isinstance(node.func.value, ast.Name):
-            out.add(node.func.value.id)
+    stack: List[ast.AST] = [tree]
+    leaves = (ast.Name, ast.Constant, ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is ast.Global:
+            out.update(n for n in node.names if n in names)  # type: ignore[attr-defined]
+        elif kind is ast.Subscript:
+            value = node.value  # type: ignore[attr-defined]
+            if isinstance(value, ast.Name) and value.id in names and isinstance(node.ctx, (ast.Store, ast.Del)):  # type: ignore[attr-defined]
+                out.add(value.id)
+        elif kind is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            if isinstance(func, ast.Attribute) and func.attr in _MUTATORS and isinstance(func.value, ast.Name) \
+                    and func.value.id in names:
+                out.add(func.value.id)
+        elif isinstance(node, _DEFINITIONS) and node.name in names:
+            out.add(node.name)
+        for field_name in node._fields:
+            child = getattr(node, field_name, None)
+            if isinstance(child, list):
+                stack.extend(c for c in child if isinstance(c, ast.AST) and not isinstance(c, leaves))
+            elif isinstance(child, ast.AST) and not isinstance(child, leaves):
+                stack.append(child)
     return frozenset(out)
 
 
@@ -1708,7 +1737,6 @@ def _module_constants(tree: ast.Module, own: Sequence[ast.stmt], env: Dict[str, 
     """`FileSummary.constants`: the module-level names bound only to Python numbers or to
     displays of them, with the line of their first binding.  What another file imports by
     name is then a number there (`from .prompt import AUDIO_CODE_OFFSET`)."""
-    mutated = _mutated_names(tree)
     lines: Dict[str, int] = {}
     for stmt in own:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] \
@@ -1716,16 +1744,16 @@ def _module_constants(tree: ast.Module, own: Sequence[ast.stmt], env: Dict[str, 
         for target in targets:
             if isinstance(target, ast.Name):
                 lines.setdefault(target.id, stmt.lineno)
-    defined = {node.name for node in ast.walk(tree) if isinstance(node, _DEFINITIONS)}
-    out: List[Tuple[str, int, str]] = []
+    found: List[Tuple[str, int, str]] = []
     for name, line in sorted(lines.items(), key=lambda item: item[1]):
         values = env.get(name)
-        if name in mutated or name in defined or not values:
-            continue
-        shape = _constant_shape(values, term_of)
+        shape = _constant_shape(values, term_of) if values else None
         if shape is not None:
-            out.append((name, line, shape))
-    return out
+            found.append((name, line, shape))
+    if not found:
+        return []  # most files: no walk of the whole tree
+    excluded = _mutated_names(tree, {name for name, _, _ in found})
+    return [entry for entry in found if entry[0] not in excluded]
 
 
 def _loop_targets(stmt: ast.stmt) -> List[ast.AST]:
