@@ -7,7 +7,8 @@ resolver.
 from __future__ import annotations
 
 from dataclasses import dataclass, field as _field
-from typing import Callable, FrozenSet, Mapping, Optional, Set, Tuple
+from functools import cached_property
+from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
 
 from lint_h2d.findings import EvidenceStep
 from lint_h2d.inference.values import (COMPUTE_LOGITS_NOTE, MODULE_OUTPUT_NOTE, SAMPLING_HOOK_NOTE, VLLM_LOADER_NOTE, Value,
@@ -193,8 +194,12 @@ class Resolved:
         None when no project module matches."""
         if not module:
             return None
-        matching = [m for m in self.module_names
-                    if m == module or m.endswith("." + module) or ("." in m and module.endswith("." + m))]
+        # `m == module` or `m` ends with `.module`: the modules whose dotted suffixes hold it;
+        # `module` ends with `.m` (a dotted `m`): its own proper suffixes that are modules.
+        matching = set(self._by_suffix.get(module, ()))
+        parts = module.split(".")
+        matching.update(s for s in (".".join(parts[i:]) for i in range(1, len(parts) - 1))
+                        if s in self.module_names)
         if not matching:
             return None
         found = [self.constants.get(m, {}).get(name) for m in sorted(matching)]
@@ -203,6 +208,17 @@ class Resolved:
                                 or (v.key is None) != (first.key is None) for v in found):
             return None
         return first
+
+    @cached_property
+    def _by_suffix(self) -> Dict[str, List[str]]:
+        """Each dotted suffix of a project module (`c`, `b.c`, `a.b.c` of `a.b.c`) → the modules
+        ending with it, for `constant` (a scan of every module per import cost seconds on vLLM)."""
+        out: Dict[str, List[str]] = {}
+        for name in self.module_names:
+            parts = name.split(".")
+            for i in range(len(parts)):
+                out.setdefault(".".join(parts[i:]), []).append(name)
+        return out
 
     def knows_class(self, cls: str) -> bool:
         return cls in self.classes
