@@ -17,7 +17,7 @@ from lint_h2d.inference.memory import annotate as annotate_memory
 from lint_h2d.inference.names import layer
 from lint_h2d.inference.resolved import (NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK_PLUS_ONE, NN_TENSOR_MODULES,
                                          UNCALLED_NOTE, Resolved, compute_logits_message, module_step_message)
-from lint_h2d.inference.summary import NN_TENSOR_WRAPPERS, SCALAR_BUILTINS, place_term
+from lint_h2d.inference.summary import CONCATENATIONS, NN_TENSOR_WRAPPERS, PROGRESS_BARS, SCALAR_BUILTINS, place_term
 from lint_h2d.inference.values import (MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        join, module_tensor)
 
@@ -914,7 +914,7 @@ def _call(call: cst.Call, facts: Facts) -> Value:
             return _zip(call, facts)
         if name == "range" and name not in facts.names:
             return Value(Kind.OTHER, element=SCALAR)
-        if name in _PROGRESS_BARS and _imported_name(name, facts):
+        if name in PROGRESS_BARS and _imported_name(name, facts):
             return _progress_bar(name, call, facts)
         if name in _SAME_ELEMENTS and name not in facts.names and len(call.args) == 1 \
                 and call.args[0].keyword is None and not call.args[0].star:
@@ -1031,16 +1031,11 @@ def _project_call(key: str, shown: str, call: cst.Call, facts: Facts) -> Value:
     return replace(found, origin=Origin.LOCAL, root=None, path=None)
 
 
-# `tqdm(xs)` yields what `xs` yields (a progress bar around the iteration); `trange(n)` is
-# `tqdm(range(n))`.  The names as `from tqdm import tqdm` / `from tqdm.auto import trange` bind them.
-_PROGRESS_BARS = frozenset({"tqdm", "trange"})
-
-
 def progress_bar(node: cst.BaseExpression, facts: Facts) -> Optional[Value]:
     """What `tqdm(xs)` / `trange(n)` iterates as (the imported names, not a local or project
     definition of the same name); None for any other expression.  `with tqdm(xs) as bar:` binds
     the bar itself: its `__enter__` returns it."""
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in _PROGRESS_BARS \
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in PROGRESS_BARS \
             and _imported_name(node.func.value, facts):
         return _progress_bar(node.func.value, node, facts)
     return None
@@ -1120,8 +1115,6 @@ RANK_KEEPING_FUNCTIONS = frozenset({
     "argsort", "cumsum", "cumprod", "abs", "neg", "clamp", "clip", "exp", "log", "sqrt", "sigmoid",
     "softmax", "log_softmax", "flip", "roll", "index_select", "masked_fill",
 })
-# Concatenation: the inputs' rank (PyTorch requires every input to have it).
-CONCATENATIONS = frozenset({"cat", "concat", "concatenate"})
 # Reductions that, along one dimension, drop it (or keep it as 1 with `keepdim=True`).
 DIM_REDUCTIONS = frozenset({"sum", "mean", "prod", "logsumexp"})
 

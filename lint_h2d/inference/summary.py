@@ -79,8 +79,9 @@ _RANK_KEEPING = frozenset({
     "neg", "masked_fill", "flip", "roll", "clamp", "clip", "type_as", "index_select", "cumsum", "cumprod",
 })
 # `torch.cat((a, b), dim)` and its aliases: a `cat` term, where its first input is, of the
-# inputs' rank when every one has it (the walk reads them the same way: `expressions`).
-_CONCATENATIONS = frozenset({"cat", "concat", "concatenate"})
+# inputs' rank when every one has it (the walk reads the same table: `expressions`; PyTorch
+# requires every input to have that rank).
+CONCATENATIONS = frozenset({"cat", "concat", "concatenate"})
 # `torch.nn` classes that wrap a tensor rather than compute: the value is the wrapped tensor
 # (the walk reads the same table: `expressions`).
 NN_TENSOR_WRAPPERS = frozenset({"Parameter", "Buffer"})
@@ -781,7 +782,7 @@ class _Builder:
             if func.id == _ELEMENT_OF:
                 # A `for` target: a number where the iterable holds numbers, else unknown.
                 return SCALAR if self._iterated(node.args[0], scope) == SCALAR else UNK
-            if func.id in _PROGRESS_BARS and func.id not in scope.env and func.id not in scope.params:
+            if func.id in PROGRESS_BARS and func.id not in scope.env and func.id not in scope.params:
                 held = self._iterated(node.args[0], scope) if func.id == "tqdm" and node.args \
                     and not isinstance(node.args[0], ast.Starred) else SCALAR if func.id == "trange" else None
                 return ("list", held if held is not None else UNK)
@@ -794,10 +795,7 @@ class _Builder:
             if func.id in ("list", "tuple", "sorted", "reversed") and func.id not in scope.env \
                     and len(node.args) == 1 and not isinstance(node.args[0], ast.Starred):
                 # `tuple(xs)`, `sorted(xs, key=...)`: xs's elements; `list(range(n))`: ints.
-                source = node.args[0]
-                if isinstance(source, ast.Call) and _is_name(source.func, "range") and "range" not in scope.env:
-                    return ("list", SCALAR)
-                element = _list_element(self.term(source, scope))
+                element = self._iterated(node.args[0], scope)
                 return ("list", element if element is not None else UNK)
             if func.id in ("zip", "enumerate", "list", "tuple", "sorted", "reversed"):
                 return ("list", UNK)
@@ -832,7 +830,7 @@ class _Builder:
                 # accelerator's ordinal).
                 inner = self.term(node.args[0], scope)
                 return inner if inner[0] == "place" else ACCELERATOR_PLACE if inner == SCALAR else UNK
-            if method in _CONCATENATIONS and node.args and isinstance(node.args[0], (ast.List, ast.Tuple)) \
+            if method in CONCATENATIONS and node.args and isinstance(node.args[0], (ast.List, ast.Tuple)) \
                     and node.args[0].elts and not any(isinstance(e, ast.Starred) for e in node.args[0].elts):
                 # `torch.cat((a, b), dim)`: where `a` is, of the inputs' rank when they agree.
                 return ("cat", tuple(self.term(e, scope) for e in node.args[0].elts))
@@ -1627,12 +1625,13 @@ def _collect_env(body: Sequence[ast.stmt], env: Dict[str, List[ast.expr]],
 # The name of the synthetic call `_collect_env` binds a `for` loop's target to: an element of
 # the loop's iterable (no identifier can spell it).
 _ELEMENT_OF = "<element of>"
-# `tqdm(xs)` iterates `xs`'s elements, `trange(n)` ints (mirrors `expressions._PROGRESS_BARS`).
-_PROGRESS_BARS = frozenset({"tqdm", "trange"})
+# `tqdm(xs)` yields what `xs` yields (a progress bar around the iteration); `trange(n)` is
+# `tqdm(range(n))` (the walk reads the same table: `expressions.progress_bar`).
+PROGRESS_BARS = frozenset({"tqdm", "trange"})
 
 
 def _progress_bar(node: ast.expr) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _PROGRESS_BARS
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in PROGRESS_BARS
 
 
 _DISPLAYS = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp)
