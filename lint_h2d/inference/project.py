@@ -729,19 +729,14 @@ class _Resolver:
 
     def param(self, fn: FunctionSummary, index: int) -> Value:
         """What every call site in the project passes to parameter `index` of `fn`."""
-        offset = 1 if fn.bound else 0
-        name = fn.params[index]
-        # The owner too: `__init__`'s call sites are its own class's constructions.
-        key = ("param", fn.owner if fn.name == "__init__" else None, fn.name, fn.bound, index - offset, name)
-        return self._memo(key, lambda: self._param(fn, index - offset, name))
+        name, position = _at_call(fn, index)
+        return self._memo(_call_key("param", fn, index), lambda: self._param(fn, position, name))
 
     def passed(self, fn: FunctionSummary, index: int) -> Value:
         """What every call site that passes parameter `index` of `fn` (one with a default)
         passes: the calls that omit it leave the default, which the walk reads itself."""
-        offset = 1 if fn.bound else 0
-        name = fn.params[index]
-        key = ("passed", fn.name, fn.bound, index - offset, name)
-        return self._memo(key, lambda: self._param(fn, index - offset, name, omitted=True))
+        name, position = _at_call(fn, index)
+        return self._memo(_call_key("passed", fn, index), lambda: self._param(fn, position, name, omitted=True))
 
     def _param(self, fn: FunctionSummary, position: int, name: str, omitted: bool = False) -> Value:
         """`omitted`: the parameter has a default, and the calls that leave it out (or are
@@ -832,8 +827,7 @@ class _Resolver:
         """Whether some call site in the project passes parameter `index` of `fn` (one with a
         default) a value that is no Python number (`_no_number`).  The calls that leave it out
         take the default; an unknown value refutes nothing."""
-        offset = 1 if fn.bound else 0
-        name, position = fn.params[index], index - offset
+        name, position = _at_call(fn, index)
         for path, site in self._sites(fn)[:200]:
             term = _passed(site, name, position)
             if term is not None and _no_number(self.eval(term, path, None)):
@@ -1260,6 +1254,21 @@ def _vague(value: Value) -> bool:
     """A field value that says no more than an annotation would (an unknown, a bare tensor)."""
     return value.kind in (Kind.UNKNOWN, Kind.TENSOR) and value.rank is None \
         and value.type_name is None and value.element is None
+
+
+def _at_call(fn: FunctionSummary, index: int) -> Tuple[str, int]:
+    """Parameter `index` of `fn` as a call site passes it: its name, and its position among the
+    call's positional arguments (a bound method's `self` is not one)."""
+    return fn.params[index], index - (1 if fn.bound else 0)
+
+
+def _call_key(kind: str, fn: FunctionSummary, index: int) -> Tuple[Any, ...]:
+    """The memo key of what call sites pass parameter `index` of `fn` (`_Resolver.param`,
+    `passed`): by name, as the call sites are found (`_sites`), but with the owner for an
+    `__init__`, whose call sites are its own class's constructions (two classes'
+    `__init__(self, device)` are told apart, as `resolved.param_key` keys them)."""
+    name, position = _at_call(fn, index)
+    return (kind, fn.owner if fn.name == "__init__" else None, fn.name, fn.bound, position, name)
 
 
 def _passed(site: CallSite, name: str, position: int) -> Optional[Term]:
