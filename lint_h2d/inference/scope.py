@@ -615,6 +615,7 @@ class _Walker:
             )
             # Evaluate every right-hand element before binding any (`a, b = b, a`).
             pairs: List[Tuple[cst.BaseExpression, Value, Optional[cst.BaseExpression]]] = []
+            unpacked = _unpacked(value)  # what every position gets, when the elements are alike
             for i, element in enumerate(elements):
                 if isinstance(element, cst.StarredElement):
                     pairs.append((element.value, OTHER, None))
@@ -629,8 +630,8 @@ class _Walker:
                     item_value = value.items[i]  # `for slot, n, _ in slots`, `a, b = pair`
                 elif value.kind == Kind.OTHER and value.length == 2 and i == 0:
                     item_value = SCALAR  # enumerate()
-                elif not starred and _unpacked(value) is not None:
-                    item_value = _unpacked(value) or UNKNOWN  # `a, b = make_pair()`, `for r, c in pairs`
+                elif not starred and unpacked is not None:
+                    item_value = unpacked  # `a, b = make_pair()`, `for r, c in pairs`
                     if item_value.kind == Kind.SCALAR:
                         shown = dotted_name(element.value) or "the target"
                         item_value = item_value.because(LocalStep(
