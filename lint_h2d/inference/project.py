@@ -724,8 +724,28 @@ class _Resolver:
             elif value.type_name is not None and not value.evidence:
                 value = value.because(EvidenceStep(
                     f"`{_qual(fn)}()` returns a `{value.type_name}`", path, fn.line))
+            items = self._return_items(fn, path)
+            if items is not None and value.kind == Kind.OTHER:
+                value = replace(value, items=items)
             found = value if found is None else join(found, value)
         return found if found is not None else UNKNOWN
+
+    def _return_items(self, fn: FunctionSummary, path: str) -> Optional[Tuple[Value, ...]]:
+        """What each position of the tuple `fn` returns (`return buf, n` on every path): a
+        caller's `buf, n = fn()` binds each name to its own position.  A device tensor's
+        position says so (evidence).  None where the summary holds no positions."""
+        if not fn.return_items:
+            return None
+        positions: List[Value] = []
+        for k in range(len(fn.return_items[0])):
+            value = self.eval(fn.return_items[0][k], path, fn.owner)
+            for display in fn.return_items[1:]:
+                value = join(value, self.eval(display[k], path, fn.owner))
+            if value.kind == Kind.DEVICE:
+                value = value.because(EvidenceStep(
+                    f"`{_qual(fn)}()` returns a device tensor as position {k} of its tuple", path, fn.line))
+            positions.append(value)
+        return tuple(positions)
 
     def param(self, fn: FunctionSummary, index: int) -> Value:
         """What every call site in the project passes to parameter `index` of `fn`."""
@@ -1597,5 +1617,7 @@ def _describe(value: Value) -> str:
     parts = [value.kind.name, str(value.rank), str(value.type_name), str(value.integer)]
     if value.element is not None:
         parts.append("[" + _describe(value.element) + "]")
+    if value.items is not None:
+        parts.append("(" + ",".join(_describe(v) for v in value.items) + ")")
     parts.extend(f"{s.path}:{s.row}:{s.message}" for s in value.evidence if isinstance(s, EvidenceStep))
     return "|".join(parts)

@@ -138,6 +138,10 @@ class FunctionSummary:
     # Calls under the body's own `with torch.device(...)` are left out: that block decides.
     called: Tuple[Tuple[str, int], ...] = ()
     self_called: Tuple[Tuple[str, int], ...] = ()
+    # Where every returned value is a tuple display of one length (`return buf, n`): each
+    # display's positions, so that `buf, n = f()` at a caller binds each name to its own
+    # position rather than to what all positions share (`returns` joins them).  () else.
+    return_items: Tuple[Tuple[Term, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -206,7 +210,8 @@ class FileSummary:
                            list(f.returns), f.return_annotation, list(f.int_params), list(f.seq_params),
                            list(f.defaults), list(f.int_defaults)]
                           + ([[list(c) for c in f.called], [list(c) for c in f.self_called]]
-                             if f.called or f.self_called else [])
+                             if f.called or f.self_called or f.return_items else [])
+                          + ([[list(r) for r in f.return_items]] if f.return_items else [])
                           for f in self.functions],
             "calls": [[c.callee, c.bound, c.line, list(c.args), [[k, t] for k, t in c.keywords], c.starred]
                       for c in self.calls],
@@ -226,7 +231,8 @@ def from_json(path: str, data: Dict[str, Any]) -> FileSummary:
         tuple(FunctionSummary(n, o, ln, tuple(p), tuple(_tuple(a) for a in an), bd,
                               tuple(_tuple(r) for r in rs), _tuple(ra), tuple(ip), tuple(sp), tuple(df),
                               tuple(rest[0]) if rest else (),
-                              *(tuple((c, cl) for c, cl in calls) for calls in rest[1:3]))
+                              *(tuple((c, cl) for c, cl in calls) for calls in rest[1:3]),
+                              *(tuple(tuple(_tuple(t) for t in r) for r in items) for items in rest[3:4]))
               for n, o, ln, p, an, bd, rs, ra, ip, sp, df, *rest in data.get("functions", ())),
         tuple(CallSite(c, bd, ln, tuple(_tuple(a) for a in args), tuple((k, _tuple(t)) for k, t in kws), st)
               for c, bd, ln, args, kws, st in data.get("calls", ())),
@@ -453,10 +459,13 @@ class _Builder:
         _collect_env(node.body, scope.env, own)
         self._device_calls(own, scope)
         returns: List[Term] = []
+        displays: List[ast.Tuple] = []
         seqs: Set[str] = set()
         for stmt in own:
             if isinstance(stmt, ast.Return) and stmt.value is not None and not _is_none(stmt.value):
                 returns.append(self.term(stmt.value, scope))
+                if isinstance(stmt.value, ast.Tuple):
+                    displays.append(stmt.value)
             if fields is not None and self_name is not None:
                 self._self_fields(stmt, scope, self_name, "classmethod" in decorators, fields,
                                   constructs if constructs is not None else [], cls)
@@ -468,8 +477,17 @@ class _Builder:
             node.name, owner, node.lineno, params, tuple(annotations),
             bound and "staticmethod" not in decorators, tuple(returns), ret,
             tuple(sorted(scope.ints)), tuple(sorted(seqs)), _with_defaults(args), _with_defaults(args, ints=True),
-            called, self_called,
+            called, self_called, self._return_items(displays, len(returns), scope),
         ))
+
+    def _return_items(self, displays: Sequence[ast.Tuple], returned: int, scope: _Scope) -> Tuple[Tuple[Term, ...], ...]:
+        """Each tuple display's position terms, where every returned value is a display of one
+        length without `*` (`return buf, n`): a caller's `buf, n = f()` reads its position.  A
+        function that also returns anything else (a name, a call) says nothing by position."""
+        if not displays or len(displays) != returned or len({len(d.elts) for d in displays}) != 1 \
+                or any(isinstance(e, ast.Starred) for d in displays for e in d.elts) or len(displays[0].elts) < 2:
+            return ()
+        return tuple(tuple(self.term(e, scope) for e in d.elts) for d in displays)
 
     def _self_fields(self, stmt: ast.stmt, scope: _Scope, self_name: str, classmethod: bool,
                      fields: List[Tuple[str, Term]], constructs: List[str],
