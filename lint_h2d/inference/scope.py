@@ -1141,6 +1141,7 @@ class ModuleWalker:
             # round assumes nothing: the plain second pass).
             assumed = {} if round_ >= 3 else {a: v for a, v in assumed.items() if a not in refuted}
             attributes = first
+        attributes.update(_declared_numbers(methods, attributes, seen, outer))
         attributes.update(_default_device_fields(cls.name.value, attributes, outer))
         # Moved to the accelerator after construction: its buffers and parameters are there
         # in every method but those that run while it is built (before any move).
@@ -1272,6 +1273,51 @@ def _declared(small: cst.AnnAssign, value: Value, facts: Facts) -> Value:
     what = f"annotated `{shown}`" if len(shown) <= 60 else "annotated"
     target = dotted_name(small.target) or "the target"
     return declared.because(LocalStep(f"`{target}` is {what} {DECLARED_NOTE}", small))
+
+
+def _declared_numbers(methods: Sequence[cst.FunctionDef], attributes: Mapping[str, Value],
+                      seen: Mapping[str, Set[Kind]], facts: Facts) -> Dict[str, Value]:
+    """Fields a method declares a Python number (`self.end: int | None = None`) whose assigned
+    values the walk cannot tell (`self.end = spec["end"]`): the declaration fills them, as the
+    project's resolver reads another class's field (`project._Resolver._field`) and as
+    `_declared` reads an annotated local; never against a tensor an assignment shows."""
+    out: Dict[str, Value] = {}
+    for method in methods:
+        self_name = ModuleWalker._self_name(method)
+        if self_name is None:
+            continue
+        for small in _own_annotated(method.body):
+            target = small.target
+            if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                    and target.value.value == self_name):
+                continue
+            attr = target.attr.value
+            current = attributes.get(attr)
+            if current is None or current.kind != Kind.UNKNOWN or current.type_name is not None \
+                    or current.element is not None or not seen.get(attr, set()) <= {Kind.UNKNOWN, Kind.SCALAR}:
+                continue
+            declared = _declared(small, UNKNOWN, facts)
+            if declared.kind == Kind.SCALAR:
+                out[attr] = replace(declared, origin=Origin.SELF)
+    return out
+
+
+def _own_annotated(body: cst.BaseSuite) -> List[cst.AnnAssign]:
+    """The annotated assignments of a function body, nested blocks included, not those of
+    nested definitions."""
+    found: List[cst.AnnAssign] = []
+    todo: List[cst.CSTNode] = [body]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, cst.AnnAssign):
+            found.append(node)
+            continue
+        if isinstance(node, cst.BaseExpression):
+            continue
+        todo.extend(node.children)
+    return found
 
 
 def _int_fields(collected: Mapping[str, Value], seen: Mapping[str, Set[Kind]],
