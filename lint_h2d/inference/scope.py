@@ -35,7 +35,7 @@ from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, Resolved, module_d
                                         passed_through_message, sampling_hook_message, uncalled_message)
 from lint_h2d.inference.summary import sampling_hook
 from lint_h2d.inference.usage import RangeBounds
-from lint_h2d.inference.values import (MODULE_TENSOR_STEP, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
+from lint_h2d.inference.values import (MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        is_module_tensor, join, module_tensor)
 
 
@@ -188,6 +188,11 @@ class _Walker:
         self.walrus = True
         # The nodes with a walrus below them (`walrus_holders`), when known.
         self.walrus_holders: Optional[AbstractSet[int]] = None
+        # What the `return`s of the function being walked give, when a caller asked
+        # (`_FileWalk.returns_of`, for a nested `def`); None: not collected.
+        self.returned: Optional[List[Value]] = None
+        # Walks a nested `def` for what calling it returns (`_FileWalk.returns_of`).
+        self.returns_of: Optional[Callable[[cst.FunctionDef, Facts], Optional[Value]]] = None
 
     def facts(self, names: Names) -> Facts:
         return self.base.with_names(names)
@@ -230,10 +235,15 @@ class _Walker:
         if isinstance(stmt, cst.Try):
             return self.try_(stmt, names)
         if isinstance(stmt, cst.FunctionDef):
+            returned: Optional[Value] = None
             if not self.silent:
                 # A body runs when called, not inside an enclosing `with torch.device(...)`.
-                self.walk_function(stmt, replace(self.facts(names), default_device=None), None)
-            self.bind_name(stmt.name.value, self.definition(), names)
+                inner = replace(self.facts(names), default_device=None)
+                self.walk_function(stmt, inner, None)
+                if self.scope.node is not None and self.returns_of is not None:
+                    returned = self.returns_of(stmt, inner)
+            self.bind_name(stmt.name.value, self.definition() if returned is None
+                           else replace(OTHER, returns=returned), names)
             return names
         if isinstance(stmt, cst.ClassDef):
             if not self.silent:
@@ -273,6 +283,8 @@ class _Walker:
                 value = getattr(small, "value", None)
                 if isinstance(value, cst.BaseExpression):
                     self.walrus_in(value, names)
+            if isinstance(small, cst.Return) and self.returned is not None and not self.silent:
+                self.returned.append(NONE if small.value is None else infer(small.value, self.facts(names)))
             if not self.silent and self.wants(small, self.capture is not None):
                 self.emit(
                     StatementFact(small, owner, self.facts(_snapshot(small, names)), self.scope,
@@ -949,16 +961,34 @@ class ModuleWalker:
             lambda c, facts: self.walk_class(c, facts, scope.qualname, emit),
         )
         walker.regions = self.regions.bodies
+        walker.returns_of = self.returns_of
         walker.walrus = self.walrus
         walker.walrus_holders = self.walrus_holders
         return walker
+
+    def returns_of(self, fn: cst.FunctionDef, outer: Facts) -> Optional[Value]:
+        """What calling the nested `def fn` gives: the join of what its own `return`s give, by
+        a walk of its body that emits nothing, in the names of the body that defines it (a
+        closure reads them: `device` of `def resize(t): return torch.empty(n, device=device)`).
+        None when it returns nothing known (no `return` of a value, or only unknowns)."""
+        returned: List[Value] = []
+        self.walk_function(fn, outer, "<local>", emit=False, returned=returned)
+        if not returned:
+            return None
+        value = returned[0]
+        for other in returned[1:]:
+            value = join(value, other)
+        if value.kind == Kind.UNKNOWN and value.type_name is None and value.element is None:
+            return None
+        line = fn.name
+        return value.because(LocalStep(f"`{fn.name.value}(...)` returns what the `def` here returns", line))
 
     def walk_function(self, fn: cst.FunctionDef, outer: Facts, parent: str, emit: bool = True,
                       on_self: Optional[Callable[[str, Value], None]] = None, self_name: Optional[str] = None,
                       self_attributes: Optional[Mapping[str, Value]] = None,
                       constructors: FrozenSet[str] = frozenset(),
-                      self_class: Optional[str] = None) -> None:
-        if on_self is None and (not emit or id(fn) not in self.needed):
+                      self_class: Optional[str] = None, returned: Optional[List[Value]] = None) -> None:
+        if on_self is None and returned is None and (not emit or id(fn) not in self.needed):
             # Nothing to emit and nothing to record: the walk of `fn` could not be seen (it
             # binds into its own scope only; its name is bound by the caller).
             return
@@ -1053,6 +1083,7 @@ class ModuleWalker:
         scope = Scope(name, qualname, tuple(p.name.value for p in params), fn)
         walker = self._walker(base, scope, capture, on_self, emit)
         walker.constructors = constructors
+        walker.returned = returned
         if isinstance(fn.body, cst.IndentedBlock):
             walker.body(fn.body.body, names, fn.body)
         elif isinstance(fn.body, cst.SimpleStatementSuite):
