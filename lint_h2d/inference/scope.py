@@ -189,9 +189,9 @@ class _Walker:
         # The nodes with a walrus below them (`walrus_holders`), when known.
         self.walrus_holders: Optional[AbstractSet[int]] = None
         # What the `return`s of the function being walked give, when a caller asked
-        # (`_FileWalk.returns_of`, for a nested `def`); None: not collected.
+        # (`ModuleWalker.returns_of`, for a nested `def`); None: not collected.
         self.returned: Optional[List[Value]] = None
-        # Walks a nested `def` for what calling it returns (`_FileWalk.returns_of`).
+        # Walks a nested `def` for what calling it returns (`ModuleWalker.returns_of`).
         self.returns_of: Optional[Callable[[cst.FunctionDef, Facts], Optional[Value]]] = None
 
     def facts(self, names: Names) -> Facts:
@@ -980,8 +980,7 @@ class ModuleWalker:
             value = join(value, other)
         if value.kind == Kind.UNKNOWN and value.type_name is None and value.element is None:
             return None
-        line = fn.name
-        return value.because(LocalStep(f"`{fn.name.value}(...)` returns what the `def` here returns", line))
+        return value.because(LocalStep(f"`{fn.name.value}(...)` returns what the `def` here returns", fn.name))
 
     def walk_function(self, fn: cst.FunctionDef, outer: Facts, parent: str, emit: bool = True,
                       on_self: Optional[Callable[[str, Value], None]] = None, self_name: Optional[str] = None,
