@@ -927,6 +927,9 @@ def _call(call: cst.Call, facts: Facts) -> Value:
         if name in CONTAINER_BUILTINS:
             return OTHER
         bound = facts.names.get(name)
+        if bound is not None and bound.returns is not None:
+            # A function defined in this body: what its `return`s give (`scope.ModuleWalker.returns_of`).
+            return replace(bound.returns, origin=Origin.LOCAL, root=None, path=None)
         if name in facts.scalar_functions and (bound is None or bound.kind == Kind.OTHER):
             return SCALAR
         if bound is None or (bound.kind == Kind.OTHER and bound.origin == Origin.GLOBAL):

@@ -35,7 +35,7 @@ from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, Resolved, module_d
                                         passed_through_message, sampling_hook_message, uncalled_message)
 from lint_h2d.inference.summary import sampling_hook
 from lint_h2d.inference.usage import RangeBounds
-from lint_h2d.inference.values import (MODULE_TENSOR_STEP, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
+from lint_h2d.inference.values import (MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        is_module_tensor, join, module_tensor)
 
 
@@ -188,6 +188,11 @@ class _Walker:
         self.walrus = True
         # The nodes with a walrus below them (`walrus_holders`), when known.
         self.walrus_holders: Optional[AbstractSet[int]] = None
+        # What the `return`s of the function being walked give, when a caller asked
+        # (`ModuleWalker.returns_of`, for a nested `def`); None: not collected.
+        self.returned: Optional[List[Value]] = None
+        # Walks a nested `def` for what calling it returns (`ModuleWalker.returns_of`).
+        self.returns_of: Optional[Callable[[cst.FunctionDef, Facts], Optional[Value]]] = None
 
     def facts(self, names: Names) -> Facts:
         return self.base.with_names(names)
@@ -230,10 +235,15 @@ class _Walker:
         if isinstance(stmt, cst.Try):
             return self.try_(stmt, names)
         if isinstance(stmt, cst.FunctionDef):
+            returned: Optional[Value] = None
             if not self.silent:
                 # A body runs when called, not inside an enclosing `with torch.device(...)`.
-                self.walk_function(stmt, replace(self.facts(names), default_device=None), None)
-            self.bind_name(stmt.name.value, self.definition(), names)
+                inner = replace(self.facts(names), default_device=None)
+                self.walk_function(stmt, inner, None)
+                if self.scope.node is not None and self.returns_of is not None:
+                    returned = self.returns_of(stmt, inner)
+            self.bind_name(stmt.name.value, self.definition() if returned is None
+                           else replace(OTHER, returns=returned), names)
             return names
         if isinstance(stmt, cst.ClassDef):
             if not self.silent:
@@ -273,6 +283,8 @@ class _Walker:
                 value = getattr(small, "value", None)
                 if isinstance(value, cst.BaseExpression):
                     self.walrus_in(value, names)
+            if isinstance(small, cst.Return) and self.returned is not None and not self.silent:
+                self.returned.append(NONE if small.value is None else infer(small.value, self.facts(names)))
             if not self.silent and self.wants(small, self.capture is not None):
                 self.emit(
                     StatementFact(small, owner, self.facts(_snapshot(small, names)), self.scope,
@@ -949,16 +961,33 @@ class ModuleWalker:
             lambda c, facts: self.walk_class(c, facts, scope.qualname, emit),
         )
         walker.regions = self.regions.bodies
+        walker.returns_of = self.returns_of
         walker.walrus = self.walrus
         walker.walrus_holders = self.walrus_holders
         return walker
+
+    def returns_of(self, fn: cst.FunctionDef, outer: Facts) -> Optional[Value]:
+        """What calling the nested `def fn` gives: the join of what its own `return`s give, by
+        a walk of its body that emits nothing, in the names of the body that defines it (a
+        closure reads them: `device` of `def resize(t): return torch.empty(n, device=device)`).
+        None when it returns nothing known (no `return` of a value, or only unknowns)."""
+        returned: List[Value] = []
+        self.walk_function(fn, outer, "<local>", emit=False, returned=returned)
+        if not returned:
+            return None
+        value = returned[0]
+        for other in returned[1:]:
+            value = join(value, other)
+        if value.kind == Kind.UNKNOWN and value.type_name is None and value.element is None:
+            return None
+        return value.because(LocalStep(f"`{fn.name.value}(...)` returns what the `def` here returns", fn.name))
 
     def walk_function(self, fn: cst.FunctionDef, outer: Facts, parent: str, emit: bool = True,
                       on_self: Optional[Callable[[str, Value], None]] = None, self_name: Optional[str] = None,
                       self_attributes: Optional[Mapping[str, Value]] = None,
                       constructors: FrozenSet[str] = frozenset(),
-                      self_class: Optional[str] = None) -> None:
-        if on_self is None and (not emit or id(fn) not in self.needed):
+                      self_class: Optional[str] = None, returned: Optional[List[Value]] = None) -> None:
+        if on_self is None and returned is None and (not emit or id(fn) not in self.needed):
             # Nothing to emit and nothing to record: the walk of `fn` could not be seen (it
             # binds into its own scope only; its name is bound by the caller).
             return
@@ -1053,6 +1082,7 @@ class ModuleWalker:
         scope = Scope(name, qualname, tuple(p.name.value for p in params), fn)
         walker = self._walker(base, scope, capture, on_self, emit)
         walker.constructors = constructors
+        walker.returned = returned
         if isinstance(fn.body, cst.IndentedBlock):
             walker.body(fn.body.body, names, fn.body)
         elif isinstance(fn.body, cst.SimpleStatementSuite):
@@ -1141,6 +1171,7 @@ class ModuleWalker:
             # round assumes nothing: the plain second pass).
             assumed = {} if round_ >= 3 else {a: v for a, v in assumed.items() if a not in refuted}
             attributes = first
+        attributes.update(_declared_numbers(methods, attributes, seen, outer))
         attributes.update(_default_device_fields(cls.name.value, attributes, outer))
         # Moved to the accelerator after construction: its buffers and parameters are there
         # in every method but those that run while it is built (before any move).
@@ -1272,6 +1303,51 @@ def _declared(small: cst.AnnAssign, value: Value, facts: Facts) -> Value:
     what = f"annotated `{shown}`" if len(shown) <= 60 else "annotated"
     target = dotted_name(small.target) or "the target"
     return declared.because(LocalStep(f"`{target}` is {what} {DECLARED_NOTE}", small))
+
+
+def _declared_numbers(methods: Sequence[cst.FunctionDef], attributes: Mapping[str, Value],
+                      seen: Mapping[str, Set[Kind]], facts: Facts) -> Dict[str, Value]:
+    """Fields a method declares a Python number (`self.end: int | None = None`) whose assigned
+    values the walk cannot tell (`self.end = spec["end"]`): the declaration fills them, as the
+    project's resolver reads another class's field (`project._Resolver._field`) and as
+    `_declared` reads an annotated local; never against a tensor an assignment shows."""
+    out: Dict[str, Value] = {}
+    for method in methods:
+        self_name = ModuleWalker._self_name(method)
+        if self_name is None:
+            continue
+        for small in _own_annotated(method.body):
+            target = small.target
+            if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                    and target.value.value == self_name):
+                continue
+            attr = target.attr.value
+            current = attributes.get(attr)
+            if current is None or current.kind != Kind.UNKNOWN or current.type_name is not None \
+                    or current.element is not None or not seen.get(attr, set()) <= {Kind.UNKNOWN, Kind.SCALAR}:
+                continue
+            declared = _declared(small, UNKNOWN, facts)
+            if declared.kind == Kind.SCALAR:
+                out[attr] = replace(declared, origin=Origin.SELF)
+    return out
+
+
+def _own_annotated(body: cst.BaseSuite) -> List[cst.AnnAssign]:
+    """The annotated assignments of a function body, nested blocks included, not those of
+    nested definitions."""
+    found: List[cst.AnnAssign] = []
+    todo: List[cst.CSTNode] = [body]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, cst.AnnAssign):
+            found.append(node)
+            continue
+        if isinstance(node, cst.BaseExpression):
+            continue
+        todo.extend(node.children)
+    return found
 
 
 def _int_fields(collected: Mapping[str, Value], seen: Mapping[str, Set[Kind]],

@@ -80,6 +80,10 @@ class Value:
     # `torch.sort`, `torch.max(x, dim)`, `torch.topk` return (`torch.return_types.*`): `r.indices`
     # is `r[1]`.  None for any other object (a plain tuple has no such attributes).
     fields: Optional[Tuple[str, ...]] = None
+    # A function defined in the body being walked (a nested `def`): what calling it gives, read
+    # off its `return`s by a walk of its body where it is defined (`scope._Walker.returned`).
+    # None for anything else (a module-level function's returns are the project's).
+    returns: Optional["Value"] = None
 
     def with_kind(self, kind: Kind, rank: Optional[int] = None) -> "Value":
         return replace(self, kind=kind, rank=rank)
@@ -206,6 +210,17 @@ class LocalStep:
     kind: str = "direct"  # an EvidenceKind value
 
 
+def _several_dims(a: Value, b: Value) -> Optional[int]:
+    """The rank of two device tensors' join where one path proves several dimensions and the
+    other proves none (`buf = torch.empty((0, k), device=d)`, then `buf = grow(buf)` of
+    unknown rank): the proven rank, so that `buf[i] = 0` is read as the row fill it is on the
+    proven path rather than as a one-element copy on a path nothing says anything about."""
+    if a.kind != Kind.DEVICE or b.kind != Kind.DEVICE:
+        return None
+    known = a.rank if b.rank is None else b.rank if a.rank is None else None
+    return known if known is not None and known >= 2 else None
+
+
 def join(a: Value, b: Value) -> Value:
     """The value of a name after two control-flow paths meet (if/else, loop back-edges)."""
     if a == b:
@@ -215,7 +230,7 @@ def join(a: Value, b: Value) -> Value:
         # write that runs writes into the tensor (as `x if c else None` reads, and the
         # project summaries' `("none",)` term).
         return b if a.none else a
-    rank = a.rank if a.rank == b.rank else None
+    rank = a.rank if a.rank == b.rank else _several_dims(a, b)
     origin = a.origin if a.origin == b.origin else Origin.UNKNOWN
     type_name = a.type_name if a.type_name == b.type_name else None
     root = a.root if a.root == b.root else None
