@@ -1028,7 +1028,9 @@ def _project_call(key: str, shown: str, call: cst.Call, facts: Facts) -> Value:
     project = facts.project
     if "." not in key and project.knows_class(key):
         return Value(Kind.OTHER, origin=Origin.LOCAL, type_name=key)
-    found = project.returns.get(key)
+    found = project.own_return(key, facts.path) if "." not in key else None
+    if found is None:
+        found = project.returns.get(key)
     if found is None:
         return UNKNOWN
     return replace(found, origin=Origin.LOCAL, root=None, path=None)

@@ -677,6 +677,16 @@ class _Resolver:
         return self._memo(("returns", name), lambda: self._returns(
             [(p, fn) for p, fn in self.functions.get(name, []) if fn.owner is None]))
 
+    def returns_in(self, name: str, path: str) -> Value:
+        """What `name(...)` returns when called in the module at `path`: that module's own
+        `def name` where it has one (Python binds the bare name to the module's global),
+        else every project function of the name (an import: the name is all a call shows).
+        Two modules' `def alloc` must not join: a caller of one sees only its module's."""
+        own = own_definitions(self.functions.get(name, []), path)
+        if own is None:
+            return self.returns(name)
+        return self._memo(("returns", name, path), lambda: self._returns(own))
+
     def method_returns(self, cls: str, name: str) -> Value:
         return self._memo(("method", cls, name), lambda: self._method_returns(cls, name))
 
@@ -943,7 +953,7 @@ class _Resolver:
             if name in self.classes:
                 return Value(Kind.OTHER, type_name=name)
             if name in self.functions:
-                return self.returns(name)
+                return self.returns_in(name, path)
             return UNKNOWN
         if tag == "field":
             return self.field(term[1], term[2])
@@ -1185,6 +1195,16 @@ def _vllm_models(summaries: Sequence[FileSummary], modules: FrozenSet[str]) -> L
     return sorted(found)
 
 
+def own_definitions(definitions: Sequence[Tuple[str, FunctionSummary]],
+                    path: str) -> Optional[List[Tuple[str, FunctionSummary]]]:
+    """The module-level `def`s of a function name in the file at `path`, when another file
+    defines the name too (a bare call there binds to its own module's global); None where
+    the file has none or no other file shares the name (the project's answer is the file's)."""
+    functions = [(p, fn) for p, fn in definitions if fn.owner is None]
+    own = [(p, fn) for p, fn in functions if p == path]
+    return own if own and len(own) < len(functions) else None
+
+
 def _uncalled(value: Value) -> bool:
     """A parameter's value that says no call site places it (`UNCALLED_NOTE`)."""
     return any(UNCALLED_NOTE in getattr(step, "message", "") for step in value.evidence)
@@ -1403,6 +1423,8 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
     int_params: Dict[Tuple[str, str], Value] = {}
     passed_non_numbers: Set[Tuple[str, str]] = set()
     passed_numbers: Dict[Tuple[str, str], Value] = {}
+    own_returns: Dict[str, Value] = {}
+    split_returns: Dict[str, FrozenSet[str]] = {}
     for name, definitions in sorted(resolver.functions.items()):
         value = resolver.returns(name)
         if name in API_NAMES and _may_hold_device(value):
@@ -1411,6 +1433,16 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
             returns[name] = value
             if _may_hold_device(value):
                 device_names.add(f"call:{name}")  # read as `name(`
+        defining = sorted({p for p, fn in definitions if fn.owner is None})
+        if len(defining) > 1 and name not in API_NAMES:
+            # Several modules define `name`: each module's own calls see only its own.
+            split_returns[name] = frozenset(module_dotted(p) for p in defining)
+            for path in defining:
+                own = resolver.returns_in(name, path)
+                if _informative(own) and _worth_keeping(own):
+                    own_returns[f"{module_dotted(path)}:{name}"] = own
+                    if _may_hold_device(own):
+                        device_names.add(f"call:{name}")
         for _, fn in definitions:
             if fn.owner is not None:
                 method = resolver.method_returns(fn.owner, fn.name)
@@ -1472,7 +1504,7 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                     resolver.modules, forwards, uncalled=resolver.uncalled,
                     passed_through=resolver.passed_through,
                     built_on_device=built, moved=moved, constants=constants, module_names=module_names,
-                    passed_numbers=passed_numbers)
+                    passed_numbers=passed_numbers, own_returns=own_returns, split_returns=split_returns)
 
 
 def _constants(summaries: Sequence[FileSummary]) -> Tuple[Dict[str, Dict[str, Value]], FrozenSet[str]]:
@@ -1587,6 +1619,10 @@ def fingerprint_of(resolved: Resolved) -> str:
             digest.update(f"{cls}.{attr}={_describe(value)}\n".encode("utf-8", "surrogateescape"))
     for name, value in sorted(resolved.returns.items()):
         digest.update(f"{name}()={_describe(value)}\n".encode("utf-8", "surrogateescape"))
+    for name, value in sorted(resolved.own_returns.items()):
+        digest.update(f"{name}()={_describe(value)}\n".encode("utf-8", "surrogateescape"))
+    for name, modules in sorted(resolved.split_returns.items()):
+        digest.update(f"split:{name}<{','.join(sorted(modules))}\n".encode("utf-8", "surrogateescape"))
     for (fn, pname), value in sorted(resolved.params.items()):
         digest.update(f"{fn}({pname})={_describe(value)}\n".encode("utf-8", "surrogateescape"))
     for (fn, pname), value in sorted(resolved.int_params.items()):

@@ -11,7 +11,7 @@ from functools import cached_property
 from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
 
 from lint_h2d.findings import EvidenceStep
-from lint_h2d.inference.values import (COMPUTE_LOGITS_NOTE, MODULE_OUTPUT_NOTE, SAMPLING_HOOK_NOTE, VLLM_LOADER_NOTE, Value,
+from lint_h2d.inference.values import (COMPUTE_LOGITS_NOTE, MODULE_OUTPUT_NOTE, SAMPLING_HOOK_NOTE, VLLM_LOADER_NOTE, UNKNOWN, Value,
                                        runtime_steps)
 
 # How the evidence of a field on the default device begins (issue 17, item 8c).
@@ -157,6 +157,11 @@ class Resolved:
     # passing it passes a list or tuple of Python numbers (`f(..., slots=tuple(free))`): where
     # the default is `None`, iterating it is iterating those (`enumerate(None)` raises).
     passed_numbers: Mapping[Tuple[str, str], Value] = _field(default_factory=dict)
+    # A function name several modules define at module level → those modules (dotted), and
+    # `module:name` → what that module's own `def` returns (informative ones only): a bare call
+    # in one of them binds to its own global, not to the join `returns` holds (`own_return`).
+    split_returns: Mapping[str, FrozenSet[str]] = _field(default_factory=dict)
+    own_returns: Mapping[str, Value] = _field(default_factory=dict)
 
     def _inherited(self, cls: str, own: Callable[[str], Optional[Value]]) -> Optional[Value]:
         """`own(name)` of `cls` or, breadth-first, of its project base classes (a class
@@ -180,6 +185,21 @@ class Resolved:
     def method_return(self, cls: str, method: str) -> Optional[Value]:
         """What `obj.method()` returns for an instance of `cls`, its own or inherited."""
         return self._inherited(cls, lambda name: self.returns.get(f"{name}.{method}"))
+
+    def own_return(self, name: str, path: str) -> Optional[Value]:
+        """What a bare `name(...)` in the file at `path` returns when several project modules
+        define `name` and this file is one of them: its own `def`'s value (UNKNOWN when that
+        says nothing), not the join of all of them.  None when the file is not one of them (an
+        import: the project-wide `returns` answers).  The file may be checked from above or
+        below the package root, so its dotted path and a module's match by dotted suffix."""
+        modules = self.split_returns.get(name)
+        if not modules or not path:
+            return None
+        own = module_dotted(path)
+        matching = [m for m in modules if m == own or own.endswith("." + m) or m.endswith("." + own)]
+        if len(matching) != 1:
+            return None
+        return self.own_returns.get(f"{matching[0]}:{name}", UNKNOWN)
 
     def module_forward(self, cls: str) -> Optional[Value]:
         """What calling an instance of the project module `cls` returns, own or inherited."""
