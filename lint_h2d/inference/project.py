@@ -1330,6 +1330,14 @@ def wanted_callees(summaries: Sequence[FileSummary]) -> FrozenSet[str]:
         inits = {fn.owner for fn in summary.functions if fn.name == "__init__"}
         out.update(c.name for c in summary.classes if c.name not in inits
                    and any(t[0] == "ann" for _, t in c.fields))
+    # A function returning a call of a name that is no project function or class (a class a
+    # registry picks, `model_class(cfg=..., prefix=...)`): `_Resolver._loader_built` reads
+    # that call's keywords.  Dropping those sites made the loader fact depend on the core
+    # count: the parallel resolve (`pipeline._resolve_blobs`) keeps only these callees' sites.
+    defined = {f.name for summary in summaries for f in summary.functions} \
+        | {c.name for summary in summaries for c in summary.classes}
+    out.update(name for summary in summaries for fn in summary.functions for term in fn.returns
+               for name, _ in _called_names(term) if name not in defined)
     return frozenset(out)
 
 
