@@ -238,3 +238,18 @@ def test_a_module_move_to_a_place_survives_the_index() -> None:
     assert moves[0].receiver[0] == "sub" and moves[0].device == ("param", "_move", "device", "Decoder")
     again = from_json(str(path), json.loads(json.dumps(summary.to_json())))
     assert again.moves == summary.moves
+
+
+def test_the_parallel_resolve_sees_what_the_loader_reads() -> None:
+    """A scan with several workers resolves from pickled summaries keeping only the call sites
+    `wanted_callees` names (`pipeline._resolve_blobs`).  The loader fact reads the call of the
+    class a registry picks (`model_class(engine_config=..., prefix=...)`): without that site the
+    facts, and the findings, depended on the machine's core count."""
+    from lint_h2d.inference.project import resolve
+    from lint_h2d.pipeline import _resolve_blobs, _summarize_job, summary_and_verdict
+
+    sources, _ = load_sources([str(p) for p in FILES])
+    serial = resolve([summary_and_verdict(s.path, s.text)[0] for s in sources])
+    parallel = _resolve_blobs([_summarize_job((s.path, s.text, None))[:2] for s in sources], [])
+    assert "ForkModel" in serial.built_on_device
+    assert parallel.built_on_device == serial.built_on_device

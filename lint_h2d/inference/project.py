@@ -340,6 +340,22 @@ class _Resolver:
             todo.extend(b for _, c in self.classes[name] for b in c.bases)
         return out
 
+    def construction_calls(self, cls: str) -> Tuple[Tuple[str, str, str, int], ...]:
+        """The methods `cls` defines that the `__init__` of one of its project bases calls on
+        `self`, as (method, base, file, line of the call): while an instance of `cls` is built,
+        `self` in that `__init__` is the instance, so `self.m()` runs `cls`'s own `m` (the
+        template-method habit: a base's `__init__` calling `self._compute_cache()` that each
+        subclass overrides).  Whether `cls.__init__` reaches the base's is the walk's to check
+        (`scope._runs_base_init`); bases further up are taken as `_mark_on_device` takes them."""
+        found: List[Tuple[str, str, str, int]] = []
+        for base in self._with_bases(cls)[1:]:
+            for path, init in self.methods.get((base, "__init__"), []):
+                for name, line in init.self_called:
+                    if name != "__init__" and (cls, name) in self.methods \
+                            and all(name != f for f, _, _, _ in found):
+                        found.append((name, base, path, line))
+        return tuple(found)
+
     def _with_subclasses(self, classes: Set[str]) -> Set[str]:
         """`classes` and the project module classes deriving from them, directly or not."""
         found = set(classes)
@@ -1370,6 +1386,14 @@ def wanted_callees(summaries: Sequence[FileSummary]) -> FrozenSet[str]:
         inits = {fn.owner for fn in summary.functions if fn.name == "__init__"}
         out.update(c.name for c in summary.classes if c.name not in inits
                    and any(t[0] == "ann" for _, t in c.fields))
+    # A function returning a call of a name that is no project function or class (a class a
+    # registry picks, `model_class(cfg=..., prefix=...)`): `_Resolver._loader_built` reads
+    # that call's keywords.  Dropping those sites made the loader fact depend on the core
+    # count: the parallel resolve (`pipeline._resolve_blobs`) keeps only these callees' sites.
+    defined = {f.name for summary in summaries for f in summary.functions} \
+        | {c.name for summary in summaries for c in summary.classes}
+    out.update(name for summary in summaries for fn in summary.functions for term in fn.returns
+               for name, _ in _called_names(term) if name not in defined)
     return frozenset(out)
 
 
@@ -1492,6 +1516,8 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
             if _informative(value) and _worth_keeping(value):
                 forwards[name] = value
     built = {name: where.step(name) for name, where in sorted(resolver.on_device.items())}
+    construction_calls = {name: calls for name in sorted(resolver.on_device)
+                          if (calls := resolver.construction_calls(name))}
     moved = resolver.moved_modules()
     # A file defining one: its factories without `device=` may be on the device (prefilter),
     # and a moved module's buffers and parameters, read as `.attr`, may be.
@@ -1504,7 +1530,8 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                     resolver.modules, forwards, uncalled=resolver.uncalled,
                     passed_through=resolver.passed_through,
                     built_on_device=built, moved=moved, constants=constants, module_names=module_names,
-                    passed_numbers=passed_numbers, own_returns=own_returns, split_returns=split_returns)
+                    passed_numbers=passed_numbers, construction_calls=construction_calls,
+                    own_returns=own_returns, split_returns=split_returns)
 
 
 def _constants(summaries: Sequence[FileSummary]) -> Tuple[Dict[str, Dict[str, Value]], FrozenSet[str]]:
@@ -1639,6 +1666,8 @@ def fingerprint_of(resolved: Resolved) -> str:
         digest.update(f"built:{name}={step.path}:{step.row}:{step.message}\n".encode("utf-8", "surrogateescape"))
     for name, step in sorted(resolved.moved.items()):
         digest.update(f"moved:{name}={step.path}:{step.row}:{step.message}\n".encode("utf-8", "surrogateescape"))
+    for name, calls in sorted(resolved.construction_calls.items()):
+        digest.update(f"init-calls:{name}={calls!r}\n".encode("utf-8", "surrogateescape"))
     for (fn, pname), value in sorted(resolved.passed_numbers.items()):
         digest.update(f"{fn}({pname}=)={_describe(value)}\n".encode("utf-8", "surrogateescape"))
     for module, bound in sorted(resolved.constants.items()):

@@ -144,6 +144,11 @@ class Resolved:
     # `with torch.device(...)` elsewhere in the project, or vLLM's model loader): a factory
     # without `device=` in its `__init__`, or in a method `__init__` calls, lands there.
     built_on_device: Mapping[str, EvidenceStep] = _field(default_factory=dict)
+    # class built on the device → the methods it defines that a project base's `__init__`
+    # calls on `self` (`self._build_cache()`), each with that base and the call's file and
+    # line: run through `super().__init__()` while the object is built, `self` is the
+    # subclass, so its override runs there, under the same default device.
+    construction_calls: Mapping[str, Tuple[Tuple[str, str, str, int], ...]] = _field(default_factory=dict)
     # module class → the step saying the project moves its instances to an accelerator the
     # call names (`m.cuda()`, `m.to("cuda")`): its buffers and parameters are there after.
     moved: Mapping[str, EvidenceStep] = _field(default_factory=dict)

@@ -1123,12 +1123,17 @@ class ModuleWalker:
         # vLLM's model loader): `__init__`, and the methods it calls, run inside that context.
         built = outer.project.built_on_device.get(cls.name.value)
         moved = outer.project.moved.get(cls.name.value)
-        at_build = _run_at_construction(methods) if built is not None or moved is not None else frozenset()
+        own_build = _run_at_construction(methods) if built is not None or moved is not None else frozenset()
+        # The overrides a base's `__init__` calls on `self`, run through `super().__init__()`.
+        inherited = _inherited_at_construction(cls.name.value, methods, outer.project) if built is not None else {}
+        at_build = own_build | frozenset(inherited)
         built_facts: Dict[int, Facts] = {}
         for method in methods:
             if built is not None and id(method) in at_build:
+                how = inherited.get(id(method)) if id(method) not in own_build else None
                 step = built if method.name.value == "__init__" else replace(
-                    built, message=f"`{method.name.value}` is called by `{cls.name.value}.__init__`; {built.message}")
+                    built, message=f"`{method.name.value}` is called by "
+                                   f"{how or f'`{cls.name.value}.__init__`'}; {built.message}")
                 built_facts[id(method)] = replace(outer, default_device=step)
 
         def facts_of(method: cst.FunctionDef) -> Facts:
@@ -1219,6 +1224,51 @@ def _run_at_construction(methods: Sequence[cst.FunctionDef]) -> FrozenSet[int]:
             called.add(node.func.attr.value)
         stack.extend(recorded_children(node))
     return frozenset(id(m) for m in methods if m is init or m.name.value in called)
+
+
+def _inherited_at_construction(cls: str, methods: Sequence[cst.FunctionDef], project: Resolved) -> Dict[int, str]:
+    """The ids of the methods of `cls` that a project base's `__init__` calls on `self`
+    (`Resolved.construction_calls`), each with how evidence says so, where `cls`'s construction
+    runs that `__init__`: `cls` defines none (it inherits one) or its own calls
+    `super().__init__(...)` (`_runs_base_init`).  While the object is built, `self` there is
+    the instance of `cls`, so the override runs under the constructor's default device."""
+    calls = project.construction_calls.get(cls, ())
+    if not calls or not _runs_base_init(methods):
+        return {}
+    by_name = {m.name.value: m for m in methods}
+    found: Dict[int, str] = {}
+    for name, base, path, line in calls:
+        method = by_name.get(name)
+        if method is not None and name != "__init__":
+            where = path.replace("\\", "/").rsplit("/", 1)[-1]
+            found[id(method)] = (f"`{base}.__init__` ({where}:{line}), which building `{cls}` runs "
+                                 f"(its `__init__` calls the base's, or it has none) with `self` an "
+                                 f"instance of `{cls}`")
+    return found
+
+
+def _runs_base_init(methods: Sequence[cst.FunctionDef]) -> bool:
+    """Whether constructing the class runs its base's `__init__`: it defines no `__init__`, or
+    the statements of its own (not of nested definitions) call `super().__init__(...)`,
+    `super(C, self).__init__(...)` or `Base.__init__(self, ...)`."""
+    init = next((m for m in methods if m.name.value == "__init__"), None)
+    if init is None:
+        return True
+    self_name = ModuleWalker._self_name(init)
+    stack: List[cst.CSTNode] = [init.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "__init__":
+            receiver = node.func.value
+            if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Name) and receiver.func.value == "super":
+                return True
+            first = node.args[0].value if node.args else None
+            if isinstance(receiver, cst.Name) and isinstance(first, cst.Name) and first.value == self_name:
+                return True  # `Base.__init__(self, ...)`
+        stack.extend(recorded_children(node))
+    return False
 
 
 def _may_record(fn: cst.FunctionDef, constructors: AbstractSet[str]) -> bool:
