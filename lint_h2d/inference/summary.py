@@ -566,8 +566,23 @@ class _Builder:
             starred = any(isinstance(a, ast.Starred) for a in call.args) or any(
                 k.arg is None for k in call.keywords)
             args = tuple(_small(self.term(a, scope)) for a in call.args if not isinstance(a, ast.Starred))
-            keywords = tuple((k.arg, _small(self.term(k.value, scope))) for k in call.keywords if k.arg)
+            keywords = tuple((k.arg, _small(self.term(k.value, scope))) for k in call.keywords if k.arg) \
+                + self._unpacked(call, scope)
             self.calls.append(CallSite(callee, bound, call.lineno, args, keywords, starred))
+
+    def _unpacked(self, call: ast.Call, scope: _Scope) -> Tuple[Tuple[str, Term], ...]:
+        """`f(**d)` with one `**`: the keyword `**` with `d`'s term (a dict with string keys,
+        `_keyed`, each key's term cut to size): the callee's parameter of a key's name gets
+        that key's value where `d` is such a dict (`project._Resolver._param`).  () else."""
+        stars = [k.value for k in call.keywords if k.arg is None]
+        if len(stars) != 1:
+            return ()
+        term = self.term(stars[0], scope)
+        parts = term[1] if term[0] == "join" else (term,)
+        if all(p[0] == "list" and len(p) > 2 for p in parts):
+            return (("**", _join([("list", _small(p[1]), tuple((k, _small(t)) for k, t in p[2])) for p in parts])),)
+        term = _small(term)  # `kwargs, n = f(...)`: what `f` returns may have string keys
+        return (("**", term),) if term != UNK else ()
 
     def _device_calls(self, own: Sequence[ast.stmt], scope: _Scope) -> None:
         """Record the calls inside the function's device contexts (`_Scope.device_calls`); a
@@ -689,7 +704,10 @@ class _Builder:
             elements = [e for e in node.elts if not isinstance(e, ast.Starred)]
             return ("list", _join([self.term(e, scope) for e in elements]) if elements else ("none",))
         if isinstance(node, ast.Dict):
-            return ("list", _join([self.term(v, scope) for v in node.values]) if node.values else ("none",))
+            values = [self.term(v, scope) for v in node.values]
+            held = ("list", _join(values)) if node.values else ("list", ("none",))
+            keys = [k.value if isinstance(k, ast.Constant) and isinstance(k.value, str) else None for k in node.keys]
+            return _keyed(held, keys, values, stored=getattr(node, _STORED_KEY, False))
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
             return ("list", self._comprehended(node, scope))
         if isinstance(node, ast.DictComp):
@@ -727,6 +745,9 @@ class _Builder:
                 else:
                     ints = -1
                     break
+            if isinstance(index, ast.Constant) and isinstance(index.value, str):
+                # `d["buf"]`: the key read (a dict's entry, where its string keys are known).
+                return ("sub", base, ints if ints >= 0 else None, index.value)
             return ("sub", base, ints if ints >= 0 else None)
         if isinstance(node, ast.NamedExpr):
             return self.term(node.value, scope)
@@ -797,6 +818,10 @@ class _Builder:
         func = node.func
         line = node.lineno
         if isinstance(func, ast.Name):
+            if func.id == _ITEM_OF:
+                # `a, b = f(...)`: position k of the tuple `f` returns (`_pairs`).
+                assert isinstance(node.args[1], ast.Constant)
+                return ("item", self.term(node.args[0], scope), node.args[1].value)
             if func.id == _ELEMENT_OF:
                 # A `for` target: a number where the iterable holds numbers, else unknown.
                 return SCALAR if self._iterated(node.args[0], scope) == SCALAR else UNK
@@ -815,6 +840,11 @@ class _Builder:
                 # `tuple(xs)`, `sorted(xs, key=...)`: xs's elements; `list(range(n))`: ints.
                 element = self._iterated(node.args[0], scope)
                 return ("list", element if element is not None else UNK)
+            if func.id == "dict" and func.id not in scope.env and func.id not in scope.params and not node.args \
+                    and node.keywords and all(k.arg for k in node.keywords):
+                # `dict(buf=t, n=3)`: a dict display by keywords.
+                values = [self.term(k.value, scope) for k in node.keywords]
+                return _keyed(("list", _join(values)), [k.arg for k in node.keywords], values)
             if func.id in ("zip", "enumerate", "list", "tuple", "sorted", "reversed"):
                 return ("list", UNK)
             if scope.function is not None and func.id not in scope.params and scope.env.get(func.id) \
@@ -1015,10 +1045,12 @@ def collapse(term: Term) -> Term:
     if tag == "join":
         return _join([collapse(t) for t in term[1]])
     if tag == "list" and isinstance(term[1], tuple):
+        if len(term) > 2:  # a dict's string keys (`_keyed`)
+            return ("list", collapse(term[1]), tuple((k, collapse(t)) for k, t in term[2]))
         return ("list", collapse(term[1]))
     if tag == "sub" and term[2] != 0:
         base = collapse(term[1])
-        return SCALAR if base == ("list", SCALAR) else ("sub", base, term[2])
+        return SCALAR if base == ("list", SCALAR) else ("sub", base, term[2]) + tuple(term[3:])
     return term
 
 
@@ -1284,6 +1316,25 @@ def _larger_than(term: Any, limit: int) -> bool:
     return False
 
 
+# At most this many string keys of one dict display are kept by key (`_keyed`).
+_MAX_KEYS = 32
+
+
+# Marks the one-key display `_stored` binds for `d["buf"] = v` (kept by key: `_keyed`).
+_STORED_KEY = "_h2d_stored_key"
+
+
+def _keyed(held: Term, keys: Sequence[Optional[str]], values: Sequence[Term], stored: bool = False) -> Term:
+    """A dict display's list term (`held`: what any key holds), with each constant string
+    key's own term where every key is one and the values differ (`{"buf": t, "n": 3}`): a
+    caller's `d["buf"]` reads `t`, not the join of `t` and a number.  A display of one kind
+    of value (`{"a": 1}`), or with another key, stays a plain list term; a `stored` one-key
+    display (`d["buf"] = v`) is kept by key, so that only that key's value joins `v`."""
+    if not keys or None in keys or len(keys) > _MAX_KEYS or (len(set(values)) < 2 and not stored):
+        return held
+    return held + (tuple((k, t) for k, t in zip(keys, values)),)
+
+
 def _list_element(term: Term) -> Optional[Term]:
     """What a list term holds (`("list", e)`), also across the joined bindings of one name
     (`xs = []` then `xs.append(i)`: the empty display adds nothing); None when not a list or
@@ -1540,8 +1591,11 @@ def _last_name(node: ast.expr) -> str:
     return name.split(".")[-1]
 
 
-def _pairs(target: ast.expr, value: Optional[ast.expr]) -> List[Tuple[ast.expr, Optional[ast.expr]]]:
-    """(target, value) pairs of an assignment, element-wise for displays of the same length."""
+def _pairs(target: ast.expr, value: Optional[ast.expr],
+           positions: bool = False) -> List[Tuple[ast.expr, Optional[ast.expr]]]:
+    """(target, value) pairs of an assignment, element-wise for displays of the same length;
+    with `positions`, `a, b = f(...)` pairs each name with its position of what the call
+    returns (`_ITEM_OF`: read only where the callee returns tuple displays)."""
     if isinstance(target, (ast.Tuple, ast.List)):
         if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) \
                 and not any(isinstance(e, ast.Starred) for e in target.elts + value.elts):
@@ -1549,6 +1603,11 @@ def _pairs(target: ast.expr, value: Optional[ast.expr]) -> List[Tuple[ast.expr, 
             for t, v in zip(target.elts, value.elts):
                 out.extend(_pairs(t, v))
             return out
+        if positions and isinstance(value, ast.Call) and len(target.elts) > 1 \
+                and all(isinstance(t, ast.Name) for t in target.elts):
+            return [(t, ast.copy_location(ast.Call(func=ast.Name(id=_ITEM_OF, ctx=ast.Load()),
+                                                   args=[value, ast.Constant(value=i)], keywords=[]), value))
+                    for i, t in enumerate(target.elts)]
         return [(t, None) for t in target.elts]
     return [(target, value)]
 
@@ -1596,7 +1655,7 @@ def _collect_env(body: Sequence[ast.stmt], env: Dict[str, List[ast.expr]],
             if len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript):
                 _stored(stmt.targets[0], stmt.value, env, declared)
             for target in stmt.targets:
-                for t, v in _pairs(target, stmt.value):
+                for t, v in _pairs(target, stmt.value, positions=True):
                     if isinstance(t, ast.Name):
                         env.setdefault(t.id, [])
                         if v is not None:
@@ -1643,6 +1702,9 @@ def _collect_env(body: Sequence[ast.stmt], env: Dict[str, List[ast.expr]],
 # The name of the synthetic call `_collect_env` binds a `for` loop's target to: an element of
 # the loop's iterable (no identifier can spell it).
 _ELEMENT_OF = "<element of>"
+# The name of the synthetic call `_collect_env` binds each name of `a, b = f(...)` to: the
+# position of what the call returns (an `item` term).
+_ITEM_OF = "<item of>"
 # `tqdm(xs)` yields what `xs` yields (a progress bar around the iteration); `trange(n)` is
 # `tqdm(range(n))` (the walk reads the same table: `expressions.progress_bar`).
 PROGRESS_BARS = frozenset({"tqdm", "trange"})
@@ -1663,10 +1725,16 @@ def _display_bound(name: str, env: Dict[str, List[ast.expr]], declared: Set[str]
 
 
 def _stored(target: ast.Subscript, value: ast.expr, env: Dict[str, List[ast.expr]], declared: Set[str]) -> None:
-    """`d[k] = v` into a dict or list this body builds from displays: it holds `v` too."""
+    """`d[k] = v` into a dict or list this body builds from displays: it holds `v` too; with
+    a string key (`d["buf"] = v`), a one-key display, so that key's value joins `v`."""
     if isinstance(target.value, ast.Name) and not isinstance(target.slice, ast.Slice) \
             and _display_bound(target.value.id, env, declared):
-        env[target.value.id].append(ast.copy_location(ast.List(elts=[value], ctx=ast.Load()), value))
+        if isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str):
+            added: ast.expr = ast.Dict(keys=[target.slice], values=[value])
+            setattr(added, _STORED_KEY, True)
+        else:
+            added = ast.List(elts=[value], ctx=ast.Load())
+        env[target.value.id].append(ast.copy_location(added, value))
 
 
 def _grown(expr: ast.expr, env: Dict[str, List[ast.expr]], declared: Set[str]) -> None:
