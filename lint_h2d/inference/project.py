@@ -165,6 +165,8 @@ class _Resolver:
         self.functions: Dict[str, List[Tuple[str, FunctionSummary]]] = {}
         self.methods: Dict[Tuple[str, str], List[Tuple[str, FunctionSummary]]] = {}
         self.calls: Dict[str, List[Tuple[str, CallSite]]] = {}
+        # (class of a `self.m(...)` call, class of a method `m`, `m`): the call never runs it.
+        self._unrelated: Dict[Tuple[str, str, str], bool] = {}
         self.on_device: Dict[str, _BuiltOn] = {}  # class → where it is built on the device
         # Constructions of a class chosen at run time by a function called under a device
         # context (`_loader_built`), marked once the contexts and vLLM's convention are.
@@ -861,7 +863,26 @@ class _Resolver:
         if fn.name == "__init__" and fn.owner is not None:
             return [(p, c) for p, c in self.calls.get(fn.owner, []) if not c.bound]
         sites = self.calls.get(fn.name, [])
-        return [(p, c) for p, c in sites if c.bound] if fn.bound else list(sites)
+        if not fn.bound:
+            return list(sites)
+        return [(p, c) for p, c in sites if c.bound and not self._elsewhere(c, fn)]
+
+    def _elsewhere(self, site: CallSite, fn: FunctionSummary) -> bool:
+        """`self.m(...)` in a method of a class X whose own or project bases' `m` answers it,
+        where `fn`'s class is neither one of X's bases nor derived from X: the call runs X's `m`
+        (or a subclass's override), never `fn` (`forward` of one module is not called by
+        another's `self.forward(x)`)."""
+        own = site.self_owner
+        if own is None or fn.owner is None or own == fn.owner:
+            return False
+        key = (own, fn.owner, fn.name)
+        known = self._unrelated.get(key)
+        if known is None:
+            # A class deriving from both (`class Z(X, Owner)`) may route X's call to `fn`.
+            known = self._has_method(own, fn.name) and fn.owner not in self._with_bases(own) \
+                and not ({own} | self._descendants(own)) & ({fn.owner} | self._descendants(fn.owner))
+            self._unrelated[key] = known
+        return known
 
     def _int_default(self, path: str, fn: FunctionSummary, index: int) -> Value:
         """A parameter read inside `fn` (`self.f(n_ctx)` passes it on) whose default is an int

@@ -152,6 +152,9 @@ class CallSite:
     args: Tuple[Term, ...]
     keywords: Tuple[Tuple[str, Term], ...]
     starred: bool  # `*args` / `**kwargs`: positions unknown
+    # `self.callee(...)` in a method of this class (not a classmethod): the call reaches the
+    # class's own `callee` (or a subclass's), not a method of that name of an unrelated class.
+    self_owner: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -214,6 +217,7 @@ class FileSummary:
                           + ([[list(r) for r in f.return_items]] if f.return_items else [])
                           for f in self.functions],
             "calls": [[c.callee, c.bound, c.line, list(c.args), [[k, t] for k, t in c.keywords], c.starred]
+                      + ([c.self_owner] if c.self_owner is not None else [])
                       for c in self.calls],
             "contexts": [[d.line, d.how, list(d.constructs)]
                          + ([d.owner, [list(m) for m in d.methods]] if d.methods else [])
@@ -234,8 +238,9 @@ def from_json(path: str, data: Dict[str, Any]) -> FileSummary:
                               *(tuple((c, cl) for c, cl in calls) for calls in rest[1:3]),
                               *(tuple(tuple(_tuple(t) for t in r) for r in items) for items in rest[3:4]))
               for n, o, ln, p, an, bd, rs, ra, ip, sp, df, *rest in data.get("functions", ())),
-        tuple(CallSite(c, bd, ln, tuple(_tuple(a) for a in args), tuple((k, _tuple(t)) for k, t in kws), st)
-              for c, bd, ln, args, kws, st in data.get("calls", ())),
+        tuple(CallSite(c, bd, ln, tuple(_tuple(a) for a in args), tuple((k, _tuple(t)) for k, t in kws), st,
+                       *rest[:1])
+              for c, bd, ln, args, kws, st, *rest in data.get("calls", ())),
         tuple(DeviceContext(ln, how, tuple(cs), *(rest[:1]), *(tuple((m, ml) for m, ml in ms) for ms in rest[1:2]))
               for ln, how, cs, *rest in data.get("contexts", ())),
         bool(data.get("vllm", False)),
@@ -288,6 +293,9 @@ class _Scope:
     # Each name's term, computed once (a long function's names are looked up many times).
     terms: Dict[str, Term] = field(default_factory=dict)
     in_init: bool = False
+    # `self_name` names an instance of `owner` (a method, not a classmethod): a call that
+    # passes it (`Helper(self)`) passes an `owner` (`_Builder._argument`).
+    instance: bool = False
     torch: FrozenSet[str] = frozenset({"torch"})
     # Parameters the body passes to `range()` (an int, or it raises): evidence for an index.
     ints: Set[str] = field(default_factory=set)
@@ -436,7 +444,7 @@ class _Builder:
         self_name = positional[0].arg if bound else None
         owner = cls.name if cls is not None else None
         scope = _Scope(node.name, owner, self_name, in_init=node.name == "__init__",
-                       torch=frozenset(self.torch))
+                       instance=bound and "classmethod" not in decorators, torch=frozenset(self.torch))
         annotations: List[Term] = []
         for arg in positional + list(args.kwonlyargs):
             term = annotation_term(arg.annotation) if arg.annotation is not None else UNK
@@ -565,10 +573,21 @@ class _Builder:
                 continue
             starred = any(isinstance(a, ast.Starred) for a in call.args) or any(
                 k.arg is None for k in call.keywords)
-            args = tuple(_small(self.term(a, scope)) for a in call.args if not isinstance(a, ast.Starred))
-            keywords = tuple((k.arg, _small(self.term(k.value, scope))) for k in call.keywords if k.arg) \
+            args = tuple(self._argument(a, scope) for a in call.args if not isinstance(a, ast.Starred))
+            keywords = tuple((k.arg, self._argument(k.value, scope)) for k in call.keywords if k.arg) \
                 + self._unpacked(call, scope)
-            self.calls.append(CallSite(callee, bound, call.lineno, args, keywords, starred))
+            own = scope.owner if scope.instance and isinstance(func, ast.Attribute) \
+                and _is_name(func.value, scope.self_name or "") and not scope.env.get(scope.self_name or "") else None
+            self.calls.append(CallSite(callee, bound, call.lineno, args, keywords, starred, own))
+
+    def _argument(self, node: ast.expr, scope: _Scope) -> Term:
+        """A call's argument's term, cut to size; a method's own instance (`Helper(self)`,
+        `register(self)`) is an instance of the method's class (`inst`), so the callee's
+        parameter is one, where the body never rebinds `self`."""
+        if scope.instance and scope.owner and isinstance(node, ast.Name) and node.id == scope.self_name \
+                and not scope.env.get(node.id):
+            return ("inst", scope.owner)
+        return _small(self.term(node, scope))
 
     def _unpacked(self, call: ast.Call, scope: _Scope) -> Tuple[Tuple[str, Term], ...]:
         """`f(**d)` with one `**`: the keyword `**` with `d`'s term (a dict with string keys,
@@ -796,7 +815,9 @@ class _Builder:
                 scope.env[name] = values
                 scope.active.pop()
             if _larger_than(term, 200):
-                term = UNK  # a value too complex to be worth carrying across files
+                # A value too complex to be worth carrying across files; a dict with string
+                # keys keeps its keys' values cut to size (`_shrunk_keyed`).
+                term = _shrunk_keyed(term)
             # Terms that read this name as "nothing yet" are settled now: drop them.
             for other in [n for n, (_, reads) in scope.pending.items() if name in reads]:
                 del scope.pending[other]
@@ -1333,6 +1354,15 @@ def _keyed(held: Term, keys: Sequence[Optional[str]], values: Sequence[Term], st
     if not keys or None in keys or len(keys) > _MAX_KEYS or (len(set(values)) < 2 and not stored):
         return held
     return held + (tuple((k, t) for k, t in zip(keys, values)),)
+
+
+def _shrunk_keyed(term: Term) -> Term:
+    """A dict term with string keys too large to carry (`_keyed`): each key's term cut to
+    size (`_small`), what any other key holds unknown; any other term: unknown."""
+    if term[0] != "list" or len(term) < 3:
+        return UNK
+    shrunk = ("list", UNK, tuple((k, _small(t)) for k, t in term[2]))
+    return UNK if _larger_than(shrunk, 200) else shrunk
 
 
 def _list_element(term: Term) -> Optional[Term]:
