@@ -18,7 +18,7 @@ from lint_h2d.inference.names import layer
 from lint_h2d.inference.resolved import (NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK_PLUS_ONE, NN_TENSOR_MODULES,
                                          UNCALLED_NOTE, Resolved, compute_logits_message, module_step_message)
 from lint_h2d.inference.summary import CONCATENATIONS, NN_TENSOR_WRAPPERS, PROGRESS_BARS, SCALAR_BUILTINS, place_term
-from lint_h2d.inference.values import (MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
+from lint_h2d.inference.values import (entry, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        join, module_tensor)
 
 # Factories whose first positional arguments (or `size=`) give the shape.
@@ -924,6 +924,11 @@ def _call(call: cst.Call, facts: Facts) -> Value:
         if name == "divmod" and name not in facts.names and len(call.args) == 2 \
                 and all(infer(a.value, facts).kind == Kind.SCALAR for a in call.args):
             return Value(Kind.OTHER, length=2, items=(SCALAR, SCALAR))
+        if name == "dict" and name not in facts.names and call.args \
+                and all(a.keyword is not None and not a.star for a in call.args):
+            # `dict(buf=t, n=3)`: the keyword names are its string keys.
+            return keyed_dict([(a.keyword.value if a.keyword is not None else "", infer(a.value, facts))
+                               for a in call.args])
         if name in CONTAINER_BUILTINS:
             return OTHER
         bound = facts.names.get(name)
@@ -1527,6 +1532,10 @@ def _subscript(node: cst.Subscript, facts: Facts) -> Value:
                      root=base.root, path=base.path, integer=base.integer, evidence=base.evidence)
     if base.kind == Kind.OTHER and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
         index = node.slice[0].slice.value
+        name = string_key(index)
+        held = entry(base, name) if name is not None else None
+        if held is not None:
+            return _held(replace(held, origin=base.origin if held.kind.is_tensor else held.origin), base)
         position = literal_int(index)
         if base.items is not None and position is not None and -len(base.items) <= position < len(base.items):
             return _held(base.items[position], base)
@@ -1545,6 +1554,24 @@ def _subscript(node: cst.Subscript, facts: Facts) -> Value:
     if isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape":
         return SCALAR
     return Value(Kind.UNKNOWN, origin=base.origin, root=base.root, path=base.path)
+
+
+def string_key(node: cst.BaseExpression) -> Optional[str]:
+    """The text of a plain string literal (`"buf"`), the key of a dict display or subscript;
+    None for anything else (an f-string, a name, a concatenation)."""
+    if isinstance(node, cst.SimpleString) and "b" not in node.prefix.lower():
+        text = node.evaluated_value
+        return text if isinstance(text, str) else None
+    return None
+
+
+def keyed_dict(pairs: Sequence[Tuple[str, Value]]) -> Value:
+    """A dict built with constant string keys (`dict(buf=t, n=3)`): each key's value
+    (`entries`), and their join as what any other key reads (`element`)."""
+    element = pairs[0][1]
+    for _, v in pairs[1:]:
+        element = join(element, v)
+    return Value(Kind.OTHER, element=element, key=OTHER, entries=tuple(pairs))
 
 
 def _held(element: Value, container: Value) -> Value:
@@ -1671,7 +1698,10 @@ def _infer(node: cst.BaseExpression, facts: Facts) -> Value:
             key = keys[0]
             for k in keys[1:]:
                 key = join(key, k)
-            return Value(Kind.OTHER, element=element, key=key)
+            names = [string_key(e.key) for e in node.elements if isinstance(e, cst.DictElement)]
+            entries = tuple((n, v) for n, v in zip(names, values) if n is not None) \
+                if None not in names else None
+            return Value(Kind.OTHER, element=element, key=key, entries=entries)
         return Value(Kind.OTHER, length=0, key=NONE) if not node.elements else OTHER
     if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
         return Value(Kind.OTHER, element=_comprehension_element(node.elt, node.for_in, facts))

@@ -129,6 +129,7 @@ from lint_h2d.inference.resolved import (  # noqa: E402
     vllm_loader_message,
 )
 from lint_h2d.inference.values import (  # noqa: E402
+    entry,
     MODULE_DEVICE_NOTE,
     MODULE_TENSOR_STEP,
     MOVED_MODULE_NOTE,
@@ -164,6 +165,8 @@ class _Resolver:
         self.functions: Dict[str, List[Tuple[str, FunctionSummary]]] = {}
         self.methods: Dict[Tuple[str, str], List[Tuple[str, FunctionSummary]]] = {}
         self.calls: Dict[str, List[Tuple[str, CallSite]]] = {}
+        # (class of a `self.m(...)` call, class of a method `m`, `m`): the call never runs it.
+        self._unrelated: Dict[Tuple[str, str, str], bool] = {}
         self.on_device: Dict[str, _BuiltOn] = {}  # class → where it is built on the device
         # Constructions of a class chosen at run time by a function called under a device
         # context (`_loader_built`), marked once the contexts and vLLM's convention are.
@@ -753,6 +756,7 @@ class _Resolver:
             items = self._return_items(fn, path)
             if items is not None and value.kind == Kind.OTHER:
                 value = replace(value, items=items)
+            value = _keyed_steps(value, f"`{_qual(fn)}()` returns a dict", path, fn.line)
             found = value if found is None else join(found, value)
         return found if found is not None else UNKNOWN
 
@@ -770,6 +774,7 @@ class _Resolver:
             if value.kind == Kind.DEVICE:
                 value = value.because(EvidenceStep(
                     f"`{_qual(fn)}()` returns a device tensor as position {k} of its tuple", path, fn.line))
+            value = _keyed_steps(value, f"`{_qual(fn)}()` returns a dict as position {k} of its tuple", path, fn.line)
             positions.append(value)
         return tuple(positions)
 
@@ -799,7 +804,11 @@ class _Resolver:
             if term is None and omitted and not site.starred:
                 continue  # it takes the default
             if term is None:
-                return UNKNOWN  # a default, or a position hidden by `*args`
+                unpacked = self._unpacked(site, name, path, callee)
+                if unpacked is None:
+                    return UNKNOWN  # a default, or a position hidden by `*args`
+                values.append((path, site.line, unpacked))
+                continue
             values.append((path, site.line, self.eval(term, path, None)))
         if omitted and not values:
             return UNKNOWN
@@ -836,6 +845,13 @@ class _Resolver:
                 f"every call of `{callee}` passes a container of Python numbers as `{name}` ({where}{more})",
                 first_path, first_line)
             return Value(Kind.OTHER, element=SCALAR.because(step)).because(step)
+        if kinds == {Kind.OTHER} and all(v.entries is not None for _, _, v in values):
+            # `f(state)` at every call with a dict of string keys (`{"buf": t, "n": 3}`): each
+            # key's value, joined over the calls.
+            merged = values[0][2]
+            for _, _, v in values[1:]:
+                merged = join(merged, v)
+            return _keyed_steps(merged, f"every call of `{callee}` passes as `{name}` a dict", first_path, first_line)
         types = {v.type_name for _, _, v in values}
         if kinds == {Kind.OTHER} and len(types) == 1 and None not in types:
             # Every call passes an instance of one project class: its fields and methods apply.
@@ -852,13 +868,47 @@ class _Resolver:
                     f"a call of `{callee}` passes a {kind.value} as `{name}`", path, line))
         return UNKNOWN
 
+    def _unpacked(self, site: CallSite, name: str, path: str, callee: str) -> Optional[Value]:
+        """What `f(**d)` passes as parameter `name`: the value of `d`'s key `name`, where `d`
+        is a dict whose string keys are known and one of them is `name` (a step says so);
+        None else (the parameter's value is not known from this call)."""
+        term = next((t for keyword, t in site.keywords if keyword == "**"), None)
+        if term is None:
+            return None
+        held = entry(self.eval(term, path, None), name)
+        if held is None:
+            return None
+        if held.kind == Kind.DEVICE:
+            held = held.because(self.step(f"`{callee}(**...)` passes the dict's key \"{name}\" as `{name}`",
+                                          path, site.line))
+        return held
+
     def _sites(self, fn: FunctionSummary) -> List[Tuple[str, CallSite]]:
         """The project's calls that may be calls of `fn`: by name (for a method, only the calls
         the summaries mark bound); for `__init__`, the constructions of its class."""
         if fn.name == "__init__" and fn.owner is not None:
             return [(p, c) for p, c in self.calls.get(fn.owner, []) if not c.bound]
         sites = self.calls.get(fn.name, [])
-        return [(p, c) for p, c in sites if c.bound] if fn.bound else list(sites)
+        if not fn.bound:
+            return list(sites)
+        return [(p, c) for p, c in sites if c.bound and not self._elsewhere(c, fn)]
+
+    def _elsewhere(self, site: CallSite, fn: FunctionSummary) -> bool:
+        """`self.m(...)` in a method of a class X whose own or project bases' `m` answers it,
+        where `fn`'s class is neither one of X's bases nor derived from X: the call runs X's `m`
+        (or a subclass's override), never `fn` (`forward` of one module is not called by
+        another's `self.forward(x)`)."""
+        own = site.self_owner
+        if own is None or fn.owner is None or own == fn.owner:
+            return False
+        key = (own, fn.owner, fn.name)
+        known = self._unrelated.get(key)
+        if known is None:
+            # A class deriving from both (`class Z(X, Owner)`) may route X's call to `fn`.
+            known = self._has_method(own, fn.name) and fn.owner not in self._with_bases(own) \
+                and not ({own} | self._descendants(own)) & ({fn.owner} | self._descendants(fn.owner))
+            self._unrelated[key] = known
+        return known
 
     def _int_default(self, path: str, fn: FunctionSummary, index: int) -> Value:
         """A parameter read inside `fn` (`self.f(n_ctx)` passes it on) whose default is an int
@@ -981,8 +1031,16 @@ class _Resolver:
             if base.kind.is_tensor and attr in ("data", "T", "mT"):
                 return base
             return UNKNOWN
+        if tag == "item":
+            # `a, b = f(...)`: position k of the tuple `f` returns, where its positions are known.
+            base = self.eval(term[1], path, owner)
+            k = term[2]
+            return base.items[k] if base.items is not None and 0 <= k < len(base.items) else UNKNOWN
         if tag == "sub":
             base = self.eval(term[1], path, owner)
+            held = entry(base, term[3]) if len(term) > 3 and isinstance(term[3], str) else None
+            if held is not None:
+                return held  # `d["buf"]` of a dict whose string keys are known
             if base.element is not None:
                 return base.element
             if base.kind.is_tensor:
@@ -996,6 +1054,9 @@ class _Resolver:
             if term[1] == ("none",):
                 return Value(Kind.OTHER, length=0)  # `{}`, `[]`: elements come from stores
             element = self.eval(term[1], path, owner)
+            if len(term) > 2:  # a dict with string keys (`summary._keyed`)
+                return Value(Kind.OTHER, element=element,
+                             entries=tuple((k, self.eval(t, path, owner)) for k, t in term[2]))
             return Value(Kind.OTHER, element=element)
         if tag == "join":
             values = [self.eval(t, path, owner) for t in term[1]]
@@ -1327,6 +1388,16 @@ def _call_key(kind: str, fn: FunctionSummary, index: int) -> Tuple[Any, ...]:
     return (kind, fn.owner if fn.name == "__init__" else None, fn.name, fn.bound, position, name)
 
 
+def _keyed_steps(value: Value, what: str, path: str, line: int) -> Value:
+    """`value` with a step on each of its dict keys that holds a device tensor (`what`, e.g.
+    "`make_state()` returns a dict", then `whose key "buf" is a device tensor`)."""
+    if not value.entries or all(v.kind != Kind.DEVICE for _, v in value.entries):
+        return value
+    return replace(value, entries=tuple(
+        (k, v.because(EvidenceStep(f"{what} whose key \"{k}\" is a device tensor", path, line))
+         if v.kind == Kind.DEVICE else v) for k, v in value.entries))
+
+
 def _passed(site: CallSite, name: str, position: int) -> Optional[Term]:
     """What the call `site` passes as parameter `name` (at `position` among the positional
     ones): by keyword, else by position unless a `*args` hides it; None where the call leaves
@@ -1627,6 +1698,8 @@ def _worth_keeping(value: Value) -> bool:
         return True
     if value.element is not None and _worth_keeping(value.element):
         return True
+    if value.entries is not None and any(_worth_keeping(v) for _, v in value.entries):
+        return True
     return value.items is not None and any(_worth_keeping(v) for v in value.items)
 
 
@@ -1634,6 +1707,8 @@ def _may_hold_device(value: Value) -> bool:
     if value.kind == Kind.DEVICE:
         return True
     if value.element is not None and _may_hold_device(value.element):
+        return True
+    if value.entries is not None and any(_may_hold_device(v) for _, v in value.entries):
         return True
     return value.items is not None and any(_may_hold_device(v) for v in value.items)
 
@@ -1684,5 +1759,7 @@ def _describe(value: Value) -> str:
         parts.append("[" + _describe(value.element) + "]")
     if value.items is not None:
         parts.append("(" + ",".join(_describe(v) for v in value.items) + ")")
+    if value.entries is not None:
+        parts.append("{" + ",".join(f"{k}:{_describe(v)}" for k, v in value.entries) + "}")
     parts.extend(f"{s.path}:{s.row}:{s.message}" for s in value.evidence if isinstance(s, EvidenceStep))
     return "|".join(parts)

@@ -18,6 +18,7 @@ from lint_h2d.capture_flow import CaptureRegions, capture_regions
 from lint_h2d.cst_children import any_node, recorded_children, type_test
 from lint_h2d.inference.expressions import (
     progress_bar,
+    string_key,
     Facts,
     annotation_value,
     annotated_value,
@@ -35,7 +36,7 @@ from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, Resolved, module_d
                                         passed_through_message, sampling_hook_message, uncalled_message)
 from lint_h2d.inference.summary import sampling_hook
 from lint_h2d.inference.usage import RangeBounds
-from lint_h2d.inference.values import (MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
+from lint_h2d.inference.values import (join_entries, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        is_module_tensor, join, module_tensor)
 
 
@@ -326,9 +327,13 @@ class _Walker:
                 return  # `d: Dict[int, Tuple[int, int]] = {}`: a store nothing tells about adds nothing
             element = added if current.element is None else join(current.element, added)
             key = current.key
+            entries = None
             if key is not None and len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
                 key = join(key, infer(target.slice[0].slice.value, self.facts(names)))  # a dict
-            names[base.value] = replace(current, element=element, items=None, length=None, key=key)
+                name = string_key(target.slice[0].slice.value)
+                # `d["buf"] = u`: that key may now hold `u` too; any other key: any key may.
+                entries = join_entries(current.entries, ((name, added),)) if name is not None else None
+            names[base.value] = replace(current, element=element, items=None, length=None, key=key, entries=entries)
         elif isinstance(base, cst.Attribute) and isinstance(base.value, cst.Name) \
                 and base.value.value == self.base.self_name and self.on_self_assign is not None:
             # Only into a field known (from the previous pass) to be a dict or list: a store
@@ -348,6 +353,13 @@ class _Walker:
             return
         call = small.value
         func = call.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+                and func.attr.value in ("update", "setdefault", "__setitem__"):
+            held = names.get(func.value.value)
+            if held is not None and held.entries is not None:
+                # `d.update(...)`: any key may now hold anything it brings.
+                names[func.value.value] = replace(held, entries=None)
+            return
         if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
                 and func.attr.value in ("append", "insert", "extend")):
             return

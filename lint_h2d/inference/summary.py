@@ -152,6 +152,9 @@ class CallSite:
     args: Tuple[Term, ...]
     keywords: Tuple[Tuple[str, Term], ...]
     starred: bool  # `*args` / `**kwargs`: positions unknown
+    # `self.callee(...)` in a method of this class (not a classmethod): the call reaches the
+    # class's own `callee` (or a subclass's), not a method of that name of an unrelated class.
+    self_owner: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -214,6 +217,7 @@ class FileSummary:
                           + ([[list(r) for r in f.return_items]] if f.return_items else [])
                           for f in self.functions],
             "calls": [[c.callee, c.bound, c.line, list(c.args), [[k, t] for k, t in c.keywords], c.starred]
+                      + ([c.self_owner] if c.self_owner is not None else [])
                       for c in self.calls],
             "contexts": [[d.line, d.how, list(d.constructs)]
                          + ([d.owner, [list(m) for m in d.methods]] if d.methods else [])
@@ -234,8 +238,9 @@ def from_json(path: str, data: Dict[str, Any]) -> FileSummary:
                               *(tuple((c, cl) for c, cl in calls) for calls in rest[1:3]),
                               *(tuple(tuple(_tuple(t) for t in r) for r in items) for items in rest[3:4]))
               for n, o, ln, p, an, bd, rs, ra, ip, sp, df, *rest in data.get("functions", ())),
-        tuple(CallSite(c, bd, ln, tuple(_tuple(a) for a in args), tuple((k, _tuple(t)) for k, t in kws), st)
-              for c, bd, ln, args, kws, st in data.get("calls", ())),
+        tuple(CallSite(c, bd, ln, tuple(_tuple(a) for a in args), tuple((k, _tuple(t)) for k, t in kws), st,
+                       *rest[:1])
+              for c, bd, ln, args, kws, st, *rest in data.get("calls", ())),
         tuple(DeviceContext(ln, how, tuple(cs), *(rest[:1]), *(tuple((m, ml) for m, ml in ms) for ms in rest[1:2]))
               for ln, how, cs, *rest in data.get("contexts", ())),
         bool(data.get("vllm", False)),
@@ -288,6 +293,9 @@ class _Scope:
     # Each name's term, computed once (a long function's names are looked up many times).
     terms: Dict[str, Term] = field(default_factory=dict)
     in_init: bool = False
+    # `self_name` names an instance of `owner` (a method, not a classmethod): a call that
+    # passes it (`Helper(self)`) passes an `owner` (`_Builder._argument`).
+    instance: bool = False
     torch: FrozenSet[str] = frozenset({"torch"})
     # Parameters the body passes to `range()` (an int, or it raises): evidence for an index.
     ints: Set[str] = field(default_factory=set)
@@ -436,7 +444,7 @@ class _Builder:
         self_name = positional[0].arg if bound else None
         owner = cls.name if cls is not None else None
         scope = _Scope(node.name, owner, self_name, in_init=node.name == "__init__",
-                       torch=frozenset(self.torch))
+                       instance=bound and "classmethod" not in decorators, torch=frozenset(self.torch))
         annotations: List[Term] = []
         for arg in positional + list(args.kwonlyargs):
             term = annotation_term(arg.annotation) if arg.annotation is not None else UNK
@@ -565,9 +573,35 @@ class _Builder:
                 continue
             starred = any(isinstance(a, ast.Starred) for a in call.args) or any(
                 k.arg is None for k in call.keywords)
-            args = tuple(_small(self.term(a, scope)) for a in call.args if not isinstance(a, ast.Starred))
-            keywords = tuple((k.arg, _small(self.term(k.value, scope))) for k in call.keywords if k.arg)
-            self.calls.append(CallSite(callee, bound, call.lineno, args, keywords, starred))
+            args = tuple(self._argument(a, scope) for a in call.args if not isinstance(a, ast.Starred))
+            keywords = tuple((k.arg, self._argument(k.value, scope)) for k in call.keywords if k.arg) \
+                + self._unpacked(call, scope)
+            own = scope.owner if scope.instance and isinstance(func, ast.Attribute) \
+                and _is_name(func.value, scope.self_name or "") and not scope.env.get(scope.self_name or "") else None
+            self.calls.append(CallSite(callee, bound, call.lineno, args, keywords, starred, own))
+
+    def _argument(self, node: ast.expr, scope: _Scope) -> Term:
+        """A call's argument's term, cut to size; a method's own instance (`Helper(self)`,
+        `register(self)`) is an instance of the method's class (`inst`), so the callee's
+        parameter is one, where the body never rebinds `self`."""
+        if scope.instance and scope.owner and isinstance(node, ast.Name) and node.id == scope.self_name \
+                and not scope.env.get(node.id):
+            return ("inst", scope.owner)
+        return _small(self.term(node, scope))
+
+    def _unpacked(self, call: ast.Call, scope: _Scope) -> Tuple[Tuple[str, Term], ...]:
+        """`f(**d)` with one `**`: the keyword `**` with `d`'s term (a dict with string keys,
+        `_keyed`, each key's term cut to size): the callee's parameter of a key's name gets
+        that key's value where `d` is such a dict (`project._Resolver._param`).  () else."""
+        stars = [k.value for k in call.keywords if k.arg is None]
+        if len(stars) != 1:
+            return ()
+        term = self.term(stars[0], scope)
+        parts = term[1] if term[0] == "join" else (term,)
+        if all(p[0] == "list" and len(p) > 2 for p in parts):
+            return (("**", _join([("list", _small(p[1]), tuple((k, _small(t)) for k, t in p[2])) for p in parts])),)
+        term = _small(term)  # `kwargs, n = f(...)`: what `f` returns may have string keys
+        return (("**", term),) if term != UNK else ()
 
     def _device_calls(self, own: Sequence[ast.stmt], scope: _Scope) -> None:
         """Record the calls inside the function's device contexts (`_Scope.device_calls`); a
@@ -689,7 +723,10 @@ class _Builder:
             elements = [e for e in node.elts if not isinstance(e, ast.Starred)]
             return ("list", _join([self.term(e, scope) for e in elements]) if elements else ("none",))
         if isinstance(node, ast.Dict):
-            return ("list", _join([self.term(v, scope) for v in node.values]) if node.values else ("none",))
+            values = [self.term(v, scope) for v in node.values]
+            held = ("list", _join(values)) if node.values else ("list", ("none",))
+            keys = [k.value if isinstance(k, ast.Constant) and isinstance(k.value, str) else None for k in node.keys]
+            return _keyed(held, keys, values, stored=getattr(node, _STORED_KEY, False))
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
             return ("list", self._comprehended(node, scope))
         if isinstance(node, ast.DictComp):
@@ -727,6 +764,9 @@ class _Builder:
                 else:
                     ints = -1
                     break
+            if isinstance(index, ast.Constant) and isinstance(index.value, str):
+                # `d["buf"]`: the key read (a dict's entry, where its string keys are known).
+                return ("sub", base, ints if ints >= 0 else None, index.value)
             return ("sub", base, ints if ints >= 0 else None)
         if isinstance(node, ast.NamedExpr):
             return self.term(node.value, scope)
@@ -775,7 +815,9 @@ class _Builder:
                 scope.env[name] = values
                 scope.active.pop()
             if _larger_than(term, 200):
-                term = UNK  # a value too complex to be worth carrying across files
+                # A value too complex to be worth carrying across files; a dict with string
+                # keys keeps its keys' values cut to size (`_shrunk_keyed`).
+                term = _shrunk_keyed(term)
             # Terms that read this name as "nothing yet" are settled now: drop them.
             for other in [n for n, (_, reads) in scope.pending.items() if name in reads]:
                 del scope.pending[other]
@@ -797,6 +839,10 @@ class _Builder:
         func = node.func
         line = node.lineno
         if isinstance(func, ast.Name):
+            if func.id == _ITEM_OF:
+                # `a, b = f(...)`: position k of the tuple `f` returns (`_pairs`).
+                assert isinstance(node.args[1], ast.Constant)
+                return ("item", self.term(node.args[0], scope), node.args[1].value)
             if func.id == _ELEMENT_OF:
                 # A `for` target: a number where the iterable holds numbers, else unknown.
                 return SCALAR if self._iterated(node.args[0], scope) == SCALAR else UNK
@@ -815,6 +861,11 @@ class _Builder:
                 # `tuple(xs)`, `sorted(xs, key=...)`: xs's elements; `list(range(n))`: ints.
                 element = self._iterated(node.args[0], scope)
                 return ("list", element if element is not None else UNK)
+            if func.id == "dict" and func.id not in scope.env and func.id not in scope.params and not node.args \
+                    and node.keywords and all(k.arg for k in node.keywords):
+                # `dict(buf=t, n=3)`: a dict display by keywords.
+                values = [self.term(k.value, scope) for k in node.keywords]
+                return _keyed(("list", _join(values)), [k.arg for k in node.keywords], values)
             if func.id in ("zip", "enumerate", "list", "tuple", "sorted", "reversed"):
                 return ("list", UNK)
             if scope.function is not None and func.id not in scope.params and scope.env.get(func.id) \
@@ -1015,10 +1066,12 @@ def collapse(term: Term) -> Term:
     if tag == "join":
         return _join([collapse(t) for t in term[1]])
     if tag == "list" and isinstance(term[1], tuple):
+        if len(term) > 2:  # a dict's string keys (`_keyed`)
+            return ("list", collapse(term[1]), tuple((k, collapse(t)) for k, t in term[2]))
         return ("list", collapse(term[1]))
     if tag == "sub" and term[2] != 0:
         base = collapse(term[1])
-        return SCALAR if base == ("list", SCALAR) else ("sub", base, term[2])
+        return SCALAR if base == ("list", SCALAR) else ("sub", base, term[2]) + tuple(term[3:])
     return term
 
 
@@ -1284,6 +1337,34 @@ def _larger_than(term: Any, limit: int) -> bool:
     return False
 
 
+# At most this many string keys of one dict display are kept by key (`_keyed`).
+_MAX_KEYS = 32
+
+
+# Marks the one-key display `_stored` binds for `d["buf"] = v` (kept by key: `_keyed`).
+_STORED_KEY = "_h2d_stored_key"
+
+
+def _keyed(held: Term, keys: Sequence[Optional[str]], values: Sequence[Term], stored: bool = False) -> Term:
+    """A dict display's list term (`held`: what any key holds), with each constant string
+    key's own term where every key is one and the values differ (`{"buf": t, "n": 3}`): a
+    caller's `d["buf"]` reads `t`, not the join of `t` and a number.  A display of one kind
+    of value (`{"a": 1}`), or with another key, stays a plain list term; a `stored` one-key
+    display (`d["buf"] = v`) is kept by key, so that only that key's value joins `v`."""
+    if not keys or None in keys or len(keys) > _MAX_KEYS or (len(set(values)) < 2 and not stored):
+        return held
+    return held + (tuple((k, t) for k, t in zip(keys, values)),)
+
+
+def _shrunk_keyed(term: Term) -> Term:
+    """A dict term with string keys too large to carry (`_keyed`): each key's term cut to
+    size (`_small`), what any other key holds unknown; any other term: unknown."""
+    if term[0] != "list" or len(term) < 3:
+        return UNK
+    shrunk = ("list", UNK, tuple((k, _small(t)) for k, t in term[2]))
+    return UNK if _larger_than(shrunk, 200) else shrunk
+
+
 def _list_element(term: Term) -> Optional[Term]:
     """What a list term holds (`("list", e)`), also across the joined bindings of one name
     (`xs = []` then `xs.append(i)`: the empty display adds nothing); None when not a list or
@@ -1540,8 +1621,11 @@ def _last_name(node: ast.expr) -> str:
     return name.split(".")[-1]
 
 
-def _pairs(target: ast.expr, value: Optional[ast.expr]) -> List[Tuple[ast.expr, Optional[ast.expr]]]:
-    """(target, value) pairs of an assignment, element-wise for displays of the same length."""
+def _pairs(target: ast.expr, value: Optional[ast.expr],
+           positions: bool = False) -> List[Tuple[ast.expr, Optional[ast.expr]]]:
+    """(target, value) pairs of an assignment, element-wise for displays of the same length;
+    with `positions`, `a, b = f(...)` pairs each name with its position of what the call
+    returns (`_ITEM_OF`: read only where the callee returns tuple displays)."""
     if isinstance(target, (ast.Tuple, ast.List)):
         if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) \
                 and not any(isinstance(e, ast.Starred) for e in target.elts + value.elts):
@@ -1549,6 +1633,11 @@ def _pairs(target: ast.expr, value: Optional[ast.expr]) -> List[Tuple[ast.expr, 
             for t, v in zip(target.elts, value.elts):
                 out.extend(_pairs(t, v))
             return out
+        if positions and isinstance(value, ast.Call) and len(target.elts) > 1 \
+                and all(isinstance(t, ast.Name) for t in target.elts):
+            return [(t, ast.copy_location(ast.Call(func=ast.Name(id=_ITEM_OF, ctx=ast.Load()),
+                                                   args=[value, ast.Constant(value=i)], keywords=[]), value))
+                    for i, t in enumerate(target.elts)]
         return [(t, None) for t in target.elts]
     return [(target, value)]
 
@@ -1596,7 +1685,7 @@ def _collect_env(body: Sequence[ast.stmt], env: Dict[str, List[ast.expr]],
             if len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript):
                 _stored(stmt.targets[0], stmt.value, env, declared)
             for target in stmt.targets:
-                for t, v in _pairs(target, stmt.value):
+                for t, v in _pairs(target, stmt.value, positions=True):
                     if isinstance(t, ast.Name):
                         env.setdefault(t.id, [])
                         if v is not None:
@@ -1643,6 +1732,9 @@ def _collect_env(body: Sequence[ast.stmt], env: Dict[str, List[ast.expr]],
 # The name of the synthetic call `_collect_env` binds a `for` loop's target to: an element of
 # the loop's iterable (no identifier can spell it).
 _ELEMENT_OF = "<element of>"
+# The name of the synthetic call `_collect_env` binds each name of `a, b = f(...)` to: the
+# position of what the call returns (an `item` term).
+_ITEM_OF = "<item of>"
 # `tqdm(xs)` yields what `xs` yields (a progress bar around the iteration); `trange(n)` is
 # `tqdm(range(n))` (the walk reads the same table: `expressions.progress_bar`).
 PROGRESS_BARS = frozenset({"tqdm", "trange"})
@@ -1663,10 +1755,16 @@ def _display_bound(name: str, env: Dict[str, List[ast.expr]], declared: Set[str]
 
 
 def _stored(target: ast.Subscript, value: ast.expr, env: Dict[str, List[ast.expr]], declared: Set[str]) -> None:
-    """`d[k] = v` into a dict or list this body builds from displays: it holds `v` too."""
+    """`d[k] = v` into a dict or list this body builds from displays: it holds `v` too; with
+    a string key (`d["buf"] = v`), a one-key display, so that key's value joins `v`."""
     if isinstance(target.value, ast.Name) and not isinstance(target.slice, ast.Slice) \
             and _display_bound(target.value.id, env, declared):
-        env[target.value.id].append(ast.copy_location(ast.List(elts=[value], ctx=ast.Load()), value))
+        if isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str):
+            added: ast.expr = ast.Dict(keys=[target.slice], values=[value])
+            setattr(added, _STORED_KEY, True)
+        else:
+            added = ast.List(elts=[value], ctx=ast.Load())
+        env[target.value.id].append(ast.copy_location(added, value))
 
 
 def _grown(expr: ast.expr, env: Dict[str, List[ast.expr]], declared: Set[str]) -> None:

@@ -84,6 +84,10 @@ class Value:
     # off its `return`s by a walk of its body where it is defined (`scope._Walker.returned`).
     # None for anything else (a module-level function's returns are the project's).
     returns: Optional["Value"] = None
+    # What each constant string key of a dict holds (`{"buf": t, "n": 3}`, `dict(buf=t, n=3)`),
+    # so that `d["buf"]` is `t` rather than the join of every value (`element`).  A key a
+    # store adds (`d["buf"] = u`) joins in; a key not listed reads `element`.  None unknown.
+    entries: Optional[Tuple[Tuple[str, "Value"], ...]] = None
 
     def with_kind(self, kind: Kind, rank: Optional[int] = None) -> "Value":
         return replace(self, kind=kind, rank=rank)
@@ -265,4 +269,29 @@ def join(a: Value, b: Value) -> Value:
     fields = a.fields if a.fields == b.fields and items is not None else None
     return Value(kind, rank, origin, type_name, length, root, path, element, items,
                  a.integer and b.integer, evidence, join_memory(a.memory, b.memory), key=key,
-                 fields=fields)
+                 fields=fields, entries=join_entries(a.entries, b.entries))
+
+
+def join_entries(a: Optional[Tuple[Tuple[str, Value], ...]],
+                 b: Optional[Tuple[Tuple[str, Value], ...]]) -> Optional[Tuple[Tuple[str, Value], ...]]:
+    """The keys of two dicts whose keys are known, after two paths meet or a store adds one
+    (`d["buf"] = u`): a key both hold, the join of its values; a key one holds, that value (on
+    the other path reading it raises, so a read that returns reads this one).  Unknown when
+    either is unknown (a dict from elsewhere may hold anything at any key)."""
+    if a is None or b is None:
+        return None
+    if a == b:
+        return a
+    theirs = dict(b)
+    out = [(k, join(v, theirs[k]) if k in theirs else v) for k, v in a]
+    mine = {k for k, _ in a}
+    out.extend((k, v) for k, v in b if k not in mine)
+    return tuple(out)
+
+
+def entry(value: Value, key: str) -> Optional[Value]:
+    """What `value[key]` holds where `value` is a dict whose constant string keys are known
+    and `key` is one of them; None else (the caller reads `element`)."""
+    if value.entries is None:
+        return None
+    return next((v for k, v in value.entries if k == key), None)
