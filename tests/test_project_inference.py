@@ -253,3 +253,22 @@ def test_the_parallel_resolve_sees_what_the_loader_reads() -> None:
     parallel = _resolve_blobs([_summarize_job((s.path, s.text, None))[:2] for s in sources], [])
     assert "ForkModel" in serial.built_on_device
     assert parallel.built_on_device == serial.built_on_device
+
+
+def test_the_parallel_resolve_gives_every_fact_the_serial_one_gives() -> None:
+    """The same facts from the parallel resolve (pickled summaries, only the call sites
+    `wanted_callees` names) as from resolving every summary whole: every fact, not only the
+    loader's.  `reset_listed(slot=0)` overridden with a list by its one call is no int; when
+    the sites of functions whose parameters all have defaults were dropped, the parallel
+    resolve (taken on 2+ cores for 64+ files) called it an int and flagged the write."""
+    from lint_h2d.inference.project import fingerprint_of, resolve
+    from lint_h2d.pipeline import _resolve_blobs, _summarize_job, summary_and_verdict
+
+    python = sorted((FIXTURES / "projects" / "python").glob("*.py"))
+    sources, _ = load_sources([str(p) for p in python])
+    serial = resolve([summary_and_verdict(s.path, s.text)[0] for s in sources])
+    parallel = _resolve_blobs([_summarize_job((s.path, s.text, None))[:2] for s in sources], [])
+    assert ("reset_listed", "slot") in serial.passed_non_numbers
+    assert parallel.passed_non_numbers == serial.passed_non_numbers
+    assert parallel.passed_numbers.keys() == serial.passed_numbers.keys()
+    assert fingerprint_of(parallel) == fingerprint_of(serial)

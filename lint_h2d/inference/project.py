@@ -1442,13 +1442,15 @@ def _device_param(pname: str, annotation: Term) -> bool:
 
 def wanted_callees(summaries: Sequence[FileSummary]) -> FrozenSet[str]:
     """Names whose call sites can teach a parameter fact: project functions (and classes,
-    for `__init__`) with an un-annotated parameter, or a device parameter, that has no
-    default."""
+    for `__init__`) with an un-annotated parameter, or a device parameter, or any parameter
+    with a default (`passes_no_number` and `passed` read what the calls that pass it pass:
+    `slot=0` overridden with a list is no int).  Leaving one out made the answer depend on
+    the project's size and the core count (the parallel resolve keeps only these sites)."""
     out: Set[str] = set()
     for summary in summaries:
         for fn in summary.functions:
             for index, (pname, annotation) in enumerate(zip(fn.params, fn.annotations)):
-                if (fn.bound and index == 0) or pname in fn.defaults or (
+                if (fn.bound and index == 0) or pname not in fn.defaults and (
                         annotation not in _OPEN_ANNOTATIONS and not _device_param(pname, annotation)):
                     continue
                 out.add(fn.owner if fn.name == "__init__" and fn.owner else fn.name)
