@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterable, List, Optional
 from lint_h2d import __version__
 from lint_h2d.cache import RACY_NS, save_json
 from lint_h2d.code_id import code_id
-from lint_h2d.config import Settings, canonical_folder
+from lint_h2d.config import Settings, absolute_paths, canonical_folder
 from lint_h2d.discovery import PYTHON_SUFFIXES, discover
 
 if TYPE_CHECKING:
@@ -67,16 +67,26 @@ def covers(root: Path, paths: Iterable[str]) -> bool:
     symlinked file points: a link to a shared file outside the project is still the
     project's file, and resolving it cost every file of the run its project index."""
     resolved = root.resolve()
-    real: Dict[str, Path] = {}  # `config.canonical_folder`, one `realpath` per folder
-    for path in paths:
-        absolute = os.path.abspath(path)
+    # `config.canonical_folder`, one `realpath` per folder, and whether that lies in the root:
+    # a name joined to a folder inside the root is inside too, so pathlib runs once per folder.
+    real: Dict[str, Tuple[Path, bool]] = {}
+    named = list(paths)
+    for path, absolute in zip(named, absolute_paths(named)):
         folder = absolute if os.path.isdir(absolute) else os.path.dirname(absolute)
         if folder not in real:
-            real[folder] = Path(os.path.realpath(folder))
-        try:
-            (real[folder] / os.path.basename(path)).relative_to(resolved)
-        except ValueError:
+            folder_real = Path(os.path.realpath(folder))
+            real[folder] = (folder_real, _under(folder_real, resolved))
+        folder_real, inside = real[folder]
+        if not inside and not _under(folder_real / os.path.basename(path), resolved):
             return False
+    return True
+
+
+def _under(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+    except ValueError:
+        return False
     return True
 
 
@@ -381,7 +391,7 @@ def load_index(settings: Settings, checked: Sequence[str], cache_folder: Optiona
     fresh: Dict[str, Any] = {}
     verdicts: Dict[str, TreeVerdict] = {}
     # The files this run analyzes get the prefilter's verdict too (`file_facts`).
-    checked_files = {os.path.abspath(c) for c in checked}
+    checked_files = {os.path.abspath(c) for c in checked} if unread else set()
     capture = tuple(settings.capture_functions)
     for path, built in _built_rows([(p, capture if p in checked_files else None) for p in unread]):
         changed = True
