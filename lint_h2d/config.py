@@ -311,12 +311,25 @@ def absolute_paths(paths: Iterable[str]) -> List[str]:
     return [os.path.normpath(path if os.path.isabs(path) else os.path.join(cwd, path)) for path in paths]
 
 
-def canonical_folder(path: str) -> Path:
+def canonical_folder(path: str, realpaths: Optional[Dict[str, str]] = None) -> Path:
     """The real folder a path lives in (symlinked folders resolved; a symlinked file stays
-    where it is named), so every spelling of a path finds the same configuration."""
+    where it is named), so every spelling of a path finds the same configuration.
+
+    `realpaths` memoizes `os.path.realpath` by folder for a caller that asks about many
+    files of the same folders (`plan.units` and `project_index.covers` share one)."""
     absolute = os.path.abspath(path)
     folder = absolute if os.path.isdir(absolute) else os.path.dirname(absolute)
-    return Path(os.path.realpath(folder))
+    return Path(real_folder(folder, realpaths))
+
+
+def real_folder(folder: str, realpaths: Optional[Dict[str, str]] = None) -> str:
+    """`os.path.realpath(folder)`, memoized in `realpaths` when given."""
+    if realpaths is None:
+        return os.path.realpath(folder)
+    real = realpaths.get(folder)
+    if real is None:
+        real = realpaths[folder] = os.path.realpath(folder)
+    return real
 
 
 class Resolver:

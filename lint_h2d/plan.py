@@ -65,12 +65,13 @@ def units(resolver: Resolver, sources: Sequence[Union[Source, str]], options: Op
     by_folder: Dict[str, Tuple[Path, Settings, bool]] = {}
     # How the project index names a file: its absolute path, as spelled (not resolved).
     absolute: Dict[str, str] = {}
+    realpaths: Dict[str, str] = {}  # `config.real_folder`'s memo, shared with the index's `covers`
     paths = [_path(source) for source in sources]
     for source, path, key in zip(sources, paths, absolute_paths(paths)):
         absolute[path] = key
         parent = os.path.dirname(key)
         if parent not in by_folder:
-            real = canonical_folder(path)
+            real = canonical_folder(path, realpaths)
             settings = resolver.for_folder(real)  # `Resolver.for_path`, its folder already resolved
             by_folder[parent] = (real, settings, _under(real, settings.root))
         real, settings, folder_inside = by_folder[parent]
@@ -84,7 +85,8 @@ def units(resolver: Resolver, sources: Sequence[Union[Source, str]], options: Op
         if inside and is_project_marker(settings.root):
             # The index's folder stamps tell whether the file set changed: even a run that
             # walks a folder does not walk the project again for it.
-            index = load_index(settings, [_path(s) for s in members], folder, walk=False)
+            index = load_index(settings, [_path(s) for s in members], folder, walk=False,
+                               realpaths=realpaths)
         if index is not None:
             rows = index.rows  # `ProjectIndex.covers`, with each path's absolute spelling known
             covered = [s for s in members if absolute[_path(s)] in rows]
