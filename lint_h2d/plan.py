@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from lint_h2d.cache import DEFAULT_DIR, Cache, cache_key
-from lint_h2d.config import Resolver, Settings, canonical_folder, is_project_marker
+from lint_h2d.config import Resolver, Settings, absolute_paths, canonical_folder, is_project_marker
 from lint_h2d.pipeline import LazyEngine, Unit, facts_from_index, project_facts
 from lint_h2d.project_index import ProjectIndex, load_index
 from lint_h2d.sources import Source, SourceError, read_source
@@ -59,15 +59,24 @@ def units(resolver: Resolver, sources: Sequence[Union[Source, str]], options: Op
     a warm run resolves nothing and imports no parser.
     """
     groups: Dict[Tuple[Settings, bool], List[Union[Source, str]]] = {}
-    real: Dict[str, Path] = {}
-    by_folder: Dict[str, Settings] = {}  # a file's settings are its folder's
-    for source in sources:
-        path = _path(source)
-        parent = os.path.dirname(os.path.abspath(path))
+    # Per folder (its first file's): (real folder, its settings, whether it lies in the
+    # settings' root).  A file's settings and project are its folder's, so the realpath,
+    # the settings lookup and the pathlib test run once per folder, not once per file.
+    by_folder: Dict[str, Tuple[Path, Settings, bool]] = {}
+    # How the project index names a file: its absolute path, as spelled (not resolved).
+    absolute: Dict[str, str] = {}
+    realpaths: Dict[str, str] = {}  # `config.real_folder`'s memo, shared with the index's `covers`
+    paths = [_path(source) for source in sources]
+    for source, path, key in zip(sources, paths, absolute_paths(paths)):
+        absolute[path] = key
+        parent = os.path.dirname(key)
         if parent not in by_folder:
-            by_folder[parent] = resolver.for_path(path)
-        settings = by_folder[parent]
-        groups.setdefault((settings, _inside(path, settings.root, real)), []).append(source)
+            real = canonical_folder(path, realpaths)
+            settings = resolver.for_folder(real)  # `Resolver.for_path`, its folder already resolved
+            by_folder[parent] = (real, settings, _under(real, settings.root))
+        real, settings, folder_inside = by_folder[parent]
+        inside = folder_inside or _under(real / os.path.basename(path), settings.root)
+        groups.setdefault((settings, inside), []).append(source)
     out: List[Unit] = []
     caches: List[Cache] = []
     for (settings, inside), members in groups.items():
@@ -76,10 +85,12 @@ def units(resolver: Resolver, sources: Sequence[Union[Source, str]], options: Op
         if inside and is_project_marker(settings.root):
             # The index's folder stamps tell whether the file set changed: even a run that
             # walks a folder does not walk the project again for it.
-            index = load_index(settings, [_path(s) for s in members], folder, walk=False)
+            index = load_index(settings, [_path(s) for s in members], folder, walk=False,
+                               realpaths=realpaths)
         if index is not None:
-            covered = [s for s in members if index.covers(_path(s))]
-            extra = [s for s in members if not index.covers(_path(s))]
+            rows = index.rows  # `ProjectIndex.covers`, with each path's absolute spelling known
+            covered = [s for s in members if absolute[_path(s)] in rows]
+            extra = [s for s in members if absolute[_path(s)] not in rows]
             lazy = LazyEngine(settings, _project_engine(settings, index, options))
             main: Union[Engine, LazyEngine] = lazy
             fingerprint = index.known
@@ -98,8 +109,8 @@ def units(resolver: Resolver, sources: Sequence[Union[Source, str]], options: Op
             cache = Cache(folder, cache_key(settings, fingerprint))
             caches.append(cache)
         if index is not None:
-            verdicts = {_path(s): index.verdicts[_key(_path(s))] for s in covered
-                        if _key(_path(s)) in index.verdicts}
+            verdicts = {_path(s): index.verdicts[absolute[_path(s)]] for s in covered
+                        if absolute[_path(s)] in index.verdicts}
         out.extend(Unit(source, main, cache, verdicts.get(_path(source))) for source in covered)
         for source in extra:
             # A file the index does not cover (excluded, yet named): the project's facts plus
@@ -145,20 +156,15 @@ def _read(source: Union[Source, str]) -> Source:
         return Source(source, b"", "", "utf-8", False)
 
 
-def _key(path: str) -> str:
-    """How the project index names a file: its absolute path, as spelled (not resolved)."""
-    return os.path.abspath(path)
+def _under(real: Path, root: Path) -> bool:
+    """Whether `real` (a resolved path) lies in the project at `root`.
 
-
-def _inside(path: str, root: Path, real: Dict[str, Path]) -> bool:
-    """Whether the file belongs to the project at `root` (a file outside it, under the
-    current directory's defaults or an explicit --config, has no project index).
-    `real` memoizes `config.canonical_folder` per folder."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if folder not in real:
-        real[folder] = canonical_folder(path)
+    A file belongs to the project when its real folder joined with its name does
+    (`config.canonical_folder`: a file outside it, under the current directory's defaults or
+    an explicit --config, has no project index).  Joining a name keeps a path inside the root
+    inside, so `units` asks once per folder and per file only where the folder is outside."""
     try:
-        (real[folder] / os.path.basename(path)).relative_to(root)
+        real.relative_to(root)
     except ValueError:
         return False
     return True

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterable, List, Optional
 from lint_h2d import __version__
 from lint_h2d.cache import RACY_NS, save_json
 from lint_h2d.code_id import code_id
-from lint_h2d.config import Settings, canonical_folder
+from lint_h2d.config import Settings, absolute_paths, canonical_folder, real_folder
 from lint_h2d.discovery import PYTHON_SUFFIXES, discover
 
 if TYPE_CHECKING:
@@ -60,23 +60,34 @@ def is_project_root(root: Path) -> bool:
     return (root / "pyproject.toml").is_file() or (root / ".git").exists()
 
 
-def covers(root: Path, paths: Iterable[str]) -> bool:
+def covers(root: Path, paths: Iterable[str], realpaths: Optional[Dict[str, str]] = None) -> bool:
     """Every checked path lies inside `root` (facts of one project never leak into another).
 
     A path is where it is named, its folders resolved (`config.canonical_folder`), not where a
     symlinked file points: a link to a shared file outside the project is still the
-    project's file, and resolving it cost every file of the run its project index."""
+    project's file, and resolving it cost every file of the run its project index.
+    `realpaths`: `config.real_folder`'s memo, shared with the caller."""
     resolved = root.resolve()
-    real: Dict[str, Path] = {}  # `config.canonical_folder`, one `realpath` per folder
-    for path in paths:
-        absolute = os.path.abspath(path)
+    # `config.canonical_folder`, one `realpath` per folder, and whether that lies in the root:
+    # a name joined to a folder inside the root is inside too, so pathlib runs once per folder.
+    real: Dict[str, Tuple[Path, bool]] = {}
+    named = list(paths)
+    for path, absolute in zip(named, absolute_paths(named)):
         folder = absolute if os.path.isdir(absolute) else os.path.dirname(absolute)
         if folder not in real:
-            real[folder] = Path(os.path.realpath(folder))
-        try:
-            (real[folder] / os.path.basename(path)).relative_to(resolved)
-        except ValueError:
+            folder_real = Path(real_folder(folder, realpaths))
+            real[folder] = (folder_real, _under(folder_real, resolved))
+        folder_real, inside = real[folder]
+        if not inside and not _under(folder_real / os.path.basename(path), resolved):
             return False
+    return True
+
+
+def _under(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+    except ValueError:
+        return False
     return True
 
 
@@ -334,16 +345,16 @@ def _write_facts(index_file: Optional[Path], path: str, digest: str, facts: Any)
 
 
 def load_index(settings: Settings, checked: Sequence[str], cache_folder: Optional[Path],
-               walk: bool = True) -> Optional[ProjectIndex]:
+               walk: bool = True, realpaths: Optional[Dict[str, str]] = None) -> Optional[ProjectIndex]:
     """The index of the project of the checked paths, brought up to date (None outside a
     project).
 
     With `walk=False` (a run that names files, as pre-commit does) the index's file list is
     reused while no walked folder changed: walking the project costs more than the whole check
-    of one file, stat'ing its folders a few milliseconds.
+    of one file, stat'ing its folders a few milliseconds.  `realpaths`: see `covers`.
     """
     root = settings.root
-    if not checked or not is_project_root(root) or not covers(root, checked):
+    if not checked or not is_project_root(root) or not covers(root, checked, realpaths):
         return None
     started = time.time_ns()
     index_file = index_path(cache_folder, root) if cache_folder is not None else None
@@ -381,7 +392,7 @@ def load_index(settings: Settings, checked: Sequence[str], cache_folder: Optiona
     fresh: Dict[str, Any] = {}
     verdicts: Dict[str, TreeVerdict] = {}
     # The files this run analyzes get the prefilter's verdict too (`file_facts`).
-    checked_files = {os.path.abspath(c) for c in checked}
+    checked_files = {os.path.abspath(c) for c in checked} if unread else set()
     capture = tuple(settings.capture_functions)
     for path, built in _built_rows([(p, capture if p in checked_files else None) for p in unread]):
         changed = True

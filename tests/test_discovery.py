@@ -117,3 +117,27 @@ def test_explicit_notebook_is_reported_unsupported(tmp_path: Path, capsys: pytes
     out = capsys.readouterr().out
     assert code == 2
     assert "nb.ipynb" in out and "not supported" in out and "bad.py:6:5: H2D001" in out
+
+
+@pytest.mark.parametrize("globs", [
+    (),
+    ("*.pyi",),
+    ("/top.py", "docs/**/x*.py", "a/[bc]?/", "vllm/model_executor/", "build/", "*_test.py"),
+    ("*.py", "!keep.py"),  # a negation: git's last-match rule itself
+])
+def test_exclude_test_is_git_last_match(globs: tuple) -> None:
+    """`excluded` answers with one alternation of the globs' regexes when none is negated:
+    the same answer as `last_match` over the patterns, for names and anchored paths, files
+    and folders."""
+    from lint_h2d.config import DEFAULT_EXCLUDE
+    from lint_h2d.discovery import _exclude_test, compiled
+    from lint_h2d.patterns import last_match
+
+    names = ["tests", "test_a.py", "a_test.py", "conftest.py", ".git", "build", "x.egg-info", "top.py",
+             "a/b1", "a/cd", "docs/q/r/x1.py", "docs/x.py", "vllm/model_executor", "keep.py", "m.pyi", ""]
+    for every in (globs, DEFAULT_EXCLUDE + globs):
+        patterns, test = compiled(every), _exclude_test(every)
+        for name in names:
+            for rel in (name, f"q/{name}", f"vllm/{name}"):
+                for is_dir in (True, False):
+                    assert test(rel, is_dir) == bool(last_match(patterns, rel, is_dir)), (every, rel, is_dir)
