@@ -990,7 +990,10 @@ class ModuleWalker:
         value = returned[0]
         for other in returned[1:]:
             value = join(value, other)
-        if value.kind == Kind.UNKNOWN and value.type_name is None and value.element is None:
+        if not _tells(value):
+            # `return a.offset, a.end` of unknowns: a tuple that says nothing would join into
+            # what the caller stores it in and drown a declaration there (a field annotated
+            # `Dict[K, Tuple[int, int]]`), where the opaque call it was before added nothing.
             return None
         return value.because(LocalStep(f"`{fn.name.value}(...)` returns what the `def` here returns", fn.name))
 
@@ -1365,6 +1368,16 @@ def _declared(small: cst.AnnAssign, value: Value, facts: Facts) -> Value:
     what = f"annotated `{shown}`" if len(shown) <= 60 else "annotated"
     target = dotted_name(small.target) or "the target"
     return declared.because(LocalStep(f"`{target}` is {what} {DECLARED_NOTE}", small))
+
+
+def _tells(value: Value) -> bool:
+    """Whether a value says anything: a kind, a class, or a container whose elements, positions
+    or keys say something (a tuple of unknowns says no more than an unknown)."""
+    if value.kind not in (Kind.UNKNOWN, Kind.OTHER) or value.type_name is not None:
+        return True
+    parts = [v for v in (value.element, value.key) if v is not None] + list(value.items or ()) \
+        + [v for _, v in value.entries or ()]
+    return any(_tells(v) for v in parts)
 
 
 def _declared_numbers(methods: Sequence[cst.FunctionDef], attributes: Mapping[str, Value],
