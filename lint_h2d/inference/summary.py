@@ -1274,19 +1274,30 @@ def _int_literal(node: Optional[ast.expr]) -> bool:
 _SMALL = 20  # 16 lost `x = join(alloc, self.obj.f(x))` in loops; 20 keeps it for ~2% more index
 
 
-def _small(term: Term) -> Term:
+def _small(term: Term, limit: int = _SMALL) -> Term:
     """An argument's term, or unknown when it is too deep to be worth carrying; an operator's
-    term keeps the operands that fit (`_shrunk_same`)."""
-    if not _larger_than(term, _SMALL):
+    term keeps the operands that fit (`_shrunk_same`), and an allocation on another tensor's
+    device (`on`) or a reshape (`shape`) keeps its own facts around a cut of what it is built
+    on (a cut that leaves nothing is unknown, as a term too deep always was): `torch.zeros(...,
+    device=x.device)` where `x` came out of a returned tuple's position is still an allocation,
+    not an unknown, when `x`'s term is deep."""
+    if not _larger_than(term, limit):
         return term
     if term[0] == "keep":
         term = ("same", term[1], None)  # cut to size, it keeps the place and loses the rank
     if term[0] == "cat":
         term = ("same", term[1][0], None)  # likewise: where its first input is
-    return _shrunk_same(term) if term[0] == "same" else UNK
+    if term[0] == "same":
+        return _shrunk_same(term, limit)
+    if term[0] in ("on", "shape"):
+        # ("on", base, rank, line, how, integer) / ("shape", base, rank): the base cut to what
+        # is left once the term's own parts are counted.
+        base = _small(term[1], limit - _size(term) + _size(term[1]))
+        return UNK if base == UNK else (term[0], base, *term[2:])
+    return UNK
 
 
-def _shrunk_same(term: Term) -> Term:
+def _shrunk_same(term: Term, limit: int = _SMALL) -> Term:
     """A `same` term (an operator or a device-keeping op: the result is where its first tensor
     operand is) cut to `_SMALL`: nested operators flattened in order, Python numbers dropped
     (they decide nothing where another operand is open), the first operands kept while they
@@ -1306,7 +1317,7 @@ def _shrunk_same(term: Term) -> Term:
     used = 1 + _size(UNK)  # the tag, and room for the unknown that stands for the rest
     for side in sides:
         cost = _size(side)
-        if side != UNK and used + cost <= _SMALL:
+        if side != UNK and used + cost <= limit:
             kept.append(side)
             used += cost
     if not kept:
