@@ -1371,13 +1371,18 @@ def _declared(small: cst.AnnAssign, value: Value, facts: Facts) -> Value:
 
 
 def _tells(value: Value) -> bool:
-    """Whether a value says anything: a kind, a class, or a container whose elements, positions
-    or keys say something (a tuple of unknowns says no more than an unknown)."""
-    if value.kind not in (Kind.UNKNOWN, Kind.OTHER) or value.type_name is not None:
+    """Whether a value says all it holds: a kind or a class, or a container each of whose
+    elements, positions and keys does.  A tuple with an unknown position joins into the
+    container it is stored in (`self.ranges[k] = span(c)`) and leaves that container's
+    elements unknown, drowning a declaration there (`Dict[K, Tuple[int, int]]`), where the
+    opaque call it was before added nothing."""
+    if value.kind == Kind.UNKNOWN:
+        return value.type_name is not None or value.element is not None and _tells(value.element)
+    if value.kind != Kind.OTHER or value.type_name is not None:
         return True
     parts = [v for v in (value.element, value.key) if v is not None] + list(value.items or ()) \
         + [v for _, v in value.entries or ()]
-    return any(_tells(v) for v in parts)
+    return bool(parts) and all(_tells(v) for v in parts)
 
 
 def _declared_numbers(methods: Sequence[cst.FunctionDef], attributes: Mapping[str, Value],
