@@ -18,7 +18,7 @@ from lint_h2d.inference.names import layer
 from lint_h2d.inference.resolved import (NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK_PLUS_ONE, NN_TENSOR_MODULES,
                                          UNCALLED_NOTE, Resolved, compute_logits_message, module_step_message)
 from lint_h2d.inference.summary import CONCATENATIONS, NN_TENSOR_WRAPPERS, PROGRESS_BARS, SCALAR_BUILTINS, place_term
-from lint_h2d.inference.values import (entry, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
+from lint_h2d.inference.values import (entry, join_all, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        join, module_tensor)
 
 # Factories whose first positional arguments (or `size=`) give the shape.
@@ -1857,10 +1857,7 @@ def annotated_value(annotation: Optional[cst.Annotation], facts: Facts) -> Value
             return Value(Kind.OTHER, element=inner[0])
         if any(isinstance(a, cst.Ellipsis) for a in args):
             return Value(kind)
-        element = inner[0]
-        for other in inner[1:]:
-            element = join(element, other)
-        return Value(Kind.OTHER, length=len(inner), element=element, items=tuple(inner))
+        return Value(Kind.OTHER, length=len(inner), element=join_all(inner), items=tuple(inner))
     return Value(kind)
 
 

@@ -130,6 +130,7 @@ from lint_h2d.inference.resolved import (  # noqa: E402
 )
 from lint_h2d.inference.values import (  # noqa: E402
     entry,
+    join_all,
     MODULE_DEVICE_NOTE,
     MODULE_TENSOR_STEP,
     MOVED_MODULE_NOTE,
@@ -725,10 +726,7 @@ class _Resolver:
     def _returns(self, definitions: Sequence[Tuple[str, FunctionSummary]]) -> Value:
         found: Optional[Value] = None
         for path, fn in definitions:
-            values = [self.eval(t, path, fn.owner) for t in fn.returns]
-            value = values[0] if values else UNKNOWN
-            for other in values[1:]:
-                value = join(value, other)
+            value = join_all([self.eval(t, path, fn.owner) for t in fn.returns])
             if fn.return_annotation[0] in ("inst", "tensor", "list") and (
                     value.kind == Kind.UNKNOWN or value.kind == Kind.TENSOR and value.rank is None):
                 annotated = self.eval(fn.return_annotation, path, fn.owner)

@@ -36,7 +36,7 @@ from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, Resolved, module_d
                                         passed_through_message, sampling_hook_message, uncalled_message)
 from lint_h2d.inference.summary import sampling_hook
 from lint_h2d.inference.usage import RangeBounds
-from lint_h2d.inference.values import (join_entries, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
+from lint_h2d.inference.values import (join_all, join_entries, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        is_module_tensor, join, module_tensor)
 
 
@@ -987,9 +987,7 @@ class ModuleWalker:
         self.walk_function(fn, outer, "<local>", emit=False, returned=returned)
         if not returned:
             return None
-        value = returned[0]
-        for other in returned[1:]:
-            value = join(value, other)
+        value = join_all(returned)
         if not _tells(value):
             # `return a.offset, a.end` of unknowns: a tuple that says nothing would join into
             # what the caller stores it in and drown a declaration there (a field annotated

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, replace
-from typing import Any, Optional, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 
 class Kind(str, enum.Enum):
@@ -270,6 +270,17 @@ def join(a: Value, b: Value) -> Value:
     return Value(kind, rank, origin, type_name, length, root, path, element, items,
                  a.integer and b.integer, evidence, join_memory(a.memory, b.memory), key=key,
                  fields=fields, entries=join_entries(a.entries, b.entries))
+
+
+def join_all(values: Sequence[Value]) -> Value:
+    """The join of several paths' values (every `return` of a function, a tuple's positions);
+    unknown when there are none."""
+    if not values:
+        return UNKNOWN
+    found = values[0]
+    for other in values[1:]:
+        found = join(found, other)
+    return found
 
 
 def join_entries(a: Optional[Tuple[Tuple[str, Value], ...]],
