@@ -118,11 +118,12 @@ def file_facts(path: str, data: bytes, verdicts: Optional[List["TreeVerdict"]] =
 
 
 def merge_facts(classes: Dict[str, FrozenSet[str]], summaries: Dict[str, "FileSummary"],
-                path: str, facts: Dict[str, Any]) -> None:
-    """Add one entry's facts to the project's (all or nothing: a corrupt entry raises)."""
+                path: str, facts: Dict[str, Any], memo: Optional[Dict[Any, Any]] = None) -> None:
+    """Add one entry's facts to the project's (all or nothing: a corrupt entry raises).
+    `memo`: `summary.from_json`'s, one for all the entries of a project."""
     from lint_h2d.inference.summary import from_json
 
-    summary = from_json(path, facts["summary"])
+    summary = from_json(path, facts["summary"], memo)
     found = {str(name): frozenset(str(f) for f in fields) for name, fields in facts["classes"].items()}
     for name, fields in found.items():
         classes[name] = classes.get(name, frozenset()) | fields
@@ -277,6 +278,9 @@ class ProjectIndex:
     def _facts(self) -> Tuple[Classes, Dict[str, "FileSummary"]]:
         classes: Dict[str, FrozenSet[str]] = {}
         summaries: Dict[str, FileSummary] = {}
+        # Equal terms and names of all the summaries as one object each (`from_json`); let go
+        # with this call, before the summaries are resolved.
+        memo: Dict[Any, Any] = {}
         for path, row in self.rows.items():
             facts = self.fresh.get(path)
             if isinstance(facts, bytes):
@@ -284,14 +288,14 @@ class ProjectIndex:
             if facts is None:
                 facts = _read_facts(self.index_file, path, row[4])
             try:
-                merge_facts(classes, summaries, path, facts)
+                merge_facts(classes, summaries, path, facts, memo)
                 continue
             except (KeyError, TypeError, AttributeError, IndexError, ValueError):  # corrupt: read it again
                 pass
             fresh = _fresh_row(path)
             if fresh is None:
                 continue
-            merge_facts(classes, summaries, path, fresh[5])
+            merge_facts(classes, summaries, path, fresh[5], memo)
             if fresh[4] == row[4]:
                 _write_facts(self.index_file, path, fresh[4], fresh[5])
         # The JSON facts cost more memory than the summaries; the analysis workers fork from

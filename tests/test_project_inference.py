@@ -244,6 +244,35 @@ def test_a_module_move_to_a_place_survives_the_index() -> None:
     assert again.moves == summary.moves
 
 
+def test_summaries_read_back_share_equal_values_and_keep_their_types() -> None:
+    """`from_json` with one memo for several files makes equal terms and names one object
+    (the resolving process holds every summary of the project at once), yet gives back
+    exactly what it was given: a tuple holding `True` or `1.0` is never taken for the one
+    holding `1` (equal, with equal hashes), and JSON's lists and pickle's tuples read the
+    same."""
+    import json
+    import pickle
+
+    from lint_h2d.inference.summary import CallSite, FileSummary, FunctionSummary, from_json
+
+    def summary(path: str, flag: object) -> FileSummary:
+        fn = FunctionSummary("build", None, 3, ("cfg", "n"), (("unk",), ("scalar",)), False,
+                             (("call", "make", ("const", flag), 4),), ("unk",), defaults=("n",))
+        call = CallSite("build", False, 9, (("const", flag), ("unk",)), (("n", ("const", 1)),), False)
+        return FileSummary(path, functions=(fn,), calls=(call,))
+
+    memo: dict = {}  # type: ignore[type-arg]
+    written = [summary("a.py", 1), summary("b.py", True), summary("c.py", 1.0), summary("d.py", 1)]
+    read = [from_json(s.path, json.loads(json.dumps(s.to_json())) if i % 2 else pickle.loads(pickle.dumps(s.to_json())),
+                      memo) for i, s in enumerate(written)]
+    assert [repr(s) for s in read] == [repr(s) for s in written]  # repr tells True, 1.0 and 1 apart
+    a, b, c, d = read
+    assert a.calls[0].args[0] is d.calls[0].args[0]  # ("const", 1), in two files
+    assert a.calls[0].args[1] is b.calls[0].args[1] is a.functions[0].annotations[0]  # ("unk",)
+    assert b.calls[0].args[0][1] is True and c.calls[0].args[0][1] == 1.0 and type(c.calls[0].args[0][1]) is float
+    assert b.functions[0].returns[0][2] == ("const", True) and type(b.functions[0].returns[0][2][1]) is bool
+
+
 def test_the_parallel_resolve_sees_what_the_loader_reads() -> None:
     """A scan with several workers resolves from pickled summaries keeping only the call sites
     `wanted_callees` names (`pipeline._resolve_blobs`).  The loader fact reads the call of the
