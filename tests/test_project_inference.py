@@ -305,3 +305,18 @@ def test_the_parallel_resolve_gives_every_fact_the_serial_one_gives() -> None:
     assert parallel.passed_non_numbers == serial.passed_non_numbers
     assert parallel.passed_numbers.keys() == serial.passed_numbers.keys()
     assert fingerprint_of(parallel) == fingerprint_of(serial)
+
+
+@pytest.mark.parametrize("path", sorted((FIXTURES / "projects").glob("*/*.py")), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_fixture_summary_survives_the_index(path: Path) -> None:
+    """Every part of a summary (stores into other objects' fields included) reads back from
+    the project index's JSON as it was written: a cached index must give the facts a fresh
+    one gives (a part that `from_json` could not read back raised only on a warm run)."""
+    import ast
+    import json
+
+    from lint_h2d.inference.summary import from_json, summarize_tree
+
+    summary = summarize_tree(str(path), ast.parse(path.read_text(encoding="utf-8")))
+    assert from_json(str(path), json.loads(json.dumps(summary.to_json()))) == summary
+    assert from_json(str(path), json.loads(json.dumps(summary.to_json())), {}) == summary

@@ -280,7 +280,7 @@ def from_json(path: str, data: Dict[str, Any], memo: Optional[Dict[Any, Any]] = 
         tuple(ModuleMove(m[0], m[1], c(m[2]), c(m[3]) if len(m) > 3 else None)
               for m in data.get("moves", ())),
         tuple((n, ln, shape) for n, ln, shape in data.get("constants", ())),
-        tuple(ObjectStore(ln, _tuple(r), a, _tuple(v), shown) for ln, r, a, v, shown in data.get("stores", ())),
+        tuple(ObjectStore(c(ln), c(r), c(a), c(v), shown) for ln, r, a, v, shown in data.get("stores", ())),
     )
 
 
