@@ -1199,7 +1199,8 @@ class _Resolver:
                 f"allocated on the device of an `nn.Module` (`{module}`) here (`{how}`), {MODULE_DEVICE_NOTE}",
                 path, line, kind=EvidenceKind.CONVENTION))
         return Value(Kind.DEVICE, rank, integer=bool(integer)).because(
-            self.step(f"allocated on the device here (`{how}`)", path, line))
+            self.step(f"allocated on the device here (`{how}`): nothing in the project proves where that points, "
+                      f"and a `device=` that is not provably the CPU is taken to be the accelerator", path, line))
 
 
 @dataclass(frozen=True)
