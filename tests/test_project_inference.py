@@ -175,9 +175,13 @@ def _passed(source: str) -> tuple:
     ("n = 0\n    n += 1\n    use(n)", ("scalar",)),
     ("n = len(x)\n    d = 0\n    d = min(d, n - 1)\n    n -= d\n    use(n)", ("scalar",)),
     ("n = max({i: len(v) for i, v in x}.values())\n    use(n)", ("scalar",)),
-    ("n = 0\n    n = n.sum()\n    use(n)", ("join", (("scalar",), ("same", ("unk",), None)))),
-    ("n = 0\n    n = [n]\n    use(n)", ("join", (("scalar",), ("list", ("unk",))))),
-    ("n = 0\n    n = n[0]\n    use(n)", ("join", (("scalar",), ("sub", ("unk",), 1)))),
+    # a cycle (a loop around the rebinding) through a method, a display or a subscript: unknown
+    ("n = 0\n    for _ in x:\n        n = n.sum()\n    use(n)", ("join", (("scalar",), ("same", ("unk",), None)))),
+    ("n = 0\n    for _ in x:\n        n = [n]\n    use(n)", ("join", (("scalar",), ("list", ("unk",))))),
+    ("n = 0\n    for _ in x:\n        n = n[0]\n    use(n)", ("join", (("scalar",), ("sub", ("unk",), 1)))),
+    # without a loop, the rebinding reads what reaches it (the 0), and hides it from the use
+    ("n = 0\n    n = [n]\n    use(n)", ("list", ("scalar",))),
+    ("n = 0\n    n = n[0]\n    use(n)", ("sub", ("scalar",), 1)),
     ("global g\n    g += 1\n    use(g)", ("unk",)),
 ])
 def test_a_name_read_in_its_own_values_is_its_fixpoint(body: str, term: tuple) -> None:

@@ -322,3 +322,55 @@ def test_evidence_says_what_a_device_keyword_rests_on(results: Dict[str, List[Fi
     assert "nothing in the project proves where `self.dev` points" in field[0]
     # A string names itself and needs no more.
     assert _chain(results, "derived.py", 10)[0] == "derived.py:7: allocated on `\"cuda\"` here (`torch.zeros(..., device=...)`)"
+
+
+def test_stores_from_outside_the_class_name_the_store(results: Dict[str, List[Finding]]) -> None:
+    """Issue 17, tenth round (lightllm's infer states): a field the class only sets to `None`,
+    filled by `state.seq_lens = seq_lens` on an instance built through a class-valued attribute
+    (`self.state_class()`), names that store, the call that passed the tensor, and the
+    allocation that a later rebinding of the name (a list, then the tensor) made."""
+    chain = _chain(results, "handoff_state.py", 23)
+    assert any(s.startswith("handoff_runner.py:34: `state.seq_lens = ...` stores a device tensor in the "
+                            "`seq_lens` of a `HandoffWindowState`") for s in chain)
+    assert any(s.startswith("handoff_runner.py:14: allocated on the device here") for s in chain)
+    chain = _chain(results, "handoff_state.py", 37)
+    assert any("of a `HandoffPlainState`" in s for s in chain)
+
+
+def test_a_name_read_after_an_outright_rebinding_is_that_binding() -> None:
+    from lint_h2d.inference.summary import summarize
+    text = ("import torch\n"
+            "def f(rows, flag):\n"
+            "    lens = []\n"
+            "    for r in rows:\n"
+            "        lens.append(r)\n"
+            "    g(lens)\n"
+            "    lens = torch.tensor(lens, device='cuda')\n"
+            "    g(lens)\n"
+            "    other = torch.zeros(3, device='cuda')\n"
+            "    if flag:\n"
+            "        other = []\n"
+            "    g(other)\n"
+            "    for r in rows:\n"
+            "        g(lens)\n"
+            "        lens = []\n")
+    args = [c.args[0] for c in summarize("k.py", text).calls if c.callee == "g"]
+    assert args[0] == ("join", (("list", ("none",)), ("list", ("unk",))))  # before the rebinding: the list grown
+    assert args[1] == ("dev", None, 7, "torch.tensor(..., device=\"cuda\")", False)  # after it: the tensor
+    assert args[2][0] == "join"  # rebound on one path only: both
+    # In a loop, a rebinding after the read reaches it again from the second iteration.
+    assert args[3] == ("join", (args[1], ("list", ("none",))))
+
+
+def test_reaching_hides_only_what_an_outright_rebinding_precedes() -> None:
+    import ast
+
+    from lint_h2d.inference.reaching import reaching, rebinds, statement_sites
+    body = ast.parse("x = 1\nif c:\n    x = 2\n    use(x)\nuse(x)\nwhile c:\n    x = 3\n    use(x)\n").body
+    sites = statement_sites(body)
+    first, branch, after, loop = body[0], body[1], body[2], body[3]
+    assert isinstance(branch, ast.If) and isinstance(loop, ast.While)
+    bindings = [(sites[id(s)], rebinds(s, "x")) for s in (first, branch.body[0], loop.body[0])]
+    assert reaching(sites[id(branch.body[1])], bindings) == (1,)  # the loop's comes later
+    assert reaching(sites[id(after)], bindings) == (0, 1)  # the branch may not run
+    assert reaching(sites[id(loop.body[1])], bindings) == (2,)

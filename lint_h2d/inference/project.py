@@ -112,6 +112,7 @@ from lint_h2d.inference.summary import (  # noqa: E402
     FileSummary,
     FunctionSummary,
     ModuleMove,
+    ObjectStore,
     Term,
 )
 from lint_h2d.inference.summary import OTHER as OTHER_TERM  # noqa: E402
@@ -204,6 +205,16 @@ class _Resolver:
             for built, words in self._loader_built(variable, line, fn_path, fn):
                 self._mark_on_device(built, replace(where, loader=(built, words)), depth)
         self._mark_bases_of_built(summaries)
+        # `obj.attr = v` outside the class (`summary.ObjectStore`), by the class whose field it
+        # sets (the one of `obj`'s classes, or a base, that has the field) and the attribute.
+        self.object_stores: Dict[Tuple[str, str], List[Tuple[str, ObjectStore, str]]] = {}
+        self.stored_attrs: Dict[str, Set[str]] = {}
+        for summary in summaries:
+            for store in summary.stores:
+                for target in sorted(self._instance_classes(store.receiver)):
+                    holder = self._declaring(target, store.attr)
+                    self.object_stores.setdefault((holder, store.attr), []).append((summary.path, store, target))
+                    self.stored_attrs.setdefault(holder, set()).add(store.attr)
         self.uncalled = uncalled_functions(self.functions, self.calls)
         self.passed_through = passed_through_uncalled(self.functions, self.calls, self.uncalled)
         self.memo: Dict[Tuple[Any, ...], Value] = {}
@@ -436,6 +447,60 @@ class _Resolver:
             if not marked:
                 return
 
+    def _instance_classes(self, term: Term) -> Set[str]:
+        """The project classes an object of `term` may be an instance of, where the term says:
+        `Cls(...)`, an annotated instance, `self.attr()` of an attribute holding a class
+        (`_held_classes`); a join, each side's.  Empty where it says nothing."""
+        tag = term[0]
+        if tag == "join":
+            return {c for part in term[1] for c in self._instance_classes(part)}
+        if tag in ("call", "inst") and term[1] in self.classes:
+            return {term[1]}
+        if tag == "ret" and len(term) > 3:
+            return self._held_classes(term[1], term[2])
+        return set()
+
+    def _held_classes(self, cls: str, attr: str) -> Set[str]:
+        """The project classes `self.attr` holds as class objects in a method of `cls`, over
+        `cls` and its project subclasses (`self` may be any of them, and a subclass's class
+        body may bind `attr` anew): calling it builds an instance of one of them.  Empty where
+        one of them defines a method `attr` (the call runs it) or nothing binds a class."""
+        family = [cls] + sorted(self._descendants(cls))
+        if any(self._has_method(c, attr) for c in family):
+            return set()
+        return {c for member in family for c in self._class_valued(member, attr)}
+
+    def _class_valued(self, cls: str, attr: str) -> Set[str]:
+        """The project classes `cls`'s own assignments of `attr` bind (`attr = Cls` in the class
+        body, `self.attr = Cls`), else its nearest project base's that assigns it."""
+        seen: Set[str] = set()
+        todo = [cls]
+        while todo:
+            current = todo.pop(0)
+            if current in seen or current not in self.classes:
+                continue
+            seen.add(current)
+            terms = [t for _, c in self.classes[current] for a, t in c.fields if a == attr]
+            if terms:
+                return {t[1] for t in terms if t[0] == "global" and t[1] in self.classes}
+            todo.extend(b for _, c in self.classes[current] for b in c.bases)
+        return set()
+
+    def _declaring(self, cls: str, attr: str) -> str:
+        """The class whose field `attr` an instance of `cls` reads: `cls` where it (or no
+        project base) assigns it, else the nearest project base that does."""
+        seen: Set[str] = set()
+        todo = [cls]
+        while todo:
+            current = todo.pop(0)
+            if current in seen or current not in self.classes:
+                continue
+            seen.add(current)
+            if any(a == attr for _, c in self.classes[current] for a, _ in c.fields):
+                return current
+            todo.extend(b for _, c in self.classes[current] for b in c.bases)
+        return cls
+
     def _descendants(self, cls: str) -> Set[str]:
         """The project classes deriving from `cls`, directly or not (a bounded walk)."""
         todo: List[str] = [cls]
@@ -623,6 +688,15 @@ class _Resolver:
                 assigned.append((path, rest))
                 value = self.eval(rest, path, owner)
                 found = value if found is None else join(found, value)
+        for store_path, outside, target in self.object_stores.get((cls, attr), ()):
+            # `state.attr = v` outside the class, `state` an instance of it (or a subclass).
+            value = self.eval(outside.value, store_path, None)
+            if value.kind == Kind.DEVICE:
+                value = value.because(self.step(
+                    f"`{outside.shown} = ...` stores a device tensor in the `{attr}` of a `{target}`",
+                    store_path, outside.line))
+            assigned.append((store_path, outside.value))
+            found = value if found is None else join(found, value)
         if stores and found is not None and found.kind == Kind.OTHER and found.type_name is None \
                 and (found.length == 0 or found.element is not None):
             # A dict or list field filled by `self.d[k] = t`: its elements are those values.
@@ -1518,6 +1592,7 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
         classes[name] = (class_definitions[0][0], class_definitions[0][1].line)
         bases[name] = tuple(b for _, c in class_definitions for b in c.bases if b in resolver.classes)
         attrs = {a for _, c in class_definitions for a, _ in c.fields}
+        attrs |= resolver.stored_attrs.get(name, set())
         if name in resolver.on_device:
             # Built under a default device: the buffers its bases' `__init__` registers are its own.
             attrs |= {a for base in resolver._with_bases(name)[1:] for _, c in resolver.classes[base]

@@ -19,9 +19,12 @@ from __future__ import annotations
 
 import ast
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import AbstractSet, Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union
+
+from lint_h2d.inference.reaching import Site, reaching, rebinds, statement_sites
 
 Term = Tuple[Any, ...]
 
@@ -185,6 +188,25 @@ class ModuleMove:
 
 
 @dataclass(frozen=True)
+class ObjectStore:
+    """`obj.attr = value` in a function body, `obj` other than the method's own instance and
+    an instance of a class its term may name: a constructor call (`State()`), a class held by
+    an attribute and called (`self.state_class()`), an annotated instance.  The field `attr`
+    of those classes holds `value` too (`project._Resolver` joins it in, naming this line)."""
+
+    line: int
+    receiver: Term
+    attr: str
+    value: Term
+    shown: str  # `obj.attr`, as evidence shows it
+
+
+# The receiver terms an `ObjectStore` is kept for: those that may name a class (the resolver
+# reads which, `project._instance_classes`); any other store says nothing about a class.
+_INSTANCE_TAGS = frozenset({"call", "ret", "inst"})
+
+
+@dataclass(frozen=True)
 class FileSummary:
     path: str
     classes: Tuple[ClassSummary, ...] = ()
@@ -199,9 +221,12 @@ class FileSummary:
     # ("dict") display of them that nothing in the file mutates: (name, line, shape), shape one
     # of "number", "list", "dict".  `from m import NAME` elsewhere reads them (`Resolved.constant`).
     constants: Tuple[Tuple[str, int, str], ...] = ()
+    stores: Tuple[ObjectStore, ...] = ()
 
     def to_json(self) -> Dict[str, Any]:
         return {
+            **({"stores": [[o.line, o.receiver, o.attr, o.value, o.shown] for o in self.stores]}
+               if self.stores else {}),
             **({"vllm": True} if self.vllm else {}),
             **({"constants": [list(c) for c in self.constants]} if self.constants else {}),
             **({"moves": [[m.line, m.how, m.receiver] + ([m.device] if m.device is not None else [])
@@ -247,6 +272,7 @@ def from_json(path: str, data: Dict[str, Any]) -> FileSummary:
         tuple(ModuleMove(m[0], m[1], _tuple(m[2]), _tuple(m[3]) if len(m) > 3 else None)
               for m in data.get("moves", ())),
         tuple((n, ln, shape) for n, ln, shape in data.get("constants", ())),
+        tuple(ObjectStore(ln, _tuple(r), a, _tuple(v), shown) for ln, r, a, v, shown in data.get("stores", ())),
     )
 
 
@@ -278,7 +304,7 @@ def summarize_tree(path: str, tree: ast.Module) -> FileSummary:
         return FileSummary(path)
     return FileSummary(path, tuple(builder.classes), tuple(builder.functions),
                        tuple(builder.calls), tuple(builder.contexts), builder.vllm, tuple(builder.moves),
-                       tuple(builder.constants))
+                       tuple(builder.constants), tuple(builder.stores))
 
 
 @dataclass
@@ -310,6 +336,19 @@ class _Scope:
     # Terms that read an active name other than their own (`d = min(d, n - k)` while `n` is
     # evaluated): valid only until that name is settled, so kept apart from `terms`.
     pending: Dict[str, Tuple[Term, FrozenSet[str]]] = field(default_factory=dict)
+    # Where each statement of a function body sits (`reaching.statement_sites`), by id, and
+    # the statement each value in `env` was bound by (value id -> statement): a name read at
+    # `here` (the statement whose terms are being built) is what reaches it there, not the
+    # join of every binding (`_Builder._reaching`).  Empty outside function bodies.
+    sites: Dict[int, Site] = field(default_factory=dict)
+    statements: Dict[int, ast.stmt] = field(default_factory=dict)
+    bound_at: Dict[int, int] = field(default_factory=dict)
+    here: Optional[Site] = None
+    # `_Builder._reaching`'s answers, by (name, order of the reading statement).
+    reached: Dict[Tuple[str, int], Optional[Tuple[int, ...]]] = field(default_factory=dict)
+    # Names the body declares `global` / `nonlocal`: another scope may rebind them between
+    # two statements, so every binding is kept.
+    shared: FrozenSet[str] = frozenset()
 
 
 class _Builder:
@@ -319,6 +358,7 @@ class _Builder:
         self.calls: List[CallSite] = []
         self.contexts: List[DeviceContext] = []
         self.moves: List[ModuleMove] = []
+        self.stores: List[ObjectStore] = []
         self.torch: Set[str] = {"torch"}
         # Names bound to `torch.nn` (mirrors `scope.nn_aliases`: only names ending in `nn`).
         self.nn: Set[str] = set()
@@ -387,7 +427,8 @@ class _Builder:
                 how = self._device_context(item.context_expr, scope)
                 if how is not None:
                     self.contexts.append(_context(stmt.lineno, how, stmt.body, scope))
-        self.calls_in(stmt, scope)
+        with _at(scope, stmt):
+            self.calls_in(stmt, scope)
         if type(stmt) in _SIMPLE_STATEMENTS:
             return
         if isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name):
@@ -464,19 +505,24 @@ class _Builder:
             scope.params["logits"] = ("hook", node.name, node.lineno)
         scope.cpu_defaults = _cpu_defaults(args)
         own = _own_statements(node.body)
-        _collect_env(node.body, scope.env, own)
+        _collect_env(node.body, scope.env, own, scope.bound_at)
+        scope.sites = statement_sites(node.body)
+        scope.statements = {id(stmt): stmt for stmt in own}
+        scope.shared = frozenset(n for stmt in own if isinstance(stmt, (ast.Global, ast.Nonlocal)) for n in stmt.names)
         self._device_calls(own, scope)
         returns: List[Term] = []
-        displays: List[ast.Tuple] = []
+        displays: List[Tuple[Optional[Site], ast.Tuple]] = []
         seqs: Set[str] = set()
         for stmt in own:
-            if isinstance(stmt, ast.Return) and stmt.value is not None and not _is_none(stmt.value):
-                returns.append(self.term(stmt.value, scope))
-                if isinstance(stmt.value, ast.Tuple):
-                    displays.append(stmt.value)
-            if fields is not None and self_name is not None:
-                self._self_fields(stmt, scope, self_name, "classmethod" in decorators, fields,
-                                  constructs if constructs is not None else [], cls)
+            with _at(scope, stmt):
+                if isinstance(stmt, ast.Return) and stmt.value is not None and not _is_none(stmt.value):
+                    returns.append(self.term(stmt.value, scope))
+                    if isinstance(stmt.value, ast.Tuple):
+                        displays.append((scope.here, stmt.value))
+                if fields is not None and self_name is not None:
+                    self._self_fields(stmt, scope, self_name, "classmethod" in decorators, fields,
+                                      constructs if constructs is not None else [], cls)
+                self._object_stores(stmt, scope)
         self.body(node.body, scope)
         params = tuple(a.arg for a in positional + list(args.kwonlyargs))
         ret = annotation_term(node.returns) if node.returns is not None else UNK
@@ -488,14 +534,20 @@ class _Builder:
             called, self_called, self._return_items(displays, len(returns), scope),
         ))
 
-    def _return_items(self, displays: Sequence[ast.Tuple], returned: int, scope: _Scope) -> Tuple[Tuple[Term, ...], ...]:
-        """Each tuple display's position terms, where every returned value is a display of one
-        length without `*` (`return buf, n`): a caller's `buf, n = f()` reads its position.  A
-        function that also returns anything else (a name, a call) says nothing by position."""
-        if not displays or len(displays) != returned or len({len(d.elts) for d in displays}) != 1 \
-                or any(isinstance(e, ast.Starred) for d in displays for e in d.elts) or len(displays[0].elts) < 2:
+    def _return_items(self, displays: Sequence[Tuple[Optional[Site], ast.Tuple]], returned: int,
+                      scope: _Scope) -> Tuple[Tuple[Term, ...], ...]:
+        """Each tuple display's position terms (each read where its `return` is), where every
+        returned value is a display of one length without `*` (`return buf, n`): a caller's
+        `buf, n = f()` reads its position.  A function that also returns anything else (a
+        name, a call) says nothing by position."""
+        if not displays or len(displays) != returned or len({len(d.elts) for _, d in displays}) != 1 \
+                or any(isinstance(e, ast.Starred) for _, d in displays for e in d.elts) or len(displays[0][1].elts) < 2:
             return ()
-        return tuple(tuple(self.term(e, scope) for e in d.elts) for d in displays)
+        out: List[Tuple[Term, ...]] = []
+        for site, display in displays:
+            with _placed_at(scope, site):
+                out.append(tuple(self.term(e, scope) for e in display.elts))
+        return tuple(out)
 
     def _self_fields(self, stmt: ast.stmt, scope: _Scope, self_name: str, classmethod: bool,
                      fields: List[Tuple[str, Term]], constructs: List[str],
@@ -532,6 +584,27 @@ class _Builder:
                     for kw in call.keywords:
                         if kw.arg is not None:
                             fields.append((kw.arg, self.term(kw.value, scope)))
+
+    def _object_stores(self, stmt: ast.stmt, scope: _Scope) -> None:
+        """`obj.attr = v` with `obj` not the method's own instance (`ObjectStore`), where
+        `obj`'s term may name a class; a store of `None` adds nothing (a read through it raises)."""
+        if isinstance(stmt, ast.Assign):
+            targets, value = list(stmt.targets), stmt.value
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            targets, value = [stmt.target], stmt.value
+        else:
+            return
+        for target in targets:
+            for t, v in _pairs(target, value):
+                if not isinstance(t, ast.Attribute) or v is None or _is_none(v) \
+                        or scope.self_name is not None and _is_name(t.value, scope.self_name):
+                    continue
+                receiver = _small(self.term(t.value, scope))
+                parts = receiver[1] if receiver[0] == "join" else (receiver,)
+                if not all(p[0] in _INSTANCE_TAGS for p in parts):
+                    continue
+                shown = f"{ast_dotted(t.value) or '...'}.{t.attr}"
+                self.stores.append(ObjectStore(stmt.lineno, receiver, t.attr, _small(self.term(v, scope)), shown))
 
     # -- call sites and contexts --------------------------------------------------------
     def calls_of(self, stmt: ast.stmt) -> List[ast.Call]:
@@ -795,37 +868,49 @@ class _Builder:
     def _name(self, name: str, scope: _Scope) -> Term:
         if name in scope.params:
             return scope.params[name]
-        known = scope.terms.get(name)
+        values = scope.env.get(name)
+        key = name
+        if values and len(values) > 1 and scope.here is not None and name not in scope.shared:
+            kept = self._reaching(name, values, scope)
+            if kept is not None:
+                # Only the bindings that reach this read (`lens = []`, then `lens =
+                # torch.tensor(lens, device=d)`: the tensor), under a key of their own.
+                key = f"{name}@{','.join(map(str, kept))}"
+                values = [values[i] for i in kept]
+        known = scope.terms.get(key)
         if known is not None:
             return known
-        provisional = scope.pending.get(name)
+        provisional = scope.pending.get(key)
         if provisional is not None:
             return provisional[0]
-        values = scope.env.get(name)
+        if values and key in scope.active:
+            return ("cycle", key)  # a version read inside its own values (the plain name empties `env`)
         if values:
-            values, scope.env[name] = scope.env[name], []  # a name defined by itself: a cycle
-            scope.active.append(name)
+            if key == name:
+                scope.env[name] = []  # a name defined by itself: a cycle
+            scope.active.append(key)
             try:
-                terms = [self.term(v, scope) for v in values]
-                if all(_mentions_cycle(t, name) for t in terms):
+                terms = [self._bound_term(v, scope) for v in values]
+                if all(_mentions_cycle(t, key) for t in terms):
                     term = UNK  # no value but through itself: bound before (`global`, `nonlocal`)
                 else:
-                    term = collapse(settle_cycle(_join(terms), name))
+                    term = collapse(settle_cycle(_join(terms), key))
             finally:
-                scope.env[name] = values
+                if key == name:
+                    scope.env[name] = values
                 scope.active.pop()
             if _larger_than(term, 200):
                 # A value too complex to be worth carrying across files; a dict with string
                 # keys keeps its keys' values cut to size (`_shrunk_keyed`).
                 term = _shrunk_keyed(term)
             # Terms that read this name as "nothing yet" are settled now: drop them.
-            for other in [n for n, (_, reads) in scope.pending.items() if name in reads]:
+            for other in [n for n, (_, reads) in scope.pending.items() if key in reads]:
                 del scope.pending[other]
             reads = _cycles_in(term)
             if reads:
-                scope.pending[name] = (term, reads)
+                scope.pending[key] = (term, reads)
             else:
-                scope.terms[name] = term
+                scope.terms[key] = term
             return term
         if values is not None:
             # Read inside its own values: the cycle's "nothing yet" (`settle_cycle` keeps it
@@ -834,6 +919,28 @@ class _Builder:
         if name in ("True", "False"):
             return SCALAR
         return ("global", name)
+
+    def _bound_term(self, value: ast.expr, scope: _Scope) -> Term:
+        """The term of a value bound to a name, read where its statement is (the names it
+        reads are those reaching that statement)."""
+        with _placed_at(scope, scope.sites.get(scope.bound_at.get(id(value), -1))):
+            return self.term(value, scope)
+
+    def _reaching(self, name: str, values: Sequence[ast.expr], scope: _Scope) -> Optional[Tuple[int, ...]]:
+        """`reaching.reaching` for `name` read at `scope.here`: the indices of the values that
+        may reach it (None: all of them)."""
+        assert scope.here is not None
+        memo = (name, scope.here.order)
+        if memo in scope.reached:
+            return scope.reached[memo]
+        bindings: List[Tuple[Optional[Site], bool]] = []
+        for value in values:
+            stmt_id = scope.bound_at.get(id(value))
+            stmt = scope.statements.get(stmt_id) if stmt_id is not None else None
+            site = scope.sites.get(stmt_id) if stmt_id is not None else None
+            bindings.append((site, stmt is not None and rebinds(stmt, name)))
+        found = scope.reached[memo] = reaching(scope.here, bindings)
+        return found
 
     def _call(self, node: ast.Call, scope: _Scope) -> Term:
         func = node.func
@@ -1047,6 +1154,24 @@ def _device_text(device: ast.expr) -> str:
         return repr(device.value).replace("'", '"')
     text = ast_dotted(device)
     return text if text is not None and len(text) <= 48 else "..."
+
+
+@contextmanager
+def _at(scope: _Scope, stmt: ast.stmt) -> Iterator[None]:
+    """Terms built inside read names where `stmt` is (`_Scope.here`); outside a function body
+    (no sites) names read every binding, as before."""
+    with _placed_at(scope, scope.sites.get(id(stmt))):
+        yield
+
+
+@contextmanager
+def _placed_at(scope: _Scope, site: Optional[Site]) -> Iterator[None]:
+    saved = scope.here
+    scope.here = site
+    try:
+        yield
+    finally:
+        scope.here = saved
 
 
 # Builtins that return one of their arguments or elements (or, `sum`, adds them to `start`).
@@ -1698,56 +1823,84 @@ def _own_statements(body: Sequence[ast.stmt]) -> List[ast.stmt]:
 
 
 def _collect_env(body: Sequence[ast.stmt], env: Dict[str, List[ast.expr]],
-                 own: Optional[Sequence[ast.stmt]] = None) -> None:
+                 own: Optional[Sequence[ast.stmt]] = None, bound_at: Optional[Dict[int, int]] = None) -> None:
     """Every value bound to a plain name in this body (not nested definitions); `own`: the
-    body's `_own_statements` when the caller has them."""
+    body's `_own_statements` when the caller has them; `bound_at`, where given, gets the
+    statement (by id) that bound each value (by id), so that a read can tell which reach it."""
     declared: Set[str] = set()  # annotated names: what they hold is what they declare
     for stmt in _own_statements(body) if own is None else own:
-        if isinstance(stmt, ast.Assign):
-            if len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript):
-                _stored(stmt.targets[0], stmt.value, env, declared)
-            for target in stmt.targets:
-                for t, v in _pairs(target, stmt.value, positions=True):
-                    if isinstance(t, ast.Name):
-                        env.setdefault(t.id, [])
-                        if v is not None:
-                            env[t.id].append(v)
-                        else:
-                            env[t.id].append(ast.Constant(value=...))  # unknown element
-        elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) and isinstance(stmt.target, ast.Name):
-            env.setdefault(stmt.target.id, [])
-            if isinstance(stmt, ast.AnnAssign):
-                declared.add(stmt.target.id)
-            if stmt.value is not None and isinstance(stmt, ast.AnnAssign):
-                env[stmt.target.id].append(stmt.value)
-            elif isinstance(stmt, ast.AugAssign):
-                env[stmt.target.id].append(ast.BinOp(left=stmt.target, op=stmt.op, right=stmt.value))
-        elif isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name):
-            # `for i in range(n)`, `for i in tqdm(range(n))`, `for i in bar` (`with tqdm(...) as
-            # bar`), `for s in slots` of a list of ints: a number where what it iterates holds
-            # numbers (`_ELEMENT_OF`); any other element is unknown, as before.
-            env.setdefault(stmt.target.id, []).append(ast.copy_location(
-                ast.Call(func=ast.Name(id=_ELEMENT_OF, ctx=ast.Load()), args=[stmt.iter], keywords=[]), stmt.iter))
-        elif isinstance(stmt, (ast.With, ast.AsyncWith)) and any(_progress_bar(i.context_expr) for i in stmt.items):
-            for item in stmt.items:
-                bar = isinstance(item.optional_vars, ast.Name) and _progress_bar(item.context_expr)
-                for name in _names_in(item.optional_vars) if item.optional_vars is not None else ():
-                    env.setdefault(name, []).append(item.context_expr if bar else ast.Constant(value=...))
-        elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.Try)) or \
-                type(stmt).__name__ in ("Match", "TryStar"):
-            for loop_target in _loop_targets(stmt):
-                # `for i in range(n)`: `i` is an int (the walk reads it the same way); any
-                # other loop, `with` or `except` target is unknown.
-                counter = isinstance(loop_target, ast.Name) and isinstance(stmt, ast.For) \
-                    and isinstance(stmt.iter, ast.Call) and _is_name(stmt.iter.func, "range")
-                for name in _names_in(loop_target):
-                    env.setdefault(name, []).append(ast.Constant(value=0 if counter else ...))
-        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            for alias in stmt.names:
-                bound = alias.asname or alias.name.split(".")[0]
-                env.setdefault(bound, []).append(ast.Constant(value=...))
-        elif isinstance(stmt, ast.Expr):
-            _grown(stmt.value, env, declared)
+        if bound_at is None:
+            _collect_statement(stmt, env, declared)
+            continue
+        before = {name: len(env.get(name, ())) for name in _bound_names(stmt)}
+        _collect_statement(stmt, env, declared)
+        for name, count in before.items():
+            for value in env.get(name, ())[count:]:
+                bound_at[id(value)] = id(stmt)
+
+
+def _bound_names(stmt: ast.stmt) -> Set[str]:
+    """The names whose `env` entries `_collect_statement(stmt)` may add to (a superset)."""
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        return {n for t in targets for n in _names_in(t)}
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return {alias.asname or alias.name.split(".")[0] for alias in stmt.names}
+    if isinstance(stmt, ast.Expr):
+        call = stmt.value
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name):
+            return {call.func.value.id}
+        return set()
+    return {n for target in _loop_targets(stmt) for n in _names_in(target)}
+
+
+def _collect_statement(stmt: ast.stmt, env: Dict[str, List[ast.expr]], declared: Set[str]) -> None:
+    """What one statement binds (`_collect_env`)."""
+    if isinstance(stmt, ast.Assign):
+        if len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript):
+            _stored(stmt.targets[0], stmt.value, env, declared)
+        for target in stmt.targets:
+            for t, v in _pairs(target, stmt.value, positions=True):
+                if isinstance(t, ast.Name):
+                    env.setdefault(t.id, [])
+                    if v is not None:
+                        env[t.id].append(v)
+                    else:
+                        env[t.id].append(ast.Constant(value=...))  # unknown element
+    elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) and isinstance(stmt.target, ast.Name):
+        env.setdefault(stmt.target.id, [])
+        if isinstance(stmt, ast.AnnAssign):
+            declared.add(stmt.target.id)
+        if stmt.value is not None and isinstance(stmt, ast.AnnAssign):
+            env[stmt.target.id].append(stmt.value)
+        elif isinstance(stmt, ast.AugAssign):
+            env[stmt.target.id].append(ast.BinOp(left=stmt.target, op=stmt.op, right=stmt.value))
+    elif isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name):
+        # `for i in range(n)`, `for i in tqdm(range(n))`, `for i in bar` (`with tqdm(...) as
+        # bar`), `for s in slots` of a list of ints: a number where what it iterates holds
+        # numbers (`_ELEMENT_OF`); any other element is unknown, as before.
+        env.setdefault(stmt.target.id, []).append(ast.copy_location(
+            ast.Call(func=ast.Name(id=_ELEMENT_OF, ctx=ast.Load()), args=[stmt.iter], keywords=[]), stmt.iter))
+    elif isinstance(stmt, (ast.With, ast.AsyncWith)) and any(_progress_bar(i.context_expr) for i in stmt.items):
+        for item in stmt.items:
+            bar = isinstance(item.optional_vars, ast.Name) and _progress_bar(item.context_expr)
+            for name in _names_in(item.optional_vars) if item.optional_vars is not None else ():
+                env.setdefault(name, []).append(item.context_expr if bar else ast.Constant(value=...))
+    elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.Try)) or \
+            type(stmt).__name__ in ("Match", "TryStar"):
+        for loop_target in _loop_targets(stmt):
+            # `for i in range(n)`: `i` is an int (the walk reads it the same way); any
+            # other loop, `with` or `except` target is unknown.
+            counter = isinstance(loop_target, ast.Name) and isinstance(stmt, ast.For) \
+                and isinstance(stmt.iter, ast.Call) and _is_name(stmt.iter.func, "range")
+            for name in _names_in(loop_target):
+                env.setdefault(name, []).append(ast.Constant(value=0 if counter else ...))
+    elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        for alias in stmt.names:
+            bound = alias.asname or alias.name.split(".")[0]
+            env.setdefault(bound, []).append(ast.Constant(value=...))
+    elif isinstance(stmt, ast.Expr):
+        _grown(stmt.value, env, declared)
     # The Ellipsis constant stands for "unknown": it is not a number.
 
 

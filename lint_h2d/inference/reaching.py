@@ -1,0 +1,120 @@
+"""Which bindings of a name may reach a use of it in a function body (CPython `ast`).
+
+Why: the per-file summary read a name as the join of every value the body ever binds to it,
+so `lens = []`, a loop of `lens.append(n)`, then `lens = torch.tensor(lens, device="cuda")`
+read as "a list or a tensor" wherever `lens` is used, and the device fact was lost.  Python
+replaces a name's value at each assignment: a use that an unconditional rebinding precedes on
+every path sees that binding and what follows it, never what came before it.
+
+Bodies here are structured (no `goto`): a statement runs before a use on every path exactly
+when it sits earlier in a block that holds the use (a loop body, an `if` branch, a `try` body
+are blocks; a use inside a nested block of a later statement is held too).  A binding
+textually before such a statement reaches the use only through it (a loop's back edge enters
+its body from the top), so it is hidden.  A binding textually after the use reaches it only
+through a loop around both, so without one it is hidden too.  Anything else is kept.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
+
+
+@dataclass(frozen=True)
+class Site:
+    """Where a statement sits in a function body: its textual order, the chain of (block,
+    index in that block) from the body down to it, and the loops whose repetition runs it again
+    (by their order; a loop statement is in its own: its test and target run every time)."""
+
+    order: int
+    chain: Tuple[Tuple[int, int], ...]
+    loops: FrozenSet[int] = frozenset()
+
+
+def statement_sites(body: Sequence[ast.stmt]) -> Dict[int, Site]:
+    """The site of every statement of `body` by `id`, nested blocks included; nested
+    definitions (and so their statements) are scopes of their own and left out."""
+    sites: Dict[int, Site] = {}
+    blocks = [0]  # the next block number
+
+    def visit(statements: Sequence[ast.stmt], chain: Tuple[Tuple[int, int], ...], loops: FrozenSet[int]) -> None:
+        block = blocks[0]
+        blocks[0] += 1
+        for index, stmt in enumerate(statements):
+            here = chain + ((block, index),)
+            order = len(sites)
+            loop = isinstance(stmt, (ast.For, ast.AsyncFor, ast.While))
+            sites[id(stmt)] = Site(order, here, loops | {order} if loop else loops)
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            for inner in _blocks(stmt):
+                # A loop repeats its body, not its `else` (which runs once, after it).
+                repeated = loop and inner is getattr(stmt, "body", None)
+                visit(inner, here, loops | {order} if repeated else loops)
+
+    visit(body, (), frozenset())
+    return sites
+
+
+def _blocks(stmt: ast.stmt) -> List[Sequence[ast.stmt]]:
+    """The statement lists nested directly in `stmt`, in textual order."""
+    out: List[Sequence[ast.stmt]] = []
+    body = getattr(stmt, "body", None)
+    if isinstance(body, list):
+        out.append(body)
+    for handler in getattr(stmt, "handlers", ()) or ():
+        out.append(handler.body)
+    for case in getattr(stmt, "cases", ()) or ():
+        out.append(case.body)
+    for name in ("orelse", "finalbody"):
+        inner = getattr(stmt, name, None)
+        if isinstance(inner, list) and inner:
+            out.append(inner)
+    return out
+
+
+def rebinds(stmt: ast.stmt, name: str) -> bool:
+    """`stmt` binds `name` outright, whatever it held (`x = v`, `x, n = f()`, `x: T = v`).
+    An augmented assignment, a loop or `with` target and an item store are not counted: a
+    loop may not run, and the others keep or change the old object."""
+    if isinstance(stmt, ast.Assign):
+        return any(_names_target(t, name) for t in stmt.targets)
+    if isinstance(stmt, ast.AnnAssign):
+        return stmt.value is not None and isinstance(stmt.target, ast.Name) and stmt.target.id == name
+    return False
+
+
+def _names_target(target: ast.expr, name: str) -> bool:
+    if isinstance(target, ast.Name):
+        return target.id == name
+    if isinstance(target, ast.Starred):
+        return _names_target(target.value, name)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return any(_names_target(t, name) for t in target.elts)
+    return False
+
+
+def dominates(binding: Site, use: Site) -> bool:
+    """`binding` runs before `use` on every path: it sits earlier in a block holding `use`."""
+    depth = len(binding.chain) - 1
+    if len(use.chain) <= depth or use.chain[:depth] != binding.chain[:depth]:
+        return False
+    block, index = binding.chain[depth]
+    use_block, use_index = use.chain[depth]
+    return block == use_block and index < use_index
+
+
+def reaching(use: Site, bindings: Sequence[Tuple[Optional[Site], bool]]) -> Optional[Tuple[int, ...]]:
+    """Of `bindings` (each: its statement's site, or None where unknown, and whether it rebinds
+    the name outright), the indices of those that may reach `use`; None where every one may."""
+    cut: Optional[int] = None
+    for site, outright in bindings:
+        if outright and site is not None and dominates(site, use) and (cut is None or site.order > cut):
+            cut = site.order
+    kept = tuple(i for i, (site, _) in enumerate(bindings) if site is None or _may_reach(site, use, cut))
+    return kept if len(kept) < len(bindings) else None
+
+
+def _may_reach(binding: Site, use: Site, cut: Optional[int]) -> bool:
+    """Not hidden by the rebinding at `cut`, and textually before the use or in a loop with it."""
+    return (cut is None or binding.order >= cut) and (binding.order < use.order or bool(binding.loops & use.loops))
