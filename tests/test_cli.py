@@ -51,7 +51,9 @@ def test_full_output_has_location_source_caret_and_fix_hint(tmp_path: Path) -> N
     assert lines[2] == "        ^^^^^^^^^"
     # The evidence chain comes as notes, then the fix hint.
     assert lines[3] == "  note: evidence:"
-    assert lines[4] == "    1. pkg/bad.py:5:10: allocated on the device here (`torch.empty(..., device=...)`)"
+    assert lines[4] == ("    1. pkg/bad.py:5:10: allocated on `device` here (`torch.empty(..., device=...)`): nothing in "
+                        "the project proves where `device` points, and a `device=` that is not provably the CPU is "
+                        "taken to be the accelerator")
     assert "help: Use `cu[0].zero_()` under `if torch.version.hip is not None:` [safe fix]" in lines[6]
     assert "Found 1 error." in out
 

@@ -71,7 +71,8 @@ def test_evidence_names_the_other_files(results: Dict[str, List[Finding]]) -> No
     chain = _evidence(results, "users.py", 18)
     assert chain[0] == "users.py:12: `pool` is annotated `Pool`"
     assert chain[1] == "pool.py:8: `write_pos` is a field of `Pool`"
-    assert chain[2].startswith("pool.py:10: allocated on the device here")
+    # The allocation in the other file names its `device=` (issue 17: checkable without opening it).
+    assert chain[2] == "pool.py:10: allocated on the device here (`torch.zeros(..., device=device)`)"
     loader = _evidence(results, "users.py", 54)
     assert any(step.startswith("loader.py:8: `Model` is constructed under `with torch.device") for step in loader)
     calls = _evidence(results, "calls.py", 8)

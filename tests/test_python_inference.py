@@ -48,7 +48,7 @@ def _chain(results: Dict[str, List[Finding]], name: str, row: int) -> List[str]:
 
 def test_evidence_names_where_the_device_came_from(results: Dict[str, List[Finding]]) -> None:
     # A field allocated in `allocate()`, written in `reset()`.
-    assert _chain(results, "ctx.py", 19)[0].startswith("ctx.py:15: allocated on the device here")
+    assert _chain(results, "ctx.py", 19)[0].startswith("ctx.py:15: allocated on `self.device` here")
     # A chain through a field built by `Workspace(...)`: the class, then the allocation.
     chain = _chain(results, "ctx.py", 39)
     assert "ctx.py:7: `buf` is a field of `Workspace`" in chain
@@ -60,7 +60,7 @@ def test_evidence_names_where_the_device_came_from(results: Dict[str, List[Findi
     # `.new_zeros()` of a device tensor names the method, then where the tensor was allocated.
     chain = _chain(results, "derived.py", 12)
     assert chain[0] == "derived.py:11: `.new_zeros()` of a device tensor: on its device"
-    assert chain[1].startswith("derived.py:7: allocated on the device here")
+    assert chain[1].startswith("derived.py:7: allocated on `\"cuda\"` here")
 
 
 def test_indices_resting_on_parameter_evidence_get_an_unsafe_fix_at_most(
@@ -89,10 +89,10 @@ def test_third_round_evidence_names_each_new_step(results: Dict[str, List[Findin
     assert any("`total` is only ever assigned Python numbers" in s for s in chain)
     # An operator's device operand: where that operand was allocated.
     chain = _chain(results, "operators.py", 14)
-    assert chain[0].startswith("operators.py:11: allocated on the device here")
+    assert chain[0].startswith("operators.py:11: allocated on `\"cuda\"` here")
     # A name that is None on one path: the other path's allocation.
     chain = _chain(results, "optional.py", 16)
-    assert chain[0].startswith("optional.py:13: allocated on the device here")
+    assert chain[0].startswith("optional.py:13: allocated on `\"cuda\"` here")
     # A parameter every call passes `self._buffer()`: the method and the allocation.
     chain = _chain(results, "calls.py", 24)
     assert any("every call of `write_position` passes a device tensor as `positions`" in s for s in chain)
@@ -305,6 +305,25 @@ def test_a_modules_device_rests_on_the_convention(results: Dict[str, List[Findin
     assert "convention" not in [s.kind.value for s in finding.evidence]
 
 
+def test_evidence_says_what_a_device_keyword_rests_on(results: Dict[str, List[Finding]]) -> None:
+    # A `device=` that is not a string: the step names it and says why it is the accelerator,
+    # so that the finding can be checked without opening the code that sets it.
+    annotated = _chain(results, "device_kwarg_evidence.py", 9)
+    assert annotated[0] == "device_kwarg_evidence.py:8: allocated on `device` here (`torch.zeros(..., device=...)`)"
+    assert annotated[1] == ("device_kwarg_evidence.py:6: `device` is annotated `torch.device` and no call in the "
+                            "project says where it points: taken to be the accelerator")
+    from_tensor = _chain(results, "device_kwarg_evidence.py", 15)
+    assert from_tensor[0] == (
+        "device_kwarg_evidence.py:14: allocated on `angle.device` here (`torch.zeros(..., device=...)`): nothing "
+        "in the project proves where `angle` is, and a tensor's `.device` passed as `device=` is taken to be the "
+        "accelerator")
+    field = _chain(results, "device_kwarg_evidence.py", 29)
+    assert field[0].startswith("device_kwarg_evidence.py:25: allocated on `self.dev` here")
+    assert "nothing in the project proves where `self.dev` points" in field[0]
+    # A string names itself and needs no more.
+    assert _chain(results, "derived.py", 10)[0] == "derived.py:7: allocated on `\"cuda\"` here (`torch.zeros(..., device=...)`)"
+
+
 def test_stores_from_outside_the_class_name_the_store(results: Dict[str, List[Finding]]) -> None:
     """Issue 17, tenth round (lightllm's infer states): a field the class only sets to `None`,
     filled by `state.seq_lens = seq_lens` on an instance built through a class-valued attribute
@@ -337,7 +356,7 @@ def test_a_name_read_after_an_outright_rebinding_is_that_binding() -> None:
             "        lens = []\n")
     args = [c.args[0] for c in summarize("k.py", text).calls if c.callee == "g"]
     assert args[0] == ("join", (("list", ("none",)), ("list", ("unk",))))  # before the rebinding: the list grown
-    assert args[1] == ("dev", None, 7, "torch.tensor(..., device=...)", False)  # after it: the tensor
+    assert args[1] == ("dev", None, 7, "torch.tensor(..., device=\"cuda\")", False)  # after it: the tensor
     assert args[2][0] == "join"  # rebound on one path only: both
     # In a loop, a rebinding after the read reaches it again from the second iteration.
     assert args[3] == ("join", (args[1], ("list", ("none",))))

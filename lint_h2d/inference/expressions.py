@@ -97,6 +97,10 @@ LEGACY_TENSOR_TYPES = frozenset({
 CPU_SUFFIXES = ("_cpu", "_host")
 # The evidence of a parameter whose default is the CPU (`device=None`, `device="cpu"`).
 CPU_DEFAULT_STEP = "defaults to the CPU (None or \"cpu\")"
+# The evidence of a parameter annotated `torch.device` that no call site places: an explicit
+# device in serving code is the accelerator (as any `device=` not provably the CPU).
+ANNOTATED_DEVICE_STEP = ("`{}` is annotated `torch.device` and no call in the project says where it points: "
+                         "taken to be the accelerator")
 NUMPY_SUFFIXES = ("_np", "_numpy")
 
 
@@ -479,9 +483,37 @@ def _factory(call: cst.Call, name: str, facts: Facts) -> Value:
                 value = value.because(LocalStep(
                     f"allocated on `{_callee_text(device)}` here (`torch.{name}(..., device=...)`): the device "
                     f"of an `nn.Module` (`{module}`), {MODULE_DEVICE_NOTE}", call, "convention"))
+            elif device is not None:
+                value = _placed_by(value, device, source, f"torch.{name}", call, facts)
             else:
-                value = value.because(LocalStep(f"allocated on the device here (`torch.{name}(..., device=...)`)", call))
+                value = value.because(LocalStep(f"allocated on the device here (`torch.{name}(...)`)", call))
     return replace(value, integer=integer) if integer != value.integer else value
+
+
+def _placed_by(value: Value, device: cst.BaseExpression, source: Optional[Value], how: str, call: cst.Call,
+               facts: Facts) -> Value:
+    """`value` (a device tensor made by `how(..., device=<device>)`) with a step that says what
+    `device=` names and why that is the accelerator, so that a reviewer need not open the file
+    that sets it: a place the project proves (`self.current_device = torch.device("cuda")` in
+    another file) brings its own steps; a string names itself; a tensor or a parameter that
+    nothing places, and any other expression, is read as the accelerator because an explicit
+    `device=` that is not provably the CPU is one in serving code (`_device_kwarg_kind`), and
+    the step says that this is what it rests on."""
+    shown = _callee_text(device) if not isinstance(device, cst.SimpleString) else device.value
+    allocated = f"allocated on `{shown}` here (`{how}(..., device=...)`)"
+    if source is not None and isinstance(device, cst.Attribute):
+        base = _callee_text(device.value)
+        return value.because(LocalStep(
+            f"{allocated}: nothing in the project proves where `{base}` is, and a tensor's `.device` "
+            f"passed as `device=` is taken to be the accelerator", call))
+    place = infer(device, facts)
+    if place.kind == Kind.DEVICE_PLACE and place.evidence:
+        return replace(value, evidence=place.evidence).because(LocalStep(allocated, call))
+    if place.kind == Kind.DEVICE_PLACE or isinstance(device, cst.SimpleString):
+        return value.because(LocalStep(allocated, call))
+    return value.because(LocalStep(
+        f"{allocated}: nothing in the project proves where `{shown}` points, and a `device=` that is "
+        f"not provably the CPU is taken to be the accelerator", call))
 
 
 def _module_device(device: cst.BaseExpression, facts: Facts) -> Optional[str]:
@@ -840,9 +872,13 @@ def _new_tensor(receiver: Value, method: str, call: cst.Call, facts: Facts) -> V
     if explicit is None and kind == Kind.DEVICE:
         return Value(kind, rank, Origin.LOCAL, integer=integer, evidence=receiver.evidence).because(
             LocalStep(f"`.{method}()` of a device tensor: on its device", call))
-    if kind == Kind.DEVICE:
-        return Value(kind, rank, Origin.LOCAL, integer=integer).because(
-            LocalStep(f"allocated on the device here (`.{method}(..., device=...)`)", call))
+    device = _keyword(call, "device")
+    if kind == Kind.DEVICE and device is not None:
+        source = _tensor_of_device(device, facts)
+        if source is not None and source.kind == Kind.DEVICE:
+            return Value(kind, rank, Origin.LOCAL, integer=integer, evidence=source.evidence).because(
+                LocalStep(f"allocated on the device of a device tensor here (`.{method}(..., device=...)`)", call))
+        return _placed_by(Value(kind, rank, Origin.LOCAL, integer=integer), device, source, f".{method}", call, facts)
     return Value(kind, rank, Origin.LOCAL, integer=integer)
 
 

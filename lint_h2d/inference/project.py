@@ -959,11 +959,11 @@ class _Resolver:
         """The project's calls that may be calls of `fn`: by name (for a method, only the calls
         the summaries mark bound); for `__init__`, the constructions of its class."""
         if fn.name == "__init__" and fn.owner is not None:
-            return [(p, c) for p, c in self.calls.get(fn.owner, []) if not c.bound]
+            return [(p, c) for p, c in self.calls.get(fn.owner, []) if not c.bound and _can_bind(c, fn)]
         sites = self.calls.get(fn.name, [])
         if not fn.bound:
-            return list(sites)
-        return [(p, c) for p, c in sites if c.bound and not self._elsewhere(c, fn)]
+            return [(p, c) for p, c in sites if _can_bind(c, fn)]
+        return [(p, c) for p, c in sites if c.bound and _can_bind(c, fn) and not self._elsewhere(c, fn)]
 
     def _elsewhere(self, site: CallSite, fn: FunctionSummary) -> bool:
         """`self.m(...)` in a method of a class X whose own or project bases' `m` answers it,
@@ -1273,7 +1273,8 @@ class _Resolver:
                 f"allocated on the device of an `nn.Module` (`{module}`) here (`{how}`), {MODULE_DEVICE_NOTE}",
                 path, line, kind=EvidenceKind.CONVENTION))
         return Value(Kind.DEVICE, rank, integer=bool(integer)).because(
-            self.step(f"allocated on the device here (`{how}`)", path, line))
+            self.step(f"allocated on the device here (`{how}`): nothing in the project proves where that points, "
+                      f"and a `device=` that is not provably the CPU is taken to be the accelerator", path, line))
 
 
 @dataclass(frozen=True)
@@ -1455,9 +1456,30 @@ def _call_key(kind: str, fn: FunctionSummary, index: int) -> Tuple[Any, ...]:
     """The memo key of what call sites pass parameter `index` of `fn` (`_Resolver.param`,
     `passed`): by name, as the call sites are found (`_sites`), but with the owner for an
     `__init__`, whose call sites are its own class's constructions (two classes'
-    `__init__(self, device)` are told apart, as `resolved.param_key` keys them)."""
+    `__init__(self, device)` are told apart, as `resolved.param_key` keys them), and with the
+    parameters a call must pass (`_required`), which decide the sites that can bind."""
     name, position = _at_call(fn, index)
-    return (kind, fn.owner if fn.name == "__init__" else None, fn.name, fn.bound, position, name)
+    return (kind, fn.owner if fn.name == "__init__" else None, fn.name, fn.bound, position, name, _required(fn))
+
+
+def _required(fn: FunctionSummary) -> Tuple[Tuple[int, str], ...]:
+    """The parameters of `fn` a call must pass (no default), each with its position among a
+    call's positional arguments (a bound method's own object is not one)."""
+    first = 1 if fn.bound else 0
+    return tuple((i - first, p) for i, p in enumerate(fn.params) if i >= first and p not in fn.defaults)
+
+
+def _can_bind(site: CallSite, fn: FunctionSummary) -> bool:
+    """Whether the call `site` may be a call of `fn` by its arguments alone: every parameter
+    without a default is passed, by position or by keyword, unless `*args` / `**kwargs` hide
+    what is passed.  A call that leaves one out raises `TypeError` before `fn` runs, so it is
+    not a call of `fn` (`d.update(other)` is no call of `update(self, tokens, logits, sums)`),
+    and what it passes says nothing about `fn`'s parameters.  The summary's parameters are
+    the positional and keyword-only ones: a keyword-only one counts as passed by keyword only."""
+    if site.starred:
+        return True
+    keywords = {k for k, _ in site.keywords}
+    return all(name in keywords or 0 <= position < len(site.args) for position, name in _required(fn))
 
 
 def _keyed_steps(value: Value, what: str, path: str, line: int) -> Value:

@@ -22,6 +22,7 @@ from lint_h2d.inference.expressions import (
     Facts,
     annotation_value,
     annotated_value,
+    ANNOTATED_DEVICE_STEP,
     CPU_DEFAULT_STEP,
     dotted_name,
     infer,
@@ -1086,6 +1087,9 @@ class ModuleWalker:
                 known = base.project.params.get((param_key(name, base.self_class), pname))
                 if known is not None and known.kind in (Kind.CPU_PLACE, Kind.DEVICE_PLACE):
                     value = replace(known, origin=Origin.PARAM, root=pname, path=pname)
+                elif kind == Kind.DEVICE_PLACE and not value.evidence:
+                    # Said, so that a finding resting on it shows what it rests on.
+                    value = value.because(LocalStep(ANNOTATED_DEVICE_STEP.format(pname), param))
             names[pname] = value
         for pname in (p.name.value for p in params):
             if pname in base.torch_names or pname in base.numpy_names:

@@ -1175,7 +1175,9 @@ class _Builder:
                 scope: _Scope) -> Term:
         """An allocation with a `device=` that is not the CPU.  `device=x.device` is where `x`
         is (resolved later: a parameter nothing tells about may be a CPU tensor); any other
-        spec is an explicit request for an accelerator."""
+        spec is an explicit request for an accelerator.  `how` names the spec when it is short
+        (`torch.zeros(..., device=self.dev)`), so that the evidence shows what it rests on."""
+        how = how.replace("device=...", f"device={_device_text(device)}")
         if isinstance(device, ast.Name) and device.id in scope.cpu_defaults:
             return ("tensor", rank)  # `def f(n, device=None)`: callers may leave it on the CPU
         if isinstance(device, ast.Attribute) and device.attr == "device" \
@@ -1189,6 +1191,14 @@ class _Builder:
 
 
 # -- small helpers -------------------------------------------------------------------------------
+
+def _device_text(device: ast.expr) -> str:
+    """How a `device=` reads in evidence: a dotted name or a string as written, else `...`
+    (a call or an expression would make summaries long for little)."""
+    if isinstance(device, ast.Constant) and isinstance(device.value, str) and len(device.value) <= 16:
+        return repr(device.value).replace("'", '"')
+    text = ast_dotted(device)
+    return text if text is not None and len(text) <= 48 else "..."
 
 
 @contextmanager
