@@ -9,13 +9,14 @@ from __future__ import annotations
 import re
 import shutil
 from pathlib import Path
-from typing import Dict, List, Set
+from typing import Dict, List, Set, Tuple
 
 import pytest
 
 from lint_h2d.config import Settings
 from lint_h2d.engine import Engine, load_sources, project_facts
 from lint_h2d.findings import EvidenceKind, Finding
+from lint_h2d.inference.resolved import Resolved
 from tests.conftest import FIXTURES, run_cli
 
 PROJECT = FIXTURES / "projects" / "xfile"
@@ -305,6 +306,45 @@ def test_the_parallel_resolve_gives_every_fact_the_serial_one_gives() -> None:
     assert ("reset_listed", "slot") in serial.passed_non_numbers
     assert parallel.passed_non_numbers == serial.passed_non_numbers
     assert parallel.passed_numbers.keys() == serial.passed_numbers.keys()
+    assert fingerprint_of(parallel) == fingerprint_of(serial)
+
+
+def _serial_and_parallel(files: List[Path]) -> Tuple[Resolved, Resolved]:
+    """The project's facts resolved from every summary whole (one core, or fewer than 64
+    files) and as the parallel resolve does (pickled summaries, only the call sites
+    `wanted_callees` names: `pipeline._resolve_blobs`)."""
+    from lint_h2d.inference.project import resolve
+    from lint_h2d.pipeline import _resolve_blobs, _summarize_job, summary_and_verdict
+
+    sources, _ = load_sources([str(p) for p in files])
+    serial = resolve([summary_and_verdict(s.path, s.text)[0] for s in sources])
+    return serial, _resolve_blobs([_summarize_job((s.path, s.text, None))[:2] for s in sources], [])
+
+
+def test_the_parallel_resolve_keeps_the_sites_no_parameter_fact_reads() -> None:
+    """Call sites that teach no parameter fact, which other facts read: a base the project
+    constructs at module level or through its module (`filtered_sites.py`) is no base "built
+    only as its subclasses" (`_mark_bases_of_built` reads every call's name), and a module moved
+    to `dev: torch.device` is moved where the calls of its function pass the accelerator
+    (`_accelerator_place` reads them).  The parallel resolve dropped those sites: it marked
+    both bases built on the device and the module unmoved, and the findings depended on the
+    core count and the project's size."""
+    serial, parallel = _serial_and_parallel(sorted((FIXTURES / "projects" / "python").glob("*.py")))
+    assert {"ModLevelSub", "AttrCallSub"} <= serial.built_on_device.keys()
+    assert not {"_ModLevelBase", "_AttrCallBase"} & serial.built_on_device.keys()
+    assert "MovedSlots" in serial.moved
+    assert parallel.built_on_device == serial.built_on_device
+    assert parallel.moved == serial.moved
+
+
+@pytest.mark.parametrize("project", sorted(p for p in (FIXTURES / "projects").iterdir() if p.is_dir()),
+                         ids=lambda p: p.name)
+def test_every_fixture_project_resolves_alike_in_parallel(project: Path) -> None:
+    """One answer whatever the core count: every fact of each fixture project, from the
+    parallel resolve as from the serial one."""
+    from lint_h2d.inference.project import fingerprint_of
+
+    serial, parallel = _serial_and_parallel(sorted(project.glob("*.py")))
     assert fingerprint_of(parallel) == fingerprint_of(serial)
 
 

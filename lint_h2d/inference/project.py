@@ -166,6 +166,8 @@ class _Resolver:
         self.classes: Dict[str, List[Tuple[str, ClassSummary]]] = {}
         self.functions: Dict[str, List[Tuple[str, FunctionSummary]]] = {}
         self.methods: Dict[Tuple[str, str], List[Tuple[str, FunctionSummary]]] = {}
+        # Call sites by callee name.  The parallel resolve keeps only `wanted_callees`' sites:
+        # a reader asking about any other name answers otherwise there (keep it in step).
         self.calls: Dict[str, List[Tuple[str, CallSite]]] = {}
         # (class of a `self.m(...)` call, class of a method `m`, `m`): the call never runs it.
         self._unrelated: Dict[Tuple[str, str, str], bool] = {}
@@ -1535,33 +1537,75 @@ def _device_param(pname: str, annotation: Term) -> bool:
 
 
 def wanted_callees(summaries: Sequence[FileSummary]) -> FrozenSet[str]:
-    """Names whose call sites can teach a parameter fact: project functions (and classes,
-    for `__init__`) with an un-annotated parameter, or a device parameter, or any parameter
-    with a default (`passes_no_number` and `passed` read what the calls that pass it pass:
-    `slot=0` overridden with a list is no int).  Leaving one out made the answer depend on
-    the project's size and the core count (the parallel resolve keeps only these sites)."""
+    """The names whose call sites the resolver reads: the parallel resolve
+    (`pipeline._resolve_blobs`, taken on 2+ cores for 64+ files) keeps only these sites, so a
+    reader of `_Resolver.calls` that asks about a name left out answered otherwise than the
+    serial resolve, and the findings depended on the project's size and the core count.
+    Every reader's names, each from its own helper: parameters (`_parameter_callees`), the
+    loader's registry calls (`_loader_callees`), the functions whose parameter a module is
+    moved to (`_moved_to_callees`) and the bases that may be built only as their subclasses
+    (`_base_classes`)."""
     out: Set[str] = set()
     for summary in summaries:
-        for fn in summary.functions:
-            for index, (pname, annotation) in enumerate(zip(fn.params, fn.annotations)):
-                if (fn.bound and index == 0) or pname not in fn.defaults and (
-                        annotation not in _OPEN_ANNOTATIONS and not _device_param(pname, annotation)):
-                    continue
-                out.add(fn.owner if fn.name == "__init__" and fn.owner else fn.name)
-                break
-        # Dataclasses (no `__init__` of their own): their constructions give their fields.
-        inits = {fn.owner for fn in summary.functions if fn.name == "__init__"}
-        out.update(c.name for c in summary.classes if c.name not in inits
-                   and any(t[0] == "ann" for _, t in c.fields))
-    # A function returning a call of a name that is no project function or class (a class a
-    # registry picks, `model_class(cfg=..., prefix=...)`): `_Resolver._loader_built` reads
-    # that call's keywords.  Dropping those sites made the loader fact depend on the core
-    # count: the parallel resolve (`pipeline._resolve_blobs`) keeps only these callees' sites.
+        out.update(_parameter_callees(summary))
+        out.update(_moved_to_callees(summary))
+    out.update(_loader_callees(summaries))
+    out.update(_base_classes(summaries))
+    return frozenset(out)
+
+
+def _parameter_callees(summary: FileSummary) -> Set[str]:
+    """Project functions (and classes, for `__init__`) with an un-annotated parameter, or a
+    device parameter, or any parameter with a default: `param`, `passed` and
+    `passes_no_number` read what their calls pass (`slot=0` overridden with a list is no
+    int), `uncalled_functions` whether any call names them.  Dataclasses (no `__init__` of
+    their own): their constructions give their fields (`_Resolver._constructed`)."""
+    out: Set[str] = set()
+    for fn in summary.functions:
+        for index, (pname, annotation) in enumerate(zip(fn.params, fn.annotations)):
+            if (fn.bound and index == 0) or pname not in fn.defaults and (
+                    annotation not in _OPEN_ANNOTATIONS and not _device_param(pname, annotation)):
+                continue
+            out.add(fn.owner if fn.name == "__init__" and fn.owner else fn.name)
+            break
+    inits = {fn.owner for fn in summary.functions if fn.name == "__init__"}
+    out.update(c.name for c in summary.classes if c.name not in inits
+               and any(t[0] == "ann" for _, t in c.fields))
+    return out
+
+
+def _loader_callees(summaries: Sequence[FileSummary]) -> Set[str]:
+    """A function returning a call of a name that is no project function or class (a class a
+    registry picks, `model_class(cfg=..., prefix=...)`): `_Resolver._loader_built` reads that
+    call's keywords."""
     defined = {f.name for summary in summaries for f in summary.functions} \
         | {c.name for summary in summaries for c in summary.classes}
-    out.update(name for summary in summaries for fn in summary.functions for term in fn.returns
-               for name, _ in _called_names(term) if name not in defined)
-    return frozenset(out)
+    return {name for summary in summaries for fn in summary.functions for term in fn.returns
+            for name, _ in _called_names(term) if name not in defined}
+
+
+def _moved_to_callees(summary: FileSummary) -> Set[str]:
+    """The functions whose parameter a module is moved to (`m.to(dev)`, `m.to(x.device)`):
+    `_Resolver._accelerator_place` reads what their calls pass and where the first one is.
+    The summary names any parameter the move reads (`summary._device_param`: `dev:
+    torch.device`, `device_id: int`), not only those `_parameter_callees` keeps."""
+    out: Set[str] = set()
+    for move in summary.moves:
+        place = move.device
+        if place is not None and place[0] == "attr" and len(place) > 2 and place[2] == "device":
+            place = place[1]  # `x.device`: what the calls pass as `x`
+        if place is not None and place[0] == "param":
+            _, function, _, owner = place
+            out.add(owner if function == "__init__" and owner is not None else function)
+    return out
+
+
+def _base_classes(summaries: Sequence[FileSummary]) -> Set[str]:
+    """The project classes a project class derives from: `_Resolver._mark_bases_of_built`
+    marks one only where no call in the project names it (`_HOST = Base(4)` at module level,
+    `layers.Base(n)`: calls no function summary's `called` lists)."""
+    defined = {c.name for summary in summaries for c in summary.classes}
+    return {base for summary in summaries for c in summary.classes for base in c.bases if base in defined}
 
 
 # Names of PyTorch's own tensor and module API (`.view(`, `.weight`, `.tensor`, `.values`).
