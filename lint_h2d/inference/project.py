@@ -130,6 +130,7 @@ from lint_h2d.inference.resolved import (  # noqa: E402
     vllm_loader_message,
 )
 from lint_h2d.inference.values import (  # noqa: E402
+    augmented_number,
     entry,
     join_all,
     MODULE_DEVICE_NOTE,
@@ -482,7 +483,7 @@ class _Resolver:
             if current in seen or current not in self.classes:
                 continue
             seen.add(current)
-            terms = [t for _, c in self.classes[current] for a, t in c.fields if a == attr]
+            terms = [t for _, c in self.classes[current] for a, t in c.fields if a == attr and t[0] != "aug"]
             if terms:
                 return {t[1] for t in terms if t[0] == "global" and t[1] in self.classes}
             todo.extend(b for _, c in self.classes[current] for b in c.bases)
@@ -498,7 +499,7 @@ class _Resolver:
             if current in seen or current not in self.classes:
                 continue
             seen.add(current)
-            if any(a == attr for _, c in self.classes[current] for a, _ in c.fields):
+            if any(a == attr and t[0] != "aug" for _, c in self.classes[current] for a, t in c.fields):
                 return current
             todo.extend(b for _, c in self.classes[current] for b in c.bases)
         return cls
@@ -667,6 +668,7 @@ class _Resolver:
         declared: Optional[Value] = None
         defaulted = False
         stores: List[Tuple[str, Term]] = []
+        augments: List[Tuple[str, Term]] = []  # `self.x += v`: what each adds
         assigned: List[Tuple[str, Term]] = []
         for path, summary in self.classes[cls]:
             for name, term in summary.fields:
@@ -677,6 +679,9 @@ class _Resolver:
                     continue
                 if term[0] == "store":
                     stores.append((path, term[1]))
+                    continue
+                if term[0] == "aug":
+                    augments.append((path, term[1]))
                     continue
                 if term[0] == "ann":
                     # A declaration (`buf: Optional[Tensor] = None`): what the values
@@ -724,7 +729,8 @@ class _Resolver:
                     inherited = self._field(base, attr, seen, instance or cls)
                     if inherited.kind != Kind.UNKNOWN or inherited.type_name is not None:
                         found = inherited if found is None else join(found, inherited)
-        return found if found is not None else UNKNOWN
+        return _augmented(found, [self.eval(added, p, owner) for p, added in augments]) \
+            if found is not None else UNKNOWN
 
     def _mentions_tensor(self, term: Term, path: str, owner: Optional[str], budget: int = 64) -> bool:
         """Whether `term` or one of its operands evaluates to a tensor: an expression built
@@ -1383,6 +1389,17 @@ def _fact(value: Value) -> Tuple[Any, ...]:
             _fact(value.element) if value.element is not None else None,
             tuple(_fact(v) for v in value.items) if value.items is not None else None,
             _fact(value.key) if value.key is not None else None)
+
+
+def _augmented(found: Value, added: Sequence[Value]) -> Value:
+    """A field's value joined with what its augmented assignments leave in it (`self.total
+    += lens[i]`, `values.augmented_number`): a number with a device element added is no
+    proven number, though its plain assignments are all numbers."""
+    for value in added:
+        more = augmented_number(found, value)
+        if more is not None:
+            found = join(found, more)
+    return found
 
 
 def _without(term: Term, own: Term) -> Optional[Term]:

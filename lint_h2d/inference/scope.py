@@ -37,7 +37,7 @@ from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, Resolved, module_d
                                         passed_through_message, sampling_hook_message, uncalled_message)
 from lint_h2d.inference.summary import sampling_hook
 from lint_h2d.inference.usage import RangeBounds
-from lint_h2d.inference.values import (join_all, join_entries, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
+from lint_h2d.inference.values import (augmented_number, join_all, join_entries, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        is_module_tensor, join, module_tensor)
 
 
@@ -582,6 +582,7 @@ class _Walker:
                 if not current.kind.is_tensor:
                     out[small.target.value] = UNKNOWN
                 return out
+            self.augment_field(small, names)
             return names
         if isinstance(small, (cst.Import, cst.ImportFrom)):
             out = names
@@ -608,6 +609,24 @@ class _Walker:
         if isinstance(small, cst.Assert):
             return self.narrowed(names, small.test, True)  # past it, the test held
         return names
+
+    def augment_field(self, small: cst.AugAssign, names: Names) -> None:
+        """`self.total += v` in a method whose fields are being collected: the field may hold
+        what the operator leaves (`augmented_number`: a tensor `v` added to a number).
+
+        Why: the field pass recorded plain assignments only, so `self.total = 0` and, in a loop,
+        `self.total += lens[i]` (a 0-dim device tensor) read as "only ever a Python number", and
+        `loc[i] = self.total` before that line was reported as a host scalar write, though from
+        the second iteration on it writes a device tensor (lightllm's mistral infer_struct)."""
+        target = small.target
+        if self.on_self_assign is None or not (
+                isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                and target.value.value == self.base.self_name):
+            return
+        facts = self.facts(names)
+        result = augmented_number(infer(target, facts), infer(small.value, facts))
+        if result is not None:
+            self.on_self_assign(target.attr.value, result)
 
     def imported_constant(self, small: Union[cst.Import, cst.ImportFrom], alias: cst.ImportAlias) -> Optional[Value]:
         """What `from m import NAME` binds where the project's module `m` binds `NAME` at module

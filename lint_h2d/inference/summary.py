@@ -610,6 +610,11 @@ class _Builder:
             # `self.table[key] = t`: the container holds such values.
             # Kept apart: `self.buf[i] = 0` into a tensor field is no container store.
             fields.append((stmt.targets[0].value.attr, ("store", self.term(stmt.value, scope))))
+        if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Attribute) \
+                and _is_name(stmt.target.value, self_name):
+            # `self.total += lens[i]`: what is added (a tensor added to a number makes a tensor;
+            # `project._Resolver._field` reads it against the field's other values).
+            fields.append((stmt.target.attr, ("aug", self.term(stmt.value, scope))))
         buffer = _registered_buffer(stmt, self_name)
         if buffer is not None:
             fields.append((buffer[0], ("wrap", self.term(buffer[1], scope), stmt.lineno)))

@@ -272,6 +272,26 @@ def join(a: Value, b: Value) -> Value:
                  fields=fields, entries=join_entries(a.entries, b.entries))
 
 
+def augmented_number(current: Value, added: Value) -> Optional[Value]:
+    """What `x op= v` may leave in `x` where `v` is a tensor and `x` may be a Python number
+    (it holds one, or nothing tells what it holds); None where that adds nothing to what `x`
+    may hold (`v` no tensor; `x` a tensor, which an in-place op keeps; `x` a container).
+
+    A number with a tensor is a tensor of that tensor's place and rank (`0 + lens[i]`, `lens` on
+    the device, is a 0-dim device tensor); with an unknown `x` the rank is open (broadcasting).
+    Recorded, not joined: the join with the field's other values is the caller's, and the
+    tensor kind keeps such a field from being assumed a number by induction (`x = 0`, then
+    `x += v` read while `x` was still unknown)."""
+    if not added.kind.is_tensor:
+        return None
+    if current.kind == Kind.SCALAR:
+        return Value(added.kind, added.rank, Origin.LOCAL, evidence=added.evidence)
+    if current.kind == Kind.UNKNOWN and current.type_name is None and current.element is None \
+            and current.items is None:
+        return Value(added.kind, None, Origin.LOCAL, evidence=added.evidence)
+    return None
+
+
 def join_all(values: Sequence[Value]) -> Value:
     """The join of several paths' values (every `return` of a function, a tuple's positions);
     unknown when there are none."""
