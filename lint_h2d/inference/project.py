@@ -476,22 +476,20 @@ class _Resolver:
     def _class_valued(self, cls: str, attr: str) -> Set[str]:
         """The project classes `cls`'s own assignments of `attr` bind (`attr = Cls` in the class
         body, `self.attr = Cls`), else its nearest project base's that assigns it."""
-        seen: Set[str] = set()
-        todo = [cls]
-        while todo:
-            current = todo.pop(0)
-            if current in seen or current not in self.classes:
-                continue
-            seen.add(current)
-            terms = [t for _, c in self.classes[current] for a, t in c.fields if a == attr and t[0] != "aug"]
-            if terms:
-                return {t[1] for t in terms if t[0] == "global" and t[1] in self.classes}
-            todo.extend(b for _, c in self.classes[current] for b in c.bases)
-        return set()
+        owner = self._assigning(cls, attr)
+        if owner is None:
+            return set()
+        return {t[1] for _, c in self.classes[owner] for a, t in c.fields
+                if a == attr and t[0] == "global" and t[1] in self.classes}
 
     def _declaring(self, cls: str, attr: str) -> str:
         """The class whose field `attr` an instance of `cls` reads: `cls` where it (or no
         project base) assigns it, else the nearest project base that does."""
+        return self._assigning(cls, attr) or cls
+
+    def _assigning(self, cls: str, attr: str) -> Optional[str]:
+        """`cls`, or its nearest project base (breadth first), that assigns `attr` outright; an
+        augmented assignment (`self.attr += v`, an `aug` term) adds to a field, it declares none."""
         seen: Set[str] = set()
         todo = [cls]
         while todo:
@@ -502,7 +500,7 @@ class _Resolver:
             if any(a == attr and t[0] != "aug" for _, c in self.classes[current] for a, t in c.fields):
                 return current
             todo.extend(b for _, c in self.classes[current] for b in c.bases)
-        return cls
+        return None
 
     def _descendants(self, cls: str) -> Set[str]:
         """The project classes deriving from `cls`, directly or not (a bounded walk)."""
