@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from functools import cached_property
+from functools import cached_property, lru_cache
 from dataclasses import dataclass, replace
 from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
@@ -172,6 +172,7 @@ class _Resolver:
         self.calls: Dict[str, List[Tuple[str, CallSite]]] = {}
         # (class of a `self.m(...)` call, class of a method `m`, `m`): the call never runs it.
         self._unrelated: Dict[Tuple[str, str, str], bool] = {}
+        self._site_memo: Dict[Tuple[Any, ...], List[Tuple[str, CallSite]]] = {}
         self.on_device: Dict[str, _BuiltOn] = {}  # class → where it is built on the device
         # Constructions of a class chosen at run time by a function called under a device
         # context (`_loader_built`), marked once the contexts and vLLM's convention are.
@@ -963,13 +964,22 @@ class _Resolver:
 
     def _sites(self, fn: FunctionSummary) -> List[Tuple[str, CallSite]]:
         """The project's calls that may be calls of `fn`: by name (for a method, only the calls
-        the summaries mark bound); for `__init__`, the constructions of its class."""
+        the summaries mark bound); for `__init__`, the constructions of its class.  Asked for
+        every parameter of every function, many times over: computed once per signature."""
+        required = _required(fn)
+        key = (fn.name, fn.owner, fn.bound, required)
+        found = self._site_memo.get(key)
+        if found is None:
+            found = self._site_memo[key] = self._find_sites(fn, required)
+        return found
+
+    def _find_sites(self, fn: FunctionSummary, required: Tuple[Tuple[int, str], ...]) -> List[Tuple[str, CallSite]]:
         if fn.name == "__init__" and fn.owner is not None:
-            return [(p, c) for p, c in self.calls.get(fn.owner, []) if not c.bound and _can_bind(c, fn)]
+            return [(p, c) for p, c in self.calls.get(fn.owner, []) if not c.bound and _can_bind(c, required)]
         sites = self.calls.get(fn.name, [])
         if not fn.bound:
-            return [(p, c) for p, c in sites if _can_bind(c, fn)]
-        return [(p, c) for p, c in sites if c.bound and _can_bind(c, fn) and not self._elsewhere(c, fn)]
+            return [(p, c) for p, c in sites if _can_bind(c, required)]
+        return [(p, c) for p, c in sites if c.bound and _can_bind(c, required) and not self._elsewhere(c, fn)]
 
     def _elsewhere(self, site: CallSite, fn: FunctionSummary) -> bool:
         """`self.m(...)` in a method of a class X whose own or project bases' `m` answers it,
@@ -1482,21 +1492,27 @@ def _call_key(kind: str, fn: FunctionSummary, index: int) -> Tuple[Any, ...]:
 def _required(fn: FunctionSummary) -> Tuple[Tuple[int, str], ...]:
     """The parameters of `fn` a call must pass (no default), each with its position among a
     call's positional arguments (a bound method's own object is not one)."""
-    first = 1 if fn.bound else 0
-    return tuple((i - first, p) for i, p in enumerate(fn.params) if i >= first and p not in fn.defaults)
+    return _required_of(fn.params, fn.defaults, fn.bound)
 
 
-def _can_bind(site: CallSite, fn: FunctionSummary) -> bool:
+@lru_cache(maxsize=4096)  # a pure function of its arguments: bounded, shared by every resolve
+def _required_of(params: Tuple[str, ...], defaults: Tuple[str, ...], bound: bool) -> Tuple[Tuple[int, str], ...]:
+    first = 1 if bound else 0
+    return tuple((i - first, p) for i, p in enumerate(params) if i >= first and p not in defaults)
+
+
+def _can_bind(site: CallSite, required: Tuple[Tuple[int, str], ...]) -> bool:
     """Whether the call `site` may be a call of `fn` by its arguments alone: every parameter
     without a default is passed, by position or by keyword, unless `*args` / `**kwargs` hide
     what is passed.  A call that leaves one out raises `TypeError` before `fn` runs, so it is
     not a call of `fn` (`d.update(other)` is no call of `update(self, tokens, logits, sums)`),
-    and what it passes says nothing about `fn`'s parameters.  The summary's parameters are
-    the positional and keyword-only ones: a keyword-only one counts as passed by keyword only."""
-    if site.starred:
+    and what it passes says nothing about `fn`'s parameters.  `required` is `_required(fn)`;
+    the summary does not tell keyword-only parameters apart, so one counts as passed by
+    position too (that only keeps a site, it never drops a real call)."""
+    if site.starred or all(position < len(site.args) for position, _ in required):
         return True
     keywords = {k for k, _ in site.keywords}
-    return all(name in keywords or 0 <= position < len(site.args) for position, name in _required(fn))
+    return all(name in keywords or 0 <= position < len(site.args) for position, name in required)
 
 
 def _keyed_steps(value: Value, what: str, path: str, line: int) -> Value:

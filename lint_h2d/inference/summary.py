@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import ast
 import re
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import AbstractSet, Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union
@@ -1206,22 +1205,30 @@ def _device_text(device: ast.expr) -> str:
     return text if text is not None and len(text) <= 48 else "..."
 
 
-@contextmanager
-def _at(scope: _Scope, stmt: ast.stmt) -> Iterator[None]:
+def _at(scope: _Scope, stmt: ast.stmt) -> "_placed_at":
     """Terms built inside read names where `stmt` is (`_Scope.here`); outside a function body
     (no sites) names read every binding, as before."""
-    with _placed_at(scope, scope.sites.get(id(stmt))):
-        yield
+    return _placed_at(scope, scope.sites.get(id(stmt)))
 
 
-@contextmanager
-def _placed_at(scope: _Scope, site: Optional[Site]) -> Iterator[None]:
-    saved = scope.here
-    scope.here = site
-    try:
-        yield
-    finally:
-        scope.here = saved
+class _placed_at:  # noqa: N801 (used as `with _placed_at(...)`, like a context-manager function)
+    """`scope.here` is `site` inside the `with`, and what it was after.  A class, not a
+    `@contextmanager` generator: it is entered for every statement of every function of the
+    project (a generator's set-up cost the summaries of vLLM about 1 s of CPU)."""
+
+    __slots__ = ("scope", "site", "saved")
+
+    def __init__(self, scope: _Scope, site: Optional[Site]) -> None:
+        self.scope = scope
+        self.site = site
+        self.saved: Optional[Site] = None
+
+    def __enter__(self) -> None:
+        self.saved = self.scope.here
+        self.scope.here = self.site
+
+    def __exit__(self, *exc: object) -> None:
+        self.scope.here = self.saved
 
 
 # Builtins that return one of their arguments or elements (or, `sum`, adds them to `start`).
