@@ -164,7 +164,7 @@ def test_lsp_session_over_stdio(project: Path) -> None:
     assert diag.code_description is not None and diag.code_description.href.startswith("file://")
     # The evidence chain travels as related information, located in the document.
     related = diag.related_information or []
-    assert related and "allocated on the device" in related[0].message
+    assert related and "allocated on `'cuda'` here" in related[0].message
     assert related[0].location.range.start.line == 3
     titles = [a.title for a in out["actions"]]
     assert any("noqa: H2D001" in t for t in titles), titles
