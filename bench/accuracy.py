@@ -21,7 +21,8 @@ paths relative to the extracted root.  Figures (as /work/shared/LABELS.md define
 - recall = `high`-confidence `H2D` rows found / all `high`-confidence `H2D` rows.
 
 A corpus too large to label whole may be labelled within a scope: `<corpus>.scope` lists the
-folder prefixes (one per line, `#` comments) whose every candidate is labelled.  Its figures
+folder prefixes (one per line, `#` comments; a line ending in `.py` names one file) whose every
+candidate is labelled.  Its figures
 then cover those folders only: findings outside them are counted apart ("outside the labelled
 scope"), and a label outside them is an error.
 
@@ -140,7 +141,8 @@ def label_files(labels_dir: Path, corpus: str, corpora: Iterable[str] = ()) -> L
 
 
 def read_scope(labels_dir: Path, corpus: str) -> Optional[Tuple[str, ...]]:
-    """The folder prefixes of `<corpus>.scope` (None: the corpus is labelled whole)."""
+    """The folder prefixes of `<corpus>.scope` (None: the corpus is labelled whole).  A line
+    naming a `.py` file scopes that one file (`transformers/cache_utils.py`), not a folder."""
     path = labels_dir / f"{corpus}.scope"
     if not path.is_file():
         return None
@@ -148,7 +150,7 @@ def read_scope(labels_dir: Path, corpus: str) -> Optional[Tuple[str, ...]]:
     for line in path.read_text(encoding="utf-8").splitlines():
         line = line.split("#", 1)[0].strip()
         if line:
-            prefixes.append(line.rstrip("/") + "/")
+            prefixes.append(line if line.endswith(".py") else line.rstrip("/") + "/")
     if not prefixes:
         raise LabelError(f"{path}: names no folder")
     return tuple(prefixes)

@@ -118,9 +118,11 @@ def test_a_scope_limits_what_is_scored(tmp_path: Path) -> None:
     a label outside it is an error naming the file."""
     L = accuracy.Label
     F = accuracy.Finding
-    (tmp_path / "c.scope").write_text("# runtime folders\npkg/worker\n\npkg/sample/\n")
+    (tmp_path / "c.scope").write_text("# runtime folders\npkg/worker\n\npkg/sample/\npkg/cache.py\n")
     scope = accuracy.read_scope(tmp_path, "c")
-    assert scope == ("pkg/worker/", "pkg/sample/") and accuracy.read_scope(tmp_path, "other") is None
+    assert scope == ("pkg/worker/", "pkg/sample/", "pkg/cache.py") and accuracy.read_scope(tmp_path, "other") is None
+    # A file line scopes that file, not a folder of its name.
+    assert accuracy.in_scope("pkg/cache.py", scope) and not accuracy.in_scope("pkg/cache/x.py", scope)
     labels = [L("pkg/worker/a.py", 1, "H2D", "high", "n", "c.tsv:2"), L("pkg/sample/b.py", 2, "PY", "high", "n", "c.tsv:3")]
     findings = [F("pkg/worker/a.py", 1, "m"), F("pkg/models/x.py", 5, "m"), F("pkg/workers/y.py", 1, "m"),
                 F("pkg/sample/b.py", 9, "m")]

@@ -32,7 +32,7 @@ from lint_h2d.inference.expressions import (
     place_of,
 )
 from lint_h2d.findings import EvidenceStep
-from lint_h2d.inference.names import Names, copy_names, join_names, layer
+from lint_h2d.inference.names import LayeredNames, Names, copy_names, join_names, layer
 from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, Resolved, module_dotted, param_key,
                                         passed_through_message, sampling_hook_message, uncalled_message)
 from lint_h2d.inference.summary import sampling_hook
@@ -186,6 +186,8 @@ class _Walker:
         self.silent = False
         # Whether `names` may hold dotted keys (`args.gpu`), dropped when the root rebinds.
         self.dotted = False
+        # Whether `names` may hold a field of the instance a method assigned (`bind_own_field`).
+        self.own_fields = False
         # Whether the module may hold a walrus (`:=`): binding them costs a traversal.
         self.walrus = True
         # The nodes with a walrus below them (`walrus_holders`), when known.
@@ -281,6 +283,8 @@ class _Walker:
 
     def line(self, owner: Statement, smalls: Sequence[cst.BaseSmallStatement], names: Names, block: Tuple[cst.BaseStatement, ...]) -> Names:
         for small in smalls:
+            if self.own_fields:
+                self.forget_own_fields(small, names)
             if self.walrus and not (isinstance(small, cst.Expr) and isinstance(small.value, cst.NamedExpr)):
                 value = getattr(small, "value", None)
                 if isinstance(value, cst.BaseExpression):
@@ -390,6 +394,32 @@ class _Walker:
         stale = [k for k in names if k.startswith(prefix)] if self.dotted else ()
         for key in stale:
             del names[key]
+
+    def bind_own_field(self, dotted: str, attr: str, value: Value, names: Names) -> None:
+        """`self.buf = torch.ones(n, device=x.device)` in a method: a later `self.buf[i] = 1`
+        on that path writes into that tensor, whatever the class's other methods put in the
+        field (`[]` in `reset()`, `None` in `__init__`): their join is what a method that did
+        not assign the field sees.  Only a tensor of known place is bound.  Where paths meet,
+        a field bound on one of them only is dropped (`_join_names`: on the other path it
+        holds the class's values), and a call that may assign the field again (a method of
+        the instance, the instance passed along) ends it (`forget_own_fields`)."""
+        node = self.scope.node
+        if node is not None and value.kind in (Kind.DEVICE, Kind.CPU):
+            names[dotted] = replace(value, origin=Origin.SELF, root=self.base.self_name, path=f"self.{attr}")
+            self.dotted = self.own_fields = True
+        elif dotted in names:
+            del names[dotted]
+
+    def forget_own_fields(self, small: cst.BaseSmallStatement, names: Names) -> None:
+        """Drop what `bind_own_field` bound when `small` calls a method of the instance or
+        passes the instance along: the call may assign the field again."""
+        self_name = self.base.self_name
+        if self_name is None or not any_node(small, lambda n: _passes_instance(n, self_name)):
+            return
+        prefix = self_name + "."
+        for key in [k for k in names if k.startswith(prefix) and k.count(".") == 1]:
+            del names[key]
+        self.own_fields = False
 
     def record_buffer(self, small: cst.BaseSmallStatement, names: Names) -> None:
         """`self.register_buffer("name", tensor)`: `self.name` is that tensor (nn.Module)."""
@@ -699,8 +729,20 @@ class _Walker:
                 # `args.gpu = [0, 1]`: direct evidence about this object on this path.
                 self.dotted = True
                 names[dotted] = value
+            elif dotted is not None and dotted.count(".") == 1:
+                self.bind_own_field(dotted, target.attr.value, value, names)
         elif isinstance(target, cst.StarredElement):
             self.bind_target(target.value, OTHER, names)
+
+
+def _passes_instance(node: cst.CSTNode, self_name: str) -> bool:
+    """`self.m(...)`, `f(self)`, `f(x=self)`: a call that may assign the instance's fields."""
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == self_name:
+        return True
+    return any(isinstance(a.value, cst.Name) and a.value.value == self_name for a in node.args)
 
 
 def _unpacked(value: Value) -> Optional[Value]:
@@ -882,8 +924,24 @@ def _join_names(a: Mapping[str, Value], b: Mapping[str, Value]) -> Names:
     knows (it may be the only one taken).  Why only the touched names are visited: every
     function's map reads through to the module's names, and a branch rebinds few of them;
     `join(v, v)` is `v`, so only the rebound names need joining (`names.join_names`), which
-    keeps the walk linear in the size of a long file."""
-    return join_names(a, b, join)
+    keeps the walk linear in the size of a long file.
+
+    Not so for a field of the instance a method assigned (`_Walker.bind_own_field`): on the
+    other path the field holds what the class's other methods put there, so a field bound on
+    one path only is dropped (a read falls back to the class's facts)."""
+    out = join_names(a, b, join)
+    for key in _own_fields_of(a) | _own_fields_of(b):
+        if (key in a) != (key in b) and key in out:
+            del out[key]
+    return out
+
+
+def _own_fields_of(names: Mapping[str, Value]) -> FrozenSet[str]:
+    """The keys `_Walker.bind_own_field` bound in `names` (in its own layer, for a layered map:
+    a field is bound in a method's scope, never in the module's)."""
+    keys = names.own.keys() if isinstance(names, LayeredNames) else names.keys()
+    return frozenset(k for k in keys if k.count(".") == 1 and names[k].origin == Origin.SELF
+                     and names[k].path == "self." + k.split(".", 1)[1])
 
 
 def _params(fn: cst.FunctionDef) -> List[cst.Param]:
