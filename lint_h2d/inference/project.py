@@ -179,6 +179,7 @@ class _Resolver:
         self._fn_sites: Dict[int, List[Tuple[str, CallSite]]] = {}
         self._fn_keys: Dict[Tuple[str, int, int], Tuple[Any, ...]] = {}
         self._field_index: Dict[str, Dict[str, List[Tuple[str, Term]]]] = {}  # `_own_fields`
+        self._param_terms: Dict[Term, Optional[Tuple[str, FunctionSummary, int]]] = {}  # `_param_of`
         self.on_device: Dict[str, _BuiltOn] = {}  # class → where it is built on the device
         # Constructions of a class chosen at run time by a function called under a device
         # context (`_loader_built`), marked once the contexts and vLLM's convention are.
@@ -604,11 +605,17 @@ class _Resolver:
         return found
 
     # -- memoized queries ----------------------------------------------------------------
-    def _memo(self, key: Tuple[Any, ...], compute: Any) -> Value:
+    def _known(self, key: Tuple[Any, ...]) -> Optional[Value]:
+        """The memo's value of `key` (a read while it is being computed marks a cycle), or
+        None: `_memo` without its closure, for the queries asked most."""
         found = self.memo.get(key)
+        if found is not None and key in self.pending:
+            self.cyclic.add(key)  # read while being computed: a cycle
+        return found
+
+    def _memo(self, key: Tuple[Any, ...], compute: Any) -> Value:
+        found = self._known(key)
         if found is not None:
-            if key in self.pending:
-                self.cyclic.add(key)  # read while being computed: a cycle
             return found
         if self.depth > _MAX_DEPTH:
             return UNKNOWN
@@ -874,8 +881,12 @@ class _Resolver:
 
     def param(self, fn: FunctionSummary, index: int) -> Value:
         """What every call site in the project passes to parameter `index` of `fn`."""
+        key = self._call_key("param", fn, index)
+        found = self._known(key)  # most asks are answered: no closure made for them
+        if found is not None:
+            return found
         name, position = _at_call(fn, index)
-        return self._memo(self._call_key("param", fn, index), lambda: self._param(fn, position, name))
+        return self._memo(key, lambda: self._param(fn, position, name))
 
     def passed(self, fn: FunctionSummary, index: int) -> Value:
         """What every call site that passes parameter `index` of `fn` (one with a default)
@@ -1052,22 +1063,22 @@ class _Resolver:
     def eval(self, term: Term, path: str, owner: Optional[str]) -> Value:
         tag = term[0]
         if tag == "param":
-            _, fname, pname, fowner = term
-            for fpath, fn in self.methods.get((fowner, fname), []) if fowner else self.functions.get(fname, []):
-                if fn.owner == fowner and pname in fn.params:
-                    index = fn.params.index(pname)
-                    value = self.param(fn, index)
-                    if value.kind == Kind.UNKNOWN and pname in fn.int_defaults \
-                            and fn.annotations[index] == ("unk",):
-                        return self._memo(("int_default", fpath, _qual(fn), pname),
-                                          lambda: self._int_default(fpath, fn, index))
-                    if fn.annotations[index] == ("tensor", None) and not value.kind.is_tensor \
-                            and not value.none:
-                        return Value(Kind.TENSOR)  # `x: torch.Tensor`, the call sites tell nothing
-                    if fn.annotations[index] == OTHER_TERM and value.kind not in (Kind.CPU_PLACE, Kind.DEVICE_PLACE):
-                        return OTHER  # `device: str`: an object, unless every call names one place
-                    return value
-            return UNKNOWN
+            defined = self._param_of(term)
+            if defined is None:
+                return UNKNOWN
+            fpath, fn, index = defined
+            pname = term[2]
+            value = self.param(fn, index)
+            if value.kind == Kind.UNKNOWN and pname in fn.int_defaults \
+                    and fn.annotations[index] == ("unk",):
+                return self._memo(("int_default", fpath, _qual(fn), pname),
+                                  lambda: self._int_default(fpath, fn, index))
+            if fn.annotations[index] == ("tensor", None) and not value.kind.is_tensor \
+                    and not value.none:
+                return Value(Kind.TENSOR)  # `x: torch.Tensor`, the call sites tell nothing
+            if fn.annotations[index] == OTHER_TERM and value.kind not in (Kind.CPU_PLACE, Kind.DEVICE_PLACE):
+                return OTHER  # `device: str`: an object, unless every call names one place
+            return value
         if tag == "attr":
             base = self.eval(term[1], path, owner)
             attr = term[2]
@@ -1251,6 +1262,21 @@ class _Resolver:
             return NONE  # a name read inside its own values: nothing yet (`summary.settle_cycle`)
         return UNKNOWN
 
+
+    def _param_of(self, term: Term) -> Optional[Tuple[str, FunctionSummary, int]]:
+        """The first definition a `param` term's function may be (its file, its summary, the
+        parameter's index), or None: looked up once per term, not once per read (the term of
+        a function named as common methods are scanned every method of the name)."""
+        if term in self._param_terms:
+            return self._param_terms[term]
+        _, fname, pname, fowner = term
+        found: Optional[Tuple[str, FunctionSummary, int]] = None
+        for fpath, fn in self.methods.get((fowner, fname), []) if fowner else self.functions.get(fname, []):
+            if fn.owner == fowner and pname in fn.params:
+                found = (fpath, fn, fn.params.index(pname))
+                break
+        self._param_terms[term] = found
+        return found
 
     @staticmethod
     def _fold(values: Sequence[Value]) -> Value:
@@ -1862,16 +1888,12 @@ def passed_through_uncalled(functions: Mapping[str, Sequence[Tuple[str, Function
     site says (`uncalled_functions`).  By name, as `uncalled_functions`: a call of any function
     of that name counts, so one call passing anything else keeps the function out."""
     found: Dict[str, str] = {}
+    candidates = _pass_through_candidates(functions, calls, uncalled)
     changed = True
     while changed:
         changed = False
-        for name, definitions in sorted(functions.items()):
-            if name in uncalled or name in found or name not in calls or len(definitions) != 1:
-                continue
-            (_, fn), = definitions
-            open_params = [(i, p) for i, (p, a) in enumerate(zip(fn.params, fn.annotations))
-                           if a in _OPEN_ANNOTATIONS and p not in fn.defaults]
-            if fn.owner is not None or not open_params:
+        for name, open_params in candidates:
+            if name in found:
                 continue
             sources: Set[str] = set()
             for _, site in calls[name]:
@@ -1888,6 +1910,24 @@ def passed_through_uncalled(functions: Mapping[str, Sequence[Tuple[str, Function
                 found[name] = min(sources)
                 changed = True
     return found
+
+
+def _pass_through_candidates(functions: Mapping[str, Sequence[Tuple[str, FunctionSummary]]],
+                             calls: Mapping[str, Sequence[Tuple[str, CallSite]]],
+                             uncalled: FrozenSet[str]) -> List[Tuple[str, List[Tuple[int, str]]]]:
+    """The functions `passed_through_uncalled` may map, in name order, each with its open
+    parameters: what does not change from one of its rounds to the next, found once (every
+    round went through all the project's functions)."""
+    out: List[Tuple[str, List[Tuple[int, str]]]] = []
+    for name, definitions in sorted(functions.items()):
+        if name in uncalled or name not in calls or len(definitions) != 1:
+            continue
+        (_, fn), = definitions
+        open_params = [(i, p) for i, (p, a) in enumerate(zip(fn.params, fn.annotations))
+                       if a in _OPEN_ANNOTATIONS and p not in fn.defaults]
+        if fn.owner is None and open_params:
+            out.append((name, open_params))
+    return out
 
 
 def _path_of(definitions: Sequence[Tuple[str, FunctionSummary]], fn: FunctionSummary) -> str:
