@@ -928,33 +928,31 @@ class _Resolver:
         if not values:
             return NONE
         kinds = {v.kind for _, _, v in values}
-        where = ", ".join(f"{_short(p)}:{line}" for p, line, _ in values[:3])
-        more = "" if len(values) <= 3 else f" and {len(values) - 3} more"
         first_path, first_line, _ = values[0]
         if kinds == {Kind.DEVICE}:
             merged = values[0][2]
             for _, _, v in values[1:]:
                 merged = join(merged, v)
             return merged.because(EvidenceStep(
-                f"every call of `{callee}` passes a device tensor as `{name}` ({where}{more})",
+                f"every call of `{callee}` passes a device tensor as `{name}` ({_shown_sites(values)})",
                 first_path, first_line))
         if kinds == {Kind.SCALAR}:
             # A number only by a caller's int default (`n_ctx=512` passed on) says so too.
             defaults = tuple(dict.fromkeys(step for _, _, v in values for step in v.evidence
                                            if _INT_DEFAULT_STEP in getattr(step, "message", "")))
             return SCALAR.because(EvidenceStep(
-                f"every call of `{callee}` passes a Python number as `{name}` ({where}{more})",
+                f"every call of `{callee}` passes a Python number as `{name}` ({_shown_sites(values)})",
                 first_path, first_line), *defaults)
         if kinds in ({Kind.CPU_PLACE}, {Kind.DEVICE_PLACE}):
             # `f(..., device=torch.device("cpu"))` at every call: `device=device` is the CPU.
             (place,) = kinds
             what = "the CPU" if place == Kind.CPU_PLACE else "an accelerator"
             return Value(place).because(EvidenceStep(
-                f"every call of `{callee}` passes {what} as `{name}` ({where}{more})", first_path, first_line))
+                f"every call of `{callee}` passes {what} as `{name}` ({_shown_sites(values)})", first_path, first_line))
         if kinds == {Kind.OTHER} and all(_numbers(v) for _, _, v in values):
             # `f(tuple(slots))` with `slots` built of ints: a container of Python numbers.
             step = EvidenceStep(
-                f"every call of `{callee}` passes a container of Python numbers as `{name}` ({where}{more})",
+                f"every call of `{callee}` passes a container of Python numbers as `{name}` ({_shown_sites(values)})",
                 first_path, first_line)
             return Value(Kind.OTHER, element=SCALAR.because(step)).because(step)
         if kinds == {Kind.OTHER} and all(v.entries is not None for _, _, v in values):
@@ -969,7 +967,7 @@ class _Resolver:
             # Every call passes an instance of one project class: its fields and methods apply.
             (type_name,) = types
             return Value(Kind.OTHER, type_name=type_name).because(EvidenceStep(
-                f"every call of `{callee}` passes a `{type_name}` as `{name}` ({where}{more})",
+                f"every call of `{callee}` passes a `{type_name}` as `{name}` ({_shown_sites(values)})",
                 first_path, first_line))
         for path, line, v in values:
             if _no_number(v):
@@ -1593,6 +1591,13 @@ def _passed(site: CallSite, name: str, position: int) -> Optional[Term]:
     if not site.starred and 0 <= position < len(site.args):
         return site.args[position]
     return None
+
+
+def _shown_sites(values: Sequence[Tuple[str, int, Value]]) -> str:
+    """The first three call sites of `values` as a parameter's evidence names them (`a.py:3,
+    b.py:9 and 4 more`); made only for the values that keep a step (most are unknown)."""
+    where = ", ".join(f"{_short(p)}:{line}" for p, line, _ in values[:3])
+    return where + ("" if len(values) <= 3 else f" and {len(values) - 3} more")
 
 
 def _no_number(value: Value) -> bool:
