@@ -177,8 +177,8 @@ class _Resolver:
         # resolver), asked for each parameter term the walk of the terms meets (hundreds of
         # thousands on vLLM): hashing the signature each time cost more than the rest.
         self._fn_sites: Dict[int, List[Tuple[str, CallSite]]] = {}
-        self._fn_keys: Dict[Tuple[str, int, int], Tuple[Any, ...]] = {}
-        self._field_index: Dict[str, Dict[str, List[Tuple[str, Term]]]] = {}  # `_own_fields`
+        # By function, each parameter's two keys (`param`, `passed`) at `2 * index (+ 1)`.
+        self._fn_keys: Dict[int, List[Optional[Tuple[Any, ...]]]] = {}
         self._param_terms: Dict[Term, Optional[Tuple[str, FunctionSummary, int]]] = {}  # `_param_of`
         self.on_device: Dict[str, _BuiltOn] = {}  # class → where it is built on the device
         # Constructions of a class chosen at run time by a function called under a device
@@ -682,28 +682,31 @@ class _Resolver:
         stores: List[Tuple[str, Term]] = []
         augments: List[Tuple[str, Term]] = []  # `self.x += v`: what each adds
         assigned: List[Tuple[str, Term]] = []
-        for path, term in self._own_fields(cls, attr):
-            if term == ("none",):
-                defaulted = True  # `= None`: a write through it raises, it adds no value
-                continue
-            if term[0] == "store":
-                stores.append((path, term[1]))
-                continue
-            if term[0] == "aug":
-                augments.append((path, term[1]))
-                continue
-            if term[0] == "ann":
-                # A declaration (`buf: Optional[Tensor] = None`): what the values
-                # assigned elsewhere do not say (a class for a chain, a scalar).
-                value = self.eval(term[1], path, owner)
-                declared = value if declared is None else join(declared, value)
-                continue
-            rest = _without(term, ("field", cls, attr))
-            if rest is None:
-                continue  # `self.x = self.x`: nothing new
-            assigned.append((path, rest))
-            value = self.eval(rest, path, owner)
-            found = value if found is None else join(found, value)
+        for path, summary in self.classes[cls]:
+            for name, term in summary.fields:
+                if name != attr:
+                    continue
+                if term == ("none",):
+                    defaulted = True  # `= None`: a write through it raises, it adds no value
+                    continue
+                if term[0] == "store":
+                    stores.append((path, term[1]))
+                    continue
+                if term[0] == "aug":
+                    augments.append((path, term[1]))
+                    continue
+                if term[0] == "ann":
+                    # A declaration (`buf: Optional[Tensor] = None`): what the values
+                    # assigned elsewhere do not say (a class for a chain, a scalar).
+                    value = self.eval(term[1], path, owner)
+                    declared = value if declared is None else join(declared, value)
+                    continue
+                rest = _without(term, ("field", cls, attr))
+                if rest is None:
+                    continue  # `self.x = self.x`: nothing new
+                assigned.append((path, rest))
+                value = self.eval(rest, path, owner)
+                found = value if found is None else join(found, value)
         for store_path, outside, target in self.object_stores.get((cls, attr), ()):
             # `state.attr = v` outside the class, `state` an instance of it (or a subclass).
             value = self.eval(outside.value, store_path, None)
@@ -740,18 +743,6 @@ class _Resolver:
                         found = inherited if found is None else join(found, inherited)
         return _augmented(found, [self.eval(added, p, owner) for p, added in augments]) \
             if found is not None else UNKNOWN
-
-    def _own_fields(self, cls: str, attr: str) -> Sequence[Tuple[str, Term]]:
-        """The terms `cls`'s definitions assign to `attr`, with their files, in the order of
-        the summaries: `_field` is asked for every attribute of every class, and a scan of all
-        of a class's fields for each one was quadratic in its size."""
-        by_attr = self._field_index.get(cls)
-        if by_attr is None:
-            by_attr = self._field_index[cls] = {}
-            for path, summary in self.classes[cls]:
-                for name, term in summary.fields:
-                    by_attr.setdefault(name, []).append((path, term))
-        return by_attr.get(attr, ())
 
     def _mentions_tensor(self, term: Term, path: str, owner: Optional[str], budget: int = 64) -> bool:
         """Whether `term` or one of its operands evaluates to a tensor: an expression built
@@ -896,9 +887,13 @@ class _Resolver:
 
     def _call_key(self, kind: str, fn: FunctionSummary, index: int) -> Tuple[Any, ...]:
         """`_call_key`, once per function object and parameter (`_fn_keys`)."""
-        found = self._fn_keys.get((kind, id(fn), index))
+        keys = self._fn_keys.get(id(fn))
+        if keys is None:
+            keys = self._fn_keys[id(fn)] = [None] * (2 * len(fn.params))
+        slot = 2 * index + (kind == "passed")
+        found = keys[slot]
         if found is None:
-            found = self._fn_keys[(kind, id(fn), index)] = _call_key(kind, fn, index)
+            found = keys[slot] = _call_key(kind, fn, index)
         return found
 
     def _param(self, fn: FunctionSummary, position: int, name: str, omitted: bool = False) -> Value:
