@@ -173,6 +173,13 @@ class _Resolver:
         # (class of a `self.m(...)` call, class of a method `m`, `m`): the call never runs it.
         self._unrelated: Dict[Tuple[str, str, str], bool] = {}
         self._site_memo: Dict[Tuple[Any, ...], List[Tuple[str, CallSite]]] = {}
+        # The same lookups by the function object itself (its `id`: every summary outlives the
+        # resolver), asked for each parameter term the walk of the terms meets (hundreds of
+        # thousands on vLLM): hashing the signature each time cost more than the rest.
+        self._fn_sites: Dict[int, List[Tuple[str, CallSite]]] = {}
+        # By function, each parameter's two keys (`param`, `passed`) at `2 * index (+ 1)`.
+        self._fn_keys: Dict[int, List[Optional[Tuple[Any, ...]]]] = {}
+        self._param_terms: Dict[Term, Optional[Tuple[str, FunctionSummary, int]]] = {}  # `_param_of`
         self.on_device: Dict[str, _BuiltOn] = {}  # class → where it is built on the device
         # Constructions of a class chosen at run time by a function called under a device
         # context (`_loader_built`), marked once the contexts and vLLM's convention are.
@@ -598,11 +605,17 @@ class _Resolver:
         return found
 
     # -- memoized queries ----------------------------------------------------------------
-    def _memo(self, key: Tuple[Any, ...], compute: Any) -> Value:
+    def _known(self, key: Tuple[Any, ...]) -> Optional[Value]:
+        """The memo's value of `key` (a read while it is being computed marks a cycle), or
+        None: `_memo` without its closure, for the queries asked most."""
         found = self.memo.get(key)
+        if found is not None and key in self.pending:
+            self.cyclic.add(key)  # read while being computed: a cycle
+        return found
+
+    def _memo(self, key: Tuple[Any, ...], compute: Any) -> Value:
+        found = self._known(key)
         if found is not None:
-            if key in self.pending:
-                self.cyclic.add(key)  # read while being computed: a cycle
             return found
         if self.depth > _MAX_DEPTH:
             return UNKNOWN
@@ -859,14 +872,29 @@ class _Resolver:
 
     def param(self, fn: FunctionSummary, index: int) -> Value:
         """What every call site in the project passes to parameter `index` of `fn`."""
+        key = self._call_key("param", fn, index)
+        found = self._known(key)  # most asks are answered: no closure made for them
+        if found is not None:
+            return found
         name, position = _at_call(fn, index)
-        return self._memo(_call_key("param", fn, index), lambda: self._param(fn, position, name))
+        return self._memo(key, lambda: self._param(fn, position, name))
 
     def passed(self, fn: FunctionSummary, index: int) -> Value:
         """What every call site that passes parameter `index` of `fn` (one with a default)
         passes: the calls that omit it leave the default, which the walk reads itself."""
         name, position = _at_call(fn, index)
-        return self._memo(_call_key("passed", fn, index), lambda: self._param(fn, position, name, omitted=True))
+        return self._memo(self._call_key("passed", fn, index), lambda: self._param(fn, position, name, omitted=True))
+
+    def _call_key(self, kind: str, fn: FunctionSummary, index: int) -> Tuple[Any, ...]:
+        """`_call_key`, once per function object and parameter (`_fn_keys`)."""
+        keys = self._fn_keys.get(id(fn))
+        if keys is None:
+            keys = self._fn_keys[id(fn)] = [None] * (2 * len(fn.params))
+        slot = 2 * index + (kind == "passed")
+        found = keys[slot]
+        if found is None:
+            found = keys[slot] = _call_key(kind, fn, index)
+        return found
 
     def _param(self, fn: FunctionSummary, position: int, name: str, omitted: bool = False) -> Value:
         """`omitted`: the parameter has a default, and the calls that leave it out (or are
@@ -895,33 +923,31 @@ class _Resolver:
         if not values:
             return NONE
         kinds = {v.kind for _, _, v in values}
-        where = ", ".join(f"{_short(p)}:{line}" for p, line, _ in values[:3])
-        more = "" if len(values) <= 3 else f" and {len(values) - 3} more"
         first_path, first_line, _ = values[0]
         if kinds == {Kind.DEVICE}:
             merged = values[0][2]
             for _, _, v in values[1:]:
                 merged = join(merged, v)
             return merged.because(EvidenceStep(
-                f"every call of `{callee}` passes a device tensor as `{name}` ({where}{more})",
+                f"every call of `{callee}` passes a device tensor as `{name}` ({_shown_sites(values)})",
                 first_path, first_line))
         if kinds == {Kind.SCALAR}:
             # A number only by a caller's int default (`n_ctx=512` passed on) says so too.
             defaults = tuple(dict.fromkeys(step for _, _, v in values for step in v.evidence
                                            if _INT_DEFAULT_STEP in getattr(step, "message", "")))
             return SCALAR.because(EvidenceStep(
-                f"every call of `{callee}` passes a Python number as `{name}` ({where}{more})",
+                f"every call of `{callee}` passes a Python number as `{name}` ({_shown_sites(values)})",
                 first_path, first_line), *defaults)
         if kinds in ({Kind.CPU_PLACE}, {Kind.DEVICE_PLACE}):
             # `f(..., device=torch.device("cpu"))` at every call: `device=device` is the CPU.
             (place,) = kinds
             what = "the CPU" if place == Kind.CPU_PLACE else "an accelerator"
             return Value(place).because(EvidenceStep(
-                f"every call of `{callee}` passes {what} as `{name}` ({where}{more})", first_path, first_line))
+                f"every call of `{callee}` passes {what} as `{name}` ({_shown_sites(values)})", first_path, first_line))
         if kinds == {Kind.OTHER} and all(_numbers(v) for _, _, v in values):
             # `f(tuple(slots))` with `slots` built of ints: a container of Python numbers.
             step = EvidenceStep(
-                f"every call of `{callee}` passes a container of Python numbers as `{name}` ({where}{more})",
+                f"every call of `{callee}` passes a container of Python numbers as `{name}` ({_shown_sites(values)})",
                 first_path, first_line)
             return Value(Kind.OTHER, element=SCALAR.because(step)).because(step)
         if kinds == {Kind.OTHER} and all(v.entries is not None for _, _, v in values):
@@ -936,7 +962,7 @@ class _Resolver:
             # Every call passes an instance of one project class: its fields and methods apply.
             (type_name,) = types
             return Value(Kind.OTHER, type_name=type_name).because(EvidenceStep(
-                f"every call of `{callee}` passes a `{type_name}` as `{name}` ({where}{more})",
+                f"every call of `{callee}` passes a `{type_name}` as `{name}` ({_shown_sites(values)})",
                 first_path, first_line))
         for path, line, v in values:
             if _no_number(v):
@@ -966,20 +992,28 @@ class _Resolver:
         """The project's calls that may be calls of `fn`: by name (for a method, only the calls
         the summaries mark bound); for `__init__`, the constructions of its class.  Asked for
         every parameter of every function, many times over: computed once per signature."""
-        required = _required(fn)
-        key = (fn.name, fn.owner, fn.bound, required)
-        found = self._site_memo.get(key)
+        found = self._fn_sites.get(id(fn))
         if found is None:
-            found = self._site_memo[key] = self._find_sites(fn, required)
+            required = _required(fn)
+            key = (fn.name, fn.owner, fn.bound, required)
+            found = self._site_memo.get(key)
+            if found is None:
+                found = self._site_memo[key] = self._find_sites(fn, required)
+            self._fn_sites[id(fn)] = found
         return found
 
     def _find_sites(self, fn: FunctionSummary, required: Tuple[Tuple[int, str], ...]) -> List[Tuple[str, CallSite]]:
+        # `_can_bind`, its first test inline: a call passing `last + 1` arguments by position
+        # passes every required one (thousands of `forward` calls per signature on vLLM).
+        last = max((position for position, _ in required), default=-1)
         if fn.name == "__init__" and fn.owner is not None:
-            return [(p, c) for p, c in self.calls.get(fn.owner, []) if not c.bound and _can_bind(c, required)]
+            return [(p, c) for p, c in self.calls.get(fn.owner, []) if not c.bound and (
+                c.starred or last < len(c.args) or _can_bind(c, required))]
         sites = self.calls.get(fn.name, [])
         if not fn.bound:
-            return [(p, c) for p, c in sites if _can_bind(c, required)]
-        return [(p, c) for p, c in sites if c.bound and _can_bind(c, required) and not self._elsewhere(c, fn)]
+            return [(p, c) for p, c in sites if c.starred or last < len(c.args) or _can_bind(c, required)]
+        return [(p, c) for p, c in sites if c.bound and (c.starred or last < len(c.args) or _can_bind(c, required))
+                and (c.self_owner is None or not self._elsewhere(c, fn))]
 
     def _elsewhere(self, site: CallSite, fn: FunctionSummary) -> bool:
         """`self.m(...)` in a method of a class X whose own or project bases' `m` answers it,
@@ -1021,96 +1055,23 @@ class _Resolver:
     # -- terms ---------------------------------------------------------------------------
     def eval(self, term: Term, path: str, owner: Optional[str]) -> Value:
         tag = term[0]
-        if tag == "scalar":
-            return SCALAR
-        if tag in ("other",):
-            return OTHER
-        if tag == "place":  # `"cpu"`, `torch.device("cuda")` (`summary.place_term`)
-            return Value(Kind.CPU_PLACE if term[1] == "cpu" else Kind.DEVICE_PLACE) if term[1] != "meta" \
-                else UNKNOWN
-        if tag in ("unk", "none"):
-            return UNKNOWN
-        if tag == "cycle":
-            return NONE  # a name read inside its own values: nothing yet (`summary.settle_cycle`)
-        if tag == "fold":
-            # `min(a, b)`: one of the arguments, a Python number when every one is.
-            return self._fold([self.eval(t, path, owner) for t in term[1]])
-        if tag == "fold1":
-            # `max(xs)`, `sum(d.values())`: an element, or `default=` / `start=`.
-            element = self.eval(term[1], path, owner).element
-            return self._fold([element or UNKNOWN] + [self.eval(t, path, owner) for t in term[2]])
-        if tag == "dev":
-            _, rank, line, how, integer = term
-            return Value(Kind.DEVICE, rank, integer=bool(integer)).because(
-                self.step(f"allocated on the device here (`{how}`)", path, line))
-        if tag == "move":
-            _, recv, line, how = term
-            inner = self.eval(recv, path, owner)
-            rank = inner.rank if inner.kind.is_tensor else None
-            return Value(Kind.DEVICE, rank, integer=inner.integer).because(
-                self.step(f"moved to the device here (`{how}`)", path, line))
-        if tag == "cpu":
-            return Value(Kind.CPU, term[1])
-        if tag == "dflt":
-            rank, line = term[1], term[2]
-            integer = bool(term[3]) if len(term) > 3 else False
-            where = self.on_device.get(owner or "")
-            if where is not None and owner is not None:
-                return Value(Kind.DEVICE, rank, integer=integer).because(
-                    EvidenceStep(f"{DEFAULT_DEVICE_STEP}: on the default device", path, line),
-                    where.step(owner))
-            return Value(Kind.TENSOR, rank)
-        if tag == "wrap":
-            # `nn.Buffer(t)`, `nn.Parameter(t)`, `register_buffer(name, t)`
-            return module_tensor(self.eval(term[1], path, owner), self.step(MODULE_TENSOR_STEP, path, term[2]))
-        if tag == "tensor":
-            return Value(Kind.TENSOR, term[1])
-        if tag == "ann":
-            return self.eval(term[1], path, owner)
-        if tag == "ret":
-            found = self.method_returns(term[1], term[2])
-            if len(term) > 3 and found.kind == Kind.UNKNOWN and not self._has_method(term[1], term[2]):
-                # `self.lm_head(h)`: a field holding a module, not a method.
-                return self._module_output(self.field(term[1], term[2]), f"self.{term[2]}", path, term[3])
-            return found
-        if tag == "hook":
-            _, function, line = term
-            return Value(Kind.DEVICE, 2).because(EvidenceStep(
-                sampling_hook_message(function, "logits"), path, line, kind=EvidenceKind.CONVENTION))
-        if tag == "vlogits":
-            return Value(Kind.DEVICE, 2).because(EvidenceStep(
-                compute_logits_message(), path, term[1], kind=EvidenceKind.CONVENTION))
-        if tag == "nn":
-            _, layer, _line, first = term
-            value = Value(Kind.OTHER, type_name=f"nn.{layer}")
-            if layer in NN_CONTAINERS:
-                element = self.eval(first, path, owner).element
-                if element is not None and self._module_class(element) is not None:
-                    return replace(value, element=element)
+        if tag == "param":
+            defined = self._param_of(term)
+            if defined is None:
+                return UNKNOWN
+            fpath, fn, index = defined
+            pname = term[2]
+            value = self.param(fn, index)
+            if value.kind == Kind.UNKNOWN and pname in fn.int_defaults \
+                    and fn.annotations[index] == ("unk",):
+                return self._memo(("int_default", fpath, _qual(fn), pname),
+                                  lambda: self._int_default(fpath, fn, index))
+            if fn.annotations[index] == ("tensor", None) and not value.kind.is_tensor \
+                    and not value.none:
+                return Value(Kind.TENSOR)  # `x: torch.Tensor`, the call sites tell nothing
+            if fn.annotations[index] == OTHER_TERM and value.kind not in (Kind.CPU_PLACE, Kind.DEVICE_PLACE):
+                return OTHER  # `device: str`: an object, unless every call names one place
             return value
-        if tag == "invoke":
-            _, callee, line, shown = term
-            return self._module_output(self.eval(callee, path, owner), shown, path, line)
-        if tag == "shape":
-            base = self.eval(term[1], path, owner)
-            if base.kind.is_tensor:
-                return Value(base.kind, term[2], integer=base.integer, evidence=base.evidence)
-            return self.eval(("same", term[1], None), path, owner)
-        if tag == "on":
-            return self._on(term, path, owner)
-        if tag == "inst":
-            return Value(Kind.OTHER, type_name=term[1])
-        if tag == "global":
-            return UNKNOWN
-        if tag == "call":
-            name = term[1]
-            if name in self.classes:
-                return Value(Kind.OTHER, type_name=name)
-            if name in self.functions:
-                return self.returns_in(name, path)
-            return UNKNOWN
-        if tag == "field":
-            return self.field(term[1], term[2])
         if tag == "attr":
             base = self.eval(term[1], path, owner)
             attr = term[2]
@@ -1119,53 +1080,10 @@ class _Resolver:
             if base.kind.is_tensor and attr in ("data", "T", "mT"):
                 return base
             return UNKNOWN
-        if tag == "item":
-            # `a, b = f(...)`: position k of the tuple `f` returns, where its positions are known.
-            base = self.eval(term[1], path, owner)
-            k = term[2]
-            return base.items[k] if base.items is not None and 0 <= k < len(base.items) else UNKNOWN
-        if tag == "sub":
-            base = self.eval(term[1], path, owner)
-            held = entry(base, term[3]) if len(term) > 3 and isinstance(term[3], str) else None
-            if held is not None:
-                return held  # `d["buf"]` of a dict whose string keys are known
-            if base.element is not None:
-                return base.element
-            if base.kind.is_tensor:
-                ints = term[2]
-                rank = base.rank - ints if base.rank is not None and ints is not None else None
-                if rank is not None and rank < 0:
-                    rank = None
-                return Value(base.kind, rank, integer=base.integer, evidence=base.evidence)
-            return UNKNOWN
-        if tag == "list":
-            if term[1] == ("none",):
-                return Value(Kind.OTHER, length=0)  # `{}`, `[]`: elements come from stores
-            element = self.eval(term[1], path, owner)
-            if len(term) > 2:  # a dict with string keys (`summary._keyed`)
-                return Value(Kind.OTHER, element=element,
-                             entries=tuple((k, self.eval(t, path, owner)) for k, t in term[2]))
-            return Value(Kind.OTHER, element=element)
-        if tag == "join":
-            values = [self.eval(t, path, owner) for t in term[1]]
-            out = values[0]
-            for v in values[1:]:
-                out = join(out, v)
-            return out
-        if tag == "keep":
-            # `x.clone()`, `torch.log_softmax(x, dim=0)`: where `x` is, and of its rank.
-            inner = self.eval(term[1], path, owner)
-            if inner.kind.is_tensor:
-                return Value(inner.kind, inner.rank, evidence=inner.evidence)
-            return self.eval(("same", term[1], None), path, owner)
-        if tag == "cat":
-            # `torch.cat((a, b), dim)`: where `a` is; of the inputs' rank when every one has
-            # that rank (PyTorch requires it, but for a legacy empty 1-D input).
-            first = self.eval(term[1][0], path, owner)
-            if not first.kind.is_tensor:
-                return self.eval(("same", term[1][0], None), path, owner)
-            ranks = {first.rank} | {self.eval(t, path, owner).rank for t in term[1][1:]}
-            return Value(first.kind, first.rank if len(ranks) == 1 else None, evidence=first.evidence)
+        if tag == "inst":
+            return Value(Kind.OTHER, type_name=term[1])
+        if tag == "scalar":
+            return SCALAR
         if tag == "same":
             kinds = set()
             sides = [side for side in term[1:] if side is not None]
@@ -1185,11 +1103,13 @@ class _Resolver:
             if kinds <= {Kind.SCALAR, "none"}:
                 return SCALAR
             return UNKNOWN
-        if tag == "to":
-            target = self.eval(term[2], path, owner)
-            if target.kind in (Kind.CPU, Kind.DEVICE):
-                return Value(target.kind, evidence=target.evidence)
-            return Value(Kind.DEVICE)  # `.to(x.device)` of a tensor nothing tells about
+        if tag == "call":
+            name = term[1]
+            if name in self.classes:
+                return Value(Kind.OTHER, type_name=name)
+            if name in self.functions:
+                return self.returns_in(name, path)
+            return UNKNOWN
         if tag == "mcall":
             _, recv, method, _line = term
             if recv[0] == "global" and recv[1] in self.classes:
@@ -1202,25 +1122,154 @@ class _Resolver:
                     return self._module_output(self.field(base.type_name, method), method, path, _line)
                 return found
             return UNKNOWN
-        if tag == "param":
-            _, fname, pname, fowner = term
-            for fpath, fn in self.methods.get((fowner, fname), []) if fowner else self.functions.get(fname, []):
-                if fn.owner == fowner and pname in fn.params:
-                    index = fn.params.index(pname)
-                    value = self.param(fn, index)
-                    if value.kind == Kind.UNKNOWN and pname in fn.int_defaults \
-                            and fn.annotations[index] == ("unk",):
-                        return self._memo(("int_default", fpath, _qual(fn), pname),
-                                          lambda: self._int_default(fpath, fn, index))
-                    if fn.annotations[index] == ("tensor", None) and not value.kind.is_tensor \
-                            and not value.none:
-                        return Value(Kind.TENSOR)  # `x: torch.Tensor`, the call sites tell nothing
-                    if fn.annotations[index] == OTHER_TERM and value.kind not in (Kind.CPU_PLACE, Kind.DEVICE_PLACE):
-                        return OTHER  # `device: str`: an object, unless every call names one place
-                    return value
+        if tag == "list":
+            if term[1] == ("none",):
+                return Value(Kind.OTHER, length=0)  # `{}`, `[]`: elements come from stores
+            element = self.eval(term[1], path, owner)
+            if len(term) > 2:  # a dict with string keys (`summary._keyed`)
+                return Value(Kind.OTHER, element=element,
+                             entries=tuple((k, self.eval(t, path, owner)) for k, t in term[2]))
+            return Value(Kind.OTHER, element=element)
+        if tag in ("unk", "none"):
             return UNKNOWN
+        if tag == "global":
+            return UNKNOWN
+        if tag == "field":
+            return self.field(term[1], term[2])
+        if tag in ("other",):
+            return OTHER
+        if tag == "join":
+            values = [self.eval(t, path, owner) for t in term[1]]
+            out = values[0]
+            for v in values[1:]:
+                out = join(out, v)
+            return out
+        if tag == "sub":
+            base = self.eval(term[1], path, owner)
+            held = entry(base, term[3]) if len(term) > 3 and isinstance(term[3], str) else None
+            if held is not None:
+                return held  # `d["buf"]` of a dict whose string keys are known
+            if base.element is not None:
+                return base.element
+            if base.kind.is_tensor:
+                ints = term[2]
+                rank = base.rank - ints if base.rank is not None and ints is not None else None
+                if rank is not None and rank < 0:
+                    rank = None
+                return Value(base.kind, rank, integer=base.integer, evidence=base.evidence)
+            return UNKNOWN
+        if tag == "item":
+            # `a, b = f(...)`: position k of the tuple `f` returns, where its positions are known.
+            base = self.eval(term[1], path, owner)
+            k = term[2]
+            return base.items[k] if base.items is not None and 0 <= k < len(base.items) else UNKNOWN
+        if tag == "ret":
+            found = self.method_returns(term[1], term[2])
+            if len(term) > 3 and found.kind == Kind.UNKNOWN and not self._has_method(term[1], term[2]):
+                # `self.lm_head(h)`: a field holding a module, not a method.
+                return self._module_output(self.field(term[1], term[2]), f"self.{term[2]}", path, term[3])
+            return found
+        if tag == "tensor":
+            return Value(Kind.TENSOR, term[1])
+        if tag == "keep":
+            # `x.clone()`, `torch.log_softmax(x, dim=0)`: where `x` is, and of its rank.
+            inner = self.eval(term[1], path, owner)
+            if inner.kind.is_tensor:
+                return Value(inner.kind, inner.rank, evidence=inner.evidence)
+            return self.eval(("same", term[1], None), path, owner)
+        if tag == "on":
+            return self._on(term, path, owner)
+        if tag == "shape":
+            base = self.eval(term[1], path, owner)
+            if base.kind.is_tensor:
+                return Value(base.kind, term[2], integer=base.integer, evidence=base.evidence)
+            return self.eval(("same", term[1], None), path, owner)
+        if tag == "dev":
+            _, rank, line, how, integer = term
+            return Value(Kind.DEVICE, rank, integer=bool(integer)).because(
+                self.step(f"allocated on the device here (`{how}`)", path, line))
+        if tag == "wrap":
+            # `nn.Buffer(t)`, `nn.Parameter(t)`, `register_buffer(name, t)`
+            return module_tensor(self.eval(term[1], path, owner), self.step(MODULE_TENSOR_STEP, path, term[2]))
+        if tag == "to":
+            target = self.eval(term[2], path, owner)
+            if target.kind in (Kind.CPU, Kind.DEVICE):
+                return Value(target.kind, evidence=target.evidence)
+            return Value(Kind.DEVICE)  # `.to(x.device)` of a tensor nothing tells about
+        if tag == "cpu":
+            return Value(Kind.CPU, term[1])
+        if tag == "invoke":
+            _, callee, line, shown = term
+            return self._module_output(self.eval(callee, path, owner), shown, path, line)
+        if tag == "fold":
+            # `min(a, b)`: one of the arguments, a Python number when every one is.
+            return self._fold([self.eval(t, path, owner) for t in term[1]])
+        if tag == "cat":
+            # `torch.cat((a, b), dim)`: where `a` is; of the inputs' rank when every one has
+            # that rank (PyTorch requires it, but for a legacy empty 1-D input).
+            first = self.eval(term[1][0], path, owner)
+            if not first.kind.is_tensor:
+                return self.eval(("same", term[1][0], None), path, owner)
+            ranks = {first.rank} | {self.eval(t, path, owner).rank for t in term[1][1:]}
+            return Value(first.kind, first.rank if len(ranks) == 1 else None, evidence=first.evidence)
+        if tag == "dflt":
+            rank, line = term[1], term[2]
+            integer = bool(term[3]) if len(term) > 3 else False
+            where = self.on_device.get(owner or "")
+            if where is not None and owner is not None:
+                return Value(Kind.DEVICE, rank, integer=integer).because(
+                    EvidenceStep(f"{DEFAULT_DEVICE_STEP}: on the default device", path, line),
+                    where.step(owner))
+            return Value(Kind.TENSOR, rank)
+        if tag == "nn":
+            _, layer, _line, first = term
+            value = Value(Kind.OTHER, type_name=f"nn.{layer}")
+            if layer in NN_CONTAINERS:
+                held = self.eval(first, path, owner).element
+                if held is not None and self._module_class(held) is not None:
+                    return replace(value, element=held)
+            return value
+        if tag == "fold1":
+            # `max(xs)`, `sum(d.values())`: an element, or `default=` / `start=`.
+            held = self.eval(term[1], path, owner).element
+            return self._fold([held or UNKNOWN] + [self.eval(t, path, owner) for t in term[2]])
+        if tag == "move":
+            _, recv, line, how = term
+            inner = self.eval(recv, path, owner)
+            rank = inner.rank if inner.kind.is_tensor else None
+            return Value(Kind.DEVICE, rank, integer=inner.integer).because(
+                self.step(f"moved to the device here (`{how}`)", path, line))
+        if tag == "place":  # `"cpu"`, `torch.device("cuda")` (`summary.place_term`)
+            return Value(Kind.CPU_PLACE if term[1] == "cpu" else Kind.DEVICE_PLACE) if term[1] != "meta" \
+                else UNKNOWN
+        if tag == "hook":
+            _, function, line = term
+            return Value(Kind.DEVICE, 2).because(EvidenceStep(
+                sampling_hook_message(function, "logits"), path, line, kind=EvidenceKind.CONVENTION))
+        if tag == "vlogits":
+            return Value(Kind.DEVICE, 2).because(EvidenceStep(
+                compute_logits_message(), path, term[1], kind=EvidenceKind.CONVENTION))
+        if tag == "ann":
+            return self.eval(term[1], path, owner)
+        if tag == "cycle":
+            return NONE  # a name read inside its own values: nothing yet (`summary.settle_cycle`)
         return UNKNOWN
 
+
+    def _param_of(self, term: Term) -> Optional[Tuple[str, FunctionSummary, int]]:
+        """The first definition a `param` term's function may be (its file, its summary, the
+        parameter's index), or None: looked up once per term, not once per read (the term of
+        a function named as common methods are scanned every method of the name)."""
+        if term in self._param_terms:
+            return self._param_terms[term]
+        _, fname, pname, fowner = term
+        found: Optional[Tuple[str, FunctionSummary, int]] = None
+        for fpath, fn in self.methods.get((fowner, fname), []) if fowner else self.functions.get(fname, []):
+            if fn.owner == fowner and pname in fn.params:
+                found = (fpath, fn, fn.params.index(pname))
+                break
+        self._param_terms[term] = found
+        return found
 
     @staticmethod
     def _fold(values: Sequence[Value]) -> Value:
@@ -1529,10 +1578,21 @@ def _passed(site: CallSite, name: str, position: int) -> Optional[Term]:
     """What the call `site` passes as parameter `name` (at `position` among the positional
     ones): by keyword, else by position unless a `*args` hides it; None where the call leaves
     it to its default."""
-    term = next((t for keyword, t in site.keywords if keyword == name), None)
-    if term is None and not site.starred and 0 <= position < len(site.args):
-        term = site.args[position]
-    return term
+    for keyword, term in site.keywords:  # a loop, not `next(...)`: called ~400k times on vLLM
+        if keyword == name:
+            if term is not None:
+                return term
+            break
+    if not site.starred and 0 <= position < len(site.args):
+        return site.args[position]
+    return None
+
+
+def _shown_sites(values: Sequence[Tuple[str, int, Value]]) -> str:
+    """The first three call sites of `values` as a parameter's evidence names them (`a.py:3,
+    b.py:9 and 4 more`); made only for the values that keep a step (most are unknown)."""
+    where = ", ".join(f"{_short(p)}:{line}" for p, line, _ in values[:3])
+    return where + ("" if len(values) <= 3 else f" and {len(values) - 3} more")
 
 
 def _no_number(value: Value) -> bool:
@@ -1828,16 +1888,12 @@ def passed_through_uncalled(functions: Mapping[str, Sequence[Tuple[str, Function
     site says (`uncalled_functions`).  By name, as `uncalled_functions`: a call of any function
     of that name counts, so one call passing anything else keeps the function out."""
     found: Dict[str, str] = {}
+    candidates = _pass_through_candidates(functions, calls, uncalled)
     changed = True
     while changed:
         changed = False
-        for name, definitions in sorted(functions.items()):
-            if name in uncalled or name in found or name not in calls or len(definitions) != 1:
-                continue
-            (_, fn), = definitions
-            open_params = [(i, p) for i, (p, a) in enumerate(zip(fn.params, fn.annotations))
-                           if a in _OPEN_ANNOTATIONS and p not in fn.defaults]
-            if fn.owner is not None or not open_params:
+        for name, open_params in candidates:
+            if name in found:
                 continue
             sources: Set[str] = set()
             for _, site in calls[name]:
@@ -1854,6 +1910,24 @@ def passed_through_uncalled(functions: Mapping[str, Sequence[Tuple[str, Function
                 found[name] = min(sources)
                 changed = True
     return found
+
+
+def _pass_through_candidates(functions: Mapping[str, Sequence[Tuple[str, FunctionSummary]]],
+                             calls: Mapping[str, Sequence[Tuple[str, CallSite]]],
+                             uncalled: FrozenSet[str]) -> List[Tuple[str, List[Tuple[int, str]]]]:
+    """The functions `passed_through_uncalled` may map, in name order, each with its open
+    parameters: what does not change from one of its rounds to the next, found once (every
+    round went through all the project's functions)."""
+    out: List[Tuple[str, List[Tuple[int, str]]]] = []
+    for name, definitions in sorted(functions.items()):
+        if name in uncalled or name not in calls or len(definitions) != 1:
+            continue
+        (_, fn), = definitions
+        open_params = [(i, p) for i, (p, a) in enumerate(zip(fn.params, fn.annotations))
+                       if a in _OPEN_ANNOTATIONS and p not in fn.defaults]
+        if fn.owner is None and open_params:
+            out.append((name, open_params))
+    return out
 
 
 def _path_of(definitions: Sequence[Tuple[str, FunctionSummary]], fn: FunctionSummary) -> str:
