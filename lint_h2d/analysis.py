@@ -23,7 +23,8 @@ from lint_h2d.discovery import per_file_ignored
 from lint_h2d.findings import Finding
 from lint_h2d.inference.project import ProjectFacts
 from lint_h2d.inference.scope import ModuleWalker, StatementFact
-from lint_h2d.parse_chunks import chunk_plan, parse_module_in_chunks, parse_python
+from lint_h2d.parse_chunks import ChunkPlan, chunk_plan, parse_module_in_chunks, parse_python
+from lint_h2d.parse_units import may_stub, stubbed_text, unit_tests_for
 from lint_h2d.parse_view import parse_view
 from lint_h2d.prefilter import TreeVerdict, apply_verdict, text_hash, tree_filter, verdict_excludes
 from lint_h2d.rules import all_rules, select_codes
@@ -195,16 +196,48 @@ class Engine:
                     return syntax_errors  # CPython's verdict and position, not LibCST's
         if not rules:
             return cpython_parse(path, text)[1]
+        if self.use_prefilter:
+            tree, may_find = self._may_find(path, text, tree, rules)
+            if not may_find:
+                return []
+        # CPython's tree, when the view is the text, says where a long file's parse is cut; the
+        # tree (~1.7 KB a line, more than LibCST's) goes before LibCST's is built.
+        plan = chunk_plan(text, tree) if isinstance(tree, ast.Module) and parse_view(text).text == text else None
+        del tree
+        return self._libcst_findings(path, text, plan, rules)
+
+    def _may_find(self, path: str, text: str, tree: Optional[ast.AST],
+                  rules: Sequence[Rule]) -> Tuple[Optional[ast.AST], bool]:
+        """Whether the file may have a finding, by a first pass over its stubbed text
+        (`lint_h2d/parse_units.py`: LibCST on the top-level units that may hold one), and
+        CPython's tree of the text when it was parsed for that (the chunk plan reuses it).
+        True when the rules or the text call for the whole parse anyway."""
+        tests = unit_tests_for(r.code for r in rules)
+        if tests is None or any(r.capture_only for r in rules) or not may_stub(text):
+            return tree, True
+        if tree is None:  # the verdict decided stage 2: the text parses
+            tree = cpython_parse(path, text)[0]
+        if not isinstance(tree, ast.Module):
+            return tree, True  # the whole parse reports why
+        stubbed = stubbed_text(text, tree, tests)
+        if stubbed is None:
+            return tree, True
+        # Every finding counts, suppressed or not, errors too: any sends the file to the whole
+        # parse, whose findings are the ones reported.  (No chunk plan from `tree`: a stub's
+        # emptied lines end its statement early, so its cuts are not clean boundaries there.)
+        return tree, bool(self._libcst_findings(path, stubbed, None, rules, suppress=False))
+
+    def _libcst_findings(self, path: str, text: str, plan: Optional[ChunkPlan], rules: Sequence[Rule],
+                         suppress: bool = True) -> List[Finding]:
+        """LibCST's parse of `text`, the walk and the rules: the findings, sorted; `# noqa`
+        applied unless `suppress` is False.  `plan`: where a long text's parse is cut."""
         with _TreeOutOfCollections(len(text)) as heap:
             # LibCST drops form feeds in indentation: it parses a view without them, and every
             # finding is moved back onto the file's own columns (lint_h2d/parse_view.py).
             view = parse_view(text)
             # A long file is parsed a few thousand lines at a time (the same tree, a fraction of
-            # LibCST's peak memory); CPython's tree, when the view is the text, says where.  That
-            # tree (~1.7 KB a line, more than LibCST's) goes before LibCST's is built.
+            # LibCST's peak memory).
             try:
-                plan = chunk_plan(view.text, tree) if isinstance(tree, ast.Module) and view.text == text else None
-                tree = None
                 module = parse_module_in_chunks(view.text, plan=plan)
                 if plan is not None:
                     _trim_heap()  # the parsers' freed memory (CPython's tree, LibCST's tokens) back
@@ -242,10 +275,10 @@ class Engine:
                 if not mine:
                     continue
                 findings.extend(_run_rule(rule, mine, ctx))
-            noqa = noqa_lines(text)
-            findings = [view.restore(f) for f in findings
-                        if f.code in ERROR_CODES or not is_suppressed(f, noqa)]
-            return sorted(findings, key=Finding.sort_key)
+            if suppress:
+                noqa = noqa_lines(text)
+                findings = [f for f in findings if f.code in ERROR_CODES or not is_suppressed(f, noqa)]
+            return sorted((view.restore(f) for f in findings), key=Finding.sort_key)
 
     def fix_text(self, path: str, text: str, unsafe: bool,
                  trace: Optional[List[Tuple[Finding, str]]] = None) -> Tuple[str, List[Finding], List[Finding]]:

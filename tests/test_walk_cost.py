@@ -217,3 +217,78 @@ def test_layered_names_answer_as_a_copied_dict(base: Dict[str, int], left: list,
         assert dict(m) == p and len(m) == len(p)
         assert all(m.get(k) == p.get(k) and (k in m) == (k in p) for k in NAMES)
     assert plain_base == {k: VALUES[v] for k, v in base.items()}  # the base is never written
+
+
+def _own_annotated_by_children(body: cst.BaseSuite) -> List[cst.AnnAssign]:
+    """The former `_own_annotated`: every child of every node (the reference)."""
+    found: List[cst.AnnAssign] = []
+    todo: List[cst.CSTNode] = [body]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, cst.AnnAssign):
+            found.append(node)
+            continue
+        if isinstance(node, cst.BaseExpression):
+            continue
+        todo.extend(node.children)
+    return found
+
+
+ANNOTATED = """\
+def m(self, p):
+    self.a: int = 0
+    if p:
+        self.b: int | None = None
+    elif q:
+        self.c: float = 1.0
+    else:
+        x: int = 1; self.d: int = 2
+    for i in range(3):
+        self.e: int = i
+    else:
+        self.f: int = 0
+    while p:
+        self.g: int = 0
+    else:
+        self.h: int = 0
+    try:
+        self.i: int = 0
+    except ValueError:
+        self.j: int = 0
+    else:
+        self.k: int = 0
+    finally:
+        self.l: int = 0
+    with open(p) as h:
+        self.m: int = 0
+    match p:
+        case [u, *_]:
+            self.n: int = 0
+        case {"k": v} if v:
+            self.o: int = 0
+    if p: self.q: int = 0; r: str = ""
+    def inner(self):
+        self.hidden: int = 0
+    class Inner:
+        hidden: int = 0
+    f = lambda: 0
+    self.last: "int" = 0
+"""
+
+
+def test_own_annotated_follows_blocks_only_and_keeps_the_order() -> None:
+    """The statement structure alone finds what every child did, in the same order (the last
+    one wins in `_declared_numbers`), and nothing of a nested `def` or `class`."""
+    from lint_h2d.inference.scope import _own_annotated
+
+    module = cst.parse_module(ANNOTATED)
+    fn = module.body[0]
+    assert isinstance(fn, cst.FunctionDef)
+    expected = _own_annotated_by_children(fn.body)
+    found = _own_annotated(fn.body)
+    assert [id(n) for n in found] == [id(n) for n in expected]
+    names = [module.code_for_node(n.target) for n in found]
+    assert "self.hidden" not in names and "hidden" not in names
+    assert {"self.a", "self.j", "self.l", "self.o", "self.q", "r", "self.last"} <= set(names)

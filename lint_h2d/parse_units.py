@@ -1,0 +1,131 @@
+"""A first, cheaper look at a file: LibCST on the top-level units that may hold a finding.
+
+Why: the files that survive the prefilter are parsed by LibCST whole (most of the analysis'
+time), yet the walk enters only the `def`s and `class`es that hold a statement some rule asks
+for (`scope.wanted_statements`); on vLLM about half of their lines are in the others, and only
+one survivor in ten has a finding at all.  So the engine first parses a *stubbed* text: every
+top-level `def`/`class` that holds no statement a rule may ask for keeps its header lines
+(decorators, signature, bases: what the module binds) and gets `pass` for a body, every other
+line of it left empty, so the lines and columns of everything kept are the file's own.  When
+that text gives no finding the file has none; when it gives one (or an error), the file is
+analyzed again whole, as before, and those findings are the ones reported: the stubbed pass
+only ever *skips* work, so findings, fixes and `--diff` are exactly the whole-file ones.
+
+Why no finding of the stubbed text means no finding of the file: a finding is a statement a
+rule asked for, in a kept unit or at module level, both kept verbatim; what the walk knows
+there comes from the module-level statements (kept), the unit itself, and the project's facts,
+never from another top-level unit's body (a module-level `def`/`class` binds its name to the
+project's function or class, `scope._Walker.definition`, which the stub still does; a unit
+without a wanted statement is not walked at all, `ModuleWalker.walk_function`).  Context that
+only *silences* a finding (a gate elsewhere, a test off the host) can make the stubbed pass
+report more, never less, and more only costs the second pass.  Rules whose findings depend on
+other units' bodies (H2D002 follows the calls of capture regions into other functions) and
+rules this module does not know keep the whole-file parse.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from fixers.edits import line_offsets
+
+#: The attributes of a call H2D003 (`.to/.cuda/.copy_` with a non-blocking flag) and H2D004
+#: (`torch.<factory>(...).to/.cuda(...)`) ask about.
+_MOVES = frozenset({"to", "cuda", "copy_"})
+
+
+def _subscript_store(node: ast.AST) -> bool:
+    """`T[I] = V` with one target: H2D001's `wants` (`Assign`, one target, a `Subscript`)."""
+    return isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript)
+
+
+def _move_call(node: ast.AST) -> bool:
+    """A `<x>.to/.cuda/.copy_(...)` call: what H2D003's and H2D004's `wants` look for, and more."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _MOVES
+
+
+#: Rule code → a test that holds for some node of every statement the rule's `wants` accepts
+#: (a superset: the test may hold where `wants` does not).  A code not here keeps the whole
+#: parse.  `tests/test_parse_units.py` checks each against the rule on its fixtures.
+UNIT_TESTS: Dict[str, Callable[[ast.AST], bool]] = {
+    "H2D001": _subscript_store,
+    "H2D003": _move_call,
+    "H2D004": _move_call,
+}
+
+
+def unit_tests_for(codes: Iterable[str]) -> Optional[Tuple[Callable[[ast.AST], bool], ...]]:
+    """The tests of these rules, or None when one of them has none (parse the file whole)."""
+    tests = []
+    for code in codes:
+        test = UNIT_TESTS.get(code)
+        if test is None:
+            return None
+        if test not in tests:
+            tests.append(test)
+    return tuple(tests)
+
+
+def _holds_wanted(unit: ast.stmt, tests: Sequence[Callable[[ast.AST], bool]]) -> bool:
+    return any(test(node) for node in ast.walk(unit) for test in tests)
+
+
+def _body_line(unit: ast.stmt, lines: Sequence[str]) -> Optional[int]:
+    """The line (1-based) where the unit's body starts, when the body starts a line of its own
+    below the header (`def f(): return 1` has none: it is kept as it is)."""
+    first = unit.body[0]  # type: ignore[attr-defined]
+    line = lines[first.lineno - 1]
+    indent = len(line) - len(line.lstrip(" \t"))
+    if first.lineno <= unit.lineno or len(line[:indent].encode("utf-8")) != first.col_offset:
+        return None
+    return int(first.lineno)
+
+
+_UNITS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_UNIT_START = re.compile(r"^(?:async[ \t]+def|def|class)[ \t]", re.MULTILINE)
+
+
+def may_stub(text: str) -> bool:
+    """The text may have two top-level units (a line at column 0 opening one: a guess, a
+    string may hold such a line).  With one or none nothing can be left out that the walk
+    would enter, and the CPython parse that finds the units would be spent for nothing."""
+    found = _UNIT_START.search(text)
+    return found is not None and _UNIT_START.search(text, found.end()) is not None
+
+
+def stubbed_text(text: str, tree: ast.Module, tests: Sequence[Callable[[ast.AST], bool]]) -> Optional[str]:
+    """`text` with the body of every top-level unit that holds nothing `tests` accept replaced
+    by `pass` on the body's first line (same indentation) and empty lines after it, each line
+    ending kept; None when no unit can be stubbed (or the text has form feeds, which LibCST
+    reads through `parse_view`: the whole parse handles those)."""
+    if "\f" in text:
+        return None
+    offsets = line_offsets(text)
+    ends = offsets[1:] + [len(text)]
+    lines = [text[a:b] for a, b in zip(offsets, ends)]
+    emptied: Dict[int, str] = {}
+    for unit in tree.body:
+        if not isinstance(unit, _UNITS) or _holds_wanted(unit, tests):
+            continue
+        start = _body_line(unit, lines)
+        end = unit.end_lineno
+        if start is None or end is None:
+            continue
+        first = lines[start - 1]
+        emptied[start] = first[: len(first) - len(first.lstrip(" \t"))] + "pass"
+        for row in range(start + 1, end + 1):
+            emptied[row] = ""
+    if not emptied:
+        return None
+    out: List[str] = []
+    for row, line in enumerate(lines, start=1):
+        body = emptied.get(row)
+        if body is None:
+            out.append(line)
+        else:
+            out.append(body + line[len(line.rstrip("\r\n")):])
+    return "".join(out)
+
+
+__all__ = ["UNIT_TESTS", "may_stub", "stubbed_text", "unit_tests_for"]

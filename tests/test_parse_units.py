@@ -1,0 +1,174 @@
+"""The stubbed first pass (`lint_h2d/parse_units.py`): it may only skip work, never findings.
+
+The engine parses a file whose top-level units hold no statement a rule may ask for with those
+units' bodies replaced by `pass`; a file is reported clean from that pass alone only when it
+gives no finding.  These tests pin the three things that must hold for that to be exact: the
+stub keeps every kept line where it was (and binds the same top-level names), the unit tests
+accept every statement the rules ask for, and a file with a finding is never found clean by
+the stubbed pass (so its findings come from the whole parse, fixes included).
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import List
+
+import libcst as cst
+import pytest
+
+from lint_h2d.analysis import Engine
+from lint_h2d.capture_flow import CaptureRegions
+from lint_h2d.config import Settings
+from lint_h2d.findings import Finding
+from lint_h2d.inference.project import collect
+from lint_h2d.inference.scope import wanted_statements
+from lint_h2d.parse_units import UNIT_TESTS, stubbed_text, unit_tests_for
+from lint_h2d.rules import all_rules
+from tests.conftest import FIXTURES
+
+FIXTURE_FILES = sorted(p for p in FIXTURES.glob("*.py"))
+
+SOURCE = """\
+import torch
+BUF = torch.zeros(4, device="cuda")
+
+
+@decorated(
+    "arg",
+)
+def helper(x: int) -> int:
+    '''A docstring
+    over lines.'''
+    y = x + 1
+    return y
+
+
+class Holder(Base, metaclass=Meta):
+    class Inner:
+        def m(self):
+            return 1
+
+    def method(self):
+        return torch.ones(3)
+
+
+def one_liner(): return 2
+
+
+def writes(n):
+    BUF[0] = 1
+"""
+
+
+def _stub(text: str, codes: List[str]) -> str:
+    tests = unit_tests_for(codes)
+    assert tests is not None
+    stubbed = stubbed_text(text, ast.parse(text), tests)
+    assert stubbed is not None
+    return stubbed
+
+
+def test_the_stub_keeps_every_line_and_the_kept_units_verbatim() -> None:
+    stubbed = _stub(SOURCE, ["H2D001"])
+    old, new = SOURCE.split("\n"), stubbed.split("\n")
+    assert len(old) == len(new)
+    changed = [i + 1 for i, (a, b) in enumerate(zip(old, new)) if a != b]
+    # helper's body from its docstring on, Holder's body from `class Inner` on.
+    assert new[8] == "    pass" and new[15] == "    pass"
+    assert all(new[i - 1] in ("", "    pass") for i in changed)
+    assert new[4:8] == old[4:8]  # decorator and signature kept
+    assert new[14] == old[14]  # the class header, bases and keywords kept
+    assert new[23:] == old[23:]  # `one_liner` (no body line of its own) and `writes` kept
+    module = cst.parse_module(stubbed)
+    names = [s.name.value for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))]
+    assert names == ["helper", "Holder", "one_liner", "writes"]
+    assert module.default_indent == cst.parse_module(SOURCE).default_indent
+
+
+def test_the_stub_keeps_line_endings_and_leaves_form_feeds_to_the_whole_parse() -> None:
+    crlf = SOURCE.replace("\n", "\r\n")
+    stubbed = _stub(crlf, ["H2D001"])
+    assert stubbed.count("\r\n") == crlf.count("\r\n") and "\n" not in stubbed.replace("\r\n", "")
+    tests = unit_tests_for(["H2D001"])
+    assert tests is not None
+    feed = SOURCE.replace("def writes", "\fdef writes")
+    assert stubbed_text(feed, ast.parse(feed), tests) is None
+
+
+def test_units_with_a_wanted_statement_are_kept() -> None:
+    # With H2D003/H2D004's test, `Holder` holds no move either: only `writes` is H2D001's.
+    assert "return torch.ones(3)" not in _stub(SOURCE, ["H2D003"])
+    moved = SOURCE.replace("torch.ones(3)", "torch.ones(3).to(d, non_blocking=True)")
+    assert "non_blocking=True" in _stub(moved, ["H2D003"])
+    assert unit_tests_for(["H2D001", "H2D999"]) is None  # an unknown rule: parse whole
+
+
+@pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: p.name)
+def test_unit_tests_accept_every_unit_a_rule_asks_about(path: Path) -> None:
+    """Each `UNIT_TESTS` entry holds in every top-level unit where its rule's `wants` accepts a
+    statement (what the walk enters: `wanted_statements`' definitions)."""
+    text = path.read_text(encoding="utf-8")
+    try:
+        tree = ast.parse(text)
+        module = cst.parse_module(text)
+    except (SyntaxError, cst.ParserSyntaxError):
+        return
+    rules = {r.code: r for r in all_rules()}
+    for code, test in UNIT_TESTS.items():
+        rule = rules[code]
+        _, needed = wanted_statements(module, lambda s, c, rule=rule: rule.wants(s), CaptureRegions())
+        units = [s for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))]
+        cpython = [s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+        assert len(units) == len(cpython)
+        for unit, node in zip(units, cpython):
+            if id(unit) in needed:
+                assert any(test(n) for n in ast.walk(node)), (code, node.name)
+
+
+def _engine(text: str) -> Engine:
+    return Engine(Settings(root=FIXTURES), collect([text]))
+
+
+@pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: p.name)
+def test_a_file_with_a_finding_is_never_found_clean_by_the_stubbed_pass(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    engine = _engine(text)
+    rules = [r for r in engine.rules_for(str(path)) if r.code in UNIT_TESTS]
+    whole: List[Finding] = engine._libcst_findings(str(path), text, None, rules, suppress=False)
+    if not whole or not rules:
+        return
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return
+    _, may_find = engine._may_find(str(path), text, tree, rules)
+    assert may_find
+
+
+def test_a_finding_in_a_kept_unit_reads_the_module_level_context() -> None:
+    """`BUF` is a device tensor by a module-level statement; the unit writing it is kept and
+    the stubbed pass finds it, so the file goes to the whole parse (its findings unchanged)."""
+    engine = _engine(SOURCE)
+    rules = engine.rules_for("case.py")
+    _, may_find = engine._may_find("case.py", SOURCE, ast.parse(SOURCE), rules)
+    assert may_find
+    assert [f.code for f in engine.analyze("case.py", SOURCE)] == ["H2D001"]
+
+
+def test_a_file_without_a_finding_is_found_clean_by_the_stubbed_pass() -> None:
+    text = SOURCE.replace("BUF[0] = 1", "BUF = [0]; BUF[0] = 1").replace(
+        'BUF = torch.zeros(4, device="cuda")', "BUF = [0, 0]")
+    engine = _engine(text)
+    rules = [r for r in engine.rules_for("case.py") if r.code == "H2D001"]
+    _, may_find = engine._may_find("case.py", text, ast.parse(text), rules)
+    assert not may_find
+    assert engine.analyze("case.py", text) == []
+
+
+def test_a_file_with_one_unit_is_not_parsed_for_a_stub() -> None:
+    from lint_h2d.parse_units import may_stub
+
+    assert not may_stub("import torch\n\n\ndef f(t):\n    t[0] = 1\n")
+    assert may_stub("def f():\n    pass\n\n\nclass A:\n    pass\n")
+    assert may_stub("async def f():\n    pass\n\n\nasync  def g():\n    pass\n")
+    assert not may_stub("x = '''\\ndef f(): pass\\n'''\n    def g(): pass\n")
