@@ -753,38 +753,43 @@ class _Builder:
         statements after its own `torch.set_default_device(...)` (so does that call)."""
         plain: Dict[str, int] = {}
         methods: Dict[str, int] = {}
-
-        def walk(statements: Sequence[ast.stmt]) -> None:
-            for stmt in statements:
-                if isinstance(stmt, _DEFINITIONS):
-                    continue
-                if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
-                        and _is_torch(stmt.value.func, "set_default_device", scope):
-                    return
-                if isinstance(stmt, (ast.With, ast.AsyncWith)) and any(
-                        self._names_device(i.context_expr, scope) for i in stmt.items):
-                    continue
-                for call in self.calls_of(stmt):
-                    func = call.func
-                    if isinstance(func, ast.Name):
-                        name = self.aliases.get(func.id, func.id) if not scope.env.get(func.id) else func.id
-                        if name not in _UNINTERESTING_CALLEES and name not in scope.torch \
-                                and name not in scope.params:
-                            plain.setdefault(name, call.lineno)
-                    elif isinstance(func, ast.Attribute) and scope.self_name is not None \
-                            and _is_name(func.value, scope.self_name):
-                        methods.setdefault(func.attr, call.lineno)
-                for name in ("body", "orelse", "finalbody"):
-                    inner = getattr(stmt, name, None)
-                    if isinstance(inner, list):
-                        walk(inner)
-                for handler in getattr(stmt, "handlers", ()) or ():
-                    walk(handler.body)
-                for case in getattr(stmt, "cases", ()) or ():
-                    walk(case.body)
-
-        walk(body)
+        self._walk_invoked(body, scope, plain, methods)
         return tuple(plain.items()), tuple(methods.items())
+
+    def _walk_invoked(self, statements: Sequence[ast.stmt], scope: _Scope,
+                      plain: Dict[str, int], methods: Dict[str, int]) -> None:
+        """`_invoked`'s walk of one block (nested blocks by recursion).
+
+        A method, not a closure of `_invoked`: a recursive closure holds its own cell, a
+        reference cycle that kept the scope (and the AST it holds) alive until the collector
+        ran, and that collection walked every object of the file's burst (`gc_paused`)."""
+        for stmt in statements:
+            if isinstance(stmt, _DEFINITIONS):
+                continue
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+                    and _is_torch(stmt.value.func, "set_default_device", scope):
+                return
+            if isinstance(stmt, (ast.With, ast.AsyncWith)) and any(
+                    self._names_device(i.context_expr, scope) for i in stmt.items):
+                continue
+            for call in self.calls_of(stmt):
+                func = call.func
+                if isinstance(func, ast.Name):
+                    name = self.aliases.get(func.id, func.id) if not scope.env.get(func.id) else func.id
+                    if name not in _UNINTERESTING_CALLEES and name not in scope.torch \
+                            and name not in scope.params:
+                        plain.setdefault(name, call.lineno)
+                elif isinstance(func, ast.Attribute) and scope.self_name is not None \
+                        and _is_name(func.value, scope.self_name):
+                    methods.setdefault(func.attr, call.lineno)
+            for name in ("body", "orelse", "finalbody"):
+                inner = getattr(stmt, name, None)
+                if isinstance(inner, list):
+                    self._walk_invoked(inner, scope, plain, methods)
+            for handler in getattr(stmt, "handlers", ()) or ():
+                self._walk_invoked(handler.body, scope, plain, methods)
+            for case in getattr(stmt, "cases", ()) or ():
+                self._walk_invoked(case.body, scope, plain, methods)
 
     def _names_device(self, expr: ast.expr, scope: _Scope) -> bool:
         """`torch.device(...)` (any place) or a name bound only to such calls, as a `with` item."""
