@@ -53,12 +53,21 @@ def _visit(statements: Sequence[ast.stmt], chain: Tuple[Tuple[int, int], ...], l
         order = len(sites)
         loop = isinstance(stmt, (ast.For, ast.AsyncFor, ast.While))
         sites[id(stmt)] = Site(order, here, loops | {order} if loop else loops)
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if type(stmt) in _NO_BLOCKS:
             continue
         for inner in _blocks(stmt):
             # A loop repeats its body, not its `else` (which runs once, after it).
             repeated = loop and inner is getattr(stmt, "body", None)
             _visit(inner, here, loops | {order} if repeated else loops, sites, blocks)
+
+
+# Statements without a block of this body inside: definitions (their bodies are scopes of
+# their own) and simple statements, most of a body, for which `_blocks`' look-ups found nothing.
+_NO_BLOCKS = frozenset({
+    ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Expr, ast.Assign, ast.AnnAssign,
+    ast.AugAssign, ast.Return, ast.Pass, ast.Break, ast.Continue, ast.Raise, ast.Import,
+    ast.ImportFrom, ast.Global, ast.Nonlocal, ast.Delete, ast.Assert,
+})
 
 
 def _blocks(stmt: ast.stmt) -> List[Sequence[ast.stmt]]:
