@@ -35,25 +35,39 @@ def statement_sites(body: Sequence[ast.stmt]) -> Dict[int, Site]:
     """The site of every statement of `body` by `id`, nested blocks included; nested
     definitions (and so their statements) are scopes of their own and left out."""
     sites: Dict[int, Site] = {}
-    blocks = [0]  # the next block number
-
-    def visit(statements: Sequence[ast.stmt], chain: Tuple[Tuple[int, int], ...], loops: FrozenSet[int]) -> None:
-        block = blocks[0]
-        blocks[0] += 1
-        for index, stmt in enumerate(statements):
-            here = chain + ((block, index),)
-            order = len(sites)
-            loop = isinstance(stmt, (ast.For, ast.AsyncFor, ast.While))
-            sites[id(stmt)] = Site(order, here, loops | {order} if loop else loops)
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                continue
-            for inner in _blocks(stmt):
-                # A loop repeats its body, not its `else` (which runs once, after it).
-                repeated = loop and inner is getattr(stmt, "body", None)
-                visit(inner, here, loops | {order} if repeated else loops)
-
-    visit(body, (), frozenset())
+    _visit(body, (), frozenset(), sites, [0])
     return sites
+
+
+def _visit(statements: Sequence[ast.stmt], chain: Tuple[Tuple[int, int], ...], loops: FrozenSet[int],
+           sites: Dict[int, Site], blocks: List[int]) -> None:
+    """`statement_sites`' walk of one block (`blocks[0]`: the next block number).
+
+    A module-level function, not a closure: a recursive closure holds its own cell, a
+    reference cycle that kept `sites` alive until the collector ran, and that collection
+    walked every object of the file's burst (`pipeline.gc_paused`)."""
+    block = blocks[0]
+    blocks[0] += 1
+    for index, stmt in enumerate(statements):
+        here = chain + ((block, index),)
+        order = len(sites)
+        loop = isinstance(stmt, (ast.For, ast.AsyncFor, ast.While))
+        sites[id(stmt)] = Site(order, here, loops | {order} if loop else loops)
+        if type(stmt) in _NO_BLOCKS:
+            continue
+        for inner in _blocks(stmt):
+            # A loop repeats its body, not its `else` (which runs once, after it).
+            repeated = loop and inner is getattr(stmt, "body", None)
+            _visit(inner, here, loops | {order} if repeated else loops, sites, blocks)
+
+
+# Statements without a block of this body inside: definitions (their bodies are scopes of
+# their own) and simple statements, most of a body, for which `_blocks`' look-ups found nothing.
+_NO_BLOCKS = frozenset({
+    ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Expr, ast.Assign, ast.AnnAssign,
+    ast.AugAssign, ast.Return, ast.Pass, ast.Break, ast.Continue, ast.Raise, ast.Import,
+    ast.ImportFrom, ast.Global, ast.Nonlocal, ast.Delete, ast.Assert,
+})
 
 
 def _blocks(stmt: ast.stmt) -> List[Sequence[ast.stmt]]:
