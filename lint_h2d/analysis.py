@@ -23,7 +23,7 @@ from lint_h2d.discovery import per_file_ignored
 from lint_h2d.findings import Finding
 from lint_h2d.inference.project import ProjectFacts
 from lint_h2d.inference.scope import ModuleWalker, StatementFact
-from lint_h2d.parse_chunks import ChunkPlan, chunk_plan, parse_module_in_chunks, parse_python
+from lint_h2d.parse_chunks import ChunkPlan, chunk_plan, parse_module_in_chunks, parse_python, parsed_whole
 from lint_h2d.parse_units import may_stub, stubbed_text, unit_tests_for
 from lint_h2d.parse_view import parse_view
 from lint_h2d.prefilter import TreeVerdict, apply_verdict, text_hash, tree_filter, verdict_excludes
@@ -211,9 +211,11 @@ class Engine:
         """Whether the file may have a finding, by a first pass over its stubbed text
         (`lint_h2d/parse_units.py`: LibCST on the top-level units that may hold one), and
         CPython's tree of the text when it was parsed for that (the chunk plan reuses it).
-        True when the rules or the text call for the whole parse anyway."""
+        True when the rules or the text call for the whole parse anyway, and for a long file
+        (parsed in chunks: a stubbed pass would hold CPython's tree and a whole LibCST tree at
+        once, the peak the chunks avoid)."""
         tests = unit_tests_for(r.code for r in rules)
-        if tests is None or any(r.capture_only for r in rules) or not may_stub(text):
+        if tests is None or any(r.capture_only for r in rules) or not may_stub(text) or not parsed_whole(text):
             return tree, True
         if tree is None:  # the verdict decided stage 2: the text parses
             tree = cpython_parse(path, text)[0]

@@ -55,6 +55,13 @@ def _few_lines(text: str, chunk_lines: int) -> bool:
     return 1 + text.count("\n") + text.count("\r") < 2 * chunk_lines
 
 
+def parsed_whole(text: str) -> bool:
+    """Whether :func:`parse_module_in_chunks` certainly parses ``text`` in one piece (fewer than
+    ``2 * CHUNK_LINES`` lines): the engine's stubbed first pass (`parse_units.py`) is for such
+    files only, so a long file's LibCST parse stays chunked and its CPython tree is gone first."""
+    return _few_lines(text, CHUNK_LINES)
+
+
 def _statement_lines(tree: ast.Module) -> List[Tuple[int, int]]:
     """(first line, last line) of every top-level statement, decorators included."""
     out = []
