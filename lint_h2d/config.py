@@ -31,7 +31,10 @@ GATE_NAMES = ("auto", "vllm", "torch-hip", "none")
 # Context managers inside which a project allows host-device syncs (vLLM's own).
 DEFAULT_SYNC_ALLOWED: Tuple[str, ...] = ("gpu_sync_allowed",)
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
-_VLLM_IMPORT = re.compile(r"^[ \t]*(?:from|import)[ \t]+vllm\b", re.M)
+# A module-level import of vLLM that always runs: at column 0, so under no `if`, `try` or `def`.
+# (`if is_vllm_available(): from vllm ...` says vLLM may be absent: a fix that imports
+# `vllm.platforms` at module level would make such a module fail to import without it.)
+_VLLM_IMPORT = re.compile(r"^(?:from|import)[ \t]+vllm\b", re.M)
 
 
 class ConfigError(Exception):
@@ -75,9 +78,10 @@ class Settings:
             return VLLM_GATE
         if self.fix_gate == "torch-hip":
             return TORCH_HIP_GATE
-        # auto: vLLM's gate where the file imports vLLM, or the file belongs to vLLM itself
-        # (the project's own package name).  A folder named `vllm` above an unrelated project
-        # proves nothing.
+        # auto: vLLM's gate where the file imports vLLM unconditionally at module level, or the
+        # file belongs to vLLM itself (the project's own package name).  A folder named `vllm`
+        # above an unrelated project proves nothing, and neither does an import under an `if`,
+        # a `try` or a `def` (vLLM may be absent where the file runs: `torch.version.hip` then).
         if _VLLM_IMPORT.search(text) or (_project_package(self.root) == "vllm" and _inside(path, self.root)):
             return VLLM_GATE
         return TORCH_HIP_GATE

@@ -457,6 +457,31 @@ def test_auto_gate_ignores_a_vllm_folder_above_the_project(tmp_path: Path) -> No
         "current_platform.is_rocm()"
 
 
+def test_auto_gate_needs_an_import_of_vllm_that_always_runs(tmp_path: Path) -> None:
+    """A file that imports vLLM only when it is there (ms-swift's `if is_vllm_available():`)
+    gets the torch-only gate: a module-level `from vllm.platforms import current_platform`
+    added by a fix would make it fail to import without vLLM."""
+    from lint_h2d.config import Settings as S
+
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "trainer"\n')
+    path = str(tmp_path / "x.py")
+    optional = (
+        "if is_vllm_available():\n    from vllm.lora.request import LoRARequest\n",
+        "try:\n    import vllm\nexcept ImportError:\n    vllm = None\n",
+        "def load():\n    from vllm import LLM\n    return LLM\n",
+    )
+    for text in optional:
+        assert S(root=tmp_path).gate_for(path, "import torch\n" + text).test == "torch.version.hip is not None", text
+    for text in ("from vllm.lora.request import LoRARequest\n", "import vllm\n"):
+        assert S(root=tmp_path).gate_for(path, "import torch\n" + text).test == "current_platform.is_rocm()", text
+    # End to end: the fix of such a file imports nothing from vLLM.
+    source = ("import torch\n\nif is_vllm_available():\n    from vllm.lora.request import LoRARequest\n\n\n"
+              "def step(n: int) -> None:\n    t = torch.zeros(n, device='cuda')\n    t[0] = 0\n")
+    fixed, _, _ = Engine(S(root=tmp_path), collect([source])).fix_text(path, source, unsafe=False)
+    assert "t[0].zero_()" in fixed and "torch.version.hip is not None" in fixed
+    assert "vllm.platforms" not in fixed and "current_platform" not in fixed
+
+
 def test_auto_gate_inside_vllm_itself(tmp_path: Path) -> None:
     from lint_h2d.config import Settings as S
 
