@@ -110,7 +110,17 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--profile", choices=PHASES, help="print a cProfile of this phase")
     parser.add_argument("--top", type=int, default=40, help="lines of the profile")
     args = parser.parse_args(argv)
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    limit, collecting = sys.getrecursionlimit(), gc.isenabled()
+    sys.setrecursionlimit(max(limit, 10_000))
+    try:
+        return _run(args)
+    finally:  # a caller in the same process (the test) gets its interpreter back as it was
+        sys.setrecursionlimit(limit)
+        if collecting:
+            gc.enable()
+
+
+def _run(args: argparse.Namespace) -> int:
 
     from lint_h2d import analysis
     from lint_h2d.config import resolve as resolve_settings

@@ -24,7 +24,11 @@ def test_every_phase_runs_and_the_findings_are_the_scans(tmp_path: Path, capsys:
         "import torch\n\n\ndef step(n: int) -> None:\n"
         "    buf = torch.zeros(n, device='cuda')\n    buf[0] = 1\n    lens = [0] * n\n    lens[0] = 1\n")
     (tmp_path / "broken.py").write_text("def f(:\n")
+    import gc
+
+    assert gc.isenabled()
     assert _phases().main([str(tmp_path), "--profile", "summaries", "--top", "5"]) == 0
+    assert gc.isenabled()  # the phases run with the collector off; the caller gets it back
     out = capsys.readouterr().out
     # One finding in writer.py, and the syntax error of broken.py (the analysis reports it).
     assert f"{tmp_path}: 2 files, 2 findings" in out
