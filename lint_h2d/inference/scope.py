@@ -736,11 +736,15 @@ class _Walker:
 
 
 def _passes_instance(node: cst.CSTNode, self_name: str) -> bool:
-    """`self.m(...)`, `f(self)`, `f(x=self)`: a call that may assign the instance's fields."""
+    """`self.m(...)`, `super().m(...)`, `f(self)`, `f(x=self)`: a call that may assign the
+    instance's fields."""
     if not isinstance(node, cst.Call):
         return False
     func = node.func
     if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == self_name:
+        return True
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) \
+            and isinstance(func.value.func, cst.Name) and func.value.func.value == "super":
         return True
     return any(isinstance(a.value, cst.Name) and a.value.value == self_name for a in node.args)
 
