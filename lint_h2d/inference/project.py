@@ -872,7 +872,7 @@ class _Resolver:
 
     def param(self, fn: FunctionSummary, index: int) -> Value:
         """What every call site in the project passes to parameter `index` of `fn`."""
-        key = self._call_key("param", fn, index)
+        key = self._call_key_of("param", fn, index)
         found = self._known(key)  # most asks are answered: no closure made for them
         if found is not None:
             return found
@@ -883,10 +883,10 @@ class _Resolver:
         """What every call site that passes parameter `index` of `fn` (one with a default)
         passes: the calls that omit it leave the default, which the walk reads itself."""
         name, position = _at_call(fn, index)
-        return self._memo(self._call_key("passed", fn, index), lambda: self._param(fn, position, name, omitted=True))
+        return self._memo(self._call_key_of("passed", fn, index), lambda: self._param(fn, position, name, omitted=True))
 
-    def _call_key(self, kind: str, fn: FunctionSummary, index: int) -> Tuple[Any, ...]:
-        """`_call_key`, once per function object and parameter (`_fn_keys`)."""
+    def _call_key_of(self, kind: str, fn: FunctionSummary, index: int) -> Tuple[Any, ...]:
+        """The module's `_call_key`, made once per function object and parameter (`_fn_keys`)."""
         keys = self._fn_keys.get(id(fn))
         if keys is None:
             keys = self._fn_keys[id(fn)] = [None] * (2 * len(fn.params))
@@ -1254,7 +1254,6 @@ class _Resolver:
         if tag == "cycle":
             return NONE  # a name read inside its own values: nothing yet (`summary.settle_cycle`)
         return UNKNOWN
-
 
     def _param_of(self, term: Term) -> Optional[Tuple[str, FunctionSummary, int]]:
         """The first definition a `param` term's function may be (its file, its summary, the

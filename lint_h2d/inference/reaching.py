@@ -61,13 +61,15 @@ def _visit(statements: Sequence[ast.stmt], chain: Tuple[Tuple[int, int], ...], l
             _visit(inner, here, loops | {order} if repeated else loops, sites, blocks)
 
 
-# Statements without a block of this body inside: definitions (their bodies are scopes of
-# their own) and simple statements, most of a body, for which `_blocks`' look-ups found nothing.
-_NO_BLOCKS = frozenset({
-    ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Expr, ast.Assign, ast.AnnAssign,
-    ast.AugAssign, ast.Return, ast.Pass, ast.Break, ast.Continue, ast.Raise, ast.Import,
-    ast.ImportFrom, ast.Global, ast.Nonlocal, ast.Delete, ast.Assert,
+#: The statements that hold no statement of their own (no block, no clause): most of a body.
+SIMPLE_STATEMENTS = frozenset({
+    ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Pass, ast.Break,
+    ast.Continue, ast.Raise, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.Delete,
+    ast.Assert,
 })
+# Statements without a block of this body inside: definitions (their bodies are scopes of
+# their own) and simple statements, for which `_blocks`' look-ups found nothing.
+_NO_BLOCKS = SIMPLE_STATEMENTS | {ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef}
 
 
 def _blocks(stmt: ast.stmt) -> List[Sequence[ast.stmt]]:

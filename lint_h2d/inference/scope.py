@@ -843,8 +843,9 @@ def walrus_holders(root: cst.CSTNode) -> FrozenSet[int]:
     return frozenset(holders)
 
 
-#: The fields through which statements hold statements (blocks, clauses, cases).
-_STATEMENT_FIELDS = ("body", "orelse", "handlers", "finalbody", "cases")
+#: The fields through which statements hold statements (blocks, clauses, cases), in LibCST's
+#: child order (`Try`: body, handlers, orelse, finalbody): `_own_annotated` lists in that order.
+_STATEMENT_FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")
 
 
 def wanted_statements(module: cst.Module, wants: Callable[[cst.BaseSmallStatement, bool], bool],
@@ -1495,11 +1496,6 @@ def _declared_numbers(methods: Sequence[cst.FunctionDef], attributes: Mapping[st
     return out
 
 
-#: The fields through which a suite or statement holds statements, in LibCST's child order
-#: (`Try`: body, handlers, orelse, finalbody).
-_OWN_BLOCK_FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")
-
-
 def _own_annotated(body: cst.BaseSuite) -> List[cst.AnnAssign]:
     """The annotated assignments of a function body, nested blocks included, not those of
     nested definitions (last statement first).
@@ -1518,7 +1514,7 @@ def _own_annotated(body: cst.BaseSuite) -> List[cst.AnnAssign]:
             continue
         if isinstance(node, definitions):
             continue
-        for name in _OWN_BLOCK_FIELDS:
+        for name in _STATEMENT_FIELDS:
             value = getattr(node, name, None)
             if isinstance(value, cst.CSTNode):
                 todo.append(value)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import AbstractSet, Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
-from lint_h2d.inference.reaching import Site, reaching, rebinds, statement_sites
+from lint_h2d.inference.reaching import SIMPLE_STATEMENTS, Site, reaching, rebinds, statement_sites
 
 Term = Tuple[Any, ...]
 
@@ -1854,11 +1854,7 @@ def _pairs(target: ast.expr, value: Optional[ast.expr],
 
 
 # Statements without nested blocks (no `body`, `orelse`, `finalbody`, `handlers`, `cases`).
-_SIMPLE_STATEMENTS = frozenset({
-    ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Pass, ast.Break,
-    ast.Continue, ast.Raise, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.Delete,
-    ast.Assert,
-})
+_SIMPLE_STATEMENTS = SIMPLE_STATEMENTS
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
