@@ -9,8 +9,8 @@ other paths of the run or their order, nor how the path is spelled.  So each fil
   plus the classes it declares itself — not the classes of the other files named in the run;
 - the findings cache of its project (keyed by settings, root and facts; entries by content).
 
-Outside a project (no pyproject.toml or .git above the file) there is no index: the facts
-are the classes of the files checked together, as before.
+Outside a project (no pyproject.toml or .git above the file) there is no stored index: the
+facts are those of the files checked together (`project_index.memory_index`).
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tupl
 from lint_h2d.cache import DEFAULT_DIR, Cache, cache_key
 from lint_h2d.config import Resolver, Settings, absolute_paths, canonical_folder, is_project_marker
 from lint_h2d.pipeline import LazyEngine, Unit, facts_from_index, project_facts
-from lint_h2d.project_index import ProjectIndex, load_index
+from lint_h2d.project_index import ProjectIndex, load_index, memory_index
 from lint_h2d.sources import Source, SourceError, read_source
 
 if TYPE_CHECKING:
@@ -82,22 +82,29 @@ def units(resolver: Resolver, sources: Sequence[Union[Source, str]], options: Op
     for (settings, inside), members in groups.items():
         folder = cache_folder(settings, options)
         index = None
+        in_memory = False
         if inside and is_project_marker(settings.root):
             # The index's folder stamps tell whether the file set changed: even a run that
             # walks a folder does not walk the project again for it.
             index = load_index(settings, [_path(s) for s in members], folder, walk=False,
                                realpaths=realpaths)
+        if index is None and all(isinstance(s, str) for s in members):
+            # No project: the files checked together are all we know, indexed in memory
+            # (`memory_index`: built and resolved as a project's index is, in less memory).
+            index = memory_index([absolute[_path(s)] for s in members], settings.capture_functions)
+            in_memory = True
         if index is not None:
             rows = index.rows  # `ProjectIndex.covers`, with each path's absolute spelling known
-            covered = [s for s in members if absolute[_path(s)] in rows]
-            extra = [s for s in members if absolute[_path(s)] not in rows]
+            # In memory, a file without a row could not be read: its analysis reports why.
+            covered = [s for s in members if in_memory or absolute[_path(s)] in rows]
+            extra = [s for s in members if not in_memory and absolute[_path(s)] not in rows]
             lazy = LazyEngine(settings, _project_engine(settings, index, options))
             main: Union[Engine, LazyEngine] = lazy
             fingerprint = index.known
             if fingerprint is None and findings_cache:
                 built = lazy.get()  # the cache key needs the resolved facts' fingerprint
                 fingerprint = built.project.fingerprint
-        else:  # no project: the files checked together are all we know
+        else:  # no project, and a text not read from a file (stdin): as `memory_index`
             covered, extra = list(members), []
             verdicts: Dict[str, TreeVerdict] = {}
             engine = _engine(settings, project_facts([_read(s) for s in members], verdicts=verdicts,

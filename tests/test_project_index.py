@@ -1,6 +1,7 @@
 """Cross-file facts reach one-file runs (pre-commit) through the project index."""
 from __future__ import annotations
 
+import ast
 import json
 import os
 from pathlib import Path
@@ -295,3 +296,43 @@ def test_a_symlinked_file_pointing_outside_keeps_the_index(tmp_path: Path) -> No
     for args in (["."], ["pkg/builder.py", "pkg/shared.py"]):
         result = run_cli("check", "--no-cache", "--output-format", "concise", *args, cwd=root)
         assert rows(result) == ["pkg/builder.py:2:5"], result.stdout
+
+
+POOL = ("import torch\n\n\nclass Pool:\n    def __init__(self, n: int) -> None:\n"
+        "        self.write_pos = torch.zeros(n, dtype=torch.int64, device=\"cuda\")\n")
+STEP = "from pool import Pool\n\n\ndef step(pool: Pool, i: int) -> None:\n    pool.write_pos[i] = 0\n"
+
+
+def test_outside_a_project_the_files_are_indexed_in_memory_with_the_same_facts(tmp_path: Path) -> None:
+    """Outside a project the checked files are indexed in memory (workers read them; a child
+    resolves them) rather than read and summarized by the main process: the facts must be
+    exactly those `project_facts` gives for the same files, the verdicts those of each file,
+    and a path that cannot be read gets no row (its analysis reports it)."""
+    from lint_h2d.pipeline import facts_from_index, project_facts
+    from lint_h2d.prefilter import tree_verdict
+    from lint_h2d.project_index import memory_index
+    from lint_h2d.sources import read_source
+
+    write(tmp_path, "pool.py", POOL)
+    write(tmp_path, "step.py", STEP)
+    paths = [str(tmp_path / "pool.py"), str(tmp_path / "step.py")]
+    index = memory_index(paths + [str(tmp_path / "missing.py")], ("torch.cuda.graph",))
+    assert sorted(index.rows) == sorted(paths)
+    assert set(index.verdicts) == set(paths)
+    for path in paths:
+        text = read_source(path).text
+        assert index.verdicts[path] == tree_verdict(ast.parse(text), text, ("torch.cuda.graph",))
+    direct = project_facts([read_source(p) for p in paths])
+    assert facts_from_index(index).fingerprint == direct.fingerprint
+
+
+def test_outside_a_project_cross_file_facts_and_bad_paths(tmp_path: Path) -> None:
+    """No pyproject.toml nor .git: the files named together still share their facts, and a
+    missing path is reported (exit 2) while the others are checked."""
+    write(tmp_path, "pool.py", POOL)
+    write(tmp_path, "step.py", STEP)
+    result = run_cli("check", "--no-cache", "--output-format", "concise", "pool.py", "step.py", "missing.py",
+                     cwd=tmp_path)
+    assert result.returncode == 2
+    assert "cannot check missing.py" in result.stdout
+    assert rows(result) == ["missing.py:1:1", "step.py:5:5"]
