@@ -1644,6 +1644,24 @@ def wanted_callees(summaries: Sequence[FileSummary]) -> FrozenSet[str]:
     return frozenset(out)
 
 
+def read_callees(summaries: Iterable[FileSummary]) -> FrozenSet[str]:
+    """Every name under which `_Resolver` may look up call sites (`self.calls`): the project's
+    functions and classes (a function's or a method's sites, a class's constructions, whether
+    any call names them: `_find_sites`, `_constructed`, `_call_site`, `uncalled_functions`,
+    `passed_through_uncalled`, `_mark_bases_of_built`), and the names a function's return
+    calls (a loader's registry class, `_loader_built`).  Keeping only these sites resolves to
+    the same facts as keeping all (`summary.calls_from_json`, `ProjectIndex.facts`): a site
+    of any other name is never read.  Keep it in step with the readers of `self.calls`."""
+    out: Set[str] = set()
+    for summary in summaries:
+        out.update(c.name for c in summary.classes)
+        for fn in summary.functions:
+            out.add(fn.name)
+            for term in fn.returns:
+                out.update(name for name, _ in _called_names(term))
+    return frozenset(out)
+
+
 def _parameter_callees(summary: FileSummary) -> Set[str]:
     """Project functions (and classes, for `__init__`) with an un-annotated parameter, or a
     device parameter, or any parameter with a default: `param`, `passed` and
