@@ -168,7 +168,8 @@ class _Resolver:
         self.functions: Dict[str, List[Tuple[str, FunctionSummary]]] = {}
         self.methods: Dict[Tuple[str, str], List[Tuple[str, FunctionSummary]]] = {}
         # Call sites by callee name.  The parallel resolve keeps only `wanted_callees`' sites:
-        # a reader asking about any other name answers otherwise there (keep it in step).
+        # a reader asking about any other name answers otherwise there (keep it in step).  A
+        # project's index reads only `read_callees`' sites: every reader must ask one of those.
         self.calls: Dict[str, List[Tuple[str, CallSite]]] = {}
         # (class of a `self.m(...)` call, class of a method `m`, `m`): the call never runs it.
         self._unrelated: Dict[Tuple[str, str, str], bool] = {}
