@@ -39,6 +39,7 @@ import os
 import pstats
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -124,9 +125,9 @@ def _run(args: argparse.Namespace) -> int:
 
     from lint_h2d import analysis
     from lint_h2d.config import resolve as resolve_settings
-    from lint_h2d.inference.project import class_fields_of, from_classes, resolve
+    from lint_h2d.inference.project import class_fields_of, from_classes, read_callees, resolve
     from lint_h2d.inference.scope import ModuleWalker
-    from lint_h2d.inference.summary import FileSummary, from_json, summarize_tree
+    from lint_h2d.inference.summary import FileSummary, calls_from_json, from_json, summarize_tree
     from lint_h2d.parse_chunks import parse_python
     from lint_h2d.prefilter import TreeVerdict, tree_verdict
 
@@ -156,7 +157,15 @@ def _run(args: argparse.Namespace) -> int:
     gc.unfreeze()
     blobs = clock.run("to_json", lambda: [(s.path, s.to_json()) for s in summaries])
     memo: Dict[Any, Any] = {}
-    back = clock.run("from_json", lambda: [from_json(p, j, memo) for p, j in blobs])
+
+    def read_back() -> List[FileSummary]:
+        # As `ProjectIndex.facts` reads a cold run's facts: every part but the call sites, then
+        # the call sites of the names the resolver may ask for (`project.read_callees`).
+        found = [from_json(p, {k: v for k, v in j.items() if k != "calls"}, memo) for p, j in blobs]
+        callees = read_callees(found)
+        return [replace(s, calls=calls_from_json(j.get("calls", ()), memo, callees)) for s, (_, j) in zip(found, blobs)]
+
+    back = clock.run("from_json", read_back)
     del blobs, memo, summaries
     resolved = clock.run("resolve", lambda: resolve(back))
     del back

@@ -32,6 +32,7 @@ import os
 import pickle
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
@@ -281,10 +282,15 @@ class ProjectIndex:
         # Equal terms and names of all the summaries as one object each (`from_json`); let go
         # with this call, before the summaries are resolved.
         memo: Dict[Any, Any] = {}
+        # The call sites of the facts this run built, read last: only those of the names the
+        # resolver may ask (`project.read_callees`, known once every summary is): most calls
+        # are of library code, and building their sites was most of the reading's CPU.
+        deferred: Dict[str, bytes] = {}
         for path, row in self.rows.items():
             facts = self.fresh.get(path)
-            if isinstance(facts, bytes):
-                facts = pickle.loads(facts)
+            if isinstance(facts, list):  # `_packed_row`: the facts, and the call sites apart
+                deferred[path] = facts[1]
+                facts = pickle.loads(facts[0])
             if facts is None:
                 facts = _read_facts(self.index_file, path, row[4])
             try:
@@ -298,6 +304,15 @@ class ProjectIndex:
             merge_facts(classes, summaries, path, fresh[5], memo)
             if fresh[4] == row[4]:
                 _write_facts(self.index_file, path, fresh[4], fresh[5])
+        if deferred:
+            from lint_h2d.inference.project import read_callees
+            from lint_h2d.inference.summary import calls_from_json
+
+            callees = read_callees(summaries.values())
+            for path, calls in deferred.items():
+                summary = summaries.get(path)
+                if summary is not None and not summary.calls:
+                    summaries[path] = replace(summary, calls=calls_from_json(pickle.loads(calls), memo, callees))
         # The JSON facts cost more memory than the summaries; the analysis workers fork from
         # this process, so they are let go (a later call reads them back, or the files).
         self.fresh = {}
@@ -405,7 +420,7 @@ def load_index(settings: Settings, checked: Sequence[str], cache_folder: Optiona
             if len(built) > 6:
                 verdicts[path] = built[6]
             if index_file is not None:
-                _write_facts(index_file, path, built[4], pickle.loads(built[5]))
+                _write_facts(index_file, path, built[4], unpacked_facts(built[5]))
     stored = {"key": key, "built_ns": started, "folders": folders, "files": new}
     if isinstance(old.get("resolved"), list):  # still valid if the fingerprint is the same
         stored["resolved"] = old["resolved"]
@@ -468,11 +483,24 @@ def _built_rows(jobs: Sequence[Tuple[str, Optional[Tuple[str, ...]]]]) -> List[T
 
 def _packed_row(path: str, capture_functions: Optional[Tuple[str, ...]] = None) -> Optional[List[Any]]:
     """`_fresh_row` with its facts pickled: as bytes they cost this process (and every worker
-    forked from it) a tenth of the memory of the JSON-able objects, until resolved."""
+    forked from it) a tenth of the memory of the JSON-able objects, until resolved.  Two
+    pickles, the summary's call sites apart (`[facts without them, call sites]`): `facts`
+    reads every other part first, then only the sites the resolver may ask for."""
     row = _fresh_row(path, capture_functions)
     if row is not None and len(row) > 5:
-        row[5] = pickle.dumps(row[5], protocol=pickle.HIGHEST_PROTOCOL)
+        facts = row[5]
+        summary = dict(facts["summary"])
+        calls = summary.pop("calls", [])
+        row[5] = [pickle.dumps({**facts, "summary": summary}, protocol=pickle.HIGHEST_PROTOCOL),
+                  pickle.dumps(calls, protocol=pickle.HIGHEST_PROTOCOL)]
     return row
+
+
+def unpacked_facts(packed: List[bytes]) -> Dict[str, Any]:
+    """The facts `_packed_row` packed, whole again (as `file_facts` gave them)."""
+    facts: Dict[str, Any] = pickle.loads(packed[0])
+    facts["summary"]["calls"] = pickle.loads(packed[1])
+    return facts
 
 
 def _fresh_row(path: str, capture_functions: Optional[Tuple[str, ...]] = None) -> Optional[List[Any]]:

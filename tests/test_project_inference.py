@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import shutil
 from pathlib import Path
-from typing import Dict, List, Set, Tuple
+from typing import Any, Dict, List, Set, Tuple
 
 import pytest
 
@@ -361,3 +361,52 @@ def test_every_fixture_summary_survives_the_index(path: Path) -> None:
     summary = summarize_tree(str(path), ast.parse(path.read_text(encoding="utf-8")))
     assert from_json(str(path), json.loads(json.dumps(summary.to_json()))) == summary
     assert from_json(str(path), json.loads(json.dumps(summary.to_json())), {}) == summary
+
+
+def _read_back(summaries: List[Any], drop: Tuple[str, ...] = ()) -> List[Any]:
+    """The summaries as `ProjectIndex.facts` reads a cold run's: every part but the call sites
+    through JSON, then only the sites of `project.read_callees` (less `drop`)."""
+    import json
+    from dataclasses import replace
+
+    from lint_h2d.inference.project import read_callees
+    from lint_h2d.inference.summary import calls_from_json, from_json
+
+    memo: Dict[object, object] = {}
+    blobs = [json.loads(json.dumps(s.to_json())) for s in summaries]
+    found = [from_json(s.path, {k: v for k, v in b.items() if k != "calls"}, memo) for s, b in zip(summaries, blobs)]
+    callees = read_callees(found) - set(drop)
+    return [replace(s, calls=calls_from_json(b["calls"], memo, callees)) for s, b in zip(found, blobs)]
+
+
+def test_reading_only_the_sites_the_resolver_may_ask_gives_every_fact() -> None:
+    """`ProjectIndex.facts` builds only the call sites of names `read_callees` lists (the
+    project's functions and classes, and the names a return calls): every fact of the fixture
+    projects is what the whole summaries give, though most library calls' sites are gone.
+    The names a return calls are needed: without `model_class` (a registry's class, no project
+    name) the loader's `ForkModel` is not built on the device."""
+    from lint_h2d.inference.project import fingerprint_of, resolve
+    from lint_h2d.pipeline import summary_and_verdict
+
+    for files in (FILES, sorted((FIXTURES / "projects" / "python").glob("*.py"))):
+        sources, _ = load_sources([str(p) for p in files])
+        whole = [summary_and_verdict(s.path, s.text)[0] for s in sources]
+        read = _read_back(whole)
+        assert sum(len(s.calls) for s in read) < sum(len(s.calls) for s in whole)
+        assert repr(resolve(read)) == repr(resolve(whole))
+        assert fingerprint_of(resolve(read)) == fingerprint_of(resolve(whole))
+    sources, _ = load_sources([str(p) for p in FILES])
+    whole = [summary_and_verdict(s.path, s.text)[0] for s in sources]
+    assert "ForkModel" in resolve(_read_back(whole)).built_on_device
+    assert "ForkModel" not in resolve(_read_back(whole, ("model_class",))).built_on_device
+
+
+def test_packed_facts_read_back_whole(tmp_path: Path) -> None:
+    """A row built in a worker carries its facts as two pickles, the call sites apart
+    (`project_index._packed_row`); put back together they are `file_facts`' own."""
+    from lint_h2d import project_index
+
+    path = PROJECT / "own_loader.py"
+    row = project_index._packed_row(str(path))
+    assert row is not None and isinstance(row[5], list) and len(row[5]) == 2
+    assert project_index.unpacked_facts(row[5]) == project_index.file_facts(str(path), path.read_bytes())

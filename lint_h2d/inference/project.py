@@ -168,7 +168,8 @@ class _Resolver:
         self.functions: Dict[str, List[Tuple[str, FunctionSummary]]] = {}
         self.methods: Dict[Tuple[str, str], List[Tuple[str, FunctionSummary]]] = {}
         # Call sites by callee name.  The parallel resolve keeps only `wanted_callees`' sites:
-        # a reader asking about any other name answers otherwise there (keep it in step).
+        # a reader asking about any other name answers otherwise there (keep it in step).  A
+        # project's index reads only `read_callees`' sites: every reader must ask one of those.
         self.calls: Dict[str, List[Tuple[str, CallSite]]] = {}
         # (class of a `self.m(...)` call, class of a method `m`, `m`): the call never runs it.
         self._unrelated: Dict[Tuple[str, str, str], bool] = {}
@@ -1641,6 +1642,24 @@ def wanted_callees(summaries: Sequence[FileSummary]) -> FrozenSet[str]:
         out.update(_moved_to_callees(summary))
     out.update(_loader_callees(summaries))
     out.update(_base_classes(summaries))
+    return frozenset(out)
+
+
+def read_callees(summaries: Iterable[FileSummary]) -> FrozenSet[str]:
+    """Every name under which `_Resolver` may look up call sites (`self.calls`): the project's
+    functions and classes (a function's or a method's sites, a class's constructions, whether
+    any call names them: `_find_sites`, `_constructed`, `_call_site`, `uncalled_functions`,
+    `passed_through_uncalled`, `_mark_bases_of_built`), and the names a function's return
+    calls (a loader's registry class, `_loader_built`).  Keeping only these sites resolves to
+    the same facts as keeping all (`summary.calls_from_json`, `ProjectIndex.facts`): a site
+    of any other name is never read.  Keep it in step with the readers of `self.calls`."""
+    out: Set[str] = set()
+    for summary in summaries:
+        out.update(c.name for c in summary.classes)
+        for fn in summary.functions:
+            out.add(fn.name)
+            for term in fn.returns:
+                out.update(name for name, _ in _called_names(term))
     return frozenset(out)
 
 
