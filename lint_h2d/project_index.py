@@ -408,19 +408,12 @@ def load_index(settings: Settings, checked: Sequence[str], cache_folder: Optiona
         else:
             changed = changed or row is not old_row
             new[path] = row
-    fresh: Dict[str, Any] = {}
-    verdicts: Dict[str, TreeVerdict] = {}
     # The files this run analyzes get the prefilter's verdict too (`file_facts`).
     checked_files = {os.path.abspath(c) for c in checked} if unread else set()
     capture = tuple(settings.capture_functions)
-    for path, built in _built_rows([(p, capture if p in checked_files else None) for p in unread]):
-        changed = True
-        if built is not None:
-            new[path], fresh[path] = built[:5], built[5]
-            if len(built) > 6:
-                verdicts[path] = built[6]
-            if index_file is not None:
-                _write_facts(index_file, path, built[4], unpacked_facts(built[5]))
+    built, fresh, verdicts = _build([(p, capture if p in checked_files else None) for p in unread], index_file)
+    new.update(built)
+    changed = changed or bool(unread)
     stored = {"key": key, "built_ns": started, "folders": folders, "files": new}
     if isinstance(old.get("resolved"), list):  # still valid if the fingerprint is the same
         stored["resolved"] = old["resolved"]
@@ -443,14 +436,7 @@ def memory_index(paths: Sequence[str], capture_functions: Sequence[str]) -> Proj
     outside a project peaked at 391 MB (the resolving pool worker) against 234 MB inside one.
     Every file is checked, so every row carries the prefilter's verdict (`file_facts`)."""
     capture = tuple(capture_functions)
-    rows: Dict[str, List[Any]] = {}
-    fresh: Dict[str, Any] = {}
-    verdicts: Dict[str, TreeVerdict] = {}
-    for path, built in _built_rows([(path, capture) for path in dict.fromkeys(paths)]):
-        if built is not None:  # unreadable: no facts; its analysis reports why
-            rows[path], fresh[path] = built[:5], built[5]
-            if len(built) > 6:
-                verdicts[path] = built[6]
+    rows, fresh, verdicts = _build([(path, capture) for path in dict.fromkeys(paths)], None)
     index = ProjectIndex(rows, fresh, None, {})
     index.verdicts = verdicts
     return index
@@ -459,6 +445,25 @@ def memory_index(paths: Sequence[str], capture_functions: Sequence[str]) -> Proj
 # Below this many files to read, building their facts in the main process is cheaper than
 # starting workers.
 PARALLEL_FACTS = 64
+
+
+def _build(jobs: Sequence[Tuple[str, Optional[Tuple[str, ...]]]], index_file: Optional[Path],
+           ) -> Tuple[Dict[str, List[Any]], Dict[str, Any], Dict[str, TreeVerdict]]:
+    """The rows, packed facts (`_packed_row`) and prefilter verdicts of the files of `jobs`
+    (see `_built_rows`), the facts also written beside `index_file` when there is one.  A
+    file that cannot be read has none of them: its analysis reports why."""
+    rows: Dict[str, List[Any]] = {}
+    fresh: Dict[str, Any] = {}
+    verdicts: Dict[str, TreeVerdict] = {}
+    for path, built in _built_rows(jobs):
+        if built is None:
+            continue
+        rows[path], fresh[path] = built[:5], built[5]
+        if len(built) > 6:
+            verdicts[path] = built[6]
+        if index_file is not None:
+            _write_facts(index_file, path, built[4], unpacked_facts(built[5]))
+    return rows, fresh, verdicts
 
 
 def _built_rows(jobs: Sequence[Tuple[str, Optional[Tuple[str, ...]]]]) -> List[Tuple[str, Optional[List[Any]]]]:
