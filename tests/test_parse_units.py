@@ -172,3 +172,55 @@ def test_a_file_with_one_unit_is_not_parsed_for_a_stub() -> None:
     assert may_stub("def f():\n    pass\n\n\nclass A:\n    pass\n")
     assert may_stub("async def f():\n    pass\n\n\nasync  def g():\n    pass\n")
     assert not may_stub("x = '''\\ndef f(): pass\\n'''\n    def g(): pass\n")
+
+
+DECORATED_FIRST = """\
+import dataclasses
+
+
+class Holder:
+    @dataclasses.dataclass(frozen=True)
+    class Key:
+        size: int
+
+    def method(self):
+        return 1
+
+
+class Other:
+    @staticmethod
+    def build(n): return n
+
+
+def writes(t):
+    t[0] = 1
+"""
+
+
+def test_a_body_that_starts_with_a_decorated_statement_is_stubbed_from_its_decorator() -> None:
+    """The decorator belongs to the body: stubbing from the `class Key` line left `@...`
+    over `pass`, a stub that does not parse (each such file paid a failed stubbed pass and the
+    whole parse).  A one-line body after a decorator on its own line is stubbed the same way."""
+    stubbed = _stub(DECORATED_FIRST, ["H2D001"])
+    ast.parse(stubbed)
+    cst.parse_module(stubbed)
+    lines = stubbed.split("\n")
+    assert lines[4] == "    pass" and lines[5:10] == ["", "", "", "", ""]
+    assert lines[13] == "    pass" and lines[14] == ""
+    assert lines[17:] == DECORATED_FIRST.split("\n")[17:]  # `writes` kept
+    spaced = DECORATED_FIRST.replace("@dataclasses", "@ dataclasses")
+    assert "class Key" in _stub(spaced, ["H2D001"])  # `@ x`: not where the rule expects; kept
+
+
+def test_h2d003_keeps_only_units_with_a_flagged_move() -> None:
+    """H2D003 asks only about moves that pass a non-blocking flag (`has_copy_call`): a unit
+    whose `.to(...)` calls pass none is stubbed for it, and kept for H2D004 (any move)."""
+    plain = SOURCE.replace("torch.ones(3)", "torch.ones(3).to(device)")
+    assert "torch.ones(3).to(device)" not in _stub(plain, ["H2D003"])
+    assert "torch.ones(3).to(device)" in _stub(plain, ["H2D004"])
+    assert "torch.ones(3).to(device)" in _stub(plain, ["H2D003", "H2D004"])
+    for call in ("dst.copy_(src, True)", "t.cuda(d, flag)", "t.to(d, non_blocking=False)",
+                 "t.copy_(*args)", "t.to(d, non_blocking=nb)"):
+        flagged = SOURCE.replace("torch.ones(3)", call)
+        keeps = call != "t.copy_(*args)"
+        assert (call in _stub(flagged, ["H2D003"])) == keeps, call
