@@ -224,3 +224,16 @@ def test_h2d003_keeps_only_units_with_a_flagged_move() -> None:
         flagged = SOURCE.replace("torch.ones(3)", call)
         keeps = call != "t.copy_(*args)"
         assert (call in _stub(flagged, ["H2D003"])) == keeps, call
+
+
+@pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: p.name)
+def test_the_stubbed_pass_stops_at_its_first_finding(path: Path) -> None:
+    """`first=True` (the stubbed pass asks only whether there is a finding): one of the
+    findings the full run gives when it gives any, none when it gives none."""
+    text = path.read_text(encoding="utf-8")
+    engine = _engine(text)
+    rules = engine.rules_for(str(path))
+    whole = engine._libcst_findings(str(path), text, None, rules, suppress=False)
+    first = engine._libcst_findings(str(path), text, None, rules, suppress=False, first=True)
+    assert len(first) == min(1, len(whole))
+    assert all(f in whole for f in first)
