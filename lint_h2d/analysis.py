@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import gc
+import itertools
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -225,14 +226,18 @@ class Engine:
         if stubbed is None:
             return tree, True
         # Every finding counts, suppressed or not, errors too: any sends the file to the whole
-        # parse, whose findings are the ones reported.  (No chunk plan from `tree`: a stub's
-        # emptied lines end its statement early, so its cuts are not clean boundaries there.)
-        return tree, bool(self._libcst_findings(path, stubbed, None, rules, suppress=False))
+        # parse, whose findings are the ones reported, so the first one answers (`first`).  (No
+        # chunk plan from `tree`: a stub's emptied lines end its statement early, so its cuts
+        # are not clean boundaries there.)
+        return tree, bool(self._libcst_findings(path, stubbed, None, rules, suppress=False, first=True))
 
     def _libcst_findings(self, path: str, text: str, plan: Optional[ChunkPlan], rules: Sequence[Rule],
-                         suppress: bool = True) -> List[Finding]:
+                         suppress: bool = True, first: bool = False) -> List[Finding]:
         """LibCST's parse of `text`, the walk and the rules: the findings, sorted; `# noqa`
-        applied unless `suppress` is False.  `plan`: where a long text's parse is cut."""
+        applied unless `suppress` is False.  `plan`: where a long text's parse is cut.
+        `first`: only whether there is a finding (the stubbed pass): at most one is returned,
+        the rules stopped at the first (what a finding's fix and evidence cost is not paid
+        for the others, which the whole parse computes again)."""
         with _TreeOutOfCollections(len(text)) as heap:
             # LibCST drops form feeds in indentation: it parses a view without them, and every
             # finding is moved back onto the file's own columns (lint_h2d/parse_view.py).
@@ -276,7 +281,9 @@ class Engine:
                         and (f.capture is not None or not rule.capture_only)]
                 if not mine:
                     continue
-                findings.extend(_run_rule(rule, mine, ctx))
+                findings.extend(_run_rule(rule, mine, ctx, first))
+                if first and findings:
+                    return findings[:1]
             if suppress:
                 noqa = noqa_lines(text)
                 findings = [f for f in findings if f.code in ERROR_CODES or not is_suppressed(f, noqa)]
@@ -291,12 +298,15 @@ class Engine:
         return fix_text(self.analyze, path, text, unsafe, trace)
 
 
-def _run_rule(rule: Rule, facts: Sequence[StatementFact], ctx: FileContext) -> List[Finding]:
+def _run_rule(rule: Rule, facts: Sequence[StatementFact], ctx: FileContext, first: bool = False) -> List[Finding]:
     """The rule's findings for these statements.  A rule that fails on one statement must not
     cost the file its other findings: on an error the statements are checked one at a time (in a
     fresh context, as the failed run may have left half-built memos) and the one that fails is
-    reported as H2D902 at its own line."""
+    reported as H2D902 at its own line.  `first`: the rule's first finding only (none, or one;
+    after an error, the findings of the retry)."""
     try:
+        if first:
+            return list(itertools.islice(rule.check(facts, ctx), 1))
         return list(rule.check(facts, ctx))
     except RecursionError:
         raise

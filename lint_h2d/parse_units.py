@@ -21,6 +21,13 @@ only *silences* a finding (a gate elsewhere, a test off the host) can make the s
 report more, never less, and more only costs the second pass.  Rules whose findings depend on
 other units' bodies (H2D002 follows the calls of capture regions into other functions) and
 rules this module does not know keep the whole-file parse.
+
+Within a kept class, a method is stubbed the same way when the walk of the class never needs
+its body (`_stubbed_methods`): it holds nothing a rule may ask for, it is not `__init__`, and
+by its syntax it cannot tell the class walk a field (no attribute target, annotated
+assignment, `register_buffer` or constructor call), so the class walk's passes skip it and
+the walk never enters it; what rules read of it beyond that only silences, as for a unit.
+On vLLM the big classes (a model runner, a worker) are most of what the stubbed pass parsed.
 """
 from __future__ import annotations
 
@@ -41,8 +48,23 @@ def _subscript_store(node: ast.AST) -> bool:
 
 
 def _move_call(node: ast.AST) -> bool:
-    """A `<x>.to/.cuda/.copy_(...)` call: what H2D003's and H2D004's `wants` look for, and more."""
+    """A `<x>.to/.cuda/.copy_(...)` call: what H2D004's `wants` looks for, and more."""
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _MOVES
+
+
+def _non_blocking_move_call(node: ast.AST) -> bool:
+    """A move call that may pass a non-blocking flag: H2D003's `wants` (`has_copy_call`: a
+    `non_blocking=` keyword, or a second positional argument of `.copy_`/`.cuda`), and more
+    (the flag's value is not read; a starred argument counts as positional).
+
+    Why not `_move_call`: most of a serving file's `.to(...)` calls pass no flag, and a unit
+    holding only those was kept whole for H2D003 (a fifth of its files' stubbed lines on vLLM)."""
+    if not _move_call(node):
+        return False
+    assert isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+    if any(keyword.arg == "non_blocking" for keyword in node.keywords):
+        return True
+    return node.func.attr in ("copy_", "cuda") and len(node.args) > 1
 
 
 #: Rule code → a test that holds for some node of every statement the rule's `wants` accepts
@@ -50,7 +72,7 @@ def _move_call(node: ast.AST) -> bool:
 #: parse.  `tests/test_parse_units.py` checks each against the rule on its fixtures.
 UNIT_TESTS: Dict[str, Callable[[ast.AST], bool]] = {
     "H2D001": _subscript_store,
-    "H2D003": _move_call,
+    "H2D003": _non_blocking_move_call,
     "H2D004": _move_call,
 }
 
@@ -75,30 +97,110 @@ def _body_line(unit: ast.stmt, lines: Sequence[str]) -> Optional[int]:
     """The line (1-based) where the unit's body starts, when the body starts a line of its own
     below the header (`def f(): return 1` has none: it is kept as it is)."""
     first = unit.body[0]  # type: ignore[attr-defined]
-    line = lines[first.lineno - 1]
+    # A decorated first statement (`@dataclass` over a nested class) starts at its first
+    # decorator: stubbing from the `class`/`def` line left the decorator over `pass`, a text
+    # that does not parse, so the file paid for a failed stubbed pass and the whole one.
+    row = min([first.lineno] + [d.lineno for d in getattr(first, "decorator_list", ())])
+    line = lines[row - 1]
     indent = len(line) - len(line.lstrip(" \t"))
-    if first.lineno <= unit.lineno or len(line[:indent].encode("utf-8")) != first.col_offset:
+    if row <= unit.lineno or len(line[:indent].encode("utf-8")) != _start_column(first, row):
         return None
-    return int(first.lineno)
+    return int(row)
+
+
+def _start_column(statement: ast.stmt, row: int) -> int:
+    """The column (UTF-8 bytes) where `statement` begins on `row`: its own, or its decorator's."""
+    for decorator in getattr(statement, "decorator_list", ()):
+        if decorator.lineno == row:
+            return int(decorator.col_offset) - 1  # the `@` before the decorator's expression
+    return int(statement.col_offset)
 
 
 _UNITS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _UNIT_START = re.compile(r"^(?:async[ \t]+def|def|class)[ \t]", re.MULTILINE)
+_CLASS_START = re.compile(r"^class[ \t]", re.MULTILINE)
+_METHOD_START = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]", re.MULTILINE)
 
 
 def may_stub(text: str) -> bool:
-    """The text may have two top-level units (a line at column 0 opening one: a guess, a
-    string may hold such a line).  With one or none nothing can be left out that the walk
-    would enter, and the CPython parse that finds the units would be spent for nothing."""
+    """The text may have two top-level units, or a top-level class with two methods (lines
+    opening them: a guess, a string may hold such a line).  Otherwise nothing can be left out
+    that the walk would enter, and the CPython parse that finds the units would be spent for
+    nothing."""
     found = _UNIT_START.search(text)
-    return found is not None and _UNIT_START.search(text, found.end()) is not None
+    if found is None:
+        return False
+    if _UNIT_START.search(text, found.end()) is not None:
+        return True
+    method = _METHOD_START.search(text) if _CLASS_START.search(text) is not None else None
+    return method is not None and _METHOD_START.search(text, method.end()) is not None
+
+
+def _may_record(method: ast.stmt, cls: ast.ClassDef) -> bool:
+    """Whether walking `method` may tell the class walk something about the class's fields
+    (`scope.ModuleWalker.walk_class`), by syntax only and wider than the walk's own tests: an
+    attribute in an assignment, `for` or `with` target (`scope._may_record`, which also skips
+    nested definitions: these are looked into here), an annotated assignment (`_declared_numbers`
+    reads them), `register_buffer(...)`, or a call of the class or of a parameter (`cls(...)`,
+    a constructor whose keywords are fields)."""
+    assert isinstance(method, _FUNCTIONS)
+    args = method.args
+    called = {cls.name} | {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+    for node in ast.walk(method):
+        targets: List[ast.AST] = []
+        if isinstance(node, ast.AnnAssign):
+            return True
+        if isinstance(node, ast.Assign):
+            targets = list(node.targets)
+        elif isinstance(node, (ast.AugAssign, ast.For, ast.AsyncFor)):
+            targets = [node.target]
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            targets = [item.optional_vars for item in node.items if item.optional_vars is not None]
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name) and func.id in called \
+                    or isinstance(func, ast.Attribute) and func.attr == "register_buffer":
+                return True
+        if any(isinstance(part, ast.Attribute) for target in targets for part in ast.walk(target)):
+            return True
+    return False
+
+
+def _stubbed_methods(cls: ast.ClassDef, tests: Sequence[Callable[[ast.AST], bool]]) -> List[ast.stmt]:
+    """The methods of a kept class whose bodies the walk of the class never needs: they hold
+    nothing `tests` accept (so no statement of theirs is walked: `ModuleWalker.walk_function`
+    skips a method without one), are not `__init__` (what runs at construction, whether the
+    base's `__init__` runs: read from its body) and cannot tell the class walk a field
+    (`_may_record`).  None when a statement of the class's own body (not of a method) holds
+    something `tests` accept: such a statement's block is the class body, methods included,
+    which rules read (`StatementFact.block`)."""
+    methods = [s for s in cls.body if isinstance(s, _FUNCTIONS)]
+    if any(_holds_wanted(s, tests) for s in cls.body if not isinstance(s, _FUNCTIONS)):
+        return []
+    return [m for m in methods if m.name != "__init__" and not _holds_wanted(m, tests)
+            and not _may_record(m, cls)]
+
+
+def _empty_body(unit: ast.stmt, lines: Sequence[str], emptied: Dict[int, str]) -> None:
+    """Mark `unit`'s body for `pass` on its first line (same indentation) and empty lines after
+    it, when the body starts a line of its own."""
+    start = _body_line(unit, lines)
+    end = unit.end_lineno
+    if start is None or end is None:
+        return
+    first = lines[start - 1]
+    emptied[start] = first[: len(first) - len(first.lstrip(" \t"))] + "pass"
+    for row in range(start + 1, end + 1):
+        emptied[row] = ""
 
 
 def stubbed_text(text: str, tree: ast.Module, tests: Sequence[Callable[[ast.AST], bool]]) -> Optional[str]:
     """`text` with the body of every top-level unit that holds nothing `tests` accept replaced
     by `pass` on the body's first line (same indentation) and empty lines after it, each line
-    ending kept; None when no unit can be stubbed (or the text has form feeds, which LibCST
-    reads through `parse_view`: the whole parse handles those)."""
+    ending kept, and so for the methods of a kept class that the walk never needs
+    (`_stubbed_methods`); None when nothing can be stubbed (or the text has form feeds, which
+    LibCST reads through `parse_view`: the whole parse handles those)."""
     if "\f" in text:
         return None
     offsets = line_offsets(text)
@@ -106,16 +208,13 @@ def stubbed_text(text: str, tree: ast.Module, tests: Sequence[Callable[[ast.AST]
     lines = [text[a:b] for a, b in zip(offsets, ends)]
     emptied: Dict[int, str] = {}
     for unit in tree.body:
-        if not isinstance(unit, _UNITS) or _holds_wanted(unit, tests):
+        if not isinstance(unit, _UNITS):
             continue
-        start = _body_line(unit, lines)
-        end = unit.end_lineno
-        if start is None or end is None:
-            continue
-        first = lines[start - 1]
-        emptied[start] = first[: len(first) - len(first.lstrip(" \t"))] + "pass"
-        for row in range(start + 1, end + 1):
-            emptied[row] = ""
+        if not _holds_wanted(unit, tests):
+            _empty_body(unit, lines, emptied)
+        elif isinstance(unit, ast.ClassDef):
+            for method in _stubbed_methods(unit, tests):
+                _empty_body(method, lines, emptied)
     if not emptied:
         return None
     out: List[str] = []

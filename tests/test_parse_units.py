@@ -172,3 +172,142 @@ def test_a_file_with_one_unit_is_not_parsed_for_a_stub() -> None:
     assert may_stub("def f():\n    pass\n\n\nclass A:\n    pass\n")
     assert may_stub("async def f():\n    pass\n\n\nasync  def g():\n    pass\n")
     assert not may_stub("x = '''\\ndef f(): pass\\n'''\n    def g(): pass\n")
+
+
+DECORATED_FIRST = """\
+import dataclasses
+
+
+class Holder:
+    @dataclasses.dataclass(frozen=True)
+    class Key:
+        size: int
+
+    def method(self):
+        return 1
+
+
+class Other:
+    @staticmethod
+    def build(n): return n
+
+
+def writes(t):
+    t[0] = 1
+"""
+
+
+def test_a_body_that_starts_with_a_decorated_statement_is_stubbed_from_its_decorator() -> None:
+    """The decorator belongs to the body: stubbing from the `class Key` line left `@...`
+    over `pass`, a stub that does not parse (each such file paid a failed stubbed pass and the
+    whole parse).  A one-line body after a decorator on its own line is stubbed the same way."""
+    stubbed = _stub(DECORATED_FIRST, ["H2D001"])
+    ast.parse(stubbed)
+    cst.parse_module(stubbed)
+    lines = stubbed.split("\n")
+    assert lines[4] == "    pass" and lines[5:10] == ["", "", "", "", ""]
+    assert lines[13] == "    pass" and lines[14] == ""
+    assert lines[17:] == DECORATED_FIRST.split("\n")[17:]  # `writes` kept
+    spaced = DECORATED_FIRST.replace("@dataclasses", "@ dataclasses")
+    assert "class Key" in _stub(spaced, ["H2D001"])  # `@ x`: not where the rule expects; kept
+
+
+def test_h2d003_keeps_only_units_with_a_flagged_move() -> None:
+    """H2D003 asks only about moves that pass a non-blocking flag (`has_copy_call`): a unit
+    whose `.to(...)` calls pass none is stubbed for it, and kept for H2D004 (any move)."""
+    plain = SOURCE.replace("torch.ones(3)", "torch.ones(3).to(device)")
+    assert "torch.ones(3).to(device)" not in _stub(plain, ["H2D003"])
+    assert "torch.ones(3).to(device)" in _stub(plain, ["H2D004"])
+    assert "torch.ones(3).to(device)" in _stub(plain, ["H2D003", "H2D004"])
+    for call in ("dst.copy_(src, True)", "t.cuda(d, flag)", "t.to(d, non_blocking=False)",
+                 "t.copy_(*args)", "t.to(d, non_blocking=nb)"):
+        flagged = SOURCE.replace("torch.ones(3)", call)
+        keeps = call != "t.copy_(*args)"
+        assert (call in _stub(flagged, ["H2D003"])) == keeps, call
+
+
+@pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: p.name)
+def test_the_stubbed_pass_stops_at_its_first_finding(path: Path) -> None:
+    """`first=True` (the stubbed pass asks only whether there is a finding): one of the
+    findings the full run gives when it gives any, none when it gives none."""
+    text = path.read_text(encoding="utf-8")
+    engine = _engine(text)
+    rules = engine.rules_for(str(path))
+    whole = engine._libcst_findings(str(path), text, None, rules, suppress=False)
+    first = engine._libcst_findings(str(path), text, None, rules, suppress=False, first=True)
+    assert len(first) == min(1, len(whole))
+    assert all(f in whole for f in first)
+
+
+CLASS_SOURCE = """\
+import torch
+
+
+class Runner:
+    def __init__(self, n):
+        self.n = n
+
+    def reset(self, device):
+        self.buf = torch.zeros(self.n, device=device)
+
+    def describe(self):
+        name = type(self).__name__
+        return f"{name}({self.n})"
+
+    @classmethod
+    def make(cls, n):
+        return cls(n)
+
+    @staticmethod
+    def plain(n):
+        total = n + 1
+        return total
+
+    def annotated(self):
+        width: int = self.n
+        return width
+
+    def write(self):
+        self.buf[0] = 1
+"""
+
+
+def test_the_methods_of_a_kept_class_that_the_walk_never_needs_are_stubbed() -> None:
+    """`describe` and `plain` hold no wanted statement and tell the class walk nothing about its
+    fields: stubbed.  `__init__`, `reset` (assigns a field), `make` (calls the class),
+    `annotated` (an annotated assignment) and `write` (wanted) are kept verbatim."""
+    stubbed = _stub(CLASS_SOURCE, ["H2D001"])
+    ast.parse(stubbed)
+    old, new = CLASS_SOURCE.split("\n"), stubbed.split("\n")
+    assert len(old) == len(new)
+    changed = [i for i, (a, b) in enumerate(zip(old, new)) if a != b]
+    assert [old[i].strip() for i in changed] == [
+        "name = type(self).__name__", 'return f"{name}({self.n})"', "total = n + 1", "return total"]
+    assert [new[i] for i in changed] == ["        pass", "", "        pass", ""]
+
+
+def test_a_class_statement_wanted_outside_its_methods_keeps_every_method() -> None:
+    text = CLASS_SOURCE.replace("class Runner:\n", "class Runner:\n    TABLE[0] = 1\n\n")
+    assert "return total" in _stub(text + "\n\ndef other():\n    pass\n", ["H2D001"])
+
+
+def test_a_finding_in_a_kept_method_reads_the_fields_other_methods_set() -> None:
+    """`buf` is a device tensor by `reset` (kept: it assigns a field), written in `write`: the
+    stubbed pass finds it and the whole parse reports it.  Without the field's device it is
+    found clean by the stubbed pass alone."""
+    text = CLASS_SOURCE.replace("device=device", 'device="cuda"')
+    engine = _engine(text)
+    rules = [r for r in engine.rules_for("case.py") if r.code == "H2D001"]
+    _, may_find = engine._may_find("case.py", text, ast.parse(text), rules)
+    assert may_find
+    assert [f.code for f in engine.analyze("case.py", text)] == ["H2D001"]
+    host = text.replace('device="cuda"', 'device="cpu"')
+    _, may_find = _engine(host)._may_find("case.py", host, ast.parse(host), rules)
+    assert not may_find
+
+
+def test_a_file_with_one_class_may_be_stubbed() -> None:
+    from lint_h2d.parse_units import may_stub
+
+    assert may_stub(CLASS_SOURCE)
+    assert not may_stub("class A:\n    def only(self):\n        pass\n")
