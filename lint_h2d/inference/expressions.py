@@ -741,7 +741,9 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
     return UNKNOWN
 
 
-NEW_METHODS = frozenset({"new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"})
+# `t.new(...)` is the legacy constructor (`Tensor.new`): like the `new_*` methods, on `t`'s
+# device and of its dtype; its rank is read by `_legacy_new_rank`.
+NEW_METHODS = frozenset({"new_empty", "new_zeros", "new_ones", "new_full", "new_tensor", "new"})
 # `nn.Module` methods that return the module itself.
 MODULE_SELF_METHODS = frozenset({"to", "cuda", "cpu", "half", "float", "bfloat16", "double", "eval",
                                  "train", "requires_grad_", "to_empty", "type"})
@@ -864,6 +866,8 @@ def _new_tensor(receiver: Value, method: str, call: cst.Call, facts: Facts) -> V
     elif method == "new_full":
         first = _arg(call, 0, "size")
         rank = _sequence_length(first, facts) if first is not None else None
+    elif method == "new":
+        rank = _legacy_new_rank(call, facts)
     else:
         rank = _rank_from_sizes(call, facts)
     dtype = _keyword(call, "dtype")
@@ -880,6 +884,22 @@ def _new_tensor(receiver: Value, method: str, call: cst.Call, facts: Facts) -> V
                 LocalStep(f"allocated on the device of a device tensor here (`.{method}(..., device=...)`)", call))
         return _placed_by(Value(kind, rank, Origin.LOCAL, integer=integer), device, source, f".{method}", call, facts)
     return Value(kind, rank, Origin.LOCAL, integer=integer)
+
+
+def _legacy_new_rank(call: cst.Call, facts: Facts) -> Optional[int]:
+    """Rank of `t.new(...)`: several positional arguments are sizes (`t.new(n, m)` is 2-D; the
+    legacy constructor takes nothing else after the first), one int is a length (`t.new(n)`,
+    1-D), and a list or tuple display is data, as for `new_tensor` (`t.new((2, 3))` is the 1-D
+    `tensor([2, 3])`, not a 2x3 tensor).  Anything else (a `torch.Size`, a tensor) is unknown."""
+    positional = [a for a in call.args if a.keyword is None]
+    if not positional or any(a.star for a in positional):
+        return None
+    if len(positional) > 1:
+        return len(positional)
+    only = positional[0].value
+    if isinstance(only, (cst.List, cst.Tuple, cst.ListComp)):
+        return _data_rank(only, facts)
+    return 1 if _int_size(only, facts) else None
 
 
 # Reductions that, called without arguments, reduce every dimension (a 0-dim result).

@@ -91,7 +91,7 @@ NN_TENSOR_WRAPPERS = frozenset({"Parameter", "Buffer"})
 SCALAR_BUILTINS = frozenset({"len", "int", "float", "bool", "round", "abs", "ord", "hash"})
 _SCALAR_METHODS = frozenset({"item", "numel", "dim", "ndimension", "element_size", "nelement"})
 _PROPERTIES = frozenset({"property", "cached_property"})
-_NEW_METHODS = frozenset({"new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"})
+_NEW_METHODS = frozenset({"new_empty", "new_zeros", "new_ones", "new_full", "new_tensor", "new"})
 # Mirrors expressions.LEGACY_TENSOR_TYPES: `torch.LongTensor` as an annotation is a tensor.
 _LEGACY_TENSOR_TYPES = frozenset({
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
