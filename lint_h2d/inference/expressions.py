@@ -46,6 +46,7 @@ SAME_DEVICE_FUNCTIONS = frozenset(
         "searchsorted", "bucketize",
         "roll", "flip", "select", "chunk", "split", "einsum", "matmul", "bmm", "mm",
         "logical_and", "logical_or", "logical_not", "eq", "ne", "lt", "le", "gt", "ge",
+        "nan_to_num",
     }
 )
 # Tensor methods that return a view (or the tensor itself): same storage, same owner.
@@ -66,7 +67,7 @@ SAME_DEVICE_METHODS = frozenset(
         "masked_fill", "index_select", "gather", "repeat", "repeat_interleave", "flip", "roll",
         "sort", "argsort", "exp", "log", "sqrt", "pow", "eq", "ne", "lt", "le", "gt", "ge",
         "logical_not", "logical_and", "logical_or", "diff", "floor_divide", "remainder",
-        "to_dense", "coalesce", "softmax", "log_softmax", "sigmoid", "logsumexp",
+        "to_dense", "coalesce", "softmax", "log_softmax", "sigmoid", "logsumexp", "nan_to_num",
     }
 )
 # Methods returning a Python scalar.
@@ -909,7 +910,8 @@ _RANK_KEEPING = frozenset(
     {"argsort", "index_select", "clone", "int", "long", "float", "half", "bfloat16", "double", "bool", "short", "byte",
      "char", "type", "type_as", "cumsum", "cumprod", "abs", "neg", "clamp", "clip", "add", "sub",
      "mul", "div", "masked_fill", "flip", "roll", "exp", "log", "sqrt", "pow", "eq", "ne", "lt",
-     "le", "gt", "ge", "logical_not", "floor_divide", "remainder", "softmax", "log_softmax", "sigmoid"}
+     "le", "gt", "ge", "logical_not", "floor_divide", "remainder", "softmax", "log_softmax", "sigmoid",
+     "nan_to_num"}
 )
 
 
@@ -1179,7 +1181,7 @@ def _same_device_function(call: cst.Call, facts: Facts) -> Value:
 # softmax along a dimension, a reorder); the summary's `_RANK_KEEPING` reads them the same way.
 RANK_KEEPING_FUNCTIONS = frozenset({
     "argsort", "cumsum", "cumprod", "abs", "neg", "clamp", "clip", "exp", "log", "sqrt", "sigmoid",
-    "softmax", "log_softmax", "flip", "roll", "index_select", "masked_fill",
+    "softmax", "log_softmax", "flip", "roll", "index_select", "masked_fill", "nan_to_num",
 })
 # Reductions that, along one dimension, drop it (or keep it as 1 with `keepdim=True`).
 DIM_REDUCTIONS = frozenset({"sum", "mean", "prod", "logsumexp"})
