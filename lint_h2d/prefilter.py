@@ -214,7 +214,8 @@ _KEEP_ATTRS = frozenset({"T", "mT", "data", "real", "imag"})
 def _tables() -> Tuple[FrozenSet[str], FrozenSet[str], FrozenSet[str], FrozenSet[str]]:
     from lint_h2d.inference import expressions as e
 
-    return (e.ALL_FACTORIES, e.SAME_DEVICE_FUNCTIONS, e.VIEW_METHODS | e.SAME_DEVICE_METHODS,
+    # `t.new_zeros(n)`, `t.new(n)`: on `t`'s device, as the ops that keep it (`_new_tensor`).
+    return (e.ALL_FACTORIES, e.SAME_DEVICE_FUNCTIONS, e.VIEW_METHODS | e.SAME_DEVICE_METHODS | e.NEW_METHODS,
             e.TORCH_DTYPE_NAMES)
 
 

@@ -374,3 +374,10 @@ def test_reaching_hides_only_what_an_outright_rebinding_precedes() -> None:
     assert reaching(sites[id(branch.body[1])], bindings) == (1,)  # the loop's comes later
     assert reaching(sites[id(after)], bindings) == (0, 1)  # the branch may not run
     assert reaching(sites[id(loop.body[1])], bindings) == (2,)
+
+
+def test_legacy_new_names_the_method_then_the_source(results: Dict[str, List[Finding]]) -> None:
+    """`t.new(n)` (legacy_new.py): the step names the method, then where `t` was allocated."""
+    chain = _chain(results, "legacy_new.py", 13)
+    assert chain[0] == "legacy_new.py:12: `.new()` of a device tensor: on its device"
+    assert chain[1].startswith("legacy_new.py:11: allocated on `\"cuda\"` here")

@@ -46,6 +46,7 @@ SAME_DEVICE_FUNCTIONS = frozenset(
         "searchsorted", "bucketize",
         "roll", "flip", "select", "chunk", "split", "einsum", "matmul", "bmm", "mm",
         "logical_and", "logical_or", "logical_not", "eq", "ne", "lt", "le", "gt", "ge",
+        "nan_to_num",
     }
 )
 # Tensor methods that return a view (or the tensor itself): same storage, same owner.
@@ -66,7 +67,7 @@ SAME_DEVICE_METHODS = frozenset(
         "masked_fill", "index_select", "gather", "repeat", "repeat_interleave", "flip", "roll",
         "sort", "argsort", "exp", "log", "sqrt", "pow", "eq", "ne", "lt", "le", "gt", "ge",
         "logical_not", "logical_and", "logical_or", "diff", "floor_divide", "remainder",
-        "to_dense", "coalesce", "softmax", "log_softmax", "sigmoid", "logsumexp",
+        "to_dense", "coalesce", "softmax", "log_softmax", "sigmoid", "logsumexp", "nan_to_num",
     }
 )
 # Methods returning a Python scalar.
@@ -741,7 +742,9 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
     return UNKNOWN
 
 
-NEW_METHODS = frozenset({"new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"})
+# `t.new(...)` is the legacy constructor (`Tensor.new`): like the `new_*` methods, on `t`'s
+# device and of its dtype; its rank is read by `_legacy_new_rank`.
+NEW_METHODS = frozenset({"new_empty", "new_zeros", "new_ones", "new_full", "new_tensor", "new"})
 # `nn.Module` methods that return the module itself.
 MODULE_SELF_METHODS = frozenset({"to", "cuda", "cpu", "half", "float", "bfloat16", "double", "eval",
                                  "train", "requires_grad_", "to_empty", "type"})
@@ -864,6 +867,8 @@ def _new_tensor(receiver: Value, method: str, call: cst.Call, facts: Facts) -> V
     elif method == "new_full":
         first = _arg(call, 0, "size")
         rank = _sequence_length(first, facts) if first is not None else None
+    elif method == "new":
+        rank = _legacy_new_rank(call, facts)
     else:
         rank = _rank_from_sizes(call, facts)
     dtype = _keyword(call, "dtype")
@@ -882,6 +887,22 @@ def _new_tensor(receiver: Value, method: str, call: cst.Call, facts: Facts) -> V
     return Value(kind, rank, Origin.LOCAL, integer=integer)
 
 
+def _legacy_new_rank(call: cst.Call, facts: Facts) -> Optional[int]:
+    """Rank of `t.new(...)`: several positional arguments are sizes (`t.new(n, m)` is 2-D; the
+    legacy constructor takes nothing else after the first), one int is a length (`t.new(n)`,
+    1-D), and a list or tuple display is data, as for `new_tensor` (`t.new((2, 3))` is the 1-D
+    `tensor([2, 3])`, not a 2x3 tensor).  Anything else (a `torch.Size`, a tensor) is unknown."""
+    positional = [a for a in call.args if a.keyword is None]
+    if not positional or any(a.star for a in positional):
+        return None
+    if len(positional) > 1:
+        return len(positional)
+    only = positional[0].value
+    if isinstance(only, (cst.List, cst.Tuple, cst.ListComp)):
+        return _data_rank(only, facts)
+    return 1 if _int_size(only, facts) else None
+
+
 # Reductions that, called without arguments, reduce every dimension (a 0-dim result).
 _FULL_REDUCTIONS = frozenset({"sum", "prod", "mean", "max", "min", "argmax", "argmin"})
 _INTEGER_RESULTS = frozenset({"int", "long", "short", "byte", "char", "argmax", "argmin", "argsort"})
@@ -889,7 +910,8 @@ _RANK_KEEPING = frozenset(
     {"argsort", "index_select", "clone", "int", "long", "float", "half", "bfloat16", "double", "bool", "short", "byte",
      "char", "type", "type_as", "cumsum", "cumprod", "abs", "neg", "clamp", "clip", "add", "sub",
      "mul", "div", "masked_fill", "flip", "roll", "exp", "log", "sqrt", "pow", "eq", "ne", "lt",
-     "le", "gt", "ge", "logical_not", "floor_divide", "remainder", "softmax", "log_softmax", "sigmoid"}
+     "le", "gt", "ge", "logical_not", "floor_divide", "remainder", "softmax", "log_softmax", "sigmoid",
+     "nan_to_num"}
 )
 
 
@@ -1159,7 +1181,7 @@ def _same_device_function(call: cst.Call, facts: Facts) -> Value:
 # softmax along a dimension, a reorder); the summary's `_RANK_KEEPING` reads them the same way.
 RANK_KEEPING_FUNCTIONS = frozenset({
     "argsort", "cumsum", "cumprod", "abs", "neg", "clamp", "clip", "exp", "log", "sqrt", "sigmoid",
-    "softmax", "log_softmax", "flip", "roll", "index_select", "masked_fill",
+    "softmax", "log_softmax", "flip", "roll", "index_select", "masked_fill", "nan_to_num",
 })
 # Reductions that, along one dimension, drop it (or keep it as 1 with `keepdim=True`).
 DIM_REDUCTIONS = frozenset({"sum", "mean", "prod", "logsumexp"})

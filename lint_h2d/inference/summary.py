@@ -61,7 +61,7 @@ _SAME_DEVICE_FUNCTIONS = frozenset({
     "index_select", "gather", "repeat_interleave", "nonzero", "searchsorted", "diff",
     "exp", "log", "sqrt", "sigmoid", "softmax", "log_softmax", "logsumexp", "neg", "mean",
     "prod", "cumprod", "clip", "remainder", "floor_divide", "masked_select", "bucketize",
-    "logical_and", "logical_or", "logical_not", "eq", "ne", "lt", "le", "gt", "ge",
+    "logical_and", "logical_or", "logical_not", "eq", "ne", "lt", "le", "gt", "ge", "nan_to_num",
 })
 _SAME_DEVICE_METHODS = frozenset({
     "clone", "contiguous", "view", "reshape", "flatten", "narrow", "transpose", "permute",
@@ -71,7 +71,7 @@ _SAME_DEVICE_METHODS = frozenset({
     "byte", "short", "char", "double", "exp", "log", "sqrt", "sigmoid", "softmax",
     "log_softmax", "logsumexp", "abs", "neg", "pow", "clamp", "clip", "add", "sub", "mul",
     "div", "mean", "prod", "cumprod", "diff", "remainder", "floor_divide", "eq", "ne", "lt",
-    "le", "gt", "ge", "logical_not", "logical_and", "logical_or", "to_dense",
+    "le", "gt", "ge", "logical_not", "logical_and", "logical_or", "to_dense", "nan_to_num",
 })
 # Of those, the ones whose result also has the input's rank (elementwise, `softmax` along a
 # dimension, a copy or a cast): a `keep` term, so a rank known at a call site survives them.
@@ -79,6 +79,7 @@ _RANK_KEEPING = frozenset({
     "clone", "contiguous", "detach", "int", "long", "float", "half", "bfloat16", "bool", "byte",
     "short", "char", "double", "exp", "log", "sqrt", "sigmoid", "softmax", "log_softmax", "abs",
     "neg", "masked_fill", "flip", "roll", "clamp", "clip", "type_as", "index_select", "cumsum", "cumprod",
+    "nan_to_num",
 })
 # `torch.cat((a, b), dim)` and its aliases: a `cat` term, where its first input is, of the
 # inputs' rank when every one has it (the walk reads the same table: `expressions`; PyTorch
@@ -91,7 +92,7 @@ NN_TENSOR_WRAPPERS = frozenset({"Parameter", "Buffer"})
 SCALAR_BUILTINS = frozenset({"len", "int", "float", "bool", "round", "abs", "ord", "hash"})
 _SCALAR_METHODS = frozenset({"item", "numel", "dim", "ndimension", "element_size", "nelement"})
 _PROPERTIES = frozenset({"property", "cached_property"})
-_NEW_METHODS = frozenset({"new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"})
+_NEW_METHODS = frozenset({"new_empty", "new_zeros", "new_ones", "new_full", "new_tensor", "new"})
 # Mirrors expressions.LEGACY_TENSOR_TYPES: `torch.LongTensor` as an annotation is a tensor.
 _LEGACY_TENSOR_TYPES = frozenset({
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
