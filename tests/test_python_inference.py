@@ -381,3 +381,14 @@ def test_legacy_new_names_the_method_then_the_source(results: Dict[str, List[Fin
     chain = _chain(results, "legacy_new.py", 13)
     assert chain[0] == "legacy_new.py:12: `.new()` of a device tensor: on its device"
     assert chain[1].startswith("legacy_new.py:11: allocated on `\"cuda\"` here")
+
+
+def test_module_call_is_a_call_of_forward(results: Dict[str, List[Finding]]) -> None:
+    """`self.prior(states, lens)` (module_call.py) passes `states` to `PriorHead.forward`: the
+    chain names the call of the module, then where `states` was allocated."""
+    chain = _chain(results, "module_call.py", 25)
+    assert chain[0] == "module_call.py:24: `.new_full()` of a device tensor: on its device"
+    assert "every call of `forward` passes a device tensor as `embeddings`" in chain[2]
+    assert chain[3] == ("module_call.py:65: `self.prior(...)` calls an `nn.Module` (`PriorHead`): "
+                        "it runs `forward` with the call's arguments")
+    assert chain[4] == "module_call.py:59: allocated on the device here (`torch.zeros(..., device=\"cuda\")`)"
