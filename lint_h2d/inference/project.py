@@ -106,6 +106,8 @@ def from_classes(classes: Mapping[str, FrozenSet[str]],
 
 from lint_h2d.findings import EvidenceKind, EvidenceStep  # noqa: E402
 from lint_h2d.inference.summary import (  # noqa: E402
+    EMPTY_DISPLAY,
+    EMPTY_LIST,
     CallSite,
     ClassSummary,
     DeviceContext,
@@ -684,6 +686,7 @@ class _Resolver:
         found: Optional[Value] = None
         declared: Optional[Value] = None
         defaulted = False
+        empty: List[Tuple[str, int]] = []  # the lines of `self.x = []` nothing grows
         stores: List[Tuple[str, Term]] = []
         augments: List[Tuple[str, Term]] = []  # `self.x += v`: what each adds
         assigned: List[Tuple[str, Term]] = []
@@ -693,6 +696,11 @@ class _Resolver:
                     continue
                 if term == ("none",):
                     defaulted = True  # `= None`: a write through it raises, it adds no value
+                    continue
+                if term[0] == EMPTY_LIST:
+                    # `= []` that nothing grows: indexing it raises `IndexError`, so it adds
+                    # no value next to others (`summary._grown_fields`), as `None`.
+                    empty.append((path, term[1]))
                     continue
                 if term[0] == "store":
                     stores.append((path, term[1]))
@@ -721,6 +729,12 @@ class _Resolver:
                     store_path, outside.line))
             assigned.append((store_path, outside.value))
             found = value if found is None else join(found, value)
+        if empty and found is None:
+            found = self.eval(EMPTY_DISPLAY, empty[0][0], owner)  # only `[]`: an empty list
+        elif empty and found is not None and found.kind == Kind.DEVICE:
+            found = found.because(self.step(
+                f"`self.{attr} = []` is never grown: an item store into it raises `IndexError`, "
+                "so one that copies writes into the field's other values", *empty[0]))
         if stores and found is not None and found.kind == Kind.OTHER and found.type_name is None \
                 and (found.length == 0 or found.element is not None):
             # A dict or list field filled by `self.d[k] = t`: its elements are those values.
@@ -1933,7 +1947,18 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                     passed_through=resolver.passed_through,
                     built_on_device=built, moved=moved, constants=constants, module_names=module_names,
                     passed_numbers=passed_numbers, construction_calls=construction_calls,
-                    own_returns=own_returns, split_returns=split_returns)
+                    own_returns=own_returns, split_returns=split_returns,
+                    empty_lists=_empty_lists(resolver.classes))
+
+
+def _empty_lists(classes: Mapping[str, List[Tuple[str, ClassSummary]]]) -> FrozenSet[Tuple[str, str]]:
+    """`Resolved.empty_lists`: the fields a class sets to `[]` that it never grows, unless
+    another definition of the class's name grows its own."""
+    empty = {(name, a) for name, defined in classes.items() for _, c in defined for a, t in c.fields
+             if t[0] == EMPTY_LIST}
+    grown = {(name, a) for name, defined in classes.items() for _, c in defined for a, t in c.fields
+             if t == EMPTY_DISPLAY}
+    return frozenset(empty - grown)
 
 
 def _constants(summaries: Sequence[FileSummary]) -> Tuple[Dict[str, Dict[str, Value]], FrozenSet[str]]:
@@ -2093,6 +2118,7 @@ def fingerprint_of(resolved: Resolved) -> str:
     for module, bound in sorted(resolved.constants.items()):
         for name, value in sorted(bound.items()):
             digest.update(f"const:{module}.{name}={_describe(value)}\n".encode("utf-8", "surrogateescape"))
+    digest.update(("empty:" + ",".join(f"{c}.{a}" for c, a in sorted(resolved.empty_lists))).encode("utf-8", "surrogateescape"))
     # Module names come from file paths, which may hold undecodable bytes (surrogates).
     digest.update(("module_names:" + ",".join(sorted(resolved.module_names))).encode("utf-8", "surrogateescape"))
     return digest.hexdigest()[:16]
