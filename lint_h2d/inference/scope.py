@@ -723,15 +723,16 @@ class _Walker:
                 # so a write into the field is a write into what the other methods put there.
                 and not (isinstance(source, cst.Name) and source.value == "None")
             ):
+                recorded = value
                 if isinstance(source, cst.List) and not source.elements \
                         and (self.base.self_class, target.attr.value) in self.base.project.empty_lists:
                     # `self.counts = []` that the class never grows: an item store into it
                     # raises `IndexError` as one into None does (`Resolved.empty_lists`); `None`
-                    # with the step, which the class's collection keeps apart (`_EmptyLists`).
-                    value = NONE.because(LocalStep(
+                    # with the step, which the class's collection keeps apart (`empties`).
+                    recorded = NONE.because(LocalStep(
                         f"`self.{target.attr.value} = []` is never grown: an item store into it raises "
                         "`IndexError`, so one that copies writes into the field's other values", target))
-                self.on_self_assign(target.attr.value, value)
+                self.on_self_assign(target.attr.value, recorded)
             dotted = dotted_name(target)
             if dotted is not None and not dotted.startswith(f"{self.base.self_name}."):
                 # `args.gpu = [0, 1]`: direct evidence about this object on this path.
