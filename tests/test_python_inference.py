@@ -381,3 +381,43 @@ def test_legacy_new_names_the_method_then_the_source(results: Dict[str, List[Fin
     chain = _chain(results, "legacy_new.py", 13)
     assert chain[0] == "legacy_new.py:12: `.new()` of a device tensor: on its device"
     assert chain[1].startswith("legacy_new.py:11: allocated on `\"cuda\"` here")
+
+
+def test_module_call_is_a_call_of_forward(results: Dict[str, List[Finding]]) -> None:
+    """`self.prior(states, lens)` (module_call.py) passes `states` to `PriorHead.forward`: the
+    chain names the call of the module, then where `states` was allocated."""
+    chain = _chain(results, "module_call.py", 25)
+    assert chain[0] == "module_call.py:24: `.new_full()` of a device tensor: on its device"
+    assert "every call of `forward` passes a device tensor as `embeddings`" in chain[2]
+    assert chain[3] == ("module_call.py:65: `self.prior(...)` calls an `nn.Module` (`PriorHead`): "
+                        "it runs `forward` with the call's arguments")
+    assert chain[4] == "module_call.py:59: allocated on the device here (`torch.zeros(..., device=\"cuda\")`)"
+
+
+def test_empty_list_field_names_the_empty_list(results: Dict[str, List[Finding]]) -> None:
+    """`self.counts = []` never grown (empty_list_field.py): the chain says why the list is
+    not among the field's values, then where the device tensor was allocated."""
+    chain = _chain(results, "empty_list_field.py", 42)
+    assert chain[0] == ("empty_list_field.py:22: `self.counts = []` is never grown: an item store into it "
+                        "raises `IndexError`, so one that copies writes into the field's other values")
+    assert chain[1].startswith("empty_list_field.py:34: allocated on `x.device` here")
+
+
+def test_grown_fields_reads_only_what_may_add_elements() -> None:
+    import ast
+
+    from lint_h2d.inference.summary import _grown_fields
+    cls = ast.parse(
+        "class C:\n"
+        "    def m(self, other):\n"
+        "        self.a.append(1)\n"
+        "        self.b[0:2] = [1, 2]\n"
+        "        self.c += [1]\n"
+        "        other.d = self.d\n"
+        "        f(self.e)\n"
+        "        n = len(self.f) + self.g[0]\n"
+        "        for v in self.h: pass\n"
+        "        self.i = [];  self.j[0] = 1\n"
+        "        return self.k\n").body[0]
+    assert isinstance(cls, ast.ClassDef)
+    assert _grown_fields(cls, set("abcdefghijk")) == set("abcdek")

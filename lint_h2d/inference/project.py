@@ -12,7 +12,7 @@ import hashlib
 import re
 from functools import cached_property, lru_cache
 from dataclasses import dataclass, replace
-from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import AbstractSet, Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from fixers.edits import split_lines
 from lint_h2d.inference.scope import ModuleFacts
@@ -106,6 +106,8 @@ def from_classes(classes: Mapping[str, FrozenSet[str]],
 
 from lint_h2d.findings import EvidenceKind, EvidenceStep  # noqa: E402
 from lint_h2d.inference.summary import (  # noqa: E402
+    EMPTY_DISPLAY,
+    EMPTY_LIST,
     CallSite,
     ClassSummary,
     DeviceContext,
@@ -174,6 +176,10 @@ class _Resolver:
         # (class of a `self.m(...)` call, class of a method `m`, `m`): the call never runs it.
         self._unrelated: Dict[Tuple[str, str, str], bool] = {}
         self._site_memo: Dict[Tuple[Any, ...], List[Tuple[str, CallSite]]] = {}
+        # `self.head(x)` calls of project modules, by the class whose `forward` runs
+        # (`_module_calls`), and for each such site (by `id`) the field and its class.
+        self._forward_calls: Optional[Dict[str, List[Tuple[str, CallSite]]]] = None
+        self.forward_calls: Dict[int, Tuple[str, str]] = {}
         # The same lookups by the function object itself (its `id`: every summary outlives the
         # resolver), asked for each parameter term the walk of the terms meets (hundreds of
         # thousands on vLLM): hashing the signature each time cost more than the rest.
@@ -680,6 +686,7 @@ class _Resolver:
         found: Optional[Value] = None
         declared: Optional[Value] = None
         defaulted = False
+        empty: List[Tuple[str, int]] = []  # the lines of `self.x = []` nothing grows
         stores: List[Tuple[str, Term]] = []
         augments: List[Tuple[str, Term]] = []  # `self.x += v`: what each adds
         assigned: List[Tuple[str, Term]] = []
@@ -689,6 +696,11 @@ class _Resolver:
                     continue
                 if term == ("none",):
                     defaulted = True  # `= None`: a write through it raises, it adds no value
+                    continue
+                if term[0] == EMPTY_LIST:
+                    # `= []` that nothing grows: indexing it raises `IndexError`, so it adds
+                    # no value next to others (`summary._grown_fields`), as `None`.
+                    empty.append((path, term[1]))
                     continue
                 if term[0] == "store":
                     stores.append((path, term[1]))
@@ -717,6 +729,12 @@ class _Resolver:
                     store_path, outside.line))
             assigned.append((store_path, outside.value))
             found = value if found is None else join(found, value)
+        if empty and found is None:
+            found = self.eval(EMPTY_DISPLAY, empty[0][0], owner)  # only `[]`: an empty list
+        elif empty and found is not None and found.kind == Kind.DEVICE:
+            found = found.because(self.step(
+                f"`self.{attr} = []` is never grown: an item store into it raises `IndexError`, "
+                "so one that copies writes into the field's other values", *empty[0]))
         if stores and found is not None and found.kind == Kind.OTHER and found.type_name is None \
                 and (found.length == 0 or found.element is not None):
             # A dict or list field filled by `self.d[k] = t`: its elements are those values.
@@ -917,7 +935,13 @@ class _Resolver:
                     return UNKNOWN  # a default, or a position hidden by `*args`
                 values.append((path, site.line, unpacked))
                 continue
-            values.append((path, site.line, self.eval(term, path, None)))
+            value = self.eval(term, path, None)
+            module = self.forward_calls.get(id(site)) if callee == "forward" else None
+            if module is not None and value.kind == Kind.DEVICE:
+                value = value.because(self.step(
+                    f"`self.{module[0]}(...)` calls an `nn.Module` (`{module[1]}`): it runs `forward` with "
+                    "the call's arguments", path, site.line))
+            values.append((path, site.line, value))
         if omitted and not values:
             return UNKNOWN
         values = [(p, line, v) for p, line, v in values if not v.none]  # a cycle's "nothing yet"
@@ -1013,8 +1037,58 @@ class _Resolver:
         sites = self.calls.get(fn.name, [])
         if not fn.bound:
             return [(p, c) for p, c in sites if c.starred or last < len(c.args) or _can_bind(c, required)]
-        return [(p, c) for p, c in sites if c.bound and (c.starred or last < len(c.args) or _can_bind(c, required))
-                and (c.self_owner is None or not self._elsewhere(c, fn))]
+        found = [(p, c) for p, c in sites if c.bound and (c.starred or last < len(c.args) or _can_bind(c, required))
+                 and (c.self_owner is None or not self._elsewhere(c, fn))]
+        if fn.name == "forward" and fn.owner in self.modules:
+            found += [(p, c) for p, c in self._module_calls().get(fn.owner, [])
+                      if c.starred or last < len(c.args) or _can_bind(c, required)]
+        return found
+
+    def _module_calls(self) -> Dict[str, List[Tuple[str, CallSite]]]:
+        """The calls `self.head(x)` of a field holding an instance of a project `nn.Module`
+        (`self.head = Head(...)`), by the class whose `forward` they run: `nn.Module.__call__`
+        runs `forward` with the call's arguments, so such a call passes them to its parameters
+        as `self.head.forward(x)` would (`forward_call` names the module for the evidence).
+        The field is read where `self` is: the class of the calling method or its nearest
+        project base that assigns it; a class with a method of the field's name is called
+        through the method instead.  Built once, on the first question about a `forward`."""
+        if self._forward_calls is not None:
+            return self._forward_calls
+        out: Dict[str, List[Tuple[str, CallSite]]] = {}
+        attrs = {a for defined in self.classes.values() for _, c in defined for a, t in c.fields
+                 if _constructed_module(t, self.modules)}
+        for attr in sorted(attrs):
+            for path, site in self.calls.get(attr, []):
+                caller = site.self_owner
+                if not site.bound or caller is None or self._has_method(caller, attr):
+                    continue
+                holder = self._assigning(caller, attr)
+                if holder is None:
+                    continue
+                held = {m for _, c in self.classes[holder] for a, t in c.fields if a == attr
+                        for m in _constructed_module(t, self.modules)}
+                for module in sorted(held):
+                    runner = self._forward_owner(module)
+                    if runner is not None:
+                        out.setdefault(runner, []).append((path, site))
+                        self.forward_calls[id(site)] = (attr, module)
+        self._forward_calls = out
+        return out
+
+    def _forward_owner(self, cls: str) -> Optional[str]:
+        """The project class whose `forward` an instance of `cls` runs: `cls`'s own, else its
+        nearest project base's (breadth first); None where no project class defines one."""
+        seen: Set[str] = set()
+        todo = [cls]
+        while todo and len(seen) < 20:
+            current = todo.pop(0)
+            if current in seen or current not in self.classes:
+                continue
+            seen.add(current)
+            if (current, "forward") in self.methods:
+                return current
+            todo.extend(b for _, c in self.classes[current] for b in c.bases)
+        return None
 
     def _elsewhere(self, site: CallSite, fn: FunctionSummary) -> bool:
         """`self.m(...)` in a method of a class X whose own or project bases' `m` answers it,
@@ -1425,6 +1499,16 @@ def _uncalled(value: Value) -> bool:
     return any(UNCALLED_NOTE in getattr(step, "message", "") for step in value.evidence)
 
 
+def _constructed_module(term: Term, modules: AbstractSet[str]) -> Set[str]:
+    """The project `nn.Module` classes a field's term constructs (`Head(...)`, `layers.Head(...)`,
+    either side of a join): calling the field runs their `forward`."""
+    tag = term[0]
+    if tag == "join":
+        return {m for part in term[1] for m in _constructed_module(part, modules)}
+    name = term[1] if tag == "call" else term[2] if tag == "mcall" and len(term) > 2 else None
+    return {name} if isinstance(name, str) and name in modules else set()
+
+
 def _module_classes(classes: Mapping[str, List[Tuple[str, ClassSummary]]]) -> FrozenSet[str]:
     """Project classes deriving from `nn.Module` (a base named `Module`), directly or through
     other project classes."""
@@ -1642,6 +1726,7 @@ def wanted_callees(summaries: Sequence[FileSummary]) -> FrozenSet[str]:
         out.update(_moved_to_callees(summary))
     out.update(_loader_callees(summaries))
     out.update(_base_classes(summaries))
+    out.update(_module_field_callees(summaries))
     return frozenset(out)
 
 
@@ -1654,13 +1739,23 @@ def read_callees(summaries: Iterable[FileSummary]) -> FrozenSet[str]:
     the same facts as keeping all (`summary.calls_from_json`, `ProjectIndex.facts`): a site
     of any other name is never read.  Keep it in step with the readers of `self.calls`."""
     out: Set[str] = set()
+    summaries = list(summaries)
     for summary in summaries:
         out.update(c.name for c in summary.classes)
         for fn in summary.functions:
             out.add(fn.name)
             for term in fn.returns:
                 out.update(name for name, _ in _called_names(term))
+    out.update(_module_field_callees(summaries))
     return frozenset(out)
+
+
+def _module_field_callees(summaries: Sequence[FileSummary]) -> Set[str]:
+    """The fields that hold a constructed project class (`self.head = Head(...)`): a call
+    `self.head(x)` of one that is an `nn.Module` runs its `forward` (`_Resolver._module_calls`)."""
+    names = {c.name for summary in summaries for c in summary.classes}
+    return {a for summary in summaries for c in summary.classes for a, t in c.fields
+            if _constructed_module(t, names)}
 
 
 def _parameter_callees(summary: FileSummary) -> Set[str]:
@@ -1852,7 +1947,18 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                     passed_through=resolver.passed_through,
                     built_on_device=built, moved=moved, constants=constants, module_names=module_names,
                     passed_numbers=passed_numbers, construction_calls=construction_calls,
-                    own_returns=own_returns, split_returns=split_returns)
+                    own_returns=own_returns, split_returns=split_returns,
+                    empty_lists=_empty_lists(resolver.classes))
+
+
+def _empty_lists(classes: Mapping[str, List[Tuple[str, ClassSummary]]]) -> FrozenSet[Tuple[str, str]]:
+    """`Resolved.empty_lists`: the fields a class sets to `[]` that it never grows, unless
+    another definition of the class's name grows its own."""
+    empty = {(name, a) for name, defined in classes.items() for _, c in defined for a, t in c.fields
+             if t[0] == EMPTY_LIST}
+    grown = {(name, a) for name, defined in classes.items() for _, c in defined for a, t in c.fields
+             if t == EMPTY_DISPLAY}
+    return frozenset(empty - grown)
 
 
 def _constants(summaries: Sequence[FileSummary]) -> Tuple[Dict[str, Dict[str, Value]], FrozenSet[str]]:
@@ -2012,6 +2118,7 @@ def fingerprint_of(resolved: Resolved) -> str:
     for module, bound in sorted(resolved.constants.items()):
         for name, value in sorted(bound.items()):
             digest.update(f"const:{module}.{name}={_describe(value)}\n".encode("utf-8", "surrogateescape"))
+    digest.update(("empty:" + ",".join(f"{c}.{a}" for c, a in sorted(resolved.empty_lists))).encode("utf-8", "surrogateescape"))
     # Module names come from file paths, which may hold undecodable bytes (surrogates).
     digest.update(("module_names:" + ",".join(sorted(resolved.module_names))).encode("utf-8", "surrogateescape"))
     return digest.hexdigest()[:16]

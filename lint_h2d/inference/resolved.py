@@ -167,6 +167,10 @@ class Resolved:
     # in one of them binds to its own global, not to the join `returns` holds (`own_return`).
     split_returns: Mapping[str, FrozenSet[str]] = _field(default_factory=dict)
     own_returns: Mapping[str, Value] = _field(default_factory=dict)
+    # (class, field) whose `self.x = []` no method of the class grows (`summary._grown_fields`):
+    # an item store into that empty list raises, so the walk reads the assignment as it reads
+    # `self.x = None`, adding no value next to the field's others.
+    empty_lists: FrozenSet[Tuple[str, str]] = frozenset()
 
     def _inherited(self, cls: str, own: Callable[[str], Optional[Value]]) -> Optional[Value]:
         """`own(name)` of `cls` or, breadth-first, of its project base classes (a class

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field, replace
-from typing import AbstractSet, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
@@ -723,7 +723,16 @@ class _Walker:
                 # so a write into the field is a write into what the other methods put there.
                 and not (isinstance(source, cst.Name) and source.value == "None")
             ):
-                self.on_self_assign(target.attr.value, value)
+                recorded = value
+                if isinstance(source, cst.List) and not source.elements \
+                        and (self.base.self_class, target.attr.value) in self.base.project.empty_lists:
+                    # `self.counts = []` that the class never grows: an item store into it
+                    # raises `IndexError` as one into None does (`Resolved.empty_lists`); `None`
+                    # with the step, which the class's collection keeps apart (`empties`).
+                    recorded = NONE.because(LocalStep(
+                        f"`self.{target.attr.value} = []` is never grown: an item store into it raises "
+                        "`IndexError`, so one that copies writes into the field's other values", target))
+                self.on_self_assign(target.attr.value, recorded)
             dotted = dotted_name(target)
             if dotted is not None and not dotted.startswith(f"{self.base.self_name}."):
                 # `args.gpu = [0, 1]`: direct evidence about this object on this path.
@@ -1238,6 +1247,9 @@ class ModuleWalker:
         def facts_of(method: cst.FunctionDef) -> Facts:
             return built_facts.get(id(method), outer)
 
+        # Fields set to an empty list the class never grows: the step saying so, added to a
+        # device value the other assignments give (an item store into `[]` raises).
+        empties: Dict[str, Tuple[Any, ...]] = {}
         for round_ in range(5):
             collected: Dict[str, Value] = {}
             seen: Dict[str, Set[Kind]] = {}
@@ -1246,6 +1258,9 @@ class ModuleWalker:
 
             def record(attr: str, value: Value, collected: Dict[str, Value] = collected,
                        seen: Dict[str, Set[Kind]] = seen, devices: Dict[str, Value] = devices) -> None:
+                if value.none:
+                    empties.setdefault(attr, value.evidence)  # `self.x = []` never grown
+                    return
                 value = replace(value, origin=Origin.SELF, root=None, path=None)
                 collected[attr] = join(collected[attr], value) if attr in collected else value
                 seen.setdefault(attr, set()).add(value.kind)
@@ -1275,6 +1290,9 @@ class ModuleWalker:
             # round assumes nothing: the plain second pass).
             assumed = {} if round_ >= 3 else {a: v for a, v in assumed.items() if a not in refuted}
             attributes = first
+        for attr, steps in empties.items():
+            if attr in attributes and attributes[attr].kind == Kind.DEVICE:
+                attributes[attr] = attributes[attr].because(*steps)
         attributes.update(_declared_numbers(methods, attributes, seen, outer))
         attributes.update(_default_device_fields(cls.name.value, attributes, outer))
         # Moved to the accelerator after construction: its buffers and parameters are there

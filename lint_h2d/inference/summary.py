@@ -31,6 +31,12 @@ UNK: Term = ("unk",)
 _TENSOR: Term = ("tensor", None)  # an annotation `torch.Tensor`
 SCALAR: Term = ("scalar",)
 OTHER: Term = ("other",)
+# `self.x = []` where no method of the class may grow the list (`_grown_fields`): the tag of
+# an `(EMPTY_LIST, line)` term.  An item store into it raises `IndexError`, so a store that
+# copies writes into another value of the field (`project._Resolver._field` reads it as `None`
+# is read).  A grown one is the term of any empty display, `EMPTY_DISPLAY`.
+EMPTY_LIST = "emptylist"
+EMPTY_DISPLAY: Term = ("list", ("none",))
 # Device types that name an accelerator (ROCm tensors report `cuda`).
 _ACCELERATOR_TYPES = frozenset({"cuda", "xpu", "hpu", "npu", "mps"})
 # A device specification (`"cpu"`, `"cuda:0"`, `torch.device("cpu")`): ("place", "cpu" |
@@ -527,6 +533,10 @@ class _Builder:
                 if _PROPERTIES & {_last_name(d) for d in stmt.decorator_list}:
                     # `obj.name` of a `@property` is what the method returns.
                     fields.append((stmt.name, ("ret", node.name, stmt.name)))
+        empty = {a for a, t in fields if t[0] == EMPTY_LIST}
+        if empty:
+            grown = _grown_fields(node, empty)
+            fields = [(a, EMPTY_DISPLAY if t[0] == EMPTY_LIST and a in grown else t) for a, t in fields]
         bases = tuple(_last_name(b) for b in node.bases if _last_name(b))
         self.classes.append(ClassSummary(node.name, node.lineno, bases, tuple(fields), tuple(constructs),
                                          _positional_fields(node)))
@@ -636,7 +646,7 @@ class _Builder:
             for t, v in pairs:
                 if isinstance(t, ast.Attribute) and _is_name(t.value, self_name) and v is not None \
                         and not _is_none(v):
-                    term = self.term(v, scope)
+                    term = (EMPTY_LIST, v.lineno) if isinstance(v, ast.List) and not v.elts else self.term(v, scope)
                     fields.append((t.attr, term))
                     if scope.in_init and term[0] == "call":
                         constructs.append(term[1])
@@ -2067,6 +2077,56 @@ def _grown(expr: ast.expr, env: Dict[str, List[ast.expr]], declared: Set[str]) -
 
 # Methods that change a list or a dict in place: a display one of them is called on is no
 # constant (`IDS.update(other)`).
+# What may make `self.x = []` hold elements (`_grown_fields`): the list methods that add
+# some, and the builtins that only read their argument (`len(self.x)` grows nothing).
+_LIST_GROWERS = frozenset({"append", "extend", "insert", "__setitem__", "__iadd__", "__imul__"})
+_READING_BUILTINS = frozenset({"len", "isinstance", "print", "str", "repr", "bool", "enumerate", "zip",
+                               "any", "all", "iter", "reversed"})
+# Parents under which `self.x` is only read (compared, combined into a new value, tested).
+_READING_PARENTS = (ast.Compare, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.If, ast.While, ast.Assert,
+                    ast.FormattedValue, ast.Delete)
+
+
+def _grown_fields(node: ast.ClassDef, attrs: AbstractSet[str]) -> Set[str]:
+    """Of `attrs`, the fields a method of the class `node` may add elements to: `self.x.append(v)`
+    (`extend`, `insert`, ...), `self.x += ys`, `self.x[a:b] = ys`, or any use that hands the
+    list itself on (`ys = self.x`, `f(self.x)`, `return self.x`), after which other code may
+    grow it.  Reading it (`self.x[i]`, `len(self.x)`, `for v in self.x`, `self.x == []`) and
+    rebinding it (`self.x = t`) grow nothing."""
+    grown: Set[str] = set()
+    for method in node.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        positional = method.args.posonlyargs + method.args.args
+        if not positional:
+            continue
+        self_name = positional[0].arg
+        for parent in ast.walk(method):
+            for child in ast.iter_child_nodes(parent):
+                if isinstance(child, ast.Attribute) and child.attr in attrs and child.attr not in grown \
+                        and _is_name(child.value, self_name) and _grows(parent, child):
+                    grown.add(child.attr)
+    return grown
+
+
+def _grows(parent: ast.AST, child: ast.Attribute) -> bool:
+    """Whether `child` (`self.x`) under `parent` may add elements to the list it holds."""
+    if isinstance(parent, ast.Attribute):
+        return parent.attr in _LIST_GROWERS  # `self.x.append`; `self.x.shape` reads
+    if isinstance(parent, ast.Subscript):
+        return isinstance(parent.ctx, ast.Store) and isinstance(parent.slice, ast.Slice)
+    if isinstance(parent, ast.AugAssign):
+        return parent.target is child
+    if isinstance(parent, (ast.Assign, ast.AnnAssign)):
+        return parent.value is child  # a target is rebound; the value is handed on
+    if isinstance(parent, (ast.For, ast.AsyncFor, ast.comprehension)):
+        return parent.iter is not child
+    if isinstance(parent, ast.Call):
+        return not (isinstance(parent.func, ast.Name) and parent.func.id in _READING_BUILTINS
+                    and child in parent.args)
+    return not isinstance(parent, _READING_PARENTS)
+
+
 _MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "pop", "popitem", "clear",
                        "remove", "sort", "reverse", "__setitem__"})
 
