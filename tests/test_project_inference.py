@@ -126,7 +126,7 @@ def test_vllm_loader_convention_names_the_loader_and_gives_no_safe_fix(results: 
                         "`vllm_config`) under `with torch.device(load_device)` "
                         "(vllm/model_executor/model_loader/base_loader.py)")
     sub = _evidence(results, "vllm_models.py", 17)
-    assert sub[1].startswith("vllm_models.py:22: `CodecHead` is constructed in `TalkerForGeneration.__init__`; ")
+    assert sub[1].startswith("vllm_models.py:22: `CodecHead` is constructed by `TalkerForGeneration.__init__` (in its body or a function it calls); ")
     called = _evidence(results, "vllm_models.py", 49)
     assert called[1].startswith("vllm_models.py:22: `_suppressed_tokens` is called by `TalkerForGeneration.__init__`; "
                                 "vLLM's model loader constructs")

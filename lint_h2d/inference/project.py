@@ -1453,7 +1453,7 @@ class _BuiltOn:
         if self.loader is not None:
             root, words = self.loader
             built = f"{words} under `{self.how}`: `{root}` is {PROJECT_LOADER_NOTE}"
-            return EvidenceStep(built if cls == root else f"`{cls}` is constructed in `{root}.__init__`; {built}",
+            return EvidenceStep(built if cls == root else f"`{cls}` is constructed by `{root}.__init__` (in its body or a function it calls); {built}",
                                 self.path, self.line, kind=EvidenceKind.CONVENTION)
         if self.via is not None:
             root, hops = self.via

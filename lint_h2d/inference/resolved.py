@@ -69,7 +69,7 @@ def vllm_loader_message(cls: str, root: str) -> str:
     """The evidence step of a class vLLM's model loader builds on the accelerator: the model
     class `root` itself (its `__init__` takes `vllm_config`), or a class its `__init__` builds."""
     built = f"vLLM's model loader constructs `{root}` (keyword `vllm_config`) {VLLM_LOADER_NOTE}"
-    return built if cls == root else f"`{cls}` is constructed in `{root}.__init__`; {built}"
+    return built if cls == root else f"`{cls}` is constructed by `{root}.__init__` (in its body or a function it calls); {built}"
 
 
 def rests_on_module_output(evidence: Tuple[object, ...]) -> bool:
