@@ -415,10 +415,11 @@ def other():
 
 
 def test_a_field_only_the_class_walk_tells_keeps_its_method() -> None:
-    """`Holder.buf` is a device tensor only by the keywords of `klass(...)` in a classmethod,
-    `Looper.buf` only by a `for` target in `fill`: neither is known to the project's facts, so
-    stubbing `make` or `fill` would find the file clean (each was checked: with `_may_record`
-    answering False both writes are lost).  Both are kept; `describe` is stubbed."""
+    """`Holder.buf` is a device tensor by the keywords of `klass(...)` in a classmethod,
+    `Looper.buf` by a `for` target in `fill`: what the writes read there is the class walk's
+    own record of the fields (for `Holder`, over its `buf: torch.Tensor` annotation), so
+    stubbing `make` or `fill` would find each file clean (checked: with `_may_record` answering
+    False this test fails).  Both are kept; `describe` is stubbed."""
     stubbed = _stub(FIELD_ONLY_THE_WALK_TELLS, ["H2D001"])
     assert "klass(buf=" in stubbed and "for self.buf in" in stubbed
     assert 'return "holder"' not in stubbed
