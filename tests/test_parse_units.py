@@ -311,3 +311,177 @@ def test_a_file_with_one_class_may_be_stubbed() -> None:
 
     assert may_stub(CLASS_SOURCE)
     assert not may_stub("class A:\n    def only(self):\n        pass\n")
+
+
+# -- adversarial review (rev14): the shapes the stub must survive -------------------------------
+#
+# Each text holds a unit the stub empties *before* the writer of a device tensor (so a stub that
+# emptied the wrong rows would blank or break the writer) and the writer itself: the stub must
+# parse, keep every line it does not empty verbatim and in place, and still find the write.
+
+_ODD_HEAD = 'import torch\nBUF = torch.zeros(4, device="cuda")\n\n\n'
+_ODD_WRITER = "\n\ndef writes(n):\n    BUF[0] = 1\n"
+ODD_UNITS = {
+    "crlf": "def a():\r\n    x = 1\r\n    return x\r\n\r\n",
+    "lone-cr": "def a():\r    x = 1\r    return x\r\r",
+    "u2028-in-string": 'def a():\n    s = "x\u2028y"\n    return s\n\n',
+    "u2029-in-comment": "def a():\n    # one\u2029two\n    return 1\n\n",
+    "x85-in-comment": "def a():\n    # c\x85 more\n    return 1\n\n",
+    "vt-in-string": 'def a():\n    s = "\x0b\x1c"\n    return s\n\n',
+    "tabs": "def a():\n\tx = 1\n\treturn x\n\n",
+    "continued-line": "def a():\n    x = 1 + \\\n        2\n    return x\n\n",
+    "continued-header": "def a(): \\\n    return 1\n\n",
+    "comment-between-decorator-and-def": "@deco\n# comment\ndef a():\n    return 1\n\n",
+    "docstring-only": 'def a():\n    """doc\n    more"""\n\n',
+    "async": "async def a():\n    await x\n    return 1\n\n",
+    "match": "def a(v):\n    match v:\n        case [t, *_]:\n            return t\n    return 0\n\n",
+    "walrus": "def a(v):\n    if (n := len(v)) > 1:\n        return n\n\n",
+    "global": "def a():\n    global BUF\n    BUF = [0]\n\n",
+    "nonlocal": "def a():\n    y = 1\n    def b():\n        nonlocal y\n        y = 2\n    return b\n\n",
+    "semicolons": "def a():\n    x = 1; y = 2\n    return x\n\n",
+    "wide-header": 'def a(x="日本"): \\\n    return 1\n\n',
+    "class-statements-between-defs": "class A:\n    X = 1\n    def m(self):\n        return 1\n    Y = m\n"
+                                     "    def n(self):\n        return 2\n    Z = property(n)\n\n",
+    "decorated-first-method": "class A:\n    @staticmethod\n    # c\n    def m():\n        return 1\n\n"
+                              "    def n(self):\n        return 2\n\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ODD_UNITS))
+def test_odd_text_is_stubbed_in_place_and_keeps_the_finding(name: str) -> None:
+    """CR, CRLF, U+2028/U+2029/\\x85/\\v in strings and comments (which `str.splitlines` would
+    count as line breaks, CPython does not), tabs, continuations, one decorator's comment,
+    `async`, `match`, walrus, `global`/`nonlocal`: rows are Python's, the stub parses, the rows
+    it keeps are the file's, and the writer's finding is the stubbed pass's too."""
+    from fixers.edits import split_lines
+
+    text = _ODD_HEAD + ODD_UNITS[name] + _ODD_WRITER
+    stubbed = _stub(text, ["H2D001"])
+    assert stubbed != text
+    tree = ast.parse(stubbed)
+    cst.parse_module(stubbed)
+    units = [s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    assert [u.name for u in units][-1] == "writes"
+    assert all(len(u.body) == 1 and isinstance(u.body[0], ast.Pass) for u in units[:-1])
+    old, new = split_lines(text, keepends=True), split_lines(stubbed, keepends=True)
+    assert len(old) == len(new)
+    changed = [(a, b) for a, b in zip(old, new) if a != b]
+    assert changed and all(b.strip() in ("", "pass") for _, b in changed)
+    assert all(a[len(a.rstrip("\r\n")):] == b[len(b.rstrip("\r\n")):] for a, b in changed)
+    assert "    BUF[0] = 1" in new[-1]
+    engine = _engine(text)
+    rules = [r for r in engine.rules_for("case.py") if r.code == "H2D001"]
+    _, may_find = engine._may_find("case.py", text, ast.parse(text), rules)
+    assert may_find
+    assert [(f.code, f.location.row) for f in engine.analyze("case.py", text)] == [("H2D001", len(old))]
+
+
+FIELD_ONLY_THE_WALK_TELLS = """\
+import dataclasses
+
+import torch
+
+
+@dataclasses.dataclass
+class Holder:
+    buf: torch.Tensor
+
+    @classmethod
+    def make(klass, n):
+        return klass(buf=torch.zeros(n, device="cuda"))
+
+    def describe(self):
+        return "holder"
+
+    def write(self):
+        self.buf[0] = 1
+
+
+class Looper:
+    def __init__(self):
+        self.n = 4
+
+    def fill(self):
+        for self.buf in [torch.zeros(self.n, device="cuda")]:
+            pass
+
+    def write(self):
+        self.buf[0] = 1
+
+
+def other():
+    return 1
+"""
+
+
+def test_a_field_only_the_class_walk_tells_keeps_its_method() -> None:
+    """`Holder.buf` is a device tensor by the keywords of `klass(...)` in a classmethod,
+    `Looper.buf` by a `for` target in `fill`: what the writes read there is the class walk's
+    own record of the fields (for `Holder`, over its `buf: torch.Tensor` annotation), so
+    stubbing `make` or `fill` would find each file clean (checked: with `_may_record` answering
+    False this test fails).  Both are kept; `describe` is stubbed."""
+    stubbed = _stub(FIELD_ONLY_THE_WALK_TELLS, ["H2D001"])
+    assert "klass(buf=" in stubbed and "for self.buf in" in stubbed
+    assert 'return "holder"' not in stubbed
+    engine = _engine(FIELD_ONLY_THE_WALK_TELLS)
+    found = [(f.code, f.location.row) for f in engine.analyze("case.py", FIELD_ONLY_THE_WALK_TELLS)]
+    assert found == [("H2D001", 18), ("H2D001", 30)]
+    first = FIELD_ONLY_THE_WALK_TELLS.index("self.buf[0] = 1")
+    last = FIELD_ONLY_THE_WALK_TELLS.rindex("self.buf[0] = 1")
+    looper_only = FIELD_ONLY_THE_WALK_TELLS[:first] + "pass" + FIELD_ONLY_THE_WALK_TELLS[first + 15:]
+    holder_only = FIELD_ONLY_THE_WALK_TELLS[:last] + "pass" + FIELD_ONLY_THE_WALK_TELLS[last + 15:]
+    for name, text in (("Holder", holder_only), ("Looper", looper_only)):
+        engine = _engine(text)
+        assert [f.code for f in engine.analyze("case.py", text)] == ["H2D001"], name
+        rules = [r for r in engine.rules_for("case.py") if r.code == "H2D001"]
+        _, may_find = engine._may_find("case.py", text, ast.parse(text), rules)
+        assert may_find, name
+
+
+RETURNED_BY_A_STUBBED_METHOD = """\
+import torch
+
+
+class Runner:
+    def scratch(self):
+        return torch.zeros(4, device="cuda")
+
+    @property
+    def table(self):
+        return torch.zeros(4, device="cuda")
+
+    @staticmethod
+    def make():
+        return torch.zeros(4, device="cuda")
+
+    def write(self):
+        b = self.scratch()
+        b[0] = 1
+        self.table[0] = 1
+        c = Runner.make()
+        c[0] = 1
+
+
+def other():
+    return 1
+"""
+
+
+def test_what_a_stubbed_method_returns_still_reaches_a_kept_method() -> None:
+    """A method, a property and a staticmethod returning device tensors: none assigns a field,
+    so all three are stubbed, yet each write through them is found by the stubbed pass, since
+    what a call returns comes from the project's facts (built from the whole text), not from
+    the walk of the callee's body."""
+    text = RETURNED_BY_A_STUBBED_METHOD
+    stubbed = _stub(text, ["H2D001"])
+    assert 'return torch.zeros(4, device="cuda")' not in stubbed
+    engine = _engine(text)
+    rules = [r for r in engine.rules_for("case.py") if r.code == "H2D001"]
+    rows = [18, 19, 21]
+    assert [(f.code, f.location.row) for f in engine.analyze("case.py", text)] == [("H2D001", r) for r in rows]
+    lines = text.split("\n")
+    for keep in rows:  # each write alone still sends the file to the whole parse
+        only = "\n".join(line if i + 1 == keep or not line.strip().endswith("] = 1") else
+                         line.replace("[0] = 1", "[0:2] = 1") for i, line in enumerate(lines))
+        _, may_find = _engine(only)._may_find("case.py", only, ast.parse(only), rules)
+        assert may_find, keep
