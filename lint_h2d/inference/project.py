@@ -12,7 +12,7 @@ import hashlib
 import re
 from functools import cached_property, lru_cache
 from dataclasses import dataclass, replace
-from typing import AbstractSet, Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from fixers.edits import split_lines
 from lint_h2d.inference.scope import ModuleFacts
@@ -505,14 +505,20 @@ class _Resolver:
     def _assigning(self, cls: str, attr: str) -> Optional[str]:
         """`cls`, or its nearest project base (breadth first), that assigns `attr` outright; an
         augmented assignment (`self.attr += v`, an `aug` term) adds to a field, it declares none."""
+        return self._nearest(cls, lambda current: any(
+            a == attr and t[0] != "aug" for _, c in self.classes[current] for a, t in c.fields))
+
+    def _nearest(self, cls: str, holds: Callable[[str], bool], limit: Optional[int] = None) -> Optional[str]:
+        """`cls`, or its nearest project base (breadth first), for which `holds`; None when none
+        does (or, with `limit`, none of the first `limit` classes visited)."""
         seen: Set[str] = set()
         todo = [cls]
-        while todo:
+        while todo and (limit is None or len(seen) < limit):
             current = todo.pop(0)
             if current in seen or current not in self.classes:
                 continue
             seen.add(current)
-            if any(a == attr and t[0] != "aug" for _, c in self.classes[current] for a, t in c.fields):
+            if holds(current):
                 return current
             todo.extend(b for _, c in self.classes[current] for b in c.bases)
         return None
@@ -1078,17 +1084,7 @@ class _Resolver:
     def _forward_owner(self, cls: str) -> Optional[str]:
         """The project class whose `forward` an instance of `cls` runs: `cls`'s own, else its
         nearest project base's (breadth first); None where no project class defines one."""
-        seen: Set[str] = set()
-        todo = [cls]
-        while todo and len(seen) < 20:
-            current = todo.pop(0)
-            if current in seen or current not in self.classes:
-                continue
-            seen.add(current)
-            if (current, "forward") in self.methods:
-                return current
-            todo.extend(b for _, c in self.classes[current] for b in c.bases)
-        return None
+        return self._nearest(cls, lambda current: (current, "forward") in self.methods, limit=20)
 
     def _elsewhere(self, site: CallSite, fn: FunctionSummary) -> bool:
         """`self.m(...)` in a method of a class X whose own or project bases' `m` answers it,

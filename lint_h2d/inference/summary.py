@@ -2075,8 +2075,6 @@ def _grown(expr: ast.expr, env: Dict[str, List[ast.expr]], declared: Set[str]) -
         env[name].append(args[0] if isinstance(args[0], (ast.List, ast.Tuple)) else ast.Constant(value=...))
 
 
-# Methods that change a list or a dict in place: a display one of them is called on is no
-# constant (`IDS.update(other)`).
 # What may make `self.x = []` hold elements (`_grown_fields`): the list methods that add
 # some, and the builtins that only read their argument (`len(self.x)` grows nothing).
 _LIST_GROWERS = frozenset({"append", "extend", "insert", "__setitem__", "__iadd__", "__imul__"})
@@ -2127,6 +2125,8 @@ def _grows(parent: ast.AST, child: ast.Attribute) -> bool:
     return not isinstance(parent, _READING_PARENTS)
 
 
+# Methods that change a list or a dict in place: a display one of them is called on is no
+# constant (`IDS.update(other)`).
 _MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "pop", "popitem", "clear",
                        "remove", "sort", "reverse", "__setitem__"})
 
