@@ -128,6 +128,7 @@ from lint_h2d.inference.resolved import (  # noqa: E402
     module_dotted,
     module_step_message,
     compute_logits_message,
+    empty_list_message,
     sampling_hook_message,
     vllm_loader_message,
 )
@@ -738,9 +739,7 @@ class _Resolver:
         if empty and found is None:
             found = self.eval(EMPTY_DISPLAY, empty[0][0], owner)  # only `[]`: an empty list
         elif empty and found is not None and found.kind == Kind.DEVICE:
-            found = found.because(self.step(
-                f"`self.{attr} = []` is never grown: an item store into it raises `IndexError`, "
-                "so one that copies writes into the field's other values", *empty[0]))
+            found = found.because(self.step(empty_list_message(attr), *empty[0]))
         if stores and found is not None and found.kind == Kind.OTHER and found.type_name is None \
                 and (found.length == 0 or found.element is not None):
             # A dict or list field filled by `self.d[k] = t`: its elements are those values.

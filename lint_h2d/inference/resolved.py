@@ -65,6 +65,13 @@ def compute_logits_message() -> str:
     return f"`super().compute_logits(...)`: {COMPUTE_LOGITS_NOTE}"
 
 
+def empty_list_message(attr: str) -> str:
+    """The evidence step of a field set to `[]` that its class never grows (`Resolved.empty_lists`),
+    worded once for the walk and the resolver."""
+    return (f"`self.{attr} = []` is never grown: an item store into it raises `IndexError`, "
+            "so one that copies writes into the field's other values")
+
+
 def vllm_loader_message(cls: str, root: str) -> str:
     """The evidence step of a class vLLM's model loader builds on the accelerator: the model
     class `root` itself (its `__init__` takes `vllm_config`), or a class its `__init__` builds."""

@@ -33,7 +33,7 @@ from lint_h2d.inference.expressions import (
 )
 from lint_h2d.findings import EvidenceStep
 from lint_h2d.inference.names import LayeredNames, Names, copy_names, join_names, layer
-from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, Resolved, module_dotted, param_key,
+from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, Resolved, empty_list_message, module_dotted, param_key,
                                         passed_through_message, sampling_hook_message, uncalled_message)
 from lint_h2d.inference.summary import sampling_hook
 from lint_h2d.inference.usage import RangeBounds
@@ -729,9 +729,7 @@ class _Walker:
                     # `self.counts = []` that the class never grows: an item store into it
                     # raises `IndexError` as one into None does (`Resolved.empty_lists`); `None`
                     # with the step, which the class's collection keeps apart (`empties`).
-                    recorded = NONE.because(LocalStep(
-                        f"`self.{target.attr.value} = []` is never grown: an item store into it raises "
-                        "`IndexError`, so one that copies writes into the field's other values", target))
+                    recorded = NONE.because(LocalStep(empty_list_message(target.attr.value), target))
                 self.on_self_assign(target.attr.value, recorded)
             dotted = dotted_name(target)
             if dotted is not None and not dotted.startswith(f"{self.base.self_name}."):
