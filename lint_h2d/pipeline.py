@@ -272,16 +272,20 @@ def summary_and_verdict(path: str, text: str, capture_functions: Optional[Sequen
     from lint_h2d.inference.summary import FileSummary, summarize_tree
     from lint_h2d.parse_chunks import parse_python  # in chunks: a fraction of a long file's peak
 
+    # The summary is named by the absolute path, as the index names it: the resolved facts
+    # (their evidence, and so the findings cache's key) must not depend on how the command
+    # line spelled the path, nor on whether the facts came from this run or from the index.
+    key = _key(path)
     try:
         tree = parse_python(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return FileSummary(path), None  # as `summary.summarize`; the analysis reports it
+        return FileSummary(key), None  # as `summary.summarize`; the analysis reports it
     verdict = None
     if capture_functions is not None:
         from lint_h2d.prefilter import tree_verdict
 
         verdict = tree_verdict(tree, text, capture_functions)
-    return summarize_tree(path, tree), verdict
+    return summarize_tree(key, tree), verdict
 
 
 def _summarize_job(job: Tuple[str, str, Optional[Sequence[str]]]) -> Tuple[bytes, bytes, Optional[TreeVerdict]]:

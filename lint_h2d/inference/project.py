@@ -1824,7 +1824,13 @@ API_NAMES = frozenset({
 
 
 def resolve(summaries: Sequence[FileSummary]) -> Resolved:
-    """Every class field, return and parameter fact of the project, resolved together."""
+    """Every class field, return and parameter fact of the project, resolved together.
+
+    The summaries are taken in the order of their paths, whatever order they come in: where
+    two files define the same name, which definition comes first decides some facts, and the
+    order a cold run's workers hand the summaries back in is not the project index's (nor one
+    command line's the next's)."""
+    summaries = sorted(summaries, key=lambda s: s.path)
     resolver = _Resolver(summaries)
     fields: Dict[str, Dict[str, Value]] = {}
     classes: Dict[str, Tuple[str, int]] = {}
