@@ -410,3 +410,60 @@ def test_packed_facts_read_back_whole(tmp_path: Path) -> None:
     row = project_index._packed_row(str(path))
     assert row is not None and isinstance(row[5], list) and len(row[5]) == 2
     assert project_index.unpacked_facts(row[5]) == project_index.file_facts(str(path), path.read_bytes())
+
+
+_TWIN_A = """
+import torch
+
+class BaseA:
+    pass
+
+class Pool(BaseA):
+    def __init__(self, n):
+        self.write_pos = torch.zeros(n, device="cuda")
+"""
+_TWIN_B = """
+import torch
+
+class BaseB:
+    pass
+
+class Pool(BaseB):
+    def __init__(self, n):
+        self.write_pos = torch.zeros(n)
+        self.extra = torch.zeros(n, device="cuda")
+"""
+
+
+def test_the_facts_do_not_depend_on_the_order_of_the_summaries(tmp_path: Path) -> None:
+    """Two files define a class of one name: which definition comes first decides some
+    facts.  A cold run resolved the summaries in the order its workers returned them, the
+    project index in its rows' order, so the same project gave two fingerprints (the
+    findings cache's key): the first edit after a cold scan analysed every file again.  The
+    resolver takes them in the order of their paths."""
+    from lint_h2d.inference.project import fingerprint_of, resolve
+    from lint_h2d.pipeline import summary_and_verdict
+
+    (tmp_path / "a.py").write_text(_TWIN_A)
+    (tmp_path / "b.py").write_text(_TWIN_B)
+    summaries = [summary_and_verdict(str(tmp_path / n), (tmp_path / n).read_text())[0] for n in ("a.py", "b.py")]
+    forward, backward = resolve(summaries), resolve(summaries[::-1])
+    assert forward.bases["Pool"] == backward.bases["Pool"] == ("BaseA", "BaseB")
+    assert forward.fields == backward.fields
+    assert fingerprint_of(forward) == fingerprint_of(backward)
+
+
+def test_the_facts_do_not_depend_on_how_a_path_is_spelled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A summary is named by its absolute path, as the project index names it: a run given
+    `pkg/a.py` and one given its absolute path (or reading it from the index) resolve to the
+    same facts and the same fingerprint (evidence steps carry the path)."""
+    from lint_h2d.inference.project import fingerprint_of, resolve
+    from lint_h2d.pipeline import summary_and_verdict
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "a.py").write_text(_TWIN_A)
+    monkeypatch.chdir(tmp_path)
+    relative = summary_and_verdict("pkg/a.py", _TWIN_A)[0]
+    absolute = summary_and_verdict(str(tmp_path / "pkg" / "a.py"), _TWIN_A)[0]
+    assert relative.path == absolute.path == str(tmp_path / "pkg" / "a.py")
+    assert fingerprint_of(resolve([relative])) == fingerprint_of(resolve([absolute]))
