@@ -18,11 +18,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from lint_h2d import __version__
 from lint_h2d.code_id import code_id
@@ -67,6 +68,10 @@ class Cache:
         if not isinstance(data, dict) or data.get("key") != self.key or not isinstance(data.get("files"), dict):
             return
         self.entries = data["files"]
+        try:  # used: the pruning of other runs (`prune`) keeps the files used last
+            os.utime(self.file)
+        except OSError:
+            pass
 
     def lookup(self, path: str) -> Optional[List[Finding]]:
         """The findings of `path` if its stat proves it unchanged since they were recorded
@@ -129,6 +134,42 @@ class Cache:
     def save(self) -> None:
         if self.dirty:
             save_json(self.file, {"key": self.key, "files": self.entries})
+            prune(self.folder, self.file)
+
+
+#: Findings-cache files kept in a cache folder: the ones used last.
+KEEP_FILES = 8
+_CACHE_FILE = re.compile(r"[^/\\]+-[0-9a-f]{24}\.json")
+
+
+def prune(folder: Path, current: Path) -> None:
+    """Delete all but the `KEEP_FILES` findings-cache files used last (each run that reads
+    one touches it), and temp files a killed run left over an hour ago.
+
+    Why: a change of the project's facts, the settings or the tool starts a new file (the key
+    is in its name); without pruning, a cache folder kept a file per such change (about 1 MB
+    each on vLLM) for as long as it lived.  A run that still wanted a deleted file analyses its
+    files again: slower, never wrong."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    used: List[Tuple[float, Path]] = []
+    stale_before = time.time() - 3600
+    for name in names:
+        target = folder / name
+        try:
+            if _CACHE_FILE.fullmatch(name) and not name.startswith("project-index-") and target != current:
+                used.append((target.stat().st_mtime, target))
+            elif name.endswith(".tmp") and name.startswith(".") and target.stat().st_mtime < stale_before:
+                target.unlink()
+        except OSError:
+            pass
+    for _, target in sorted(used, reverse=True)[KEEP_FILES - 1:]:
+        try:
+            target.unlink()
+        except OSError:
+            pass
 
 
 def _trusted(entry: Dict[str, Any]) -> bool:

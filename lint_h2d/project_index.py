@@ -34,7 +34,7 @@ import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from lint_h2d import __version__
 from lint_h2d.cache import RACY_NS, save_json
@@ -338,6 +338,31 @@ def _facts_file(index_file: Path, path: str, digest: str) -> Path:
     return facts_folder(index_file) / f"{name}.json"
 
 
+def prune_facts(index_file: Path, rows: Mapping[str, Sequence[Any]]) -> None:
+    """Delete the facts files that no row of the index names (earlier contents of its files,
+    files since removed) and temp files left by a killed run: without this the folder grew by
+    a file per edit of every file, for as long as the cache folder lived.
+
+    A concurrent run that still wanted a deleted file finds it missing and builds the facts
+    again from the file (`ProjectIndex.facts`): slower, never wrong."""
+    folder = facts_folder(index_file)
+    wanted = {_facts_file(index_file, path, row[4]).name for path, row in rows.items() if len(row) > 4}
+    stale_before = time.time() - 3600
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        if name in wanted:
+            continue
+        target = folder / name
+        try:
+            if name.endswith(".json") or (name.endswith(".tmp") and target.stat().st_mtime < stale_before):
+                target.unlink()
+        except OSError:
+            pass
+
+
 def _read_facts(index_file: Optional[Path], path: str, digest: str) -> Any:
     """The stored facts of `path` with these bytes, or None (missing or unreadable)."""
     if index_file is None:
@@ -419,6 +444,7 @@ def load_index(settings: Settings, checked: Sequence[str], cache_folder: Optiona
         stored["resolved"] = old["resolved"]
     if index_file is not None and changed:
         save_json(index_file, stored)
+        prune_facts(index_file, new)
     index = ProjectIndex(new, fresh, index_file, stored)
     index.verdicts = verdicts
     return index

@@ -78,3 +78,35 @@ def test_key_changes_with_settings(tmp_path: Path) -> None:
     _check(root)
     _check(root, "--ignore", "H2D002")
     assert len(_cache_files(root)) == 2
+
+
+def test_the_folder_keeps_only_the_findings_caches_used_last(tmp_path: Path) -> None:
+    """Every change of the project's facts, the settings or the tool starts a new cache file;
+    a save keeps the `KEEP_FILES` used last (reading one touches it) and stale temp files go.
+    Before, the folder kept a file per change for as long as it lived."""
+    import os
+
+    from lint_h2d.cache import KEEP_FILES
+
+    root = _tree(tmp_path)
+    _check(root)
+    (current,) = _cache_files(root)
+    folder = root / ".c"
+    old = [folder / f"0.0.{i}-{i:024x}.json" for i in range(KEEP_FILES + 3)]
+    for age, path in enumerate(old):
+        path.write_text("{}", encoding="utf-8")
+        os.utime(path, (1_600_000_000 - age, 1_600_000_000 - age))
+    stale_tmp, fresh_tmp = folder / ".x-1.tmp", folder / ".x-2.tmp"
+    stale_tmp.write_text("", encoding="utf-8")
+    os.utime(stale_tmp, (1_600_000_000, 1_600_000_000))
+    fresh_tmp.write_text("", encoding="utf-8")
+    os.utime(current, (1_500_000_000, 1_500_000_000))
+    assert "H2D001" in _check(root).stdout  # reads `current`: it counts as used now
+    (root / "b.py").write_text(CLEAN + "# edited\n", encoding="utf-8")
+    _check(root, "--select", "H2D001")  # another key: a new file is saved, the folder pruned
+    kept = set(_cache_files(root)) | set(folder.glob("0.0.*.json"))
+    assert current in kept
+    assert set(old[:KEEP_FILES - 2]) <= kept and not set(old[KEEP_FILES - 2:]) & kept
+    assert len(kept) == KEEP_FILES
+    assert not stale_tmp.exists() and fresh_tmp.exists()
+    assert list(folder.glob("project-index-*.json"))  # never a findings cache

@@ -336,3 +336,21 @@ def test_outside_a_project_cross_file_facts_and_bad_paths(tmp_path: Path) -> Non
     assert result.returncode == 2
     assert "cannot check missing.py" in result.stdout
     assert rows(result) == ["missing.py:1:1", "step.py:5:5"]
+
+
+def test_the_facts_folder_keeps_only_the_files_the_index_names(tmp_path: Path) -> None:
+    """Each file's facts are stored under its path and the hash of its bytes: an edit wrote a
+    new facts file and the old one stayed, so the folder grew by a file per edit of every file.
+    A saved index deletes the facts files none of its rows names (an edited or removed file's)."""
+    root = project(tmp_path)
+    write(root, "pkg/gone.py", "x = 1\n")
+    run_cli("check", "--output-format", "concise", ".", cwd=root)
+    (facts,) = (root / ".lint_h2d_cache").glob("project-index-*-facts")
+    assert len(list(facts.glob("*.json"))) == 3
+    builder = root / "pkg/builder.py"
+    builder.write_text(BUILDER + "\n\ndef other():\n    return 1\n")
+    (root / "pkg/gone.py").unlink()
+    assert rows(run_cli("check", "--output-format", "concise", ".", cwd=root)) == ["pkg/builder.py:2:5"]
+    assert len(list(facts.glob("*.json"))) == 2
+    # The pruned facts are not needed: a one-file run from the saved index agrees.
+    assert rows(run_cli("check", "--output-format", "concise", "pkg/builder.py", cwd=root)) == ["pkg/builder.py:2:5"]
