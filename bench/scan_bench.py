@@ -13,7 +13,8 @@ times, each in its own process (wall time, CPU time of the process tree, peak RS
   (pre-commit, the file unchanged), and one file just edited (pre-commit as it really runs: a
   comment line inserted at the top of the staged file, which moves every line below it, so
   the project's facts are resolved again; the file is restored and the cache primed again,
-  untimed, after each such run);
+  untimed, after each such run), and CI's fresh checkout with the cache folder restored (the
+  tree copied anew in place: every file with a new mtime, ctime and inode, the same bytes);
 * `ruff check --no-cache --isolated` on the same tree (needs `pip install .[bench]`);
 * `python -c pass` (the floor of any one-file run);
 * `libcst.parse_module` and `ast.parse` of every file (one process, sequential; optional).
@@ -152,7 +153,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if ruff:
         cases["ruff --no-cache (same tree)"] = [ruff, "check", "--no-cache", "--isolated", "--quiet", "--exit-zero", "vllm"]
     edited = "lint-h2d one file edited (pre-commit)"
-    results: Dict[str, List[Dict[str, object]]] = {name: [] for name in [*cases, edited]}
+    checkout = "lint-h2d fresh checkout, cache restored (CI)"
+    results: Dict[str, List[Dict[str, object]]] = {name: [] for name in [*cases, edited, checkout]}
     one_path = root / ONE_FILE
     original = one_path.read_bytes()
     load_before = load()
@@ -172,6 +174,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         one_path.write_bytes(original)
         time.sleep(3.5)
         run(cases["lint-h2d warm (cache primed)"], root, env)  # the next round's warm case is warm
+        shutil.copytree(root / "vllm", root / "vllm.checkout")
+        shutil.rmtree(root / "vllm")
+        os.rename(root / "vllm.checkout", root / "vllm")
+        time.sleep(3.5)  # as a checkout made seconds before the job's step
+        results[checkout].append(run(cases["lint-h2d warm (cache primed)"], root, env))
+        print(f"round {r + 1}: {checkout}: {results[checkout][-1]['wall']:.2f} s wall, "
+              f"{results[checkout][-1]['cpu']:.2f} s CPU (load {load()[0]})", file=sys.stderr)
+        time.sleep(3.5)
     for which in ("ast", "libcst") if args.parser_rounds else ():
         name = f"{which}.parse of every file (1 process)"
         results[name] = []
@@ -184,6 +194,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     one_cold = run(lint(ONE_FILE, "--no-cache", *common), root, env)
     checks: Dict[str, object] = {
         "cold == warm == primed": cold_out == results["lint-h2d warm (cache primed)"][0]["stdout"] == primed["stdout"],
+        "fresh checkout == cold": all(x["stdout"] == cold_out for x in results[checkout]),
         "one file == its lines of the whole tree (warm and cold)":
             one_out == one_cold["stdout"] == "".join(
                 line + "\n" for line in cold_out.splitlines() if line.startswith(ONE_FILE + ":")),
@@ -227,6 +238,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print("machine:", meta)
     Path(args.json).write_text(json.dumps({"meta": meta, "summary": summary, "checks": checks}, indent=2))
     ok = bool(checks["cold == warm == primed"]) and bool(checks["one file == its lines of the whole tree (warm and cold)"]) \
+        and bool(checks["fresh checkout == cold"]) \
         and bool(checks.get("prefilter == no prefilter", True))
     return 0 if ok else 1
 
