@@ -103,6 +103,10 @@ def build_parser() -> argparse.ArgumentParser:
     rule.add_argument("code", nargs="?", help="rule code, e.g. H2D001")
     rule.add_argument("--all", action="store_true", help="list every rule")
 
+    explain = sub.add_parser("explain", help="say why H2D001 flags a write or not (what it knows of the "
+                                             "destination, the indices and the value)")
+    explain.add_argument("places", nargs="+", metavar="PATH:LINE", help="a file and the line of a `t[...] = v` write")
+
     verify = sub.add_parser("verify", help="run each fix (or the built-in matrix) against the original (needs torch)")
     from lint_h2d.verify import add_arguments as add_verify_arguments
 
@@ -132,6 +136,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return run_rule(args, sys.stdout)
     if args.command == "verify":
         return run_verify(args, sys.stdout, sys.stderr)
+    if args.command == "explain":
+        from lint_h2d.explain import run_explain
+
+        return run_explain(args.places, sys.stdout, sys.stderr)
     if args.command == "server":
         return run_server(sys.stderr)
     if args.add_noqa and (args.fix or args.diff or "-" in args.paths):

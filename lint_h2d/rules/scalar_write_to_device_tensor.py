@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import (TYPE_CHECKING, AbstractSet, Callable, FrozenSet, Iterable, List, Optional, Sequence, Tuple,
                     TypeVar, Union)
 
@@ -191,31 +191,16 @@ It is **unsafe** (applied only with `--unsafe-fixes`, after reading it) when:
                 yield _allowed_noted(finding, _sync_allowed_region(fact, ctx))
 
     def _check_one(self, fact: StatementFact, ctx: FileContext) -> Optional[Finding]:
+        decision = decide(fact, ctx)
+        if decision.reason is not None or decision.value is None:
+            return None
         assign = fact.small
         assert isinstance(assign, cst.Assign)
         target = assign.targets[0].target
         assert isinstance(target, cst.Subscript)
-        tensor = infer(target.value, fact.facts)
-        if tensor.kind != Kind.DEVICE:
-            return None
-        if tensor.rank is None and rests_on_module_output(tensor.evidence):
-            # A module's output has the rank of what the layer computes: without a proven
-            # rank, `out[i] = 0` may fill a row (no copy).
-            return None
-        effects = [index_effect(e, fact.facts) for e in target.slice]
-        if not _destination_is_one_element(effects, tensor.rank):
-            return None
-        if tensor.rank is None and _wider_by_usage(fact, target, effects):
-            return None
-        value = infer(assign.value, fact.facts)
-        # A Python number, or a 0-dim CPU tensor (a checkpoint's per-tensor scale): both are
-        # copied host-to-device into the selected element.
+        tensor, effects, value = decision.tensor, list(decision.effects), decision.value
         cpu_tensor_value = value.kind == Kind.CPU and value.rank == 0
-        if value.kind != Kind.SCALAR and not cpu_tensor_value:
-            return None
         target_code = ctx.module.code_for_node(target.value)
-        if _already_gated(fact, target_code, ctx.module, ctx.settings.custom_gate):
-            return None
         steps = _evidence(tensor.evidence, ctx)
         # A finding that rests on a convention or a hint alone gets an unsafe fix at most.
         convention_only = not any(step.kind == EvidenceKind.DIRECT for step in steps) and bool(steps) \
@@ -379,6 +364,52 @@ It is **unsafe** (applied only with `--unsafe-fixes`, after reading it) when:
 T = TypeVar("T")
 
 
+@dataclass(frozen=True)
+class Decision:
+    """What H2D001 concluded about one `t[...] = v`, in the order it checks: the destination
+    tensor, how each index acts, the value, and why it is not flagged (`reason`; None when it
+    is).  Fields after the failing check stay empty.  `lint-h2d explain` prints it."""
+
+    tensor: Value
+    effects: Tuple[str, ...] = ()
+    value: Optional[Value] = None
+    reason: Optional[str] = None
+
+
+def decide(fact: StatementFact, ctx: FileContext) -> Decision:
+    """H2D001's checks of one `t[...] = v` statement (the rule's `wants`), first failing one
+    named.  The rule reports exactly the statements with no `reason`."""
+    assign = fact.small
+    assert isinstance(assign, cst.Assign)
+    target = assign.targets[0].target
+    assert isinstance(target, cst.Subscript)
+    tensor = infer(target.value, fact.facts)
+    if tensor.kind != Kind.DEVICE:
+        return Decision(tensor, reason="the destination is not known to be a tensor on the accelerator")
+    if tensor.rank is None and rests_on_module_output(tensor.evidence):
+        # A module's output has the rank of what the layer computes: without a proven
+        # rank, `out[i] = 0` may fill a row (no copy).
+        return Decision(tensor, reason="the destination is a module's output of unknown rank: "
+                                       "the write may fill a row (no copy)")
+    effects = tuple(index_effect(e, fact.facts) for e in target.slice)
+    if not _destination_is_one_element(effects, tensor.rank):
+        return Decision(tensor, effects, reason="the indices are not known to select one element "
+                                                "(a slice, an advanced index, or fewer integers than the rank)")
+    if tensor.rank is None and _wider_by_usage(fact, target, effects):
+        return Decision(tensor, effects, reason="the function indexes the destination with more positions "
+                                                "elsewhere: this write keeps a dimension (a fill, no copy)")
+    value = infer(assign.value, fact.facts)
+    # A Python number, or a 0-dim CPU tensor (a checkpoint's per-tensor scale): both are
+    # copied host-to-device into the selected element.
+    if value.kind != Kind.SCALAR and not (value.kind == Kind.CPU and value.rank == 0):
+        return Decision(tensor, effects, value, reason="the value is not known to be a Python number "
+                                                       "or a 0-dim CPU tensor")
+    if _already_gated(fact, ctx.module.code_for_node(target.value), ctx.module, ctx.settings.custom_gate):
+        return Decision(tensor, effects, value, reason="the other branch of a ROCm gate already writes "
+                                                       "this element with a kernel")
+    return Decision(tensor, effects, value)
+
+
 def _redundancy_noted(finding: Finding, note: object) -> Finding:
     """A redundant write gets its own message (why it changes nothing) and the facts verify needs."""
     if note is None:
@@ -502,7 +533,7 @@ def _int_tensor_note(target: cst.Subscript, effects: List[str], fact: StatementF
             " if it is on the device")
 
 
-def _destination_is_one_element(effects: List[str], rank: Optional[int]) -> bool:
+def _destination_is_one_element(effects: Sequence[str], rank: Optional[int]) -> bool:
     """True when indexing leaves a 0-dim view: that is the only case setitem copies."""
     if any(e not in ("int", "maybe-int", "int-tensor", "ellipsis") for e in effects):
         return False
@@ -515,7 +546,7 @@ def _destination_is_one_element(effects: List[str], rank: Optional[int]) -> bool
     return integers == rank
 
 
-def _wider_by_usage(fact: StatementFact, target: cst.Subscript, effects: List[str]) -> bool:
+def _wider_by_usage(fact: StatementFact, target: cst.Subscript, effects: Sequence[str]) -> bool:
     """A local of unknown rank that the function also indexes with more positions than this
     write (`m[r, c] == 0` ... `m[r] = 0`): the write keeps a dimension (`inference/usage.py`)."""
     function = fact.scope.node

@@ -1,0 +1,151 @@
+"""`lint-h2d explain PATH:LINE`: what H2D001 concluded about the `t[...] = v` writes on a line,
+and why it flags them or not.
+
+Why: a maintainer who expects a finding that does not come (or doubts one that does) had no way
+to see where the inference stopped short: whether the destination was not known to be on the
+accelerator, its rank was unknown, an index was not an int, or the value not a host number.
+This prints each of those, with the evidence the tool has for it, from the same analysis
+`check` runs (the file's own settings and its project's cross-file facts); the decision is the
+rule's own (`rules.scalar_write_to_device_tensor.decide`), not a copy of it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, List, Sequence, TextIO
+
+if TYPE_CHECKING:
+    from lint_h2d.analysis import Engine
+    from lint_h2d.inference.values import Value
+    from lint_h2d.rules.base import FileContext
+
+EXIT_OK, EXIT_ERROR = 0, 2
+
+
+@dataclass(frozen=True)
+class Place:
+    """A `PATH:LINE` argument."""
+
+    path: str
+    line: int
+
+
+def parse_place(text: str) -> Place:
+    """`pkg/mod.py:42` → Place; ValueError with a message naming the argument otherwise."""
+    path, sep, line = text.rpartition(":")
+    if not sep or not path or not line.strip().isdigit() or int(line) < 1:
+        raise ValueError(f"{text}: expected PATH:LINE (e.g. pkg/model.py:42)")
+    return Place(path, int(line))
+
+
+def _kind(value: "Value") -> str:
+    from lint_h2d.inference.values import Kind
+
+    names = {
+        Kind.DEVICE: "a tensor on the accelerator",
+        Kind.CPU: "a CPU tensor",
+        Kind.TENSOR: "a tensor whose place is not known",
+        Kind.NUMPY: "a numpy array",
+        Kind.SCALAR: "a Python number",
+        Kind.OTHER: "a Python object that is no tensor",
+    }
+    what = names.get(value.kind, "not known")
+    if value.kind in (Kind.DEVICE, Kind.CPU, Kind.TENSOR):
+        what += f", rank {value.rank}" if value.rank is not None else ", rank unknown"
+    return what
+
+
+def _steps(value: "Value", ctx: "FileContext", path: str) -> List[str]:
+    from lint_h2d.report.paths import display_path
+    from lint_h2d.rules.scalar_write_to_device_tensor import _evidence
+
+    out = []
+    for step in _evidence(value.evidence, ctx):
+        where = display_path(step.path if step.path is not None else path)
+        out.append(f"      {where}:{step.row}: {step.message}")
+    return out
+
+
+def explain_text(path: str, text: str, line: int, engine: "Engine") -> List[str]:
+    """The report for the writes on `line` of `text` (lines of output, without newlines)."""
+    import libcst as cst
+
+    from lint_h2d.inference.scope import ModuleWalker
+    from lint_h2d.parse_view import parse_view
+    from lint_h2d.rules.base import FileContext
+    from lint_h2d.rules.scalar_write_to_device_tensor import ScalarWriteToDeviceTensor, decide
+
+    rule = ScalarWriteToDeviceTensor()
+    settings = engine.settings
+    view = parse_view(text)
+    module = cst.parse_module(view.text)
+    facts = ModuleWalker(
+        module, engine.project.module_facts, settings.capture_functions,
+        wants=lambda small, _capture: rule.wants(small), text=text,
+        hints=(settings.device_hints, settings.cpu_hints), capture=False, path=path,
+    ).run()
+    ctx = FileContext(path, module, view.text, settings)
+    out: List[str] = []
+    for fact in facts:
+        where = ctx.position(fact.small)
+        if not where.start.line <= line <= where.end.line:
+            continue
+        assign = fact.small
+        assert isinstance(assign, cst.Assign)
+        target = assign.targets[0].target
+        assert isinstance(target, cst.Subscript)
+        decision = decide(fact, ctx)
+        code = " ".join(module.code_for_node(assign).split())
+        out.append(f"{path}:{where.start.line}:{where.start.column + 1}: `{code}`")
+        out.append(f"  destination `{module.code_for_node(target.value)}`: {_kind(decision.tensor)}")
+        out.extend(_steps(decision.tensor, ctx, path))
+        if decision.effects:
+            shown = ", ".join(f"`{module.code_for_node(e.slice)}` {effect}"
+                              for e, effect in zip(target.slice, decision.effects))
+            out.append(f"  indices: {shown}")
+        if decision.value is not None:
+            out.append(f"  value `{' '.join(module.code_for_node(assign.value).split())}`: {_kind(decision.value)}")
+            out.extend(_steps(decision.value, ctx, path))
+        if decision.reason is None:
+            out.append("  H2D001: flagged (`lint-h2d check` reports it unless a `# noqa` or the settings say otherwise)")
+        else:
+            out.append(f"  H2D001: not flagged: {decision.reason}")
+    if not out:
+        out.append(f"{path}:{line}: no `t[...] = v` write on this line")
+    return out
+
+
+def run_explain(places: Sequence[str], out: TextIO, err: TextIO) -> int:
+    """`lint-h2d explain PATH:LINE...`: exit 0, or 2 when an argument, a file or its syntax is
+    bad (each named; the other arguments are still explained)."""
+    from lint_h2d.engine import SourceError, read_source
+    from lint_h2d.server import _engine_for
+
+    status = EXIT_OK
+    for argument in places:
+        try:
+            place = parse_place(argument)
+            source = read_source(place.path)
+            engine, _ = _engine_for(place.path, source.text)
+            lines = explain_text(place.path, source.text, place.line, engine)
+        except (ValueError, SourceError, OSError, SyntaxError) as exc:
+            err.write(f"lint-h2d: error: {_message(argument, exc)}\n")
+            status = EXIT_ERROR
+            continue
+        except Exception as exc:  # a file LibCST cannot parse
+            import libcst as cst
+
+            if not isinstance(exc, cst.ParserSyntaxError):
+                raise
+            err.write(f"lint-h2d: error: {place.path}: cannot parse: {exc.message}\n")
+            status = EXIT_ERROR
+            continue
+        for text in lines:
+            out.write(text + "\n")
+    return status
+
+
+def _message(argument: str, exc: BaseException) -> str:
+    if isinstance(exc, OSError):
+        return f"{exc.filename or argument}: {exc.strerror or exc}"
+    text = str(exc)
+    return text if argument.split(":")[0] in text or text.startswith(argument) else f"{argument}: {text}"
