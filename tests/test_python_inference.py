@@ -433,6 +433,6 @@ def test_json_values_name_the_parse(results: Dict[str, List[Finding]]) -> None:
         "json_config.py:14: `config` is a field of `ConfiguredModel`",
         "json_config.py:17: read from data that `json.load` parsed: JSON holds no tensors, so a value is a "
         "host object (a number, `None`, ...)"]
-    chain = _chain(results, "json_config.py", 45)
-    assert chain[1] == ("json_config.py:45: read from data that `json.load` parsed: JSON holds no tensors, so a "
+    chain = _chain(results, "json_config.py", 47)
+    assert chain[1] == ("json_config.py:47: read from data that `json.load` parsed: JSON holds no tensors, so a "
                         "value is a host object (a number, `None`, ...)")

@@ -847,6 +847,10 @@ def _container_method(receiver: Value, method: str, call: cst.Call, facts: Facts
         return replace(receiver, origin=Origin.LOCAL)
     if element is None:
         return None
+    if method in ("get", "pop", "setdefault") and args and receiver.entries is not None and is_json_data(receiver):
+        # Parsed JSON with a key stored since (`cfg["mask"] = t`): that key reads what was stored.
+        name = string_key(args[0].value)
+        element = dict(receiver.entries).get(name, element) if name is not None else element
     if method == "pop" and (receiver.key is None and len(args) <= 1 or receiver.key is not None and len(args) == 1):
         return element  # `xs.pop()`, `xs.pop(0)`, `d.pop(k)`: an element (or it raises)
     if method in ("get", "pop", "setdefault") and receiver.key is not None and len(args) == 2:
