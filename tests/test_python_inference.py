@@ -421,3 +421,18 @@ def test_grown_fields_reads_only_what_may_add_elements() -> None:
         "        return self.k\n").body[0]
     assert isinstance(cls, ast.ClassDef)
     assert _grown_fields(cls, set("abcdefghijk")) == set("abcdek")
+
+
+def test_json_values_name_the_parse(results: Dict[str, List[Finding]]) -> None:
+    """A value read out of `json.load`ed data (json_config.py): the chain names where the
+    data was parsed, through the model's field as for a local."""
+    chain = _chain(results, "json_config.py", 36)
+    assert chain[0].startswith("json_config.py:29: allocated on `\"cuda\"` here")
+    assert chain[1:4] == [
+        "json_config.py:22: every call of `init_window` passes a `ConfiguredModel` as `model` (json_config.py:22)",
+        "json_config.py:14: `config` is a field of `ConfiguredModel`",
+        "json_config.py:17: read from data that `json.load` parsed: JSON holds no tensors, so a value is a "
+        "host object (a number, `None`, ...)"]
+    chain = _chain(results, "json_config.py", 47)
+    assert chain[1] == ("json_config.py:47: read from data that `json.load` parsed: JSON holds no tensors, so a "
+                        "value is a host object (a number, `None`, ...)")

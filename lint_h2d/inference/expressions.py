@@ -18,7 +18,7 @@ from lint_h2d.inference.names import layer
 from lint_h2d.inference.resolved import (NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK_PLUS_ONE, NN_TENSOR_MODULES,
                                          UNCALLED_NOTE, Resolved, compute_logits_message, module_step_message)
 from lint_h2d.inference.summary import CONCATENATIONS, NN_TENSOR_WRAPPERS, PROGRESS_BARS, SCALAR_BUILTINS, place_term
-from lint_h2d.inference.values import (entry, join_all, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
+from lint_h2d.inference.values import (entry, is_json_data, join_all, json_data, JSON_STEP, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        join, module_tensor)
 
 # Factories whose first positional arguments (or `size=`) give the shape.
@@ -847,6 +847,10 @@ def _container_method(receiver: Value, method: str, call: cst.Call, facts: Facts
         return replace(receiver, origin=Origin.LOCAL)
     if element is None:
         return None
+    if method in ("get", "pop", "setdefault") and args and receiver.entries is not None and is_json_data(receiver):
+        # Parsed JSON with a key stored since (`cfg["mask"] = t`): that key reads what was stored.
+        name = string_key(args[0].value)
+        element = dict(receiver.entries).get(name, element) if name is not None else element
     if method == "pop" and (receiver.key is None and len(args) <= 1 or receiver.key is not None and len(args) == 1):
         return element  # `xs.pop()`, `xs.pop(0)`, `d.pop(k)`: an element (or it raises)
     if method in ("get", "pop", "setdefault") and receiver.key is not None and len(args) == 2:
@@ -1054,6 +1058,9 @@ def _call(call: cst.Call, facts: Facts) -> Value:
             return Value(Kind.NUMPY, None, Origin.LOCAL)
         if module == "math":
             return SCALAR
+        if module == "json" and method in ("load", "loads") \
+                and facts.names.get("json", Value(Kind.OTHER, origin=Origin.GLOBAL)).origin == Origin.GLOBAL:
+            return json_data(LocalStep(JSON_STEP, call))
         bound = facts.names.get(module)
         if facts.project.knows_class(module) and (
                 bound is None or (bound.kind == Kind.OTHER and bound.origin == Origin.GLOBAL)):
@@ -1415,6 +1422,9 @@ def _attribute(node: cst.Attribute, facts: Facts) -> Value:
             cls_path, cls_line = facts.project.classes[base.type_name]
             step = EvidenceStep(f"`{attr}` is a field of `{base.type_name}`", cls_path, cls_line)
             steps = base.evidence + (step,) if known.kind == Kind.DEVICE else ()
+            if is_json_data(known) and known.element is not None:
+                # `model.config` of parsed JSON: what it holds says how the object was reached.
+                known = replace(known, element=known.element.because(*base.evidence, step))
             return replace(known, origin=base.origin, root=base.root, path=path,
                            evidence=steps + known.evidence)
     if base.kind.is_tensor:
@@ -1499,6 +1509,10 @@ def index_effect(element: cst.SubscriptElement, facts: Facts) -> str:
     if literal_int(value) is not None:
         return "int"
     inferred = infer(value, facts)
+    if inferred.kind == Kind.SCALAR and any(getattr(step, "message", None) == JSON_STEP for step in inferred.evidence):
+        # A value read from parsed JSON is a host object, not an int by evidence: a list there
+        # (`"eos_token_id": [1, 2]`) indexes several elements.
+        return "advanced"
     if inferred.kind == Kind.SCALAR:
         # An int by what the project's call sites pass: evidence, but not a proof (a caller
         # the project cannot see may pass a list), so the fix stays unsafe.

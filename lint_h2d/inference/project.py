@@ -135,6 +135,9 @@ from lint_h2d.inference.resolved import (  # noqa: E402
 from lint_h2d.inference.values import (  # noqa: E402
     augmented_number,
     entry,
+    is_json_data,
+    json_data,
+    JSON_STEP,
     join_all,
     MODULE_DEVICE_NOTE,
     MODULE_TENSOR_STEP,
@@ -694,7 +697,7 @@ class _Resolver:
         declared: Optional[Value] = None
         defaulted = False
         empty: List[Tuple[str, int]] = []  # the lines of `self.x = []` nothing grows
-        stores: List[Tuple[str, Term]] = []
+        stores: List[Tuple[str, Term, Optional[str]]] = []  # `self.d[k] = v`: v, and k where a string
         augments: List[Tuple[str, Term]] = []  # `self.x += v`: what each adds
         assigned: List[Tuple[str, Term]] = []
         for path, summary in self.classes[cls]:
@@ -710,7 +713,7 @@ class _Resolver:
                     empty.append((path, term[1]))
                     continue
                 if term[0] == "store":
-                    stores.append((path, term[1]))
+                    stores.append((path, term[1], term[2] if len(term) > 2 else None))
                     continue
                 if term[0] == "aug":
                     augments.append((path, term[1]))
@@ -743,8 +746,15 @@ class _Resolver:
         if stores and found is not None and found.kind == Kind.OTHER and found.type_name is None \
                 and (found.length == 0 or found.element is not None):
             # A dict or list field filled by `self.d[k] = t`: its elements are those values.
-            for store_path, store in stores:
+            for store_path, store, key in stores:
                 added = self.eval(store, store_path, cls)
+                if key is not None and is_json_data(found):
+                    # `self.config["window"] = n` into parsed JSON: that key holds `n` too, the
+                    # others still what the file holds (`entries` over `element`).
+                    held = dict(found.entries or ())
+                    held[key] = join(held.get(key, found.element or UNKNOWN), added)
+                    found = replace(found, entries=tuple(held.items()))
+                    continue
                 element = added if found.element is None else join(found.element, added)
                 found = Value(Kind.OTHER, element=element)
         if declared is not None and (cls, "__init__") not in self.methods:
@@ -1319,6 +1329,8 @@ class _Resolver:
         if tag == "vlogits":
             return Value(Kind.DEVICE, 2).because(EvidenceStep(
                 compute_logits_message(), path, term[1], kind=EvidenceKind.CONVENTION))
+        if tag == "json":  # `json.load(f)`: a container of host values (`expressions.json_data`)
+            return json_data(self.step(JSON_STEP, path, term[1]))
         if tag == "ann":
             return self.eval(term[1], path, owner)
         if tag == "cycle":

@@ -632,7 +632,12 @@ class _Builder:
                 and isinstance(stmt.targets[0].value, ast.Attribute) and _is_name(stmt.targets[0].value.value, self_name):
             # `self.table[key] = t`: the container holds such values.
             # Kept apart: `self.buf[i] = 0` into a tensor field is no container store.
-            fields.append((stmt.targets[0].value.attr, ("store", self.term(stmt.value, scope))))
+            # A constant string key is kept (`self.config["window"] = n`): a store into parsed
+            # JSON data changes that key only (`project._Resolver._field`).
+            index = stmt.targets[0].slice
+            key = index.value if isinstance(index, ast.Constant) and isinstance(index.value, str) else None
+            stored = self.term(stmt.value, scope)
+            fields.append((stmt.targets[0].value.attr, ("store", stored) if key is None else ("store", stored, key)))
         if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Attribute) \
                 and _is_name(stmt.target.value, self_name):
             # `self.total += lens[i]`: what is added (a tensor added to a number makes a tensor;
@@ -1102,6 +1107,8 @@ class _Builder:
                 return ("same", self.term(first, scope), None)
             return UNK
         dotted = ast_dotted(func) or ""
+        if dotted in ("json.load", "json.loads") and "json" not in scope.env and "json" not in scope.params:
+            return ("json", line)  # parsed JSON: host values only (`expressions.json_data`)
         if dotted.endswith(("distributed.get_rank", "distributed.get_world_size",
                             "cuda.current_device", "cuda.device_count")):
             return SCALAR

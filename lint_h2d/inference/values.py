@@ -187,7 +187,29 @@ UNKNOWN = Value(Kind.UNKNOWN)
 
 # What the step that marks a module's buffer or parameter says (`module_tensor`): the walk
 # reads it to move such fields with a module moved to the accelerator (`Resolved.moved`).
+# What the step of a value read out of `json.load`ed data says (`expressions.json_data`): JSON
+# holds numbers, strings, `None` and containers, never a tensor.
+JSON_STEP = "read from data that `json.load` parsed: JSON holds no tensors, so a value is a host object (a number, `None`, ...)"
 MODULE_TENSOR_STEP = "held by the module as a buffer or parameter: it moves with the module's `.to()` / `.cuda()`"
+
+
+def json_data(step: Any) -> Value:
+    """What `json.load(f)` / `json.loads(s)` gives (`step` says where it was parsed): a dict
+    or list whose entries are host values.  JSON holds no tensors: what a string key or a
+    position of it reads is an int, a float, a bool, `None`, a string or a nested container,
+    Python objects that a write into one element of a device tensor copies host-to-device (or
+    rejects).  Only the first level is known (`cfg["window"]`: a nested container's contents
+    are not followed), and iterating it gives what nothing tells (keys of a dict, entries of a
+    list), so no loop over it yields numbers."""
+    return Value(Kind.OTHER, origin=Origin.LOCAL, element=Value(Kind.SCALAR, 0, Origin.LOCAL, evidence=(step,)),
+                 key=UNKNOWN)
+
+
+def is_json_data(value: Value) -> bool:
+    """A container `json_data` made (its entries read as host values by a JSON step)."""
+    element = value.element
+    return value.kind == Kind.OTHER and element is not None and element.kind == Kind.SCALAR \
+        and any(getattr(step, "message", None) == JSON_STEP for step in element.evidence)
 
 
 def module_tensor(data: Value, step: Any) -> Value:
