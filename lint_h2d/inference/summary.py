@@ -688,29 +688,34 @@ class _Builder:
         return found
 
     def calls_in(self, stmt: ast.stmt, scope: _Scope) -> None:
-        """The call sites of a statement's own calls (`CallSite`), and the module moves among
-        them (`_moves`).  Per call, the cheap tests come first: a move is only `x.cuda(...)` or
-        `x.to(...)`, and a site is kept only with arguments, of a name not left out."""
         for call in self.calls_of(stmt):
             func = call.func
-            if isinstance(func, ast.Attribute):
-                if func.attr in _MOVE_METHODS:
-                    self._moves(call, func, scope)
-                callee, bound = func.attr, True
-                receiver = func.value
-                if isinstance(receiver, ast.Name) and (receiver.id in _LIBRARY_MODULES or receiver.id in scope.torch):
-                    continue  # `np.f(...)`, `torch.f(...)`: library code
-            elif isinstance(func, ast.Name):
+            how = _accelerator_move(call, scope)
+            if how is not None and isinstance(func, ast.Attribute):
+                self.moves.append(ModuleMove(call.lineno, how, _small(self.term(func.value, scope))))
+            spec = _device_move(call, scope) if how is None else None
+            if spec is not None and isinstance(func, ast.Attribute):
+                moved = func.value
+                receiver = ("sub", self.term(self.loops[moved.id], scope), 0) \
+                    if isinstance(moved, ast.Name) and moved.id in self.loops else self.term(moved, scope)
+                self.moves.append(ModuleMove(call.lineno, f".to({ast_dotted(spec) or 'device'})",
+                                             _small(receiver), _small(_device_param(spec, scope) or self.term(spec, scope))))
+            if isinstance(func, ast.Name):
                 callee, bound = func.id, False
                 if callee in self.aliases and (scope.function is None or (
                         callee not in scope.params and not scope.env.get(callee))):
                     callee = self.aliases[callee]  # `g(...)` of `from m import f as g`
-                if callee == "range":
-                    scope.ints.update(a.id for a in call.args if isinstance(a, ast.Name) and a.id in scope.params)
-                    continue
+            elif isinstance(func, ast.Attribute):
+                callee, bound = func.attr, True
             else:
                 continue
-            if not (call.args or call.keywords) or callee in _UNINTERESTING_CALLEES or callee in scope.torch:
+            if callee == "range" and not bound:
+                scope.ints.update(a.id for a in call.args if isinstance(a, ast.Name) and a.id in scope.params)
+                continue
+            if callee in scope.torch or callee in _UNINTERESTING_CALLEES or not (call.args or call.keywords):
+                continue
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+                    and func.value.id in _LIBRARY_MODULES | scope.torch:
                 continue
             starred = any(isinstance(a, ast.Starred) for a in call.args) or any(
                 k.arg is None for k in call.keywords)
@@ -720,21 +725,6 @@ class _Builder:
             own = scope.owner if scope.instance and isinstance(func, ast.Attribute) \
                 and _is_name(func.value, scope.self_name or "") and not scope.env.get(scope.self_name or "") else None
             self.calls.append(CallSite(callee, bound, call.lineno, args, keywords, starred, own))
-
-    def _moves(self, call: ast.Call, func: ast.Attribute, scope: _Scope) -> None:
-        """`x.cuda()` / `x.to(...)` that moves `x` to an accelerator the call names, or to a
-        place it names by a name (`ModuleMove`)."""
-        how = _accelerator_move(call, scope)
-        if how is not None:
-            self.moves.append(ModuleMove(call.lineno, how, _small(self.term(func.value, scope))))
-            return
-        spec = _device_move(call, scope)
-        if spec is not None:
-            moved = func.value
-            receiver = ("sub", self.term(self.loops[moved.id], scope), 0) \
-                if isinstance(moved, ast.Name) and moved.id in self.loops else self.term(moved, scope)
-            self.moves.append(ModuleMove(call.lineno, f".to({ast_dotted(spec) or 'device'})",
-                                         _small(receiver), _small(_device_param(spec, scope) or self.term(spec, scope))))
 
     def _argument(self, node: ast.expr, scope: _Scope) -> Term:
         """A call's argument's term, cut to size; a method's own instance (`Helper(self)`,
@@ -1426,8 +1416,6 @@ _UNINTERESTING_CALLEES = frozenset({
     "filter", "iter", "next", "encode", "decode", "lower", "upper", "sub", "match",
     "fullmatch", "search", "findall", "compile", "dumps", "loads", "exists", "open",
 })
-# The methods `_accelerator_move` and `_device_move` read (`calls_in` asks only of these).
-_MOVE_METHODS = frozenset({"cuda", "to"})
 _LIBRARY_MODULES = frozenset({"np", "numpy", "math", "os", "sys", "re", "json", "logger",
                               "logging", "time", "itertools", "functools", "dataclasses",
                               "typing", "inspect", "copy", "warnings", "pickle", "triton", "tl"})
