@@ -698,6 +698,46 @@ def h2d001_tree(tree: ast.AST, device_fields: AbstractSet[str] = frozenset(), te
     return done() or analysis.solve(done)
 
 
+def h2d001_may_statements(tree: ast.AST, device_fields: AbstractSet[str] = frozenset(),
+                          text: str = "") -> FrozenSet[int]:
+    """The `id`s of the `T[I] = V` statements of `tree` that H2D001 may flag: the candidates
+    (`shape_may_match`) whose target may be a device tensor once `_MayDevice`'s fixpoint is
+    complete.  `h2d001_tree` asks whether there is one; this says which, so the stubbed pass
+    (`parse_units.stubbed_text`) keeps only the units holding one (on vLLM most `T[I] = V`
+    writes of a file that passes stage 2 are on host lists and tensors).
+
+    Why it is exact for that use: stage 2's argument is per statement (a candidate whose target
+    cannot be a device tensor is never flagged, whatever the other statements are), and the
+    sets only grow while solving, so the complete fixpoint holds every statement any earlier
+    stop (`h2d001_tree`'s `done`) would have taken.  Not with the settings' device hints (`mentions_hint`), which stage 2
+    does not model: the caller then keeps every `T[I] = V`."""
+    analysis = _MayDevice(tree, device_fields, text)
+    scoped = scoped_statements(tree)
+    candidates = _candidates(analysis, scoped)
+    if not candidates:
+        return frozenset()
+    nodes, scopes = _binding_nodes(scoped, tree if ":=" in text or not text else None)
+    analysis.collect(nodes, scopes, scoped.parents)
+
+    def size() -> int:
+        return sum(map(len, analysis.scoped)) + len(analysis.attrs)
+
+    while True:
+        # Looking at a target binds the names of its comprehensions (`may`): solved again
+        # until that adds nothing, so no order of looking could have found more.
+        analysis.solve()
+        before = size()
+        found: Set[int] = set()
+        for candidate, scope in candidates:
+            analysis.scope = scope
+            target = candidate.targets[0]
+            assert isinstance(target, ast.Subscript)
+            if analysis.may(target.value):
+                found.add(id(candidate))
+        if size() == before:
+            return frozenset(found)
+
+
 def _candidates(analysis: _MayDevice, scoped: ScopedStatements) -> List[Tuple[ast.Assign, int]]:
     """`T[I] = V` statements whose index and value may make a finding, with their scopes."""
     return [(c, scope) for c, scope in zip(scoped.statements, scoped.scopes)
