@@ -260,9 +260,15 @@ def _param_index(fields: FrozenSet[str]) -> Tuple[Optional[Pattern[str]], Dict[s
             by_function.setdefault(function, set()).add(name)
     if not by_function:
         return None, {}
-    names = "|".join(re.escape(f) for f in sorted(by_function, key=len, reverse=True))
-    return (re.compile(r"\bdef[ \t]+(" + names + r")\b"),
-            {f: frozenset(p) for f, p in by_function.items()})
+    return _DEF_NAME, {f: frozenset(p) for f, p in by_function.items()}
+
+
+# `def NAME` (the name read ahead, so a match takes only `def`): a pattern that starts with a
+# literal is searched for that literal, ~6x faster on vLLM than `\bdef[ \t]+(f1|f2|...)\b`
+# over the project's hundreds of function names, which tried the alternation at every word
+# boundary.  `\b` before `def` is checked on the match (`_WORD`); the name is a whole word.
+_DEF_NAME = re.compile(r"def(?=[ \t]+(\w+))")
+_WORD = re.compile(r"\w")
 
 
 def _params_defined_here(fields: FrozenSet[str], text: str) -> FrozenSet[str]:
@@ -271,7 +277,11 @@ def _params_defined_here(fields: FrozenSet[str], text: str) -> FrozenSet[str]:
     pattern, by_function = _param_index(fields)
     if pattern is None:
         return frozenset()
-    defined = set(pattern.findall(text)) if text else set(by_function)
+    if not text:
+        defined: Iterable[str] = by_function
+    else:
+        defined = {m.group(1) for m in pattern.finditer(text) if m.group(1) in by_function
+                   and not (m.start() and _WORD.match(text, m.start() - 1))}
     return frozenset(p for f in defined for p in by_function.get(f, ()))
 
 
