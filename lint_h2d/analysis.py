@@ -25,9 +25,10 @@ from lint_h2d.findings import Finding
 from lint_h2d.inference.project import ProjectFacts
 from lint_h2d.inference.scope import ModuleWalker, StatementFact
 from lint_h2d.parse_chunks import ChunkPlan, chunk_plan, parse_module_in_chunks, parse_python, parsed_whole
-from lint_h2d.parse_units import may_stub, stubbed_text, unit_tests_for
+from lint_h2d.parse_units import may_stub, one_of, stubbed_text, unit_tests_for
 from lint_h2d.parse_view import parse_view
-from lint_h2d.prefilter import TreeVerdict, apply_verdict, text_hash, tree_filter, verdict_excludes
+from lint_h2d.prefilter import (TreeVerdict, apply_verdict, h2d001_may_statements, mentions_hint, text_hash,
+                                tree_filter, verdict_excludes)
 from lint_h2d.rules import all_rules, select_codes
 from lint_h2d.rules.base import FileContext, Rule
 from lint_h2d.suppression import is_suppressed, noqa_lines
@@ -214,14 +215,22 @@ class Engine:
         CPython's tree of the text when it was parsed for that (the chunk plan reuses it).
         True when the rules or the text call for the whole parse anyway, and for a long file
         (parsed in chunks: a stubbed pass would hold CPython's tree and a whole LibCST tree at
-        once, the peak the chunks avoid)."""
-        tests = unit_tests_for(r.code for r in rules)
+        once, the peak the chunks avoid).  For H2D001 a unit is kept only for a `T[I] = V` that
+        stage 2, with the project's facts, says may write a device tensor
+        (`prefilter.h2d001_may_statements`)."""
+        codes = [r.code for r in rules]
+        tests = unit_tests_for(codes)
         if tests is None or any(r.capture_only for r in rules) or not may_stub(text) or not parsed_whole(text):
             return tree, True
         if tree is None:  # the verdict decided stage 2: the text parses
             tree = cpython_parse(path, text)[0]
         if not isinstance(tree, ast.Module):
             return tree, True  # the whole parse reports why
+        if "H2D001" in codes and not mentions_hint(text, self.settings.device_hints):
+            # Only the `T[I] = V` that stage 2 says may write a device tensor keep their unit.
+            may = h2d001_may_statements(tree, self.project.prefilter_names, text)
+            tests = unit_tests_for(codes, {"H2D001": one_of(may)})
+            assert tests is not None
         stubbed = stubbed_text(text, tree, tests)
         if stubbed is None:
             return tree, True

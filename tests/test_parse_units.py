@@ -485,3 +485,92 @@ def test_what_a_stubbed_method_returns_still_reaches_a_kept_method() -> None:
                          line.replace("[0] = 1", "[0:2] = 1") for i, line in enumerate(lines))
         _, may_find = _engine(only)._may_find("case.py", only, ast.parse(only), rules)
         assert may_find, keep
+
+
+# -- H2D001: only the writes stage 2 says may reach a device tensor keep their unit ----------
+
+SHARP_SOURCE = """\
+import torch
+from lib import make_buffer
+
+
+def host_writes(n):
+    xs = [0] * n
+    xs[0] = 1
+    cpu = torch.zeros(4)
+    cpu[1] = 2
+    return xs, cpu
+
+
+def device_write(n):
+    buf = make_buffer(n)
+    buf[0] = 1
+    return buf
+
+
+def other():
+    return 3
+"""
+
+# Another file of the project: `make_buffer` returns a device tensor (a project fact,
+# `call:make_buffer`), which only the project's facts tell `device_write`.
+SHARP_LIB = """\
+import torch
+
+
+def make_buffer(n):
+    return torch.zeros(n, device="cuda")
+"""
+
+
+def _sharp_stub(text: str, fields: "frozenset[str]") -> str:
+    from lint_h2d.parse_units import one_of
+    from lint_h2d.prefilter import h2d001_may_statements
+
+    tree = ast.parse(text)
+    tests = unit_tests_for(["H2D001"], {"H2D001": one_of(h2d001_may_statements(tree, fields, text))})
+    assert tests is not None
+    stubbed = stubbed_text(text, tree, tests)
+    assert stubbed is not None
+    return stubbed
+
+
+def test_h2d001_keeps_only_units_whose_write_may_reach_a_device_tensor() -> None:
+    """`host_writes` writes a list and a CPU tensor (`T[I] = V` both): stubbed for H2D001 once
+    stage 2 says which writes may be flagged, kept by the syntactic test alone; `device_write`
+    (a device tensor by the project's facts) is kept."""
+    facts = collect([SHARP_SOURCE, SHARP_LIB])
+    assert "call:make_buffer" in facts.prefilter_names
+    stubbed = _sharp_stub(SHARP_SOURCE, facts.prefilter_names)
+    assert "xs[0] = 1" not in stubbed and "cpu[1] = 2" not in stubbed
+    assert "buf[0] = 1" in stubbed
+    assert len(stubbed.splitlines()) == len(SHARP_SOURCE.splitlines())
+    assert "xs[0] = 1" in _stub(SHARP_SOURCE, ["H2D001"])  # the syntactic test keeps it
+
+
+def test_the_sharper_h2d001_stub_reads_the_project_facts() -> None:
+    """The only finding is in `device_write`, whose tensor is a device one by a fact of another
+    file: without the facts stage 2 finds no write that may be flagged and the unit would be
+    stubbed (a file found clean wrongly); the engine passes them, so the stubbed pass finds
+    it and the whole parse reports it."""
+    assert "buf[0] = 1" not in _sharp_stub(SHARP_SOURCE, frozenset())
+    engine = Engine(Settings(root=FIXTURES), collect([SHARP_SOURCE, SHARP_LIB]))
+    rules = [r for r in engine.rules_for("case.py") if r.code == "H2D001"]
+    _, may_find = engine._may_find("case.py", SHARP_SOURCE, ast.parse(SHARP_SOURCE), rules)
+    assert may_find
+    found = engine.analyze("case.py", SHARP_SOURCE)
+    assert [(f.code, f.location.row) for f in found] == [("H2D001", 15)]
+    assert found == Engine(Settings(root=FIXTURES), engine.project, use_prefilter=False).analyze(
+        "case.py", SHARP_SOURCE)
+
+
+def test_a_device_hint_keeps_every_write_for_h2d001() -> None:
+    """Stage 2 does not model the settings' device hints: a file mentioning one keeps every
+    `T[I] = V` unit (the syntactic test), as its stage 2 keeps H2D001."""
+    text = SHARP_SOURCE.replace("xs = [0] * n", "xs = state_of(n)")
+    settings = Settings(root=FIXTURES, device_hints=("xs",))
+    assert "xs[0] = 1" not in _sharp_stub(text, collect([text, SHARP_LIB]).prefilter_names)
+    engine = Engine(settings, collect([text, SHARP_LIB]))
+    found = engine.analyze("case.py", text)
+    assert found == Engine(settings, engine.project, use_prefilter=False).analyze("case.py", text)
+    assert sorted(f.location.row for f in found if f.code == "H2D001") == [7, 15]

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import AbstractSet, Iterable, List
 
 import pytest
-from hypothesis import given, settings as hsettings, strategies as st
+from hypothesis import example, given, settings as hsettings, strategies as st
 
 from lint_h2d import prefilter
 from lint_h2d.config import Settings
@@ -242,3 +242,26 @@ def test_many_called_names_are_not_one_alternation() -> None:
     patterns, words = prefilter._field_patterns(fields)
     assert len(words) == 500
     assert all("make_" not in p.pattern for p in patterns)
+
+
+@given(st.lists(st.sampled_from(["def", " ", "\t", "\n", "f", "g", "fg", "_", "é", "x", "(", "un", "2"]),
+                max_size=12))
+@example(["un", "def", " ", "f"])
+@example(["é", "def", " ", "g"])
+@example(["def", " ", "fg", "2"])
+@example(["def", "\t", "\t", "fg", "("])
+@example(["def", "\n", "f"])
+@example(["x", " ", "def", " ", "é"])
+@hsettings(max_examples=300, deadline=None)
+def test_the_functions_a_file_defines_are_the_whole_words_after_def(parts: List[str]) -> None:
+    """`_params_defined_here` finds `def NAME` with a pattern that starts with `def` (searched
+    for as a literal): the same names as `\\bdef[ \\t]+(f|g|fg)\\b`, the alternation it replaced,
+    on any text: inside a word (`undef f`, `édef f`), a longer name (`def fg2`), a line break."""
+    import re
+
+    fields = frozenset({"param:f.a", "param:g.b", "param:fg.c", "param:é.d"})
+    text = "".join(parts)
+    old = re.compile(r"\bdef[ \t]+(é|fg|f|g)\b")
+    names = {"f": "a", "g": "b", "fg": "c", "é": "d"}
+    expected = old.findall(text) if text else names  # no text: every function's (a tree alone)
+    assert prefilter._params_defined_here(fields, text) == frozenset(names[n] for n in expected)
