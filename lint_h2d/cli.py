@@ -105,7 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     explain = sub.add_parser("explain", help="say why H2D001 flags a write or not (what it knows of the "
                                              "destination, the indices and the value)")
-    explain.add_argument("places", nargs="+", metavar="PATH:LINE", help="a file and the line of a `t[...] = v` write")
+    explain.add_argument("places", nargs="+", metavar="PATH:LINE",
+                         help="a file and the line of a `t[...] = v` write (a file alone: all of its writes)")
 
     verify = sub.add_parser("verify", help="run each fix (or the built-in matrix) against the original (needs torch)")
     from lint_h2d.verify import add_arguments as add_verify_arguments

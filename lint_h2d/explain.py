@@ -1,5 +1,5 @@
-"""`lint-h2d explain PATH:LINE`: what H2D001 concluded about the `t[...] = v` writes on a line,
-and why it flags them or not.
+"""`lint-h2d explain PATH:LINE` (or `PATH`, every write of the file): what H2D001 concluded
+about the `t[...] = v` writes on a line, and why it flags them or not.
 
 Why: a maintainer who expects a finding that does not come (or doubts one that does) had no way
 to see where the inference stopped short: whether the destination was not known to be on the
@@ -11,7 +11,7 @@ rule's own (`rules.scalar_write_to_device_tensor.decide`), not a copy of it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, List, Sequence, TextIO
+from typing import TYPE_CHECKING, List, Optional, Sequence, TextIO
 
 if TYPE_CHECKING:
     from lint_h2d.analysis import Engine
@@ -23,17 +23,20 @@ EXIT_OK, EXIT_ERROR = 0, 2
 
 @dataclass(frozen=True)
 class Place:
-    """A `PATH:LINE` argument."""
+    """A `PATH:LINE` argument, or a `PATH` (`line` None: every write of the file)."""
 
     path: str
-    line: int
+    line: Optional[int]
 
 
 def parse_place(text: str) -> Place:
-    """`pkg/mod.py:42` → Place; ValueError with a message naming the argument otherwise."""
+    """`pkg/mod.py:42` → Place; `pkg/mod.py` → the whole file; ValueError with a message naming
+    the argument otherwise (`pkg/mod.py:x`, `:3`, line 0)."""
     path, sep, line = text.rpartition(":")
+    if not sep and text.endswith((".py", ".pyi")):
+        return Place(text, None)
     if not sep or not path or not line.strip().isdigit() or int(line) < 1:
-        raise ValueError(f"{text}: expected PATH:LINE (e.g. pkg/model.py:42)")
+        raise ValueError(f"{text}: expected PATH:LINE or a .py PATH (e.g. pkg/model.py:42)")
     return Place(path, int(line))
 
 
@@ -65,8 +68,9 @@ def _steps(value: "Value", ctx: "FileContext", path: str) -> List[str]:
     return out
 
 
-def explain_text(path: str, text: str, line: int, engine: "Engine") -> List[str]:
-    """The report for the writes on `line` of `text` (lines of output, without newlines)."""
+def explain_text(path: str, text: str, line: Optional[int], engine: "Engine") -> List[str]:
+    """The report for the writes on `line` of `text`, or of all of them with `line` None
+    (lines of output, without newlines)."""
     import libcst as cst
 
     from lint_h2d.inference.scope import ModuleWalker
@@ -87,7 +91,7 @@ def explain_text(path: str, text: str, line: int, engine: "Engine") -> List[str]
     out: List[str] = []
     for fact in facts:
         where = ctx.position(fact.small)
-        if not where.start.line <= line <= where.end.line:
+        if line is not None and not where.start.line <= line <= where.end.line:
             continue
         assign = fact.small
         assert isinstance(assign, cst.Assign)
@@ -110,7 +114,8 @@ def explain_text(path: str, text: str, line: int, engine: "Engine") -> List[str]
         else:
             out.append(f"  H2D001: not flagged: {decision.reason}")
     if not out:
-        out.append(f"{path}:{line}: no `t[...] = v` write on this line")
+        out.append(f"{path}: no `t[...] = v` write in the file" if line is None
+                   else f"{path}:{line}: no `t[...] = v` write on this line")
     return out
 
 

@@ -60,7 +60,7 @@ def test_each_look_alike_names_the_check_that_fails(tmp_path: Path) -> None:
 def test_several_places_and_bad_ones(tmp_path: Path) -> None:
     """Each argument is explained; a bad one is named on stderr, exit 2, the others still run."""
     root = _project(tmp_path)
-    result = run_cli("explain", "pkg/m.py:6", "pkg/missing.py:3", "pkg/m.py", "pkg/m.py:1", cwd=root)
+    result = run_cli("explain", "pkg/m.py:6", "pkg/missing.py:3", "pkg/m.py:x", "pkg/m.py:1", cwd=root)
     assert result.returncode == 2
     assert "H2D001: flagged" in result.stdout
     assert "pkg/m.py:1: no `t[...] = v` write on this line" in result.stdout
@@ -68,3 +68,15 @@ def test_several_places_and_bad_ones(tmp_path: Path) -> None:
     (root / "pkg" / "bad.py").write_text("def f(:\n", encoding="utf-8")
     bad = run_cli("explain", "pkg/bad.py:1", cwd=root)
     assert bad.returncode == 2 and "pkg/bad.py" in bad.stderr
+
+
+def test_a_file_alone_explains_every_write_in_it(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    out = run_cli("explain", "pkg/m.py", cwd=root)
+    assert out.returncode == 0, out.stderr
+    heads = [line.split(": `")[0] for line in out.stdout.splitlines() if line.startswith("pkg/m.py:")]
+    assert heads == ["pkg/m.py:6:5", "pkg/m.py:8:5", "pkg/m.py:10:5", "pkg/m.py:11:5", "pkg/m.py:12:5"]
+    assert out.stdout.count("H2D001: flagged") == 1
+    (root / "pkg" / "none.py").write_text("x = [0]\n", encoding="utf-8")
+    empty = run_cli("explain", "pkg/none.py", cwd=root)
+    assert "pkg/none.py: no `t[...] = v` write in the file" in empty.stdout
