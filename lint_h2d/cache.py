@@ -139,29 +139,38 @@ class Cache:
 
 #: Findings-cache files kept in a cache folder: the ones used last.
 KEEP_FILES = 8
-_CACHE_FILE = re.compile(r"[^/\\]+-[0-9a-f]{24}\.json")
+# Our names: findings caches (`<version>-<24 hex>.json`, the version starting with a digit) and
+# the temp files `save_json` writes beside them and beside the project index.
+_CACHE_FILE = re.compile(r"[0-9][0-9A-Za-z.+!_]*-[0-9a-f]{24}\.json")
+_TEMP_FILE = re.compile(r"\.(?:[0-9][0-9A-Za-z.+!_]*-[0-9a-f]{24}|project-index-[0-9a-f]{16})-[^/\\]+\.tmp")
+GITIGNORE = "# Automatically created by lint-h2d.\n*\n"
 
 
 def prune(folder: Path, current: Path) -> None:
     """Delete all but the `KEEP_FILES` findings-cache files used last (each run that reads
-    one touches it), and temp files a killed run left over an hour ago.
+    one touches it), and temp files of ours a killed run left over an hour ago.
 
     Why: a change of the project's facts, the settings or the tool starts a new file (the key
     is in its name); without pruning, a cache folder kept a file per such change (about 1 MB
     each on vLLM) for as long as it lived.  A run that still wanted a deleted file analyses its
-    files again: slower, never wrong."""
+    files again: slower, never wrong.
+
+    Only in a folder lint-h2d made (its `.gitignore` is ours, `save_json`), and only files with
+    our names: `--cache-dir` may name a folder that holds the user's files (`.`, `/tmp`)."""
     try:
+        if (folder / ".gitignore").read_text(encoding="utf-8") != GITIGNORE:
+            return
         names = os.listdir(folder)
-    except OSError:
+    except (OSError, UnicodeDecodeError):
         return
     used: List[Tuple[float, Path]] = []
     stale_before = time.time() - 3600
     for name in names:
         target = folder / name
         try:
-            if _CACHE_FILE.fullmatch(name) and not name.startswith("project-index-") and target != current:
+            if _CACHE_FILE.fullmatch(name) and target != current:
                 used.append((target.stat().st_mtime, target))
-            elif name.endswith(".tmp") and name.startswith(".") and target.stat().st_mtime < stale_before:
+            elif _TEMP_FILE.fullmatch(name) and target.stat().st_mtime < stale_before:
                 target.unlink()
         except OSError:
             pass
@@ -187,7 +196,7 @@ def save_json(file: Path, data: Dict[str, Any]) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         ignore = folder / ".gitignore"
         if not ignore.exists():
-            ignore.write_text("# Automatically created by lint-h2d.\n*\n", encoding="utf-8")
+            ignore.write_text(GITIGNORE, encoding="utf-8")
         fd, tmp = tempfile.mkstemp(prefix=f".{file.stem}-", suffix=".tmp", dir=folder)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump(data, handle)

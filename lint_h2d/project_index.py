@@ -30,6 +30,7 @@ import hashlib
 import json
 import os
 import pickle
+import re
 import tempfile
 import time
 from dataclasses import replace
@@ -356,11 +357,15 @@ def prune_facts(index_file: Path, rows: Mapping[str, Sequence[Any]]) -> None:
         if name in wanted:
             continue
         target = folder / name
-        try:
-            if name.endswith(".json") or (name.endswith(".tmp") and target.stat().st_mtime < stale_before):
+        try:  # only our names (`_facts_file`, `_write_facts`' temp files)
+            if _FACTS_NAME.fullmatch(name) or (_FACTS_TEMP.fullmatch(name) and target.stat().st_mtime < stale_before):
                 target.unlink()
         except OSError:
             pass
+
+
+_FACTS_NAME = re.compile(r"[0-9a-f]{32}\.json")
+_FACTS_TEMP = re.compile(r"\.facts-[^/\\]+\.tmp")
 
 
 def _read_facts(index_file: Optional[Path], path: str, digest: str) -> Any:

@@ -96,9 +96,11 @@ def test_the_folder_keeps_only_the_findings_caches_used_last(tmp_path: Path) -> 
     for age, path in enumerate(old):
         path.write_text("{}", encoding="utf-8")
         os.utime(path, (1_600_000_000 - age, 1_600_000_000 - age))
-    stale_tmp, fresh_tmp = folder / ".x-1.tmp", folder / ".x-2.tmp"
-    stale_tmp.write_text("", encoding="utf-8")
-    os.utime(stale_tmp, (1_600_000_000, 1_600_000_000))
+    stale_tmp, fresh_tmp = folder / f".{current.stem}-abc.tmp", folder / f".{current.stem}-def.tmp"
+    foreign = [folder / ".x-1.tmp", folder / "notes.json", folder / "report-0123456789abcdef01234567.json"]
+    for path in [stale_tmp, *foreign]:
+        path.write_text("", encoding="utf-8")
+        os.utime(path, (1_600_000_000, 1_600_000_000))
     fresh_tmp.write_text("", encoding="utf-8")
     os.utime(current, (1_500_000_000, 1_500_000_000))
     assert "H2D001" in _check(root).stdout  # reads `current`: it counts as used now
@@ -109,4 +111,23 @@ def test_the_folder_keeps_only_the_findings_caches_used_last(tmp_path: Path) -> 
     assert set(old[:KEEP_FILES - 2]) <= kept and not set(old[KEEP_FILES - 2:]) & kept
     assert len(kept) == KEEP_FILES
     assert not stale_tmp.exists() and fresh_tmp.exists()
+    assert all(path.exists() for path in foreign)  # not our names
     assert list(folder.glob("project-index-*.json"))  # never a findings cache
+
+
+def test_a_cache_folder_lint_h2d_did_not_make_is_never_pruned(tmp_path: Path) -> None:
+    """`--cache-dir` may name a folder of the user's (`.`, `/tmp`): without lint-h2d's own
+    `.gitignore` there, nothing in it is deleted, whatever its names."""
+    import os
+
+    root = _tree(tmp_path)
+    (root / ".gitignore").write_text("build/\n", encoding="utf-8")
+    theirs = [root / f"0.0.{i}-{i:024x}.json" for i in range(12)]
+    for path in theirs:
+        path.write_text("{}", encoding="utf-8")
+        os.utime(path, (1_600_000_000, 1_600_000_000))
+    run_cli("check", ".", "-q", "--cache-dir", ".", cwd=root)
+    (root / "b.py").write_text(CLEAN + "# edited\n", encoding="utf-8")
+    run_cli("check", ".", "-q", "--cache-dir", ".", "--select", "H2D001", cwd=root)
+    assert all(path.exists() for path in theirs)
+    assert (root / ".gitignore").read_text(encoding="utf-8") == "build/\n"
