@@ -123,14 +123,14 @@ def run_explain(places: Sequence[str], out: TextIO, err: TextIO) -> int:
     """`lint-h2d explain PATH:LINE...`: exit 0, or 2 when an argument, a file or its syntax is
     bad (each named; the other arguments are still explained)."""
     from lint_h2d.engine import SourceError, read_source
-    from lint_h2d.server import _engine_for
+    from lint_h2d.plan import engine_for
 
     status = EXIT_OK
     for argument in places:
         try:
             place = parse_place(argument)
             source = read_source(place.path)
-            engine, _ = _engine_for(place.path, source.text)
+            engine = engine_for(place.path, source.text)
             lines = explain_text(place.path, source.text, place.line, engine)
         except (ValueError, SourceError, OSError, SyntaxError) as exc:
             err.write(f"lint-h2d: error: {_message(argument, exc)}\n")

@@ -41,6 +41,18 @@ class Options:
     use_prefilter: bool = True
 
 
+def engine_for(path: str, text: str) -> "Engine":
+    """The engine `lint-h2d check PATH` would use for this text of the file: its own
+    configuration, its project's cross-file facts (`units`, as the CLI plans a run); for the
+    editor server and `lint-h2d explain`."""
+    from lint_h2d.sources import decode
+
+    source = decode(path, text.encode("utf-8"))
+    planned, _ = units(Resolver(None, lambda settings: settings), [source], Options(walk=False),
+                       findings_cache=False)
+    return planned[0].engine
+
+
 def cache_folder(settings: Settings, options: Options) -> Optional[Path]:
     if not options.use_cache:
         return None

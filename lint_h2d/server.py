@@ -86,16 +86,10 @@ class Analysis:
 
 
 def _engine_for(path: str, text: str) -> "Tuple[Engine, Settings]":
-    """The engine `lint-h2d check PATH` would use for this file: its own configuration, its
-    project's cross-file facts (`plan.units`, as the CLI plans a run)."""
-    from lint_h2d.config import Resolver
-    from lint_h2d.engine import decode
-    from lint_h2d.plan import Options, units
+    """The engine `lint-h2d check PATH` would use for this file (`plan.engine_for`)."""
+    from lint_h2d.plan import engine_for
 
-    source = decode(path, text.encode("utf-8"))
-    planned, _ = units(Resolver(None, lambda settings: settings), [source], Options(walk=False),
-                       findings_cache=False)
-    engine = planned[0].engine
+    engine = engine_for(path, text)
     return engine, engine.settings
 
 

@@ -80,3 +80,18 @@ def test_a_file_alone_explains_every_write_in_it(tmp_path: Path) -> None:
     (root / "pkg" / "none.py").write_text("x = [0]\n", encoding="utf-8")
     empty = run_cli("explain", "pkg/none.py", cwd=root)
     assert "pkg/none.py: no `t[...] = v` write in the file" in empty.stdout
+
+
+def test_explain_needs_neither_pygls_nor_torch(tmp_path: Path) -> None:
+    """`explain` is part of the linter, not of the editor server: it ran the server's module to
+    plan the file's engine, which imports pygls (the `server` extra), so a plain install
+    crashed on it."""
+    import subprocess
+    import sys
+
+    root = _project(tmp_path)
+    blocked = ("import sys\nfor name in ('lsprotocol', 'pygls', 'torch'):\n    sys.modules[name] = None\n"
+               "from lint_h2d.cli import main\nsys.exit(main(['explain', 'pkg/m.py:6']))\n")
+    result = subprocess.run([sys.executable, "-c", blocked], cwd=root, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "H2D001: flagged" in result.stdout
