@@ -121,7 +121,9 @@ def explain_text(path: str, text: str, line: Optional[int], engine: "Engine") ->
 
 def run_explain(places: Sequence[str], out: TextIO, err: TextIO) -> int:
     """`lint-h2d explain PATH:LINE...`: exit 0, or 2 when an argument, a file or its syntax is
-    bad (each named; the other arguments are still explained)."""
+    bad (each named on stderr; the other arguments are still explained)."""
+    import libcst as cst
+
     from lint_h2d.engine import SourceError, read_source
     from lint_h2d.plan import engine_for
 
@@ -129,28 +131,23 @@ def run_explain(places: Sequence[str], out: TextIO, err: TextIO) -> int:
     for argument in places:
         try:
             place = parse_place(argument)
+        except ValueError as exc:  # its message names the argument
+            err.write(f"lint-h2d: error: {exc}\n")
+            status = EXIT_ERROR
+            continue
+        try:
             source = read_source(place.path)
-            engine = engine_for(place.path, source.text)
-            lines = explain_text(place.path, source.text, place.line, engine)
-        except (ValueError, SourceError, OSError, SyntaxError) as exc:
-            err.write(f"lint-h2d: error: {_message(argument, exc)}\n")
-            status = EXIT_ERROR
+            lines = explain_text(place.path, source.text, place.line, engine_for(place.path, source.text))
+        except OSError as exc:
+            problem = exc.strerror or str(exc)
+        except SourceError as exc:
+            problem = str(exc)
+        except cst.ParserSyntaxError as exc:
+            problem = f"cannot parse: {exc.message}"
+        else:
+            for text in lines:
+                out.write(text + "\n")
             continue
-        except Exception as exc:  # a file LibCST cannot parse
-            import libcst as cst
-
-            if not isinstance(exc, cst.ParserSyntaxError):
-                raise
-            err.write(f"lint-h2d: error: {place.path}: cannot parse: {exc.message}\n")
-            status = EXIT_ERROR
-            continue
-        for text in lines:
-            out.write(text + "\n")
+        err.write(f"lint-h2d: error: {place.path}: {problem}\n")
+        status = EXIT_ERROR
     return status
-
-
-def _message(argument: str, exc: BaseException) -> str:
-    if isinstance(exc, OSError):
-        return f"{exc.filename or argument}: {exc.strerror or exc}"
-    text = str(exc)
-    return text if argument.split(":")[0] in text or text.startswith(argument) else f"{argument}: {text}"
