@@ -99,7 +99,8 @@ def explain_text(path: str, text: str, line: Optional[int], engine: "Engine") ->
         assert isinstance(target, cst.Subscript)
         decision = decide(fact, ctx)
         code = " ".join(module.code_for_node(assign).split())
-        out.append(f"{path}:{where.start.line}:{where.start.column + 1}: `{code}`")
+        column = view.column(where.start.line, where.start.column) + 1  # the file's own column
+        out.append(f"{path}:{where.start.line}:{column}: `{code}`")
         out.append(f"  destination `{module.code_for_node(target.value)}`: {_kind(decision.tensor)}")
         out.extend(_steps(decision.tensor, ctx, path))
         if decision.effects:

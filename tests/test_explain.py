@@ -95,3 +95,14 @@ def test_explain_needs_neither_pygls_nor_torch(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-c", blocked], cwd=root, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert "H2D001: flagged" in result.stdout
+
+
+def test_a_form_feed_in_the_indentation_keeps_the_files_column(tmp_path: Path) -> None:
+    """LibCST parses a view without indentation form feeds; the place printed is the file's,
+    as `check` prints it."""
+    root = _project(tmp_path)
+    (root / "pkg" / "m.py").write_text(SOURCE.replace("    buf[0] = 1\n", "\x0c    buf[0] = 1\n"), encoding="utf-8")
+    flagged = run_cli("check", "--no-cache", "--select", "H2D001", "--output-format", "concise", "pkg", cwd=root)
+    (place,) = [line.split(": ")[0] for line in flagged.stdout.splitlines() if "H2D001" in line]
+    assert place == "pkg/m.py:6:6"
+    assert _explained(root, 6).startswith(f"{place}: `buf[0] = 1`")
