@@ -19,7 +19,7 @@ from lint_h2d.inference.resolved import (NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK
                                          UNCALLED_NOTE, Resolved, compute_logits_message, module_step_message)
 from lint_h2d.inference.summary import CONCATENATIONS, NN_TENSOR_WRAPPERS, PROGRESS_BARS, SCALAR_BUILTINS, place_term
 from lint_h2d.inference.values import (entry, is_json_data, join_all, json_data, JSON_STEP, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
-                                       join, module_tensor)
+                                       join, module_tensor, read_from_json)
 
 # Factories whose first positional arguments (or `size=`) give the shape.
 SIZE_FACTORIES = frozenset(
@@ -1509,7 +1509,7 @@ def index_effect(element: cst.SubscriptElement, facts: Facts) -> str:
     if literal_int(value) is not None:
         return "int"
     inferred = infer(value, facts)
-    if inferred.kind == Kind.SCALAR and any(getattr(step, "message", None) == JSON_STEP for step in inferred.evidence):
+    if inferred.kind == Kind.SCALAR and read_from_json(inferred):
         # A value read from parsed JSON is a host object, not an int by evidence: a list there
         # (`"eos_token_id": [1, 2]`) indexes several elements.
         return "advanced"

@@ -187,10 +187,10 @@ UNKNOWN = Value(Kind.UNKNOWN)
 
 # What the step that marks a module's buffer or parameter says (`module_tensor`): the walk
 # reads it to move such fields with a module moved to the accelerator (`Resolved.moved`).
-# What the step of a value read out of `json.load`ed data says (`expressions.json_data`): JSON
-# holds numbers, strings, `None` and containers, never a tensor.
-JSON_STEP = "read from data that `json.load` parsed: JSON holds no tensors, so a value is a host object (a number, `None`, ...)"
 MODULE_TENSOR_STEP = "held by the module as a buffer or parameter: it moves with the module's `.to()` / `.cuda()`"
+# What the step of a value read out of `json.load`ed data says (`json_data`): JSON holds
+# numbers, strings, `None` and containers, never a tensor.
+JSON_STEP = "read from data that `json.load` parsed: JSON holds no tensors, so a value is a host object (a number, `None`, ...)"
 
 
 def json_data(step: Any) -> Value:
@@ -209,7 +209,12 @@ def is_json_data(value: Value) -> bool:
     """A container `json_data` made (its entries read as host values by a JSON step)."""
     element = value.element
     return value.kind == Kind.OTHER and element is not None and element.kind == Kind.SCALAR \
-        and any(getattr(step, "message", None) == JSON_STEP for step in element.evidence)
+        and read_from_json(element)
+
+
+def read_from_json(value: Value) -> bool:
+    """Whether `value` rests on a JSON step (`json_data`): a host object of unknown type."""
+    return any(getattr(step, "message", None) == JSON_STEP for step in value.evidence)
 
 
 def module_tensor(data: Value, step: Any) -> Value:
