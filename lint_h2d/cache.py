@@ -144,6 +144,9 @@ KEEP_FILES = 8
 _CACHE_FILE = re.compile(r"[0-9][0-9A-Za-z.+!_]*-[0-9a-f]{24}\.json")
 _TEMP_FILE = re.compile(r"\.(?:[0-9][0-9A-Za-z.+!_]*-[0-9a-f]{24}|project-index-[0-9a-f]{16})-[^/\\]+\.tmp")
 GITIGNORE = "# Automatically created by lint-h2d.\n*\n"
+# A temp file of ours older than this was left by a killed run (a write takes seconds); the
+# pruning of the findings caches and of the project index's facts deletes it.
+STALE_TEMP_S = 3600
 
 
 def prune(folder: Path, current: Path) -> None:
@@ -164,7 +167,7 @@ def prune(folder: Path, current: Path) -> None:
     except (OSError, UnicodeDecodeError):
         return
     used: List[Tuple[float, Path]] = []
-    stale_before = time.time() - 3600
+    stale_before = time.time() - STALE_TEMP_S
     for name in names:
         target = folder / name
         try:

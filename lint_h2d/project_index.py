@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from lint_h2d import __version__
-from lint_h2d.cache import RACY_NS, save_json
+from lint_h2d.cache import RACY_NS, STALE_TEMP_S, save_json
 from lint_h2d.code_id import code_id
 from lint_h2d.config import Settings, absolute_paths, canonical_folder, real_folder
 from lint_h2d.discovery import PYTHON_SUFFIXES, discover
@@ -348,7 +348,7 @@ def prune_facts(index_file: Path, rows: Mapping[str, Sequence[Any]]) -> None:
     again from the file (`ProjectIndex.facts`): slower, never wrong."""
     folder = facts_folder(index_file)
     wanted = {_facts_file(index_file, path, row[4]).name for path, row in rows.items() if len(row) > 4}
-    stale_before = time.time() - 3600
+    stale_before = time.time() - STALE_TEMP_S
     try:
         names = os.listdir(folder)
     except OSError:
@@ -364,8 +364,9 @@ def prune_facts(index_file: Path, rows: Mapping[str, Sequence[Any]]) -> None:
             pass
 
 
-_FACTS_NAME = re.compile(r"[0-9a-f]{32}\.json")
-_FACTS_TEMP = re.compile(r"\.facts-[^/\\]+\.tmp")
+_FACTS_NAME = re.compile(r"[0-9a-f]{32}\.json")  # `_facts_file`
+_FACTS_TEMP_PREFIX = ".facts-"  # `_write_facts`' temp files
+_FACTS_TEMP = re.compile(re.escape(_FACTS_TEMP_PREFIX) + r"[^/\\]+\.tmp")
 
 
 def _read_facts(index_file: Optional[Path], path: str, digest: str) -> Any:
@@ -385,7 +386,7 @@ def _write_facts(index_file: Optional[Path], path: str, digest: str, facts: Any)
     target = _facts_file(index_file, path, digest)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".facts-", suffix=".tmp", dir=target.parent)
+        fd, tmp = tempfile.mkstemp(prefix=_FACTS_TEMP_PREFIX, suffix=".tmp", dir=target.parent)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump(facts, handle)
         os.replace(tmp, target)
