@@ -162,15 +162,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     # racy window (3 s) of the run that records them, as they are in a real checkout.
     time.sleep(3.5)
     primed = run(cases["lint-h2d warm (cache primed)"], root, env)
+
+    def timed(r: int, name: str, cmd: Sequence[str]) -> None:
+        results[name].append(run(cmd, root, env))
+        print(f"round {r + 1}: {name}: {results[name][-1]['wall']:.2f} s wall, "
+              f"{results[name][-1]['cpu']:.2f} s CPU (load {load()[0]})", file=sys.stderr)
+
     for r in range(args.rounds):
         for name, cmd in cases.items():
-            results[name].append(run(cmd, root, env))
-            print(f"round {r + 1}: {name}: {results[name][-1]['wall']:.2f} s wall, "
-                  f"{results[name][-1]['cpu']:.2f} s CPU (load {load()[0]})", file=sys.stderr)
+            timed(r, name, cmd)
         one_path.write_bytes(f"# edited in round {r + 1}\n".encode() + original)
-        results[edited].append(run(cases["lint-h2d one file (pre-commit, warm)"], root, env))
-        print(f"round {r + 1}: {edited}: {results[edited][-1]['wall']:.2f} s wall, "
-              f"{results[edited][-1]['cpu']:.2f} s CPU (load {load()[0]})", file=sys.stderr)
+        timed(r, edited, cases["lint-h2d one file (pre-commit, warm)"])
         one_path.write_bytes(original)
         time.sleep(3.5)
         run(cases["lint-h2d warm (cache primed)"], root, env)  # the next round's warm case is warm
@@ -178,9 +180,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         shutil.rmtree(root / "vllm")
         os.rename(root / "vllm.checkout", root / "vllm")
         time.sleep(3.5)  # as a checkout made seconds before the job's step
-        results[checkout].append(run(cases["lint-h2d warm (cache primed)"], root, env))
-        print(f"round {r + 1}: {checkout}: {results[checkout][-1]['wall']:.2f} s wall, "
-              f"{results[checkout][-1]['cpu']:.2f} s CPU (load {load()[0]})", file=sys.stderr)
+        timed(r, checkout, cases["lint-h2d warm (cache primed)"])
         time.sleep(3.5)
     for which in ("ast", "libcst") if args.parser_rounds else ():
         name = f"{which}.parse of every file (1 process)"
