@@ -270,15 +270,7 @@ class Engine:
             except Exception as exc:  # a parser crash must not end the scan
                 return [error_finding(SYNTAX_ERROR, path, f"cannot parse: {exc}")]
             try:
-                walker = ModuleWalker(
-                    module, self.project.module_facts, self.settings.capture_functions,
-                    wants=lambda s, in_capture: any(
-                        r.wants(s) and (in_capture or not r.capture_only) for r in rules
-                    ),
-                    text=text, hints=(self.settings.device_hints, self.settings.cpu_hints),
-                    capture=any(r.capture_only for r in rules), path=path,
-                )
-                facts = walker.run()
+                facts = self.statement_facts(path, text, module, rules)
             except RecursionError:
                 raise
             except Exception as exc:
@@ -297,6 +289,20 @@ class Engine:
                 noqa = noqa_lines(text)
                 findings = [f for f in findings if f.code in ERROR_CODES or not is_suppressed(f, noqa)]
             return sorted((view.restore(f) for f in findings), key=Finding.sort_key)
+
+    def statement_facts(self, path: str, text: str, module: cst.Module, rules: Sequence[Rule]) -> List[StatementFact]:
+        """The walk (`ModuleWalker`) of a parsed file: what the inference knows at each statement
+        one of `rules` wants, with the project's facts and the settings' hints; `lint-h2d
+        explain` reads the same facts as the rules."""
+        walker = ModuleWalker(
+            module, self.project.module_facts, self.settings.capture_functions,
+            wants=lambda s, in_capture: any(
+                r.wants(s) and (in_capture or not r.capture_only) for r in rules
+            ),
+            text=text, hints=(self.settings.device_hints, self.settings.cpu_hints),
+            capture=any(r.capture_only for r in rules), path=path,
+        )
+        return walker.run()
 
     def fix_text(self, path: str, text: str, unsafe: bool,
                  trace: Optional[List[Tuple[Finding, str]]] = None) -> Tuple[str, List[Finding], List[Finding]]:

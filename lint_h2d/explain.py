@@ -73,7 +73,6 @@ def explain_text(path: str, text: str, line: Optional[int], engine: "Engine") ->
     (lines of output, without newlines)."""
     import libcst as cst
 
-    from lint_h2d.inference.scope import ModuleWalker
     from lint_h2d.parse_view import parse_view
     from lint_h2d.rules.base import FileContext
     from lint_h2d.rules.scalar_write_to_device_tensor import ScalarWriteToDeviceTensor, decide
@@ -82,11 +81,7 @@ def explain_text(path: str, text: str, line: Optional[int], engine: "Engine") ->
     settings = engine.settings
     view = parse_view(text)
     module = cst.parse_module(view.text)
-    facts = ModuleWalker(
-        module, engine.project.module_facts, settings.capture_functions,
-        wants=lambda small, _capture: rule.wants(small), text=text,
-        hints=(settings.device_hints, settings.cpu_hints), capture=False, path=path,
-    ).run()
+    facts = engine.statement_facts(path, text, module, [rule])
     ctx = FileContext(path, module, view.text, settings)
     out: List[str] = []
     for fact in facts:
