@@ -59,10 +59,9 @@ def _kind(value: "Value") -> str:
 
 def _steps(value: "Value", ctx: "FileContext", path: str) -> List[str]:
     from lint_h2d.report.paths import display_path
-    from lint_h2d.rules.scalar_write_to_device_tensor import _evidence
 
     out = []
-    for step in _evidence(value.evidence, ctx):
+    for step in ctx.evidence(value.evidence):
         where = display_path(step.path if step.path is not None else path)
         out.append(f"      {where}:{step.row}: {step.message}")
     return out

@@ -187,3 +187,25 @@ def test_cache_written_before_evidence_is_not_read(tmp_path: Path, monkeypatch: 
     assert Cache(tmp_path / "c", "key").get(source) == [replace(_finding(), path=source.path)]
     monkeypatch.undo()
     assert Cache(tmp_path / "c", "key").get(source) is None
+
+
+def test_local_steps_positioned_once_and_foreign_nodes_left_out() -> None:
+    """`FileContext.evidence` (both rules and `explain` report through it): a local step is
+    placed at its node's line and column in this file, a repeated step is shown once, and a
+    step whose node this module does not hold is left out instead of failing the file (H2D001
+    had its own copy that raised KeyError there, losing the file's findings)."""
+    import libcst as cst
+
+    from lint_h2d.config import Settings
+    from lint_h2d.inference.values import LocalStep
+    from lint_h2d.rules.base import FileContext
+
+    module = cst.parse_module(SOURCE)
+    statement = module.body[1].body.body[0]  # type: ignore[attr-defined]
+    foreign = cst.parse_module("x = 1\n").body[0]
+    earlier = EvidenceStep("allocated on the device here", "pkg/other.py", 3, 1, EvidenceKind.DIRECT)
+    ctx = FileContext("pkg/builder.py", module, SOURCE, Settings())
+    steps = ctx.evidence([earlier, LocalStep("written here", statement), foreign,
+                          LocalStep("nowhere in this file", foreign), earlier,
+                          LocalStep("written here", statement)])
+    assert steps == (earlier, EvidenceStep("written here", None, 5, 5, EvidenceKind.DIRECT))

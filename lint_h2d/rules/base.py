@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, AbstractSet, ClassVar, Dict, Iterable, Optional, Pattern, Sequence, Tuple
+from typing import TYPE_CHECKING, AbstractSet, ClassVar, Dict, Iterable, List, Optional, Pattern, Sequence, Tuple
 
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from lint_h2d.findings import Finding, Fix, Location
+from lint_h2d.findings import EvidenceKind, EvidenceStep, Finding, Fix, Location
 from lint_h2d.inference.scope import StatementFact
 
 if TYPE_CHECKING:
@@ -79,6 +79,26 @@ class FileContext:
 
             self._positions = Positions(self.module)
         return self._positions[node]  # type: ignore[index, no-any-return]
+
+    def evidence(self, raw: Iterable[object]) -> Tuple[EvidenceStep, ...]:
+        """Evidence as findings report it: the inference's local steps (`LocalStep`, a node of
+        this file) positioned in this file, duplicates dropped.  A local step whose node this
+        module does not hold (nothing to point at) is left out rather than failing the file:
+        a finding without one of its steps beats a file without findings."""
+        from lint_h2d.inference.values import LocalStep
+
+        out: List[EvidenceStep] = []
+        for step in raw:
+            if isinstance(step, LocalStep):
+                try:
+                    where = self.position(step.node)
+                except KeyError:
+                    continue
+                step = EvidenceStep(step.message, None, where.start.line, where.start.column + 1,
+                                    EvidenceKind(step.kind))
+            if isinstance(step, EvidenceStep) and step not in out:
+                out.append(step)
+        return tuple(out)
 
     def finding(
         self,

@@ -24,7 +24,7 @@ from lint_h2d.inference.expressions import (
 )
 from lint_h2d.inference.memory import PINNABLE_FACTORIES, is_falsy_constant, keyword_value, positional_args
 from lint_h2d.inference.scope import StatementFact
-from lint_h2d.inference.values import UNKNOWN, HostMemory, Kind, LocalStep, Value
+from lint_h2d.inference.values import UNKNOWN, HostMemory, Kind, Value
 from lint_h2d.rules.base import FileContext, Rule, RuleDoc
 from lint_h2d.cst_children import recorded_children, type_test
 from lint_h2d.rules.constant_tensor_built_on_host import move_of
@@ -283,7 +283,7 @@ buffer once and copy into it (vLLM: `CpuGpuBuffer`, `async_tensor_h2d`).
         advice = ("pin it once (`pin_memory=is_pin_memory_available()`, a `CpuGpuBuffer`, or "
                   "`async_tensor_h2d`)" if vllm else
                   "allocate it pinned (`pin_memory=True`) or copy through a pinned buffer")
-        steps = _evidence(memory.evidence, ctx)
+        steps = ctx.evidence(memory.evidence)
         origin = f" ({steps[0].message}, line {steps[0].row})" if steps and steps[0].row else ""
         message = (
             f"Non-blocking copy `{_shorten(call_code)}` blocks the host{when}: its source "
@@ -411,21 +411,6 @@ def _nested_functions(fn: cst.FunctionDef) -> Iterator[cst.CSTNode]:
             yield node
             continue
         stack.extend(node.children)
-
-
-def _evidence(raw: Iterable[object], ctx: FileContext) -> Tuple[EvidenceStep, ...]:
-    out: List[EvidenceStep] = []
-    for step in raw:
-        if isinstance(step, LocalStep):
-            try:
-                where = ctx.position(step.node)
-            except KeyError:
-                continue
-            step = EvidenceStep(step.message, None, where.start.line, where.start.column + 1,
-                                EvidenceKind(step.kind))
-        if isinstance(step, EvidenceStep) and step not in out:
-            out.append(step)
-    return tuple(out)
 
 
 def _one_line(code: str) -> str:

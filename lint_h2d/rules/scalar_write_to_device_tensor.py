@@ -23,7 +23,7 @@ from lint_h2d.inference.expressions import index_effect, index_evidence, infer
 from lint_h2d.inference.resolved import rests_on_module_output
 from lint_h2d.inference.scope import StatementFact
 from lint_h2d.inference.usage import rank_floor
-from lint_h2d.inference.values import Kind, LocalStep, Value
+from lint_h2d.inference.values import Kind, Value
 from lint_h2d.rules._gate_site import GateSite, ModuleImports, gate_site, module_flags
 from lint_h2d.rules._int_index import int_names
 from lint_h2d.rules._redundant import Redundant, redundant_write
@@ -201,7 +201,7 @@ It is **unsafe** (applied only with `--unsafe-fixes`, after reading it) when:
         tensor, effects, value = decision.tensor, list(decision.effects), decision.value
         cpu_tensor_value = value.kind == Kind.CPU and value.rank == 0
         target_code = ctx.module.code_for_node(target.value)
-        steps = _evidence(tensor.evidence, ctx)
+        steps = ctx.evidence(tensor.evidence)
         # A finding that rests on a convention or a hint alone gets an unsafe fix at most.
         convention_only = not any(step.kind == EvidenceKind.DIRECT for step in steps) and bool(steps) \
             or rests_on_module_output(tensor.evidence)
@@ -481,19 +481,6 @@ def _one_literal_index(target: cst.Subscript) -> bool:
     return len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index)
 
 
-def _evidence(raw: Iterable[object], ctx: FileContext) -> Tuple[EvidenceStep, ...]:
-    """The value's evidence as reported: local steps positioned, duplicates dropped."""
-    out: List[EvidenceStep] = []
-    for step in raw:
-        if isinstance(step, LocalStep):
-            where = ctx.position(step.node)
-            step = EvidenceStep(step.message, None, where.start.line, where.start.column + 1,
-                                EvidenceKind(step.kind))
-        if isinstance(step, EvidenceStep) and step not in out:
-            out.append(step)
-    return tuple(out)
-
-
 def _why_scalar(effects: List[str], cpu_tensor_value: bool, target: cst.Subscript,
                 value: cst.BaseExpression, inferred: Value, fact: StatementFact,
                 ctx: FileContext) -> Tuple[EvidenceStep, ...]:
@@ -508,9 +495,9 @@ def _why_scalar(effects: List[str], cpu_tensor_value: bool, target: cst.Subscrip
     # Why a parameter used as an index is taken to be an int (call sites, a default, `range`).
     loose = tuple(step for element, effect in zip(target.slice, effects) if effect in ("maybe-int", "int")
                   and isinstance(element.slice, cst.Index)
-                  for step in _evidence(index_evidence(element.slice.value, fact.facts), ctx))
+                  for step in ctx.evidence(index_evidence(element.slice.value, fact.facts)))
     # Why the value is a host scalar, where that took a step (an `isinstance` check).
-    scalar = tuple(step for step in _evidence(inferred.evidence, ctx) if step not in loose)
+    scalar = tuple(step for step in ctx.evidence(inferred.evidence) if step not in loose)
     return loose + scalar + (EvidenceStep(f"every index is {index}: the destination is one element, the value "
                                   f"is {what}", None, row, None, EvidenceKind.DIRECT),)
 
