@@ -694,18 +694,29 @@ def _statements_in(body: Sequence[ast.stmt], into_definitions: bool) -> Iterable
 
 def h2d001_tree(tree: ast.AST, device_fields: AbstractSet[str] = frozenset(), text: str = "") -> bool:
     """Stage 2 for H2D001: some candidate statement's target may be a device tensor."""
-    analysis = _MayDevice(tree, device_fields, text)
-    scoped = scoped_statements(tree)
-    candidates = _candidates(analysis, scoped)
-    if not candidates:
+    prepared = _prepared(tree, device_fields, text)
+    if prepared is None:
         return False
+    analysis, candidates = prepared
 
     def done() -> bool:
         return _some_target_may(analysis, candidates)
 
+    return done() or analysis.solve(done)
+
+
+def _prepared(tree: ast.AST, device_fields: AbstractSet[str], text: str
+              ) -> Optional[Tuple[_MayDevice, List[Tuple[ast.Assign, int]]]]:
+    """Stage 2's analysis of `tree` with its bindings collected, and the candidate statements
+    with their scopes; None when there is no candidate (nothing to collect)."""
+    analysis = _MayDevice(tree, device_fields, text)
+    scoped = scoped_statements(tree)
+    candidates = _candidates(analysis, scoped)
+    if not candidates:
+        return None
     nodes, scopes = _binding_nodes(scoped, tree if ":=" in text or not text else None)
     analysis.collect(nodes, scopes, scoped.parents)
-    return done() or analysis.solve(done)
+    return analysis, candidates
 
 
 def h2d001_may_statements(tree: ast.AST, device_fields: AbstractSet[str] = frozenset(),
@@ -721,13 +732,10 @@ def h2d001_may_statements(tree: ast.AST, device_fields: AbstractSet[str] = froze
     sets only grow while solving, so the complete fixpoint holds every statement any earlier
     stop (`h2d001_tree`'s `done`) would have taken.  Not with the settings' device hints (`mentions_hint`), which stage 2
     does not model: the caller then keeps every `T[I] = V`."""
-    analysis = _MayDevice(tree, device_fields, text)
-    scoped = scoped_statements(tree)
-    candidates = _candidates(analysis, scoped)
-    if not candidates:
+    prepared = _prepared(tree, device_fields, text)
+    if prepared is None:
         return frozenset()
-    nodes, scopes = _binding_nodes(scoped, tree if ":=" in text or not text else None)
-    analysis.collect(nodes, scopes, scoped.parents)
+    analysis, candidates = prepared
 
     def size() -> int:
         return sum(map(len, analysis.scoped)) + len(analysis.attrs)
