@@ -1238,6 +1238,11 @@ def _function_rank(name: str, source: Value, call: cst.Call, facts: Facts) -> Op
         return reduced_rank(source.rank, _arg(call, 1, "dim"), _arg(call, 2, "keepdim"), facts)
     if name == "squeeze":
         return squeezed_rank(source.rank, _arg(call, 1, "dim"), facts)
+    if name == "flatten" and len(call.args) == 1:
+        return 1  # `torch.flatten(x)`: every dimension into one (a 0-dim `x` gives 1-D too)
+    if name == "reshape" and len(call.args) == 2 and not call.args[1].star:
+        shape = _sequence_length(call.args[1].value, facts)  # `torch.reshape(x, (-1,))`
+        return shape if shape is not None and shape > 0 else None
     if name == "unsqueeze" and source.rank is not None and _arg(call, 1, "dim") is not None:
         return source.rank + 1  # `torch.unsqueeze(x, d)`: one dimension of size 1 more
     return None
