@@ -208,7 +208,9 @@ _LIKE_OR_DATA = frozenset(
      "randint_like", "as_tensor", "asarray"}
 )
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
-_KEEP_ATTRS = frozenset({"T", "mT", "data", "real", "imag"})
+# `t.T`, `t.data`: `t`'s device; `r.values` / `r.indices` of what `t.max(dim)`, `t.topk(k)`
+# return (`expressions.PAIR_FIELDS`): on `t`'s device too.
+_KEEP_ATTRS = frozenset({"T", "mT", "data", "real", "imag", "values", "indices"})
 
 
 def _tables() -> Tuple[FrozenSet[str], FrozenSet[str], FrozenSet[str], FrozenSet[str]]:
