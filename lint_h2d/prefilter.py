@@ -208,14 +208,18 @@ _LIKE_OR_DATA = frozenset(
      "randint_like", "as_tensor", "asarray"}
 )
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
-_KEEP_ATTRS = frozenset({"T", "mT", "data", "real", "imag"})
+# `t.T`, `t.data`: `t`'s device; `r.values` / `r.indices` of what `t.max(dim)`, `t.topk(k)`
+# return (`expressions.PAIR_FIELDS`): on `t`'s device too.
+_KEEP_ATTRS = frozenset({"T", "mT", "data", "real", "imag", "values", "indices"})
 
 
 def _tables() -> Tuple[FrozenSet[str], FrozenSet[str], FrozenSet[str], FrozenSet[str]]:
     from lint_h2d.inference import expressions as e
 
-    # `t.new_zeros(n)`, `t.new(n)`: on `t`'s device, as the ops that keep it (`_new_tensor`).
-    return (e.ALL_FACTORIES, e.SAME_DEVICE_FUNCTIONS, e.VIEW_METHODS | e.SAME_DEVICE_METHODS | e.NEW_METHODS,
+    # `t.new_zeros(n)`, `t.new(n)`: on `t`'s device, as the ops that keep it (`_new_tensor`);
+    # `t.topk(k)`, `t.median(dim)`, `t.nonzero()`: results on `t`'s device (`_index_result`).
+    return (e.ALL_FACTORIES, e.SAME_DEVICE_FUNCTIONS,
+            e.VIEW_METHODS | e.SAME_DEVICE_METHODS | e.NEW_METHODS | frozenset(e.INDEX_OPS) | e._NONZERO_OPS,
             e.TORCH_DTYPE_NAMES)
 
 

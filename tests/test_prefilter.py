@@ -78,6 +78,11 @@ LOOKALIKES = {
     "triton_arange": "import triton.language as tl\ndef k(n, dev):\n    x = tl.arange(0, n).to(dev)\n    return x\n",
     "torch_alias_move": "import torch as th\ndef f(dev):\n    return th.zeros(3).to(dev)\n",
     "torch_submodule_move": "import torch.nn\ndef f(dev):\n    return torch.ones(3).to(dev)\n",
+    # An index op's method (`t.topk(k)`, `t.median(dim)`) keeps `t`'s device (`_index_result`).
+    "index_op_method": ("import torch\ndef f(n, x):\n    _, i = x.cuda().view(-1, n).topk(1, dim=1)\n"
+                        "    p = i.squeeze(1)\n    p[0] = 1\n"),
+    "index_op_values": ("import torch\ndef f(n, x):\n    m = x.cuda().view(-1, n).median(dim=1).values\n"
+                        "    m[0] = 1\n"),
     "bool_index": "import torch\ndef f(n):\n    t = torch.zeros(n, device='cuda')\n    t[t > 0] = 0\n",
     "bool_index_not": "import torch\ndef f(n, m):\n    t = torch.zeros(n, device='cuda')\n    t[not m] = 0\n",
     "bool_index_and": ("import torch\ndef f(n, a, b):\n    t = torch.zeros(n, n, device='cuda')\n"
@@ -112,7 +117,7 @@ def test_lookalikes_that_must_be_found_are_found() -> None:
                  "device_field", "self_attr", "constructor_kw", "tuple_assign", "loop", "view", "like",
                  "ifexp", "backslash", "paren_target", "capture", "graph_with", "device_context",
                  "device_context_named", "module_name", "enclosing", "enclosing_class_method",
-                 "comprehension"):
+                 "comprehension", "index_op_method", "index_op_values"):
         assert findings(LOOKALIKES[name], True), name
 
 

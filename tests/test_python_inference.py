@@ -436,3 +436,17 @@ def test_json_values_name_the_parse(results: Dict[str, List[Finding]]) -> None:
     chain = _chain(results, "json_config.py", 47)
     assert chain[1] == ("json_config.py:47: read from data that `json.load` parsed: JSON holds no tensors, so a "
                         "value is a host object (a number, `None`, ...)")
+
+
+def test_squeezed_rank_names_the_squeeze(results: Dict[str, List[Finding]]) -> None:
+    """A module output's rank read off `squeeze(dim)` (module_ranks.py): the chain says which
+    call dropped the dimension and from what rank, before the module convention it rests on;
+    such a finding gets no safe fix (its device is a convention)."""
+    chain = _chain(results, "module_ranks.py", 26)
+    assert chain[0] == ("module_ranks.py:25: `torch.squeeze(...)` names a dimension to drop: rank 2 to 1 "
+                        "(code names one it knows is of size 1; PyTorch would keep any other)")
+    assert chain[1] == "module_ranks.py:18: `Punctuator.punc_forward()` returns a device tensor as position 0 of its tuple"
+    assert "`self.decoder(...)` calls an `nn.Module` (`nn.Linear`)" in chain[2]
+    assert _chain(results, "module_ranks.py", 29)[0].startswith("module_ranks.py:28: `indices.squeeze(...)` names")
+    (finding,) = [f for f in results["module_ranks.py"] if f.location.row == 26]
+    assert finding.fix is None or finding.fix.applicability.value != "safe"

@@ -727,7 +727,10 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
     if method.endswith("_") and not method.startswith("_"):
         return receiver  # in-place ops return self
     if method in VIEW_METHODS:
-        return receiver.with_rank(_view_rank(receiver, method, call, facts))
+        viewed = receiver.with_rank(_view_rank(receiver, method, call, facts))
+        if method == "squeeze" and viewed.rank is not None and viewed.kind == Kind.DEVICE:
+            return viewed.because(_squeeze_step(receiver.rank, call))
+        return viewed
     if method in SAME_DEVICE_METHODS:
         rank = receiver.rank if method in _RANK_KEEPING else None
         if method in _FULL_REDUCTIONS and not call.args:
@@ -940,7 +943,28 @@ def _view_rank(receiver: Value, method: str, call: cst.Call, facts: Facts) -> Op
         return receiver.rank - 1 if receiver.rank is not None else None
     if method == "unsqueeze":
         return receiver.rank + 1 if receiver.rank is not None else None
+    if method == "squeeze":
+        return squeezed_rank(receiver.rank, _arg(call, 0, "dim"), facts)
     return None
+
+
+def squeezed_rank(rank: Optional[int], dim: Optional[cst.BaseExpression], facts: Facts) -> Optional[int]:
+    """The rank after `x.squeeze(dim)` / `torch.squeeze(x, dim)` with one int `dim`: one
+    dimension fewer.  PyTorch leaves a dimension whose size is not 1 in place, but a call that
+    names the dimension is written to drop it (`topk(1, dim=1)` then `squeeze(dim=1)`), and
+    that is the rank the code goes on to index.  None without a dim (`squeeze()` drops every
+    dimension of size 1, as many as the shape has: unknown), for a tuple of dims, or an input
+    of unknown rank."""
+    if rank is None or dim is None or not (literal_int(dim) is not None or infer(dim, facts).kind == Kind.SCALAR):
+        return None
+    return max(rank - 1, 0)
+
+
+def _squeeze_step(rank: Optional[int], call: cst.Call) -> LocalStep:
+    """The evidence of a rank read off `squeeze(dim)` (`squeezed_rank`)."""
+    return LocalStep(f"`{_callee_text(call.func)}(...)` names a dimension to drop: rank {rank} to "
+                     f"{max((rank or 1) - 1, 0)} (code names one it knows is of size 1; PyTorch would "
+                     "keep any other)", call)
 
 
 _SCALAR_CALLS = frozenset({"distributed.get_rank", "distributed.get_world_size",
@@ -1179,8 +1203,11 @@ def _same_device_function(call: cst.Call, facts: Facts) -> Value:
                 Value(source.kind, source.rank, Origin.LOCAL, evidence=source.evidence),
                 Value(source.kind, source.rank, Origin.LOCAL, integer=True, evidence=source.evidence)))
         integer = name in ("argsort", "argmax", "argmin", "nonzero", "searchsorted", "bucketize")
-        return Value(source.kind, _function_rank(name, source, call, facts), Origin.LOCAL, integer=integer,
+        made = Value(source.kind, _function_rank(name, source, call, facts), Origin.LOCAL, integer=integer,
                      evidence=source.evidence)
+        if name == "squeeze" and made.rank is not None and made.kind == Kind.DEVICE:
+            return made.because(_squeeze_step(source.rank, call))
+        return made
     return UNKNOWN
 
 
@@ -1209,6 +1236,15 @@ def _function_rank(name: str, source: Value, call: cst.Call, facts: Facts) -> Op
         return source.rank if ranks == {source.rank} else None
     if name in DIM_REDUCTIONS:
         return reduced_rank(source.rank, _arg(call, 1, "dim"), _arg(call, 2, "keepdim"), facts)
+    if name == "squeeze":
+        return squeezed_rank(source.rank, _arg(call, 1, "dim"), facts)
+    if name == "flatten" and len(call.args) == 1:
+        return 1  # `torch.flatten(x)`: every dimension into one (a 0-dim `x` gives 1-D too)
+    if name == "reshape" and len(call.args) == 2 and not call.args[1].star:
+        shape = _sequence_length(call.args[1].value, facts)  # `torch.reshape(x, (-1,))`
+        return shape if shape is not None and shape > 0 else None
+    if name == "unsqueeze" and source.rank is not None and _arg(call, 1, "dim") is not None:
+        return source.rank + 1  # `torch.unsqueeze(x, d)`: one dimension of size 1 more
     return None
 
 
