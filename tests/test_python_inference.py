@@ -436,3 +436,14 @@ def test_json_values_name_the_parse(results: Dict[str, List[Finding]]) -> None:
     chain = _chain(results, "json_config.py", 47)
     assert chain[1] == ("json_config.py:47: read from data that `json.load` parsed: JSON holds no tensors, so a "
                         "value is a host object (a number, `None`, ...)")
+
+
+def test_one_or_many_names_the_annotation_or_the_calls(results: Dict[str, List[Finding]]) -> None:
+    """A number read out of an `int | list[int]` parameter (one_or_many.py): the chain names
+    the annotation, or, two calls away, the calls that pass such a value."""
+    chain = _chain(results, "one_or_many.py", 38)
+    assert chain[1] == ("one_or_many.py:35: `ids` is annotated as a number or a container: a loop over it or an "
+                        "index into it runs only on the container, and reads what the container holds")
+    chain = _chain(results, "one_or_many.py", 25)
+    assert chain[1] == ("one_or_many.py:29: every call of `complete_mask` passes a Python number or a container "
+                        "of Python numbers as `has_mask` (one_or_many.py:29)")
