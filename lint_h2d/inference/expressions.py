@@ -1964,10 +1964,11 @@ def one_or_many(annotation: Optional[cst.Annotation], facts: Facts) -> Optional[
 
 
 def _union_members(node: cst.BaseExpression) -> List[cst.BaseExpression]:
-    """The members of `A | B | C` or `Union[A, B, C]` (one member for anything else)."""
+    """The members of `A | B | C`, `Union[A, B, C]` or `Optional[A]` (with `None`; one member
+    for anything else)."""
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
         return _union_members(node.left) + _union_members(node.right)
-    if isinstance(node, cst.Subscript) and (dotted_name(node.value) or "").split(".")[-1] == "Union" \
+    if isinstance(node, cst.Subscript) and (dotted_name(node.value) or "").split(".")[-1] in ("Union", "Optional") \
             and all(isinstance(e.slice, cst.Index) for e in node.slice):
         return [m for e in node.slice if isinstance(e.slice, cst.Index) for m in _union_members(e.slice.value)]
     return [node]
