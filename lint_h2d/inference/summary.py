@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import AbstractSet, Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
-from lint_h2d.inference.reaching import SIMPLE_STATEMENTS, Site, dominates, reaching, rebinds, statement_sites
+from lint_h2d.inference.reaching import SIMPLE_STATEMENTS, Site, reaching, rebinds, statement_sites
 
 Term = Tuple[Any, ...]
 
@@ -952,34 +952,10 @@ class _Builder:
 
     def _name(self, name: str, scope: _Scope) -> Term:
         if name in scope.params:
-            return self._param_read(name, scope)
-        return self._bound_name(name, scope)
-
-    def _param_read(self, name: str, scope: _Scope) -> Term:
-        """A parameter read where the body also binds it (`if buf is None: buf =
-        torch.empty(n, device=d)`, then `return buf`): what the caller passed, unless a
-        rebinding runs before the read on every path, joined with the body's bindings that
-        reach the read.  A parameter the body never binds is what the caller passed."""
-        param = scope.params[name]
-        values = scope.env.get(name)
-        if not values or scope.here is None or name in scope.shared or scope.function is None:
-            return param
-        kept = self._reaching(name, values, scope)
-        if kept is not None and not kept:
-            return param  # every binding follows the read, with no loop around both
-        bound = self._bound_name(name, scope, force=True)
-        hidden = any(site is not None and rebinds(stmt, name) and dominates(site, scope.here)
-                     for site, stmt in ((scope.sites.get(scope.bound_at.get(id(v), -1)),
-                                         scope.statements.get(scope.bound_at.get(id(v), -1))) for v in values)
-                     if stmt is not None)
-        return bound if hidden else _join([param, bound])
-
-    def _bound_name(self, name: str, scope: _Scope, force: bool = False) -> Term:
-        """A name read where the body binds it: the bindings that reach the read (`force`:
-        sorted out by reaching where there is only one binding too, for a parameter's)."""
+            return scope.params[name]
         values = scope.env.get(name)
         key = name
-        if values and (len(values) > 1 or force) and scope.here is not None and name not in scope.shared:
+        if values and len(values) > 1 and scope.here is not None and name not in scope.shared:
             kept = self._reaching(name, values, scope)
             if kept is not None:
                 # Only the bindings that reach this read (`lens = []`, then `lens =
