@@ -450,3 +450,14 @@ def test_squeezed_rank_names_the_squeeze(results: Dict[str, List[Finding]]) -> N
     assert _chain(results, "module_ranks.py", 29)[0].startswith("module_ranks.py:28: `indices.squeeze(...)` names")
     (finding,) = [f for f in results["module_ranks.py"] if f.location.row == 26]
     assert finding.fix is None or finding.fix.applicability.value != "safe"
+
+
+def test_one_or_many_names_the_annotation_or_the_calls(results: Dict[str, List[Finding]]) -> None:
+    """A number read out of an `int | list[int]` parameter (one_or_many.py): the chain names
+    the annotation, or, two calls away, the calls that pass such a value."""
+    chain = _chain(results, "one_or_many.py", 38)
+    assert chain[1] == ("one_or_many.py:35: `ids` is annotated as a number or a container: a loop over it or an "
+                        "index into it runs only on the container, and reads what the container holds")
+    chain = _chain(results, "one_or_many.py", 25)
+    assert chain[1] == ("one_or_many.py:29: every call of `complete_mask` passes a Python number or a container "
+                        "of Python numbers as `has_mask` (one_or_many.py:29)")

@@ -1638,7 +1638,9 @@ def _subscript(node: cst.Subscript, facts: Facts) -> Value:
     if base.kind.is_tensor:
         return Value(base.kind, subscript_rank(base, node.slice, facts), base.origin,
                      root=base.root, path=base.path, integer=base.integer, evidence=base.evidence)
-    if base.kind == Kind.OTHER and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+    # A number or a container (`ids: int | list[int]`) indexes as the container: a number raises.
+    container = base.kind == Kind.OTHER or base.kind == Kind.UNKNOWN and base.element is not None
+    if container and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
         index = node.slice[0].slice.value
         name = string_key(index)
         held = entry(base, name) if name is not None else None
@@ -1903,6 +1905,8 @@ def annotation_value(annotation: Optional[cst.Annotation], facts: Facts) -> Tupl
             node = cst.parse_expression(ast.literal_eval(node.value))
         except Exception:
             return Kind.UNKNOWN, None
+    if one_or_many(cst.Annotation(node), facts) is not None:
+        return Kind.UNKNOWN, None  # `int | list[int]`: a number or a container
     # `X | None`, Optional[X]
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
         for side in (node.left, node.right):
@@ -1945,6 +1949,9 @@ def annotated_value(annotation: Optional[cst.Annotation], facts: Facts) -> Value
     """The value an annotation declares, with what a container holds: `list[Frame]` is a
     list of `Frame` instances, `dict[int, bool]` a dict whose iteration yields ints,
     `tuple[int, ...]` a tuple of ints, `tuple[Tensor, int]` a pair (issue 17, item 5)."""
+    union = one_or_many(annotation, facts)
+    if union is not None:
+        return union
     kind, type_name = annotation_value(annotation, facts)
     if kind != Kind.OTHER or type_name is not None or annotation is None:
         return Value(kind, type_name=type_name)
@@ -1967,6 +1974,40 @@ def annotated_value(annotation: Optional[cst.Annotation], facts: Facts) -> Value
             return Value(kind)
         return Value(Kind.OTHER, length=len(inner), element=join_all(inner), items=tuple(inner))
     return Value(kind)
+
+
+def one_or_many(annotation: Optional[cst.Annotation], facts: Facts) -> Optional[Value]:
+    """`int | list[int]`, `Union[float, Sequence[float]]` ("one or many", `None` aside): the
+    join of a number and a container, which iterates and indexes as the container (a number
+    cannot be iterated or indexed), and is neither a number nor a container for anything else.
+    None for an annotation that is no such union (`Tensor | int` keeps its first member)."""
+    if annotation is None:
+        return None
+    node = annotation.annotation
+    if isinstance(node, cst.SimpleString):
+        try:
+            node = cst.parse_expression(ast.literal_eval(node.value))
+        except Exception:
+            return None
+    members = [m for m in _union_members(node) if not (isinstance(m, cst.Name) and m.value == "None")]
+    if len(members) < 2:
+        return None
+    values = [annotated_value(cst.Annotation(m), facts) for m in members]
+    if not all(v.kind == Kind.SCALAR or v.kind == Kind.OTHER and v.element is not None for v in values) \
+            or all(v.kind == Kind.SCALAR for v in values):
+        return None
+    return replace(join_all(values), rank=None)
+
+
+def _union_members(node: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """The members of `A | B | C`, `Union[A, B, C]` or `Optional[A]` (with `None`; one member
+    for anything else)."""
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+        return _union_members(node.left) + _union_members(node.right)
+    if isinstance(node, cst.Subscript) and (dotted_name(node.value) or "").split(".")[-1] in ("Union", "Optional") \
+            and all(isinstance(e.slice, cst.Index) for e in node.slice):
+        return [m for e in node.slice if isinstance(e.slice, cst.Index) for m in _union_members(e.slice.value)]
+    return [node]
 
 
 def _unoptional(node: cst.BaseExpression) -> cst.BaseExpression:

@@ -990,6 +990,13 @@ class _Resolver:
                 f"every call of `{callee}` passes a container of Python numbers as `{name}` ({_shown_sites(values)})",
                 first_path, first_line)
             return Value(Kind.OTHER, element=SCALAR.because(step)).because(step)
+        if kinds <= {Kind.SCALAR, Kind.OTHER, Kind.UNKNOWN} and all(_one_or_many(v) for _, _, v in values):
+            # `f(ids)` with `ids: int | list[int]`, or some calls an int and some a list of ints:
+            # iterating or indexing it (a number cannot be) yields a Python number.
+            step = EvidenceStep(
+                f"every call of `{callee}` passes a Python number or a container of Python numbers as "
+                f"`{name}` ({_shown_sites(values)})", first_path, first_line)
+            return Value(Kind.UNKNOWN, element=SCALAR.because(step)).because(step)
         if kinds == {Kind.OTHER} and all(v.entries is not None for _, _, v in values):
             # `f(state)` at every call with a dict of string keys (`{"buf": t, "n": 3}`): each
             # key's value, joined over the calls.
@@ -1704,6 +1711,15 @@ def _numbers(value: Value) -> bool:
     as an index, such a key is a number too, or the write raises before any copy."""
     return value.kind == Kind.OTHER and value.type_name is None and value.key is None \
         and value.element is not None and value.element.kind == Kind.SCALAR and value.items is None
+
+
+def _one_or_many(value: Value) -> bool:
+    """A Python number, a container of numbers (`_numbers`), or either (`int | list[int]`,
+    a join whose element is a number): what iterating or indexing it yields is a number."""
+    if value.kind == Kind.SCALAR or _numbers(value):
+        return True
+    return value.kind == Kind.UNKNOWN and value.type_name is None and value.items is None \
+        and value.element is not None and value.element.kind == Kind.SCALAR
 
 
 def _informative(value: Value) -> bool:

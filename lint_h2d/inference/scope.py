@@ -894,6 +894,12 @@ def wanted_statements(module: cst.Module, wants: Callable[[cst.BaseSmallStatemen
     return asked, needed
 
 
+# How a parameter annotated as a number or a container (`ids: int | list[int]`) is remembered:
+# iterating or indexing it, which a number does not survive, reads the container.
+ONE_OR_MANY_STEP = ("`{}` is annotated as a number or a container: a loop over it or an index into "
+                    "it runs only on the container, and reads what the container holds")
+
+
 def _enumerated(call: cst.Call, facts: Facts) -> Value:
     """The element of `enumerate(xs)`'s second position."""
     from lint_h2d.inference.expressions import _element_of
@@ -1133,11 +1139,16 @@ class ModuleWalker:
                 continue
             kind, type_name = annotation_value(param.annotation, base)
             value = Value(kind, None, Origin.PARAM, type_name, None, pname, pname)
-            if kind == Kind.OTHER and type_name is None and param.star == "":
-                # `frames: list[Frame]`, `items: dict[int, bool]`: what the container holds.
+            if kind in (Kind.OTHER, Kind.UNKNOWN) and type_name is None and param.star == "" \
+                    and param.annotation is not None:
+                # `frames: list[Frame]`, `items: dict[int, bool]`, `ids: int | list[int]`: what
+                # the container holds.
                 declared = annotated_value(param.annotation, base)
                 value = replace(value, element=declared.element, key=declared.key,
                                 items=declared.items, length=declared.length)
+                if kind == Kind.UNKNOWN and declared.element is not None:
+                    step = LocalStep(ONE_OR_MANY_STEP.format(pname), param)
+                    value = replace(value, element=declared.element.because(step)).because(step)
             if isinstance(param.default, cst.Name) and param.default.value == "None" and param.annotation is None \
                     and (qualname, pname) in base.project.passed_numbers and param.star == "":
                 # `slots=None`, and every call passing it passes ints: the calls that omit it
@@ -1145,7 +1156,7 @@ class ModuleWalker:
                 names[pname] = replace(base.project.passed_numbers[(qualname, pname)], origin=Origin.PARAM,
                                        root=pname, path=pname)
                 continue
-            if param.default is not None and kind != Kind.SCALAR \
+            if param.default is not None and kind != Kind.SCALAR and value.element is None \
                     and place_of(param.default, base) == Kind.CPU_PLACE:
                 # `device=None` / `device="cpu"`: the place a call leaves it at is the CPU, and
                 # what callers pass is not known (calls without it are not recorded).

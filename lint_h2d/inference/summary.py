@@ -1664,7 +1664,7 @@ def annotation_term(node: Optional[ast.expr]) -> Term:
         return annotation_term(parsed)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
         sides = [s for s in (node.left, node.right) if not _is_none(s)]
-        return annotation_term(sides[0]) if len(sides) == 1 else UNK
+        return annotation_term(sides[0]) if len(sides) == 1 else _one_or_many(sides)
     if isinstance(node, ast.Subscript):
         head = _last_name(node.value)
         inner = node.slice
@@ -1673,7 +1673,7 @@ def annotation_term(node: Optional[ast.expr]) -> Term:
             return annotation_term(args[0])
         if head == "Union":
             rest = [a for a in args if not _is_none(a)]
-            return annotation_term(rest[0]) if len(rest) == 1 else UNK
+            return annotation_term(rest[0]) if len(rest) == 1 else _one_or_many(rest)
         if head in ("list", "List", "Sequence", "tuple", "Tuple", "MutableSequence", "Iterable"):
             if head in ("tuple", "Tuple") and len(args) == 2 and isinstance(args[1], ast.Constant) \
                     and args[1].value is Ellipsis:
@@ -1697,6 +1697,17 @@ def annotation_term(node: Optional[ast.expr]) -> Term:
     if last == "device":
         return OTHER
     return ("inst", last)
+
+
+def _one_or_many(members: Sequence[ast.expr]) -> Term:
+    """A union of numbers and containers (`int | list[int]`, "one or many"): the join of its
+    members, so that what iterating or indexing it yields is known (a number cannot be
+    iterated or indexed: a loop or index that runs reads a container's element).  Any other
+    union (`Tensor | int`) declares nothing (UNK), as before."""
+    terms = [annotation_term(m) for m in members]
+    if all(t == SCALAR or t[0] == "list" for t in terms) and any(t[0] == "list" for t in terms):
+        return _join(terms)
+    return UNK
 
 
 def _factory_rank(node: ast.Call, name: str) -> Optional[int]:

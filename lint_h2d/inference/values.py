@@ -286,6 +286,10 @@ def join(a: Value, b: Value) -> Value:
     elif a.kind == b.kind == Kind.OTHER and (a.length == 0 or b.length == 0):
         # An empty list on one path, a list built by `append` on the other (a loop).
         element = a.element if a.element is not None else b.element
+    elif _number_or_many(a, b) or _number_or_many(b, a):
+        # `int | list[int]` ("one or many"): a number cannot be iterated or indexed, so a loop
+        # or an index that runs reads the container's element.
+        element = a.element if a.element is not None else b.element
     else:
         element = None
     items = None
@@ -300,11 +304,19 @@ def join(a: Value, b: Value) -> Value:
         # rests on it too, whichever path's reasons are shown first.
         missing = tuple(s for s in runtime_steps(b.evidence) if s not in evidence)
         evidence = evidence + missing if missing else evidence
-    key = join(a.key, b.key) if a.key is not None and b.key is not None else None
+    key = join(a.key, b.key) if a.key is not None and b.key is not None else (
+        a.key if _number_or_many(a, b) else b.key if _number_or_many(b, a) else None)
     fields = a.fields if a.fields == b.fields and items is not None else None
     return Value(kind, rank, origin, type_name, length, root, path, element, items,
                  a.integer and b.integer, evidence, join_memory(a.memory, b.memory), key=key,
                  fields=fields, entries=join_entries(a.entries, b.entries))
+
+
+def _number_or_many(container: Value, number: Value) -> bool:
+    """`container` holds elements (a list, a dict) and `number` is a Python number: their join
+    iterates and indexes as the container does (iterating or indexing a number raises)."""
+    return container.kind in (Kind.OTHER, Kind.UNKNOWN) and container.element is not None \
+        and number.kind == Kind.SCALAR and not number.none
 
 
 def augmented_number(current: Value, added: Value) -> Optional[Value]:
