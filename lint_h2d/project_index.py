@@ -34,6 +34,7 @@ import re
 import tempfile
 import time
 from dataclasses import replace
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
@@ -385,7 +386,8 @@ def _load_snapshot(index_file: Optional[Path], key: Any) -> Dict[str, SnapshotEn
     if index_file is None or key is None:
         return {}
     try:
-        data = pickle.loads(snapshot_path(index_file).read_bytes())
+        with open(snapshot_path(index_file), "rb") as handle:
+            data = pickle.load(handle)
     except Exception:  # noqa: BLE001 - a truncated or foreign pickle raises anything
         return {}
     if not (isinstance(data, dict) and data.get("format") == SNAPSHOT_FORMAT and data.get("key") == key
@@ -410,11 +412,39 @@ def _save_snapshot(index_file: Optional[Path], key: Any, entries: Mapping[str, S
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}-", suffix=".tmp", dir=target.parent)
         with os.fdopen(fd, "wb") as handle:
-            pickle.dump({"format": SNAPSHOT_FORMAT, "key": key, "entries": dict(entries)}, handle,
-                        protocol=pickle.HIGHEST_PROTOCOL)
+            _SnapshotPickler(handle, protocol=pickle.HIGHEST_PROTOCOL).dump(
+                {"format": SNAPSHOT_FORMAT, "key": key, "entries": dict(entries)})
         os.replace(tmp, target)
     except OSError:
         pass
+
+
+class _SnapshotPickler(pickle.Pickler):
+    """Pickles the summaries' dataclasses as a call of their constructor with their fields.
+
+    Why: unpickled the default way (`object.__new__`, then the saved `__dict__` set into it),
+    each instance got a full dict of its own instead of the compact one its `__init__` makes:
+    vLLM's 210,000 call sites and functions cost the resolving child 170 MB instead of 114 MB
+    (the JSON facts decoded: 85 MB; what is left is mostly line numbers, which a pickle never
+    shares), and loading took 0.78 s instead of 0.41 s."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        fields = _summary_fields().get(type(obj))
+        if fields is None:
+            return NotImplemented
+        return type(obj), tuple(getattr(obj, name) for name in fields)
+
+
+@lru_cache(maxsize=1)
+def _summary_fields() -> Dict[type, Tuple[str, ...]]:
+    """The summary dataclasses and their fields in constructor order (every one is `init`)."""
+    from dataclasses import fields
+
+    from lint_h2d.inference import summary
+
+    return {cls: tuple(f.name for f in fields(cls) if f.init)
+            for cls in (summary.FileSummary, summary.ClassSummary, summary.FunctionSummary, summary.CallSite,
+                        summary.DeviceContext, summary.ModuleMove, summary.ObjectStore)}
 
 
 def facts_folder(index_file: Path) -> Path:
