@@ -367,6 +367,7 @@ def _facts(root: Path, cache: Path):  # type: ignore[no-untyped-def]
     index = load_index(Settings(root=root.resolve()), [str(root / "pkg/builder.py")], cache, walk=False)
     assert index is not None
     classes, summaries = index.facts()
+    index.save_snapshot()  # as `pipeline.facts_from_index` does, once they are resolved
     return classes, {os.path.relpath(p, root): s for p, s in summaries.items()}
 
 
