@@ -387,7 +387,7 @@ def test_the_snapshot_replaces_the_facts_files_for_unchanged_rows(tmp_path: Path
     snapshot = project_index.snapshot_path(index_file)
     assert not snapshot.exists()
     assert _facts(root, cache) == first  # read from the facts files, then snapshotted
-    assert set(pickle.loads(snapshot.read_bytes())["entries"]) == {str(root / "pkg/meta.py"), str(root / "pkg/builder.py")}
+    assert set(_snapshot(snapshot)) == {str(root / "pkg/meta.py"), str(root / "pkg/builder.py")}
     facts_folder = project_index.facts_folder(index_file)
     for name in facts_folder.iterdir():
         name.write_text("not json")  # only the snapshot can answer now
@@ -400,7 +400,7 @@ def test_the_snapshot_replaces_the_facts_files_for_unchanged_rows(tmp_path: Path
     edited = _facts(root, cache)  # built by this run (fresh)
     assert [f.name for f in edited[1]["pkg/builder.py"].functions] == ["build", "other"]
     assert _facts(root, cache) == edited  # from its facts file, not the snapshot's old entry
-    stale = pickle.loads(snapshot.read_bytes())["entries"][str(builder)]
+    stale = _snapshot(snapshot)[str(builder)]
     assert [f.name for f in stale[2].functions] == ["build"]
 
 
@@ -417,15 +417,30 @@ def test_a_corrupt_or_foreign_snapshot_is_ignored_and_rebuilt(tmp_path: Path, mo
     snapshot = project_index.snapshot_path(index_file)
     stored = json.loads(index_file.read_text())
     meta = str(root / "pkg/meta.py")
-    for bad in (b"\x80\x05truncated", pickle.dumps({"format": 1, "key": {"other": 1}, "entries": {}}),
-                pickle.dumps({"format": 1, "key": stored["key"],  # the right digest, no summary
-                              "entries": {meta: (stored["files"][meta][4], {}, "not a summary")}})):
+    head = {"format": project_index.SNAPSHOT_FORMAT, "key": stored["key"], "parts": 1}
+    for bad in (b"\x80\x05truncated", pickle.dumps({**head, "key": {"other": 1}}) + pickle.dumps({}),
+                pickle.dumps({**head, "parts": 2}) + pickle.dumps({}),  # a part missing
+                pickle.dumps(head) + pickle.dumps(  # the right digest, no summary
+                    {meta: (stored["files"][meta][4], {}, "not a summary")})):
         snapshot.write_bytes(bad)
         assert _facts(root, cache) == first
-        data = pickle.loads(snapshot.read_bytes())  # written again, whole
-        assert set(data["entries"]) == {str(root / "pkg/meta.py"), str(root / "pkg/builder.py")}
+        entries = _snapshot(snapshot)  # written again, whole
+        assert set(entries) == {str(root / "pkg/meta.py"), str(root / "pkg/builder.py")}
     # A snapshot written under another key (another build, other settings) is not read.
-    data["key"] = {**data["key"], "code": "another build"}
-    data["entries"][meta] = (data["entries"][meta][0], {}, data["entries"][meta][2])
-    snapshot.write_bytes(pickle.dumps(data))
+    entries[meta] = (entries[meta][0], {}, entries[meta][2])
+    snapshot.write_bytes(pickle.dumps({**head, "key": {**stored["key"], "code": "another build"}})
+                         + pickle.dumps(entries))
     assert _facts(root, cache)[0] == first[0] != {}
+    snapshot.write_bytes(pickle.dumps(head) + pickle.dumps(entries))  # the same, under the right key
+    assert _facts(root, cache)[0] != first[0]  # (it was read: the check above could fail)
+
+
+def _snapshot(file: Path):  # type: ignore[no-untyped-def]
+    import pickle
+
+    with open(file, "rb") as handle:
+        head = pickle.load(handle)
+        entries = {}
+        for _ in range(head["parts"]):
+            entries.update(pickle.load(handle))
+    return entries
