@@ -216,7 +216,9 @@ def facts_from_index(index: "ProjectIndex", sources: Sequence[Source] = ()) -> P
     import multiprocessing
 
     if len(index.rows) < RESOLVE_APART or "fork" not in multiprocessing.get_all_start_methods():
-        return project_facts(sources, *index.facts())
+        facts = project_facts(sources, *index.facts())
+        index.save_snapshot()
+        return facts
     from concurrent.futures import ProcessPoolExecutor
 
     preload_for_workers()  # this process builds its engine from the facts next, with them
@@ -230,8 +232,8 @@ def facts_from_index(index: "ProjectIndex", sources: Sequence[Source] = ()) -> P
         _PENDING = None
     index.fresh = {}  # as `index.facts()` does: a later call reads them back
     with gc_paused():
-        facts: ProjectFacts = pickle.loads(blob)
-    return facts
+        resolved: ProjectFacts = pickle.loads(blob)
+    return resolved
 
 
 def _import_engine() -> None:
@@ -248,7 +250,9 @@ def _import_engine() -> None:
 def _index_facts_job() -> bytes:
     assert _PENDING is not None
     index, sources = _PENDING
-    return pickle.dumps(project_facts(sources, *index.facts()), protocol=pickle.HIGHEST_PROTOCOL)
+    facts = project_facts(sources, *index.facts())
+    index.save_snapshot()  # after the resolver's objects are freed: a lower peak
+    return pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _trim_heap() -> None:

@@ -354,3 +354,93 @@ def test_the_facts_folder_keeps_only_the_files_the_index_names(tmp_path: Path) -
     assert len(list(facts.glob("*.json"))) == 2
     # The pruned facts are not needed: a one-file run from the saved index agrees.
     assert rows(run_cli("check", "--output-format", "concise", "pkg/builder.py", cwd=root)) == ["pkg/builder.py:2:5"]
+
+
+# -- the snapshot of the decoded facts (issue 12: the run after an edit) ------------------------
+
+
+def _facts(root: Path, cache: Path):  # type: ignore[no-untyped-def]
+    """The index's classes and summaries, by path relative to `root`."""
+    from lint_h2d.config import Settings
+    from lint_h2d.project_index import load_index
+
+    index = load_index(Settings(root=root.resolve()), [str(root / "pkg/builder.py")], cache, walk=False)
+    assert index is not None
+    classes, summaries = index.facts()
+    index.save_snapshot()  # as `pipeline.facts_from_index` does, once they are resolved
+    return classes, {os.path.relpath(p, root): s for p, s in summaries.items()}
+
+
+def test_the_snapshot_replaces_the_facts_files_for_unchanged_rows(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A run that reads every row's facts from the facts files writes them, decoded, into one
+    pickle; the next run reads the rows whose bytes are unchanged from it (the facts files
+    are then not needed), and a file edited since is read from its own facts."""
+    import pickle
+
+    from lint_h2d import project_index
+
+    monkeypatch.setattr(project_index, "SNAPSHOT_SLACK", 0)
+    root = project(tmp_path / "p")
+    cache = tmp_path / "cache"
+    first = _facts(root, cache)  # every row built by this run: no snapshot of them
+    (index_file,) = cache.glob("project-index-*.json")
+    snapshot = project_index.snapshot_path(index_file)
+    assert not snapshot.exists()
+    assert _facts(root, cache) == first  # read from the facts files, then snapshotted
+    assert set(_snapshot(snapshot)) == {str(root / "pkg/meta.py"), str(root / "pkg/builder.py")}
+    facts_folder = project_index.facts_folder(index_file)
+    for name in facts_folder.iterdir():
+        name.write_text("not json")  # only the snapshot can answer now
+    assert _facts(root, cache) == first
+    # An edit: its row's bytes differ from the snapshot's entry, which must not be used.
+    builder = root / "pkg/builder.py"
+    builder.write_text(BUILDER + "\n\ndef other(x):\n    return x\n")
+    os.utime(builder, ns=(builder.stat().st_atime_ns, builder.stat().st_mtime_ns + 10_000_000))
+    monkeypatch.setattr(project_index, "SNAPSHOT_SLACK", 10)  # the stale entry stays
+    edited = _facts(root, cache)  # built by this run (fresh)
+    assert [f.name for f in edited[1]["pkg/builder.py"].functions] == ["build", "other"]
+    assert _facts(root, cache) == edited  # from its facts file, not the snapshot's old entry
+    stale = _snapshot(snapshot)[str(builder)]
+    assert [f.name for f in stale[2].functions] == ["build"]
+
+
+def test_a_corrupt_or_foreign_snapshot_is_ignored_and_rebuilt(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import pickle
+
+    from lint_h2d import project_index
+
+    monkeypatch.setattr(project_index, "SNAPSHOT_SLACK", 0)
+    root = project(tmp_path / "p")
+    cache = tmp_path / "cache"
+    first = _facts(root, cache)
+    (index_file,) = cache.glob("project-index-*.json")
+    snapshot = project_index.snapshot_path(index_file)
+    stored = json.loads(index_file.read_text())
+    meta = str(root / "pkg/meta.py")
+    head = {"format": project_index.SNAPSHOT_FORMAT, "key": stored["key"], "parts": 1}
+    for bad in (b"\x80\x05truncated", pickle.dumps({**head, "key": {"other": 1}}) + pickle.dumps({}),
+                pickle.dumps({**head, "parts": 2}) + pickle.dumps({}),  # a part missing
+                pickle.dumps(head) + pickle.dumps(  # the right digest, no summary
+                    {meta: (stored["files"][meta][4], {}, "not a summary")})):
+        snapshot.write_bytes(bad)
+        assert _facts(root, cache) == first
+        entries = _snapshot(snapshot)  # written again, whole
+        assert set(entries) == {str(root / "pkg/meta.py"), str(root / "pkg/builder.py")}
+    # A snapshot written under another key (another build, other settings) is not read.
+    entries[meta] = (entries[meta][0], {}, entries[meta][2])
+    snapshot.write_bytes(pickle.dumps({**head, "key": {**stored["key"], "code": "another build"}})
+                         + pickle.dumps(entries))
+    assert _facts(root, cache)[0] == first[0] != {}
+    snapshot.write_bytes(pickle.dumps(head) + pickle.dumps(entries))  # the same, under the right key
+    assert _facts(root, cache)[0] != first[0]  # (it was read: the check above could fail)
+
+
+def _snapshot(file: Path):  # type: ignore[no-untyped-def]
+    import pickle
+
+    with open(file, "rb") as handle:
+        head = pickle.load(handle)
+        entries = {}
+        for _ in range(head["parts"]):
+            entries.update(pickle.load(handle))
+    return entries
