@@ -407,12 +407,12 @@ def _load_snapshot(index_file: Optional[Path], key: Any) -> Dict[str, SnapshotEn
     entries: Dict[str, SnapshotEntry] = {}
     try:
         with open(snapshot_path(index_file), "rb") as handle:
-            head = pickle.load(handle)
+            head = _SnapshotUnpickler(handle).load()
             if not (isinstance(head, dict) and head.get("format") == SNAPSHOT_FORMAT and head.get("key") == key
                     and isinstance(head.get("parts"), int)):
                 return {}
             for _ in range(head["parts"]):
-                entries.update(pickle.load(handle))
+                entries.update(_SnapshotUnpickler(handle).load())
     except Exception:  # noqa: BLE001 - a truncated or foreign pickle raises anything
         return {}
     return entries
@@ -458,6 +458,22 @@ class _SnapshotPickler(pickle.Pickler):
         if fields is None:
             return NotImplemented
         return type(obj), tuple(getattr(obj, name) for name in fields)
+
+
+class _SnapshotUnpickler(pickle.Unpickler):
+    """Loads a snapshot, constructing nothing but the summaries' dataclasses.
+
+    Why: a pickle can name any callable, and the cache folder is not a trusted place (CI
+    restores it from a cache that another branch's job may have written; anyone who can write
+    to it would otherwise run code in every later lint-h2d run).  What `_SnapshotPickler`
+    writes needs only those classes (and containers, which pickle builds without a global);
+    any other global makes the snapshot unreadable, and the facts files are read instead."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        for cls in _summary_fields():
+            if cls.__module__ == module and cls.__qualname__ == name:
+                return cls
+        raise pickle.UnpicklingError(f"snapshot names {module}.{name}, which it may not construct")
 
 
 @lru_cache(maxsize=1)

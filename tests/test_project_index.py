@@ -444,3 +444,32 @@ def _snapshot(file: Path):  # type: ignore[no-untyped-def]
         for _ in range(head["parts"]):
             entries.update(pickle.load(handle))
     return entries
+
+
+def test_a_snapshot_naming_any_other_callable_runs_nothing(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The cache folder is not trusted (CI restores it from a cache another job may have
+    written): a snapshot that names a callable other than the summaries' classes is not
+    loaded, so nothing it names runs, and the facts files answer as before."""
+    import pickle
+
+    from lint_h2d import project_index
+
+    monkeypatch.setattr(project_index, "SNAPSHOT_SLACK", 0)
+    root = project(tmp_path / "p")
+    cache = tmp_path / "cache"
+    first = _facts(root, cache)
+    (index_file,) = cache.glob("project-index-*.json")
+    snapshot = project_index.snapshot_path(index_file)
+    stored = json.loads(index_file.read_text())
+    head = {"format": project_index.SNAPSHOT_FORMAT, "key": stored["key"], "parts": 1}
+    marker = tmp_path / "ran"
+
+    class Payload:
+        def __reduce__(self):  # type: ignore[no-untyped-def]
+            return (Path.touch, (marker,))
+
+    for bad in (pickle.dumps(head) + pickle.dumps({"x": Payload()}), pickle.dumps(Payload())):
+        snapshot.write_bytes(bad)
+        assert _facts(root, cache) == first
+        assert not marker.exists()
+        assert set(_snapshot(snapshot)) == {str(root / "pkg/meta.py"), str(root / "pkg/builder.py")}
