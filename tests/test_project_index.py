@@ -375,7 +375,6 @@ def test_the_snapshot_replaces_the_facts_files_for_unchanged_rows(tmp_path: Path
     """A run that reads every row's facts from the facts files writes them, decoded, into one
     pickle; the next run reads the rows whose bytes are unchanged from it (the facts files
     are then not needed), and a file edited since is read from its own facts."""
-    import pickle
 
     from lint_h2d import project_index
 
@@ -407,17 +406,8 @@ def test_the_snapshot_replaces_the_facts_files_for_unchanged_rows(tmp_path: Path
 def test_a_corrupt_or_foreign_snapshot_is_ignored_and_rebuilt(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     import pickle
 
-    from lint_h2d import project_index
-
-    monkeypatch.setattr(project_index, "SNAPSHOT_SLACK", 0)
-    root = project(tmp_path / "p")
-    cache = tmp_path / "cache"
-    first = _facts(root, cache)
-    (index_file,) = cache.glob("project-index-*.json")
-    snapshot = project_index.snapshot_path(index_file)
-    stored = json.loads(index_file.read_text())
+    root, cache, first, snapshot, stored, head = _snapshot_setup(tmp_path, monkeypatch)
     meta = str(root / "pkg/meta.py")
-    head = {"format": project_index.SNAPSHOT_FORMAT, "key": stored["key"], "parts": 1}
     for bad in (b"\x80\x05truncated", pickle.dumps({**head, "key": {"other": 1}}) + pickle.dumps({}),
                 pickle.dumps({**head, "parts": 2}) + pickle.dumps({}),  # a part missing
                 pickle.dumps(head) + pickle.dumps(  # the right digest, no summary
@@ -452,16 +442,7 @@ def test_a_snapshot_naming_any_other_callable_runs_nothing(tmp_path: Path, monke
     loaded, so nothing it names runs, and the facts files answer as before."""
     import pickle
 
-    from lint_h2d import project_index
-
-    monkeypatch.setattr(project_index, "SNAPSHOT_SLACK", 0)
-    root = project(tmp_path / "p")
-    cache = tmp_path / "cache"
-    first = _facts(root, cache)
-    (index_file,) = cache.glob("project-index-*.json")
-    snapshot = project_index.snapshot_path(index_file)
-    stored = json.loads(index_file.read_text())
-    head = {"format": project_index.SNAPSHOT_FORMAT, "key": stored["key"], "parts": 1}
+    root, cache, first, snapshot, stored, head = _snapshot_setup(tmp_path, monkeypatch)
     marker = tmp_path / "ran"
 
     class Payload:
@@ -473,3 +454,19 @@ def test_a_snapshot_naming_any_other_callable_runs_nothing(tmp_path: Path, monke
         assert _facts(root, cache) == first
         assert not marker.exists()
         assert set(_snapshot(snapshot)) == {str(root / "pkg/meta.py"), str(root / "pkg/builder.py")}
+
+
+def _snapshot_setup(tmp_path: Path, monkeypatch):  # type: ignore[no-untyped-def]
+    """A project whose facts were read once (so a snapshot may be written at once), its cache
+    folder, those facts, the snapshot's path, the stored index and a valid snapshot header."""
+    from lint_h2d import project_index
+
+    monkeypatch.setattr(project_index, "SNAPSHOT_SLACK", 0)
+    root = project(tmp_path / "p")
+    cache = tmp_path / "cache"
+    first = _facts(root, cache)
+    (index_file,) = cache.glob("project-index-*.json")
+    snapshot = project_index.snapshot_path(index_file)
+    stored = json.loads(index_file.read_text())
+    head = {"format": project_index.SNAPSHOT_FORMAT, "key": stored["key"], "parts": 1}
+    return root, cache, first, snapshot, stored, head
