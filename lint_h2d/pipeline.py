@@ -305,8 +305,6 @@ def _summarize_job(job: Tuple[str, str, Optional[Sequence[str]]]) -> Tuple[bytes
 def _resolve_job(blobs: Sequence[Tuple[bytes, bytes]], known: Sequence[FileSummary]) -> Resolved:
     """Resolve, unpickling only the call sites of functions whose parameters they can teach
     something (most calls are of library code): the memory of this process stays bounded."""
-    from lint_h2d.inference.project import resolve, wanted_callees
-
     with gc_paused():
         return _resolve_blobs(blobs, known)
 

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterable, List, Mapping,
 from lint_h2d import __version__
 from lint_h2d.cache import RACY_NS, STALE_TEMP_S, save_json
 from lint_h2d.code_id import code_id
-from lint_h2d.config import Settings, absolute_paths, canonical_folder, real_folder
+from lint_h2d.config import Settings, absolute_paths, real_folder
 from lint_h2d.discovery import PYTHON_SUFFIXES, discover
 
 if TYPE_CHECKING:
