@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import gc
 import itertools
+import re
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ from lint_h2d.inference.project import ProjectFacts
 from lint_h2d.inference.scope import ModuleWalker, StatementFact
 from lint_h2d.parse_chunks import ChunkPlan, chunk_plan, parse_module_in_chunks, parse_python, parsed_whole
 from lint_h2d.parse_units import may_stub, one_of, stubbed_text, unit_tests_for
-from lint_h2d.parse_view import parse_view
+from lint_h2d.parse_view import ParseView, parse_view
 from lint_h2d.prefilter import (TreeVerdict, apply_verdict, h2d001_may_statements, mentions_hint, text_hash,
                                 tree_filter, verdict_excludes)
 from lint_h2d.rules import all_rules, select_codes
@@ -96,6 +97,19 @@ def run_with_deep_stack(work: Callable[[], T]) -> T:
 #: not for the many small files of an in-process run (the editor server, the test suite), where
 #: it cost more than the collections it saved.
 FREEZE_MIN_CHARS = 256 * 1024
+
+
+def _libcst_only_error(path: str, text: str, exc: cst.ParserSyntaxError, view: ParseView) -> Finding:
+    """H2D901 for a text CPython parses and LibCST does not: said so, not as a "SyntaxError"
+    (the file is valid Python, and a maintainer would go looking for an error that is not
+    there), with the cause we know of where the text has it: LibCST's tokenizer rejects some
+    indentation that mixes tabs and spaces, which CPython accepts."""
+    message = split_lines(str(exc.message))[0] if exc.message else "invalid syntax"
+    mixed = re.search(r"^[ \f]*\t", text, re.M) and re.search(r"^[\t\f]* ", text, re.M)
+    hint = "; its indentation mixes tabs and spaces, which LibCST rejects: re-indent with spaces" if mixed else ""
+    return error_finding(SYNTAX_ERROR, path, f"LibCST cannot parse this file, though Python can ({message}), "
+                         f"so it was not checked{hint}",
+                         exc.raw_line, view.column(exc.raw_line, exc.raw_column) + 1)
 
 
 class _TreeOutOfCollections:
@@ -262,9 +276,7 @@ class Engine:
                 cpython = cpython_parse(path, text)[1]
                 if cpython:
                     return cpython
-                message = split_lines(str(exc.message))[0] if exc.message else "invalid syntax"
-                return [error_finding(SYNTAX_ERROR, path, f"SyntaxError: {message}",
-                                      exc.raw_line, view.column(exc.raw_line, exc.raw_column) + 1)]
+                return [_libcst_only_error(path, text, exc, view)]
             except RecursionError:
                 raise
             except Exception as exc:  # a parser crash must not end the scan

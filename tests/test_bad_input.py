@@ -81,6 +81,25 @@ def test_syntax_error_has_location(tree: Path, capsys: pytest.CaptureFixture) ->
     assert_good_file_checked(out, tree, fixed=True)
 
 
+def test_valid_python_libcst_cannot_read_is_not_called_a_syntax_error(tree: Path, capsys: pytest.CaptureFixture) -> None:
+    """Indentation that mixes tabs and spaces the way CPython accepts and LibCST's tokenizer
+    does not (seen in funasr 1.4.16): the file is valid Python, so H2D901 says LibCST could not
+    read it, why, and that it went unchecked, not "SyntaxError"; the rest of the scan goes on."""
+    import ast
+
+    bad = tree / "mixed.py"
+    bad.write_text("class M:\n    def a(self):\n\t\t    return 1\n\n" + DEVICE_WRITE.replace("def build", "def b"))
+    ast.parse(bad.read_text())  # valid Python
+    before = bad.read_bytes()
+    code, out, _ = lint(capsys, "check", "--fix", str(tree))
+    assert code == 2
+    line = line_for(out, bad)
+    assert "H2D901 LibCST cannot parse this file, though Python can" in line, line
+    assert "SyntaxError" not in line and "mixes tabs and spaces" in line and "not checked" in line, line
+    assert bad.read_bytes() == before
+    assert_good_file_checked(out, tree, fixed=True)
+
+
 def test_python2_file(tree: Path, capsys: pytest.CaptureFixture) -> None:
     bad = tree / "legacy.py"
     bad.write_text("import torch\nt = torch.zeros(3, device='cuda')\nt[0] = 0\nprint \"done\"\n")
