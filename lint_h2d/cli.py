@@ -235,6 +235,11 @@ def run_rule(args: argparse.Namespace, out: TextIO) -> int:
         if r.code == args.code.upper():
             out.write(r.doc.render(r.code, r.name))
             return EXIT_OK
+    from lint_h2d.diagnostics import DIAGNOSTIC_DOCS, render_diagnostic
+
+    if args.code.upper() in DIAGNOSTIC_DOCS:  # lint-h2d's own diagnostics (H2D900-H2D902)
+        out.write(render_diagnostic(args.code.upper()))
+        return EXIT_OK
     sys.stderr.write(f"lint-h2d: error: unknown rule {args.code!r} (see `lint-h2d rule --all`)\n")
     return EXIT_ERROR
 

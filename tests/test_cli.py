@@ -109,6 +109,21 @@ def test_rule_command_prints_ruff_sections() -> None:
     assert run_cli("rule", "H2D999").returncode == 2
 
 
+def test_rule_command_explains_the_diagnostic_codes(tmp_path: Path) -> None:
+    """H2D900-H2D902 name no rule but appear in the output like findings: `lint-h2d rule CODE`
+    says what each means (it answered "unknown rule"); the listing of rules is unchanged."""
+    write(tmp_path, "bad.py", "def f(:\n")
+    seen = run_cli("check", "--no-cache", "--output-format", "concise", "bad.py", cwd=tmp_path).stdout
+    assert "H2D901" in seen
+    for code, words in (("H2D900", "could not be read"), ("h2d901", "does not parse"),
+                        ("H2D902", "a bug in lint-h2d")):
+        done = run_cli("rule", code)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith(f"# {code.upper()} (") and words in done.stdout
+        assert "exits 2" in done.stdout
+    assert run_cli("rule", "H2D903").returncode == 2
+
+
 def test_config_from_pyproject(tmp_path: Path) -> None:
     write(tmp_path, "pyproject.toml", '[tool.lint-h2d]\nignore = ["H2D001"]\n')
     write(tmp_path, "src/bad.py", FLAGGED)
