@@ -219,7 +219,7 @@ def _tables() -> Tuple[FrozenSet[str], FrozenSet[str], FrozenSet[str], FrozenSet
     # `t.new_zeros(n)`, `t.new(n)`: on `t`'s device, as the ops that keep it (`_new_tensor`);
     # `t.topk(k)`, `t.median(dim)`, `t.nonzero()`: results on `t`'s device (`_index_result`).
     return (e.ALL_FACTORIES, e.SAME_DEVICE_FUNCTIONS,
-            e.VIEW_METHODS | e.SAME_DEVICE_METHODS | e.NEW_METHODS | frozenset(e.INDEX_OPS) | e._NONZERO_OPS,
+            e.VIEW_METHODS | e.SAME_DEVICE_METHODS | e.NEW_METHODS | frozenset(e.INDEX_OPS) | e.NONZERO_OPS,
             e.TORCH_DTYPE_NAMES)
 
 

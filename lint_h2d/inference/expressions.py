@@ -701,7 +701,7 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
             and receiver.type_name is None:
         moved = _to_result(Value(Kind.TENSOR, origin=Origin.LOCAL), call, facts)
         return moved if moved.kind == Kind.DEVICE else UNKNOWN
-    if (method in INDEX_OPS or method in _NONZERO_OPS) and receiver.kind.is_tensor:
+    if (method in INDEX_OPS or method in NONZERO_OPS) and receiver.kind.is_tensor:
         # (values, indices), indices alone, or a reduced value: `INDEX_OPS`.
         found = _index_result(method, call, receiver, facts)
         if found is not None:
@@ -1071,7 +1071,7 @@ def _call(call: cst.Call, facts: Facts) -> Value:
                     # Not provably the CPU: `with` this name is a device context (as `device=`).
                     return Value(place, evidence=(LocalStep(TORCH_DEVICE_STEP, call),))
                 return Value(place)
-            if method in INDEX_OPS or method in _NONZERO_OPS or method in _SEARCH_OPS or method == "where":
+            if method in INDEX_OPS or method in NONZERO_OPS or method in _SEARCH_OPS or method == "where":
                 found = _index_result(method, call, None, facts)
                 if found is not None:
                     return found
@@ -1358,7 +1358,7 @@ def _nonzero(source: Value, keywords: Mapping[str, cst.BaseExpression], name: st
 
 
 # Ops whose results are (or hold) indices, besides INDEX_OPS.
-_NONZERO_OPS = frozenset({"nonzero", "argwhere"})
+NONZERO_OPS = frozenset({"nonzero", "argwhere"})
 # torch functions giving positions in a sorted sequence, with the searched values' shape.
 _SEARCH_OPS = frozenset({"searchsorted", "bucketize"})
 
@@ -1411,7 +1411,7 @@ def _index_result(name: str, call: cst.Call, receiver: Optional[Value], facts: F
         source = receiver
     if name == "where":
         return _index_tuple(source)
-    if name in _NONZERO_OPS:
+    if name in NONZERO_OPS:
         return _nonzero(source, keywords, name)
     return _index_op(name, source, positional, keywords, facts)
 
@@ -1899,12 +1899,10 @@ def annotation_value(annotation: Optional[cst.Annotation], facts: Facts) -> Tupl
     """Kind (and class name) declared by a parameter annotation."""
     if annotation is None:
         return Kind.UNKNOWN, None
-    node = annotation.annotation
-    if isinstance(node, cst.SimpleString):
-        try:
-            node = cst.parse_expression(ast.literal_eval(node.value))
-        except Exception:
-            return Kind.UNKNOWN, None
+    unquoted = _unquoted(annotation.annotation)
+    if unquoted is None:
+        return Kind.UNKNOWN, None
+    node = unquoted
     if one_or_many(cst.Annotation(node), facts) is not None:
         return Kind.UNKNOWN, None  # `int | list[int]`: a number or a container
     # `X | None`, Optional[X]
@@ -1983,12 +1981,9 @@ def one_or_many(annotation: Optional[cst.Annotation], facts: Facts) -> Optional[
     None for an annotation that is no such union (`Tensor | int` keeps its first member)."""
     if annotation is None:
         return None
-    node = annotation.annotation
-    if isinstance(node, cst.SimpleString):
-        try:
-            node = cst.parse_expression(ast.literal_eval(node.value))
-        except Exception:
-            return None
+    node = _unquoted(annotation.annotation)
+    if node is None:
+        return None
     members = [m for m in _union_members(node) if not (isinstance(m, cst.Name) and m.value == "None")]
     if len(members) < 2:
         return None
@@ -2010,13 +2005,23 @@ def _union_members(node: cst.BaseExpression) -> List[cst.BaseExpression]:
     return [node]
 
 
+def _unquoted(node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """A string annotation's expression (`"Frame"`, `"int | list[int]"`), the node itself for
+    any other annotation; None for a string that is no expression."""
+    if not isinstance(node, cst.SimpleString):
+        return node
+    try:
+        return cst.parse_expression(ast.literal_eval(node.value))
+    except Exception:
+        return None
+
+
 def _unoptional(node: cst.BaseExpression) -> cst.BaseExpression:
     """`X | None`, `Optional[X]`, `"X"` → X (the parts `annotation_value` looks through)."""
-    if isinstance(node, cst.SimpleString):
-        try:
-            node = cst.parse_expression(ast.literal_eval(node.value))
-        except Exception:
-            return node
+    unquoted = _unquoted(node)
+    if unquoted is None:
+        return node
+    node = unquoted
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
         sides = [x for x in (node.left, node.right) if not (isinstance(x, cst.Name) and x.value == "None")]
         return _unoptional(sides[0]) if len(sides) == 1 else node
