@@ -216,9 +216,7 @@ def facts_from_index(index: "ProjectIndex", sources: Sequence[Source] = ()) -> P
     import multiprocessing
 
     if len(index.rows) < RESOLVE_APART or "fork" not in multiprocessing.get_all_start_methods():
-        facts = project_facts(sources, *index.facts())
-        index.save_snapshot()
-        return facts
+        return _resolved_from(index, sources)
     from concurrent.futures import ProcessPoolExecutor
 
     preload_for_workers()  # this process builds its engine from the facts next, with them
@@ -250,9 +248,16 @@ def _import_engine() -> None:
 def _index_facts_job() -> bytes:
     assert _PENDING is not None
     index, sources = _PENDING
+    return pickle.dumps(_resolved_from(index, sources), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _resolved_from(index: "ProjectIndex", sources: Sequence[Source]) -> ProjectFacts:
+    """The project's facts resolved from the index's summaries, then the index's snapshot
+    written where `index.facts()` found it out of date: after the resolver's objects are
+    freed, for a lower peak."""
     facts = project_facts(sources, *index.facts())
-    index.save_snapshot()  # after the resolver's objects are freed: a lower peak
-    return pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL)
+    index.save_snapshot()
+    return facts
 
 
 def _trim_heap() -> None:

@@ -130,10 +130,16 @@ def merge_facts(classes: Dict[str, FrozenSet[str]], summaries: Dict[str, "FileSu
 
     summary = from_json(path, facts["summary"], memo)
     found = {str(name): frozenset(str(f) for f in fields) for name, fields in facts["classes"].items()}
-    for name, fields in found.items():
-        classes[name] = classes.get(name, frozenset()) | fields
+    _add_classes(classes, found)
     summaries[path] = summary
     return found
+
+
+def _add_classes(classes: Dict[str, FrozenSet[str]], found: Mapping[str, FrozenSet[str]]) -> None:
+    """One file's `_cpu` classes into the project's (a class of one name in several files:
+    the union of their fields)."""
+    for name, fields in found.items():
+        classes[name] = classes.get(name, frozenset()) | fields
 
 
 # -- keys ---------------------------------------------------------------------------------------
@@ -298,7 +304,7 @@ class ProjectIndex:
         snapshot = _load_snapshot(self.index_file, self.stored.get("key"))
         # What a new snapshot would hold: the rows' decoded facts, read whole (not this run's
         # `fresh` rows: their call sites are only those the resolver asks now).
-        complete: Dict[str, Tuple[str, Dict[str, FrozenSet[str]], FileSummary]] = {}
+        complete: Dict[str, SnapshotEntry] = {}
         misses = used = 0
         for path, row in self.rows.items():
             facts = self.fresh.get(path)
@@ -306,8 +312,7 @@ class ProjectIndex:
                 known = snapshot.get(path)
                 if _usable(known, row[4]):
                     assert known is not None
-                    for name, fields in known[1].items():
-                        classes[name] = classes.get(name, frozenset()) | fields
+                    _add_classes(classes, known[1])
                     summaries[path] = known[2]
                     complete[path] = known
                     used += 1
