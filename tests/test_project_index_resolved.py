@@ -179,3 +179,20 @@ def test_the_edited_file_s_findings_equal_a_cold_run_s(tmp_path: Path) -> None:
         cold = run_cli(*one[:1], "--no-cache", *one[1:], cwd=root)
         assert warm.stdout == cold.stdout
     assert rows(warm) == []
+
+
+def test_a_file_added_or_removed_is_not_reused(tmp_path: Path, resolves: List[int]) -> None:
+    """Stored facts name every file they were resolved from: a file added (its facts are new)
+    or removed (the others' facts all match) resolves again."""
+    root = project(tmp_path / "p")
+    cache = tmp_path / "cache"
+    first = _facts(root, cache)
+    extra = root / "pkg/extra.py"
+    extra.write_text("def helper(meta):\n    return meta\n")
+    folder = root / "pkg"
+    os.utime(folder, ns=(folder.stat().st_atime_ns, folder.stat().st_mtime_ns + 10_000_000))
+    _facts(root, cache)
+    assert len(resolves) == 2
+    extra.unlink()
+    os.utime(folder, ns=(folder.stat().st_atime_ns, folder.stat().st_mtime_ns + 20_000_000))
+    assert _facts(root, cache) == first and len(resolves) == 3
