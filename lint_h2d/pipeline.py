@@ -205,7 +205,9 @@ RESOLVE_APART = 64
 
 
 def facts_from_index(index: "ProjectIndex", sources: Sequence[Source] = ()) -> ProjectFacts:
-    """`project_facts(sources, *index.facts())`, in a child process for a large project.
+    """`project_facts(sources, *index.facts())`, in a child process for a large project, or
+    for the project's own files (no `sources`) the facts stored when they were last resolved,
+    if no file's facts changed since (`ProjectIndex.reused_facts`; stored by `save_resolved`).
 
     Why: the summaries and the resolver's intermediate objects cost this process ~200 MB on
     vLLM, and freed, they stay in its heap (fragmented) when the analysis workers fork from it:
@@ -215,8 +217,19 @@ def facts_from_index(index: "ProjectIndex", sources: Sequence[Source] = ()) -> P
     global _PENDING
     import multiprocessing
 
+    if not sources:
+        # The files' facts as when they were last resolved (an edit that changed no summary):
+        # those resolved facts again, without resolving (`ProjectIndex.reused_facts`).
+        with gc_paused():
+            reused = index.reused_facts()
+        if reused is not None:
+            index.fresh = {}  # as below
+            return reused
     if len(index.rows) < RESOLVE_APART or "fork" not in multiprocessing.get_all_start_methods():
-        return _resolved_from(index, sources)
+        facts = _resolved_from(index, sources)
+        if not sources:
+            index.save_resolved(pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL))
+        return facts
     from concurrent.futures import ProcessPoolExecutor
 
     preload_for_workers()  # this process builds its engine from the facts next, with them
@@ -248,7 +261,10 @@ def _import_engine() -> None:
 def _index_facts_job() -> bytes:
     assert _PENDING is not None
     index, sources = _PENDING
-    return pickle.dumps(_resolved_from(index, sources), protocol=pickle.HIGHEST_PROTOCOL)
+    blob = pickle.dumps(_resolved_from(index, sources), protocol=pickle.HIGHEST_PROTOCOL)
+    if not sources:  # the project's own facts, without a file the index does not cover
+        index.save_resolved(blob)
+    return blob
 
 
 def _resolved_from(index: "ProjectIndex", sources: Sequence[Source]) -> ProjectFacts:

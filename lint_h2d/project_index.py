@@ -45,6 +45,7 @@ from lint_h2d.config import Settings, absolute_paths, real_folder
 from lint_h2d.discovery import PYTHON_SUFFIXES, discover
 
 if TYPE_CHECKING:
+    from lint_h2d.inference.project import ProjectFacts
     from lint_h2d.inference.summary import FileSummary
     from lint_h2d.prefilter import TreeVerdict
 
@@ -267,6 +268,10 @@ class ProjectIndex:
         self.stored = stored
         # The entries of a snapshot to write (`facts` found the stored one out of date).
         self.snapshot: Optional[Dict[str, SnapshotEntry]] = None
+        # The digest of each file's facts this run built (`facts_digest`), by path.
+        self.facts_digests: Dict[str, str] = {}
+        # What the stored resolved facts were resolved from (`reused_facts`), once read.
+        self._resolved_from: Optional[Dict[str, Any]] = None
         digest = hashlib.blake2b(json.dumps(stored.get("key")).encode(), digest_size=16)
         for path in sorted(rows):
             digest.update(f"{path}\0{rows[path][4]}\0".encode("utf-8", "surrogateescape"))
@@ -364,6 +369,59 @@ class ProjectIndex:
         if self.snapshot is not None:
             _save_snapshot(self.index_file, self.stored.get("key"), self.snapshot)
             self.snapshot = None
+
+    def reused_facts(self) -> Optional["ProjectFacts"]:
+        """The project's facts as stored by the last run that resolved them, if every file's
+        facts (summary and `_cpu` classes) are the same now as then; else None.
+
+        Why: after an edit the whole project's facts were resolved again (8 s of CPU on vLLM)
+        even where the edit changed no file's facts, e.g. one that keeps every line where it
+        was and changes nothing a summary records.  The resolved facts are a function of the
+        files' facts alone (`project.resolve` sorts them by path), so equal facts files,
+        compared by digest (`facts_digest`), mean equal resolved facts."""
+        stored = self._stored_resolution()
+        if not stored:
+            return None
+        current = self._facts_digests(stored)
+        if current is None or len(current) != len(stored):
+            return None
+        for path, (_, digest) in current.items():
+            known = stored.get(path)
+            if not (isinstance(known, list) and len(known) == 2 and known[1] == digest):
+                return None  # (the bytes may differ: an edit that changed no fact)
+        return _load_resolved(self.index_file, self.stored.get("key"), stored)
+
+    def save_resolved(self, blob: bytes) -> None:
+        """Store the pickled facts just resolved from these files (`reused_facts`), with the
+        digest of every file's facts; nothing when one is not known (a facts file missing)."""
+        current = self._facts_digests(self._stored_resolution())
+        if current is not None:
+            _save_resolved(self.index_file, self.stored.get("key"), current, blob)
+
+    def _stored_resolution(self) -> Dict[str, Any]:
+        """The file digests the stored resolved facts were resolved from ({} if none)."""
+        if self._resolved_from is None:
+            self._resolved_from = _load_resolved_files(self.index_file, self.stored.get("key"))
+        return self._resolved_from
+
+    def _facts_digests(self, stored: Mapping[str, Any]) -> Optional[Dict[str, List[str]]]:
+        """[bytes digest, facts digest] of every row, by path, or None when one is not
+        known.  A file's facts are this run's if it built them, else the stored digest's when
+        the file's bytes are the same (facts are a function of the bytes under the index's
+        key), else the digest of its facts file."""
+        out: Dict[str, List[str]] = {}
+        for path, row in self.rows.items():
+            digest = self.facts_digests.get(path)
+            if digest is None:
+                known = stored.get(path)
+                if isinstance(known, list) and len(known) == 2 and known[0] == row[4]:
+                    digest = known[1]
+                else:
+                    digest = _stored_facts_digest(self.index_file, path, row[4])
+            if not isinstance(digest, str):
+                return None
+            out[path] = [row[4], digest]
+        return out
 
     def remember(self, facts_fingerprint: str) -> None:
         """Keep the resolved facts' fingerprint for this file set: the next run with the same
@@ -493,6 +551,97 @@ def _summary_fields() -> Dict[type, Tuple[str, ...]]:
                         summary.DeviceContext, summary.ModuleMove, summary.ObjectStore)}
 
 
+# -- the resolved facts: reused while no file's facts changed ---------------------------------
+#
+# `project-index-<hash>-resolved.pickle`: a header {"format", "key": the index's key, "files":
+# {path: [digest of its bytes, digest of its facts]}}, then the pickled `ProjectFacts` as the
+# resolving child sent them.  Used only under the same key and when every file's facts have
+# the same digest (`ProjectIndex.reused_facts`); loaded by an unpickler that constructs only
+# the resolved facts' own classes (the snapshot's reason: the cache folder is not trusted);
+# anything else is ignored and the facts are resolved again.
+
+RESOLVED_FORMAT = 1
+
+
+def resolved_path(index_file: Path) -> Path:
+    """Named like the index's temp files (see `snapshot_path`)."""
+    return index_file.with_name(index_file.stem + "-resolved.pickle")
+
+
+def _load_resolved_files(index_file: Optional[Path], key: Any) -> Dict[str, Any]:
+    """The header's file digests, if written under `key`; else {}."""
+    if index_file is None or key is None:
+        return {}
+    try:
+        with open(resolved_path(index_file), "rb") as handle:
+            head = _ResolvedUnpickler(handle).load()
+    except Exception:  # noqa: BLE001 - a truncated or foreign pickle raises anything
+        return {}
+    if not (isinstance(head, dict) and head.get("format") == RESOLVED_FORMAT and head.get("key") == key
+            and isinstance(head.get("files"), dict)):
+        return {}
+    return head["files"]  # type: ignore[no-any-return]
+
+
+def _load_resolved(index_file: Optional[Path], key: Any, files: Mapping[str, Any]) -> Optional["ProjectFacts"]:
+    """The stored facts, if the file still holds them for `key` and `files` (a concurrent
+    run may have replaced it since its header was read); else None."""
+    from lint_h2d.inference.project import ProjectFacts
+
+    if index_file is None:
+        return None
+    try:
+        with open(resolved_path(index_file), "rb") as handle:
+            head = _ResolvedUnpickler(handle).load()
+            if not (isinstance(head, dict) and head.get("format") == RESOLVED_FORMAT and head.get("key") == key
+                    and head.get("files") == files):
+                return None
+            facts = _ResolvedUnpickler(handle).load()
+    except Exception:  # noqa: BLE001 - a truncated or foreign pickle raises anything
+        return None
+    return facts if isinstance(facts, ProjectFacts) else None
+
+
+def _save_resolved(index_file: Optional[Path], key: Any, files: Mapping[str, Any], blob: bytes) -> None:
+    """Write the header and the pickled facts atomically (failing only makes a later run
+    slower)."""
+    if index_file is None or key is None:
+        return
+    target = resolved_path(index_file)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}-", suffix=".tmp", dir=target.parent)
+        with os.fdopen(fd, "wb") as handle:
+            pickle.dump({"format": RESOLVED_FORMAT, "key": key, "files": dict(files)}, handle,
+                        protocol=pickle.HIGHEST_PROTOCOL)
+            handle.write(blob)
+        os.replace(tmp, target)
+    except OSError:
+        pass
+
+
+class _ResolvedUnpickler(pickle.Unpickler):
+    """Constructs nothing but the classes the resolved facts are made of (`_resolved_classes`)."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        for cls in _resolved_classes():
+            if cls.__module__ == module and cls.__qualname__ == name:
+                return cls
+        raise pickle.UnpicklingError(f"resolved facts name {module}.{name}, which they may not construct")
+
+
+@lru_cache(maxsize=1)
+def _resolved_classes() -> Tuple[type, ...]:
+    """`ProjectFacts` and the classes of what it holds: frozen dataclasses of data, and the
+    enums of their fields."""
+    from lint_h2d.findings import EvidenceKind, EvidenceStep
+    from lint_h2d.inference.project import ProjectFacts
+    from lint_h2d.inference.resolved import Resolved
+    from lint_h2d.inference.scope import ModuleFacts
+    from lint_h2d.inference.values import HostMemory, Kind, Origin, Value
+
+    return (ProjectFacts, ModuleFacts, Resolved, Value, HostMemory, Kind, Origin, EvidenceStep, EvidenceKind)
+
+
 def facts_folder(index_file: Path) -> Path:
     return index_file.with_name(index_file.stem + "-facts")
 
@@ -542,19 +691,38 @@ def _read_facts(index_file: Optional[Path], path: str, digest: str) -> Any:
         return None
 
 
-def _write_facts(index_file: Optional[Path], path: str, digest: str, facts: Any) -> None:
-    """Store one file's facts atomically (failing only makes a later run slower)."""
+def _write_facts(index_file: Optional[Path], path: str, digest: str, facts: Any) -> Optional[str]:
+    """Store one file's facts atomically (failing only makes a later run slower), and return
+    their digest (`facts_digest` of the text written; None without an index file)."""
     if index_file is None:
-        return
+        return None
+    text = json.dumps(facts)
     target = _facts_file(index_file, path, digest)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=_FACTS_TEMP_PREFIX, suffix=".tmp", dir=target.parent)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(facts, handle)
+            handle.write(text)
         os.replace(tmp, target)
     except OSError:
         pass
+    return facts_digest(text.encode("utf-8", "surrogateescape"))
+
+
+def facts_digest(data: bytes) -> str:
+    """The digest of one file's facts as their facts file holds them (JSON text): equal
+    digests, equal summaries and classes (`reused_facts`)."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _stored_facts_digest(index_file: Optional[Path], path: str, digest: str) -> Optional[str]:
+    """`facts_digest` of the facts file of `path` with these bytes (None when missing)."""
+    if index_file is None:
+        return None
+    try:
+        return facts_digest(_facts_file(index_file, path, digest).read_bytes())
+    except OSError:
+        return None
 
 
 def load_index(settings: Settings, checked: Sequence[str], cache_folder: Optional[Path],
@@ -605,7 +773,8 @@ def load_index(settings: Settings, checked: Sequence[str], cache_folder: Optiona
     # The files this run analyzes get the prefilter's verdict too (`file_facts`).
     checked_files = {os.path.abspath(c) for c in checked} if unread else set()
     capture = tuple(settings.capture_functions)
-    built, fresh, verdicts = _build([(p, capture if p in checked_files else None) for p in unread], index_file)
+    built, fresh, verdicts, digests = _build([(p, capture if p in checked_files else None) for p in unread],
+                                             index_file)
     new.update(built)
     changed = changed or bool(unread)
     stored = {"key": key, "built_ns": started, "folders": folders, "files": new}
@@ -616,6 +785,7 @@ def load_index(settings: Settings, checked: Sequence[str], cache_folder: Optiona
         prune_facts(index_file, new)
     index = ProjectIndex(new, fresh, index_file, stored)
     index.verdicts = verdicts
+    index.facts_digests = digests
     return index
 
 
@@ -631,7 +801,7 @@ def memory_index(paths: Sequence[str], capture_functions: Sequence[str]) -> Proj
     outside a project peaked at 391 MB (the resolving pool worker) against 234 MB inside one.
     Every file is checked, so every row carries the prefilter's verdict (`file_facts`)."""
     capture = tuple(capture_functions)
-    rows, fresh, verdicts = _build([(path, capture) for path in dict.fromkeys(paths)], None)
+    rows, fresh, verdicts, _ = _build([(path, capture) for path in dict.fromkeys(paths)], None)
     index = ProjectIndex(rows, fresh, None, {})
     index.verdicts = verdicts
     return index
@@ -643,13 +813,15 @@ PARALLEL_FACTS = 64
 
 
 def _build(jobs: Sequence[Tuple[str, Optional[Tuple[str, ...]]]], index_file: Optional[Path],
-           ) -> Tuple[Dict[str, List[Any]], Dict[str, Any], Dict[str, TreeVerdict]]:
+           ) -> Tuple[Dict[str, List[Any]], Dict[str, Any], Dict[str, TreeVerdict], Dict[str, str]]:
     """The rows, packed facts (`_packed_row`) and prefilter verdicts of the files of `jobs`
-    (see `_built_rows`), the facts also written beside `index_file` when there is one.  A
-    file that cannot be read has none of them: its analysis reports why."""
+    (see `_built_rows`), the facts also written beside `index_file` when there is one (with
+    the digest of each file's facts written: `facts_digest`).  A file that cannot be read has
+    none of them: its analysis reports why."""
     rows: Dict[str, List[Any]] = {}
     fresh: Dict[str, Any] = {}
     verdicts: Dict[str, TreeVerdict] = {}
+    digests: Dict[str, str] = {}
     for path, built in _built_rows(jobs):
         if built is None:
             continue
@@ -657,8 +829,10 @@ def _build(jobs: Sequence[Tuple[str, Optional[Tuple[str, ...]]]], index_file: Op
         if len(built) > 6:
             verdicts[path] = built[6]
         if index_file is not None:
-            _write_facts(index_file, path, built[4], unpacked_facts(built[5]))
-    return rows, fresh, verdicts
+            written = _write_facts(index_file, path, built[4], unpacked_facts(built[5]))
+            if written is not None:
+                digests[path] = written
+    return rows, fresh, verdicts, digests
 
 
 def _built_rows(jobs: Sequence[Tuple[str, Optional[Tuple[str, ...]]]]) -> List[Tuple[str, Optional[List[Any]]]]:
