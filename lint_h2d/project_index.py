@@ -36,7 +36,7 @@ import time
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, BinaryIO, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from lint_h2d import __version__
 from lint_h2d.cache import RACY_NS, STALE_TEMP_S, save_json
@@ -470,12 +470,12 @@ def _load_snapshot(index_file: Optional[Path], key: Any) -> Dict[str, SnapshotEn
     entries: Dict[str, SnapshotEntry] = {}
     try:
         with open(snapshot_path(index_file), "rb") as handle:
-            head = _SnapshotUnpickler(handle).load()
+            head = _snapshot_unpickler(handle).load()
             if not (isinstance(head, dict) and head.get("format") == SNAPSHOT_FORMAT and head.get("key") == key
                     and isinstance(head.get("parts"), int)):
                 return {}
             for _ in range(head["parts"]):
-                entries.update(_SnapshotUnpickler(handle).load())
+                entries.update(_snapshot_unpickler(handle).load())
     except Exception:  # noqa: BLE001 - a truncated or foreign pickle raises anything
         return {}
     return entries
@@ -523,20 +523,31 @@ class _SnapshotPickler(pickle.Pickler):
         return type(obj), tuple(getattr(obj, name) for name in fields)
 
 
-class _SnapshotUnpickler(pickle.Unpickler):
-    """Loads a snapshot, constructing nothing but the summaries' dataclasses.
+class _RestrictedUnpickler(pickle.Unpickler):
+    """Loads a pickle from the cache folder, constructing nothing but the classes it is given
+    (a snapshot: the summaries' dataclasses; the resolved facts: their own classes).
 
     Why: a pickle can name any callable, and the cache folder is not a trusted place (CI
     restores it from a cache that another branch's job may have written; anyone who can write
-    to it would otherwise run code in every later lint-h2d run).  What `_SnapshotPickler`
-    writes needs only those classes (and containers, which pickle builds without a global);
-    any other global makes the snapshot unreadable, and the facts files are read instead."""
+    to it would otherwise run code in every later lint-h2d run).  What lint-h2d writes there
+    needs only those classes (and containers, which pickle builds without a global); any other
+    global makes the file unreadable, and its caller falls back to what it would do without
+    it (the facts files are read, the project is resolved)."""
+
+    def __init__(self, handle: BinaryIO, allowed: Iterable[type], what: str) -> None:
+        super().__init__(handle)
+        self._allowed = {(cls.__module__, cls.__qualname__): cls for cls in allowed}
+        self._what = what
 
     def find_class(self, module: str, name: str) -> Any:
-        for cls in _summary_fields():
-            if cls.__module__ == module and cls.__qualname__ == name:
-                return cls
-        raise pickle.UnpicklingError(f"snapshot names {module}.{name}, which it may not construct")
+        cls = self._allowed.get((module, name))
+        if cls is None:
+            raise pickle.UnpicklingError(f"{self._what} names {module}.{name}, which it may not construct")
+        return cls
+
+
+def _snapshot_unpickler(handle: BinaryIO) -> _RestrictedUnpickler:
+    return _RestrictedUnpickler(handle, _summary_fields(), "snapshot")
 
 
 @lru_cache(maxsize=1)
@@ -574,7 +585,7 @@ def _load_resolved_files(index_file: Optional[Path], key: Any) -> Dict[str, Any]
         return {}
     try:
         with open(resolved_path(index_file), "rb") as handle:
-            head = _ResolvedUnpickler(handle).load()
+            head = _resolved_unpickler(handle).load()
     except Exception:  # noqa: BLE001 - a truncated or foreign pickle raises anything
         return {}
     if not (isinstance(head, dict) and head.get("format") == RESOLVED_FORMAT and head.get("key") == key
@@ -592,11 +603,11 @@ def _load_resolved(index_file: Optional[Path], key: Any, files: Mapping[str, Any
         return None
     try:
         with open(resolved_path(index_file), "rb") as handle:
-            head = _ResolvedUnpickler(handle).load()
+            head = _resolved_unpickler(handle).load()
             if not (isinstance(head, dict) and head.get("format") == RESOLVED_FORMAT and head.get("key") == key
                     and head.get("files") == files):
                 return None
-            facts = _ResolvedUnpickler(handle).load()
+            facts = _resolved_unpickler(handle).load()
     except Exception:  # noqa: BLE001 - a truncated or foreign pickle raises anything
         return None
     return facts if isinstance(facts, ProjectFacts) else None
@@ -619,14 +630,9 @@ def _save_resolved(index_file: Optional[Path], key: Any, files: Mapping[str, Any
         pass
 
 
-class _ResolvedUnpickler(pickle.Unpickler):
+def _resolved_unpickler(handle: BinaryIO) -> _RestrictedUnpickler:
     """Constructs nothing but the classes the resolved facts are made of (`_resolved_classes`)."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        for cls in _resolved_classes():
-            if cls.__module__ == module and cls.__qualname__ == name:
-                return cls
-        raise pickle.UnpicklingError(f"resolved facts name {module}.{name}, which they may not construct")
+    return _RestrictedUnpickler(handle, _resolved_classes(), "resolved facts")
 
 
 @lru_cache(maxsize=1)
