@@ -579,6 +579,15 @@ def resolved_path(index_file: Path) -> Path:
     return index_file.with_name(index_file.stem + "-resolved.pickle")
 
 
+def _resolved_files(head: Any, key: Any) -> Optional[Dict[str, Any]]:
+    """The file digests of a resolved-facts header written under `key` in this format; else
+    None."""
+    if isinstance(head, dict) and head.get("format") == RESOLVED_FORMAT and head.get("key") == key \
+            and isinstance(head.get("files"), dict):
+        return head["files"]  # type: ignore[no-any-return]
+    return None
+
+
 def _load_resolved_files(index_file: Optional[Path], key: Any) -> Dict[str, Any]:
     """The header's file digests, if written under `key`; else {}."""
     if index_file is None or key is None:
@@ -588,10 +597,7 @@ def _load_resolved_files(index_file: Optional[Path], key: Any) -> Dict[str, Any]
             head = _resolved_unpickler(handle).load()
     except Exception:  # noqa: BLE001 - a truncated or foreign pickle raises anything
         return {}
-    if not (isinstance(head, dict) and head.get("format") == RESOLVED_FORMAT and head.get("key") == key
-            and isinstance(head.get("files"), dict)):
-        return {}
-    return head["files"]  # type: ignore[no-any-return]
+    return _resolved_files(head, key) or {}
 
 
 def _load_resolved(index_file: Optional[Path], key: Any, files: Mapping[str, Any]) -> Optional["ProjectFacts"]:
@@ -603,9 +609,7 @@ def _load_resolved(index_file: Optional[Path], key: Any, files: Mapping[str, Any
         return None
     try:
         with open(resolved_path(index_file), "rb") as handle:
-            head = _resolved_unpickler(handle).load()
-            if not (isinstance(head, dict) and head.get("format") == RESOLVED_FORMAT and head.get("key") == key
-                    and head.get("files") == files):
+            if _resolved_files(_resolved_unpickler(handle).load(), key) != files:
                 return None
             facts = _resolved_unpickler(handle).load()
     except Exception:  # noqa: BLE001 - a truncated or foreign pickle raises anything
