@@ -13,7 +13,8 @@ times, each in its own process (wall time, CPU time of the process tree, peak RS
   (pre-commit, the file unchanged), and one file just edited (pre-commit as it really runs: a
   comment line inserted at the top of the staged file, which moves every line below it, so
   the project's facts are resolved again; the file is restored and the cache primed again,
-  untimed, after each such run), and CI's fresh checkout with the cache folder restored (the
+  untimed, after each such run), one file edited in place (the text of its first line, a
+  comment, changed: no file's facts change, so the stored resolved facts are reused), and CI's fresh checkout with the cache folder restored (the
   tree copied anew in place: every file with a new mtime, ctime and inode, the same bytes);
 * `ruff check --no-cache --isolated` on the same tree (needs `pip install .[bench]`);
 * `python -c pass` (the floor of any one-file run);
@@ -153,8 +154,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if ruff:
         cases["ruff --no-cache (same tree)"] = [ruff, "check", "--no-cache", "--isolated", "--quiet", "--exit-zero", "vllm"]
     edited = "lint-h2d one file edited (pre-commit)"
+    in_place = "lint-h2d one file edited in place, no fact changed (pre-commit)"
     checkout = "lint-h2d fresh checkout, cache restored (CI)"
-    results: Dict[str, List[Dict[str, object]]] = {name: [] for name in [*cases, edited, checkout]}
+    results: Dict[str, List[Dict[str, object]]] = {name: [] for name in [*cases, edited, in_place, checkout]}
     one_path = root / ONE_FILE
     original = one_path.read_bytes()
     load_before = load()
@@ -176,6 +178,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         one_path.write_bytes(original)
         time.sleep(3.5)
         run(cases["lint-h2d warm (cache primed)"], root, env)  # the next round's warm case is warm
+        first, _, rest = original.partition(b"\n")
+        assert first.startswith(b"#"), f"{ONE_FILE} no longer starts with a comment"
+        one_path.write_bytes(first + f" (edited in round {r + 1})\n".encode() + rest)
+        timed(r, in_place, cases["lint-h2d one file (pre-commit, warm)"])
+        one_path.write_bytes(original)
+        time.sleep(3.5)
+        run(cases["lint-h2d warm (cache primed)"], root, env)
         shutil.copytree(root / "vllm", root / "vllm.checkout")
         shutil.rmtree(root / "vllm")
         os.rename(root / "vllm.checkout", root / "vllm")
@@ -198,6 +207,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "one file == its lines of the whole tree (warm and cold)":
             one_out == one_cold["stdout"] == "".join(
                 line + "\n" for line in cold_out.splitlines() if line.startswith(ONE_FILE + ":")),
+        # Its first line's comment changed in place: the stored resolved facts, the same findings.
+        "one file edited in place == unchanged": all(x["stdout"] == one_out for x in results[in_place]),
         "findings": sum(1 for line in cold_out.splitlines() if ": H2D" in line),
     }
     if not args.skip_no_prefilter:
@@ -238,7 +249,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print("machine:", meta)
     Path(args.json).write_text(json.dumps({"meta": meta, "summary": summary, "checks": checks}, indent=2))
     ok = bool(checks["cold == warm == primed"]) and bool(checks["one file == its lines of the whole tree (warm and cold)"]) \
-        and bool(checks["fresh checkout == cold"]) \
+        and bool(checks["fresh checkout == cold"]) and bool(checks["one file edited in place == unchanged"]) \
         and bool(checks.get("prefilter == no prefilter", True))
     return 0 if ok else 1
 
