@@ -376,27 +376,6 @@ def test_reaching_hides_only_what_an_outright_rebinding_precedes() -> None:
     assert reaching(sites[id(loop.body[1])], bindings) == (2,)
 
 
-def test_reaching_through_a_back_edge_passes_a_rebinding_in_the_loop() -> None:
-    """A binding after the read reaches it only round a loop around both; a rebinding that
-    precedes the read inside that loop's body cuts that path, one before the loop does not."""
-    import ast
-
-    from lint_h2d.inference.reaching import reaching, rebinds, statement_sites
-    body = ast.parse("x = 0\nfor r in rows:\n    x = f(r)\n    x = x.to(d)\n"
-                     "for r in rows:\n    use(x)\n    x = x.to(d)\n").body
-    sites = statement_sites(body)
-    first, inner, carried = body[0], body[1], body[2]
-    assert isinstance(inner, ast.For) and isinstance(carried, ast.For)
-    statements = (first, inner.body[0], inner.body[1], carried.body[1])
-    bindings = [(sites[id(s)], rebinds(s, "x")) for s in statements]
-    # `x = x.to(d)` reads `f(r)`: its own value of the last iteration comes round through it.
-    assert reaching(sites[id(inner.body[1])], bindings) == (1,)
-    # `use(x)` in the second loop: `0` (the first loop may not run), its last value, and from
-    # the second iteration the loop's own `.to`, which no rebinding in this loop cuts.
-    assert reaching(sites[id(carried.body[0])], bindings) is None
-    assert reaching(sites[id(carried.body[1])], bindings) is None
-
-
 def test_legacy_new_names_the_method_then_the_source(results: Dict[str, List[Finding]]) -> None:
     """`t.new(n)` (legacy_new.py): the step names the method, then where `t` was allocated."""
     chain = _chain(results, "legacy_new.py", 13)
@@ -427,14 +406,6 @@ def test_instance_call_is_a_call_of_dunder_call(results: Dict[str, List[Finding]
     assert chain[1] == ("instance_call.py:78: `self.graph_step(...)` calls an instance of `GraphStep`: "
                         "Python runs its class's `__call__` with the call's arguments")
     assert chain[3] == "instance_call.py:20: allocated on the device here (`torch.tensor(..., device=device)`)"
-
-
-def test_loop_rebinding_reads_the_binding_before_it(results: Dict[str, List[Finding]]) -> None:
-    """`path = path.to(encoder_out.device)` in a loop body (loop_rebinding.py) passes the
-    moved path: the chain names the call that passes it."""
-    chain = _chain(results, "loop_rebinding.py", 40)
-    assert chain[0] == ("loop_rebinding.py:25: every call of `segments` passes a device tensor as `align_path` "
-                        "(loop_rebinding.py:25)")
 
 
 def test_empty_list_field_names_the_empty_list(results: Dict[str, List[Finding]]) -> None:

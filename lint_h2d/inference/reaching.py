@@ -123,24 +123,14 @@ def dominates(binding: Site, use: Site) -> bool:
 def reaching(use: Site, bindings: Sequence[Tuple[Optional[Site], bool]]) -> Optional[Tuple[int, ...]]:
     """Of `bindings` (each: its statement's site, or None where unknown, and whether it rebinds
     the name outright), the indices of those that may reach `use`; None where every one may."""
-    cut: Optional[Site] = None
+    cut: Optional[int] = None
     for site, outright in bindings:
-        if outright and site is not None and dominates(site, use) and (cut is None or site.order > cut.order):
-            cut = site
+        if outright and site is not None and dominates(site, use) and (cut is None or site.order > cut):
+            cut = site.order
     kept = tuple(i for i, (site, _) in enumerate(bindings) if site is None or _may_reach(site, use, cut))
     return kept if len(kept) < len(bindings) else None
 
 
-def _may_reach(binding: Site, use: Site, cut: Optional[Site]) -> bool:
-    """Not hidden by the rebinding `cut`, and textually before the use or in a loop with it.
-
-    A binding at or after the use reaches it only through the back edge of a loop around
-    both, which enters that loop's body from the top: where `cut` sits in every such loop, the
-    path runs through `cut` too, and the binding is hidden (`a = f()`, then `a = a.to(d)` in a
-    loop body: the `a` that `.to` reads is `f()`'s, never the last iteration's `.to`)."""
-    if cut is not None and binding.order < cut.order:
-        return False
-    if binding.order < use.order:
-        return True
-    shared = binding.loops & use.loops
-    return bool(shared) and not (cut is not None and shared <= cut.loops)
+def _may_reach(binding: Site, use: Site, cut: Optional[int]) -> bool:
+    """Not hidden by the rebinding at `cut`, and textually before the use or in a loop with it."""
+    return (cut is None or binding.order >= cut) and (binding.order < use.order or bool(binding.loops & use.loops))
