@@ -394,6 +394,20 @@ def test_module_call_is_a_call_of_forward(results: Dict[str, List[Finding]]) -> 
     assert chain[4] == "module_call.py:59: allocated on the device here (`torch.zeros(..., device=\"cuda\")`)"
 
 
+def test_instance_call_is_a_call_of_dunder_call(results: Dict[str, List[Finding]]) -> None:
+    """`self.graph_step(ids, offsets)` (instance_call.py) passes `offsets` to
+    `GraphStep.__call__`: the chain names that method by its class, the call of the instance,
+    then where `offsets` was allocated.  The other classes' `__call__(self, offsets)` keep
+    their own call sites (`Owner.__call__` keys them): `HostStep`'s, passed a CPU tensor once,
+    stays silent."""
+    chain = _chain(results, "instance_call.py", 29)
+    assert chain[0] == ("instance_call.py:78: every call of `GraphStep.__call__` passes a device tensor as "
+                        "`offsets` (instance_call.py:78, instance_call.py:76)")
+    assert chain[1] == ("instance_call.py:78: `self.graph_step(...)` calls an instance of `GraphStep`: "
+                        "Python runs its class's `__call__` with the call's arguments")
+    assert chain[3] == "instance_call.py:20: allocated on the device here (`torch.tensor(..., device=device)`)"
+
+
 def test_empty_list_field_names_the_empty_list(results: Dict[str, List[Finding]]) -> None:
     """`self.counts = []` never grown (empty_list_field.py): the chain says why the list is
     not among the field's values, then where the device tensor was allocated."""

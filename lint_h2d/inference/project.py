@@ -184,6 +184,10 @@ class _Resolver:
         # (`_module_calls`), and for each such site (by `id`) the field and its class.
         self._forward_calls: Optional[Dict[str, List[Tuple[str, CallSite]]]] = None
         self.forward_calls: Dict[int, Tuple[str, str]] = {}
+        # `self.step(x)` calls of instances of project classes that define `__call__`, by the
+        # class whose `__call__` runs (`_instance_calls`), and for each site the field and class.
+        self._dunder_calls: Optional[Dict[str, List[Tuple[str, CallSite]]]] = None
+        self.instance_calls: Dict[int, Tuple[str, str]] = {}
         # The same lookups by the function object itself (its `id`: every summary outlives the
         # resolver), asked for each parameter term the walk of the terms meets (hundreds of
         # thousands on vLLM): hashing the signature each time cost more than the rest.
@@ -933,7 +937,8 @@ class _Resolver:
     def _param(self, fn: FunctionSummary, position: int, name: str, omitted: bool = False) -> Value:
         """`omitted`: the parameter has a default, and the calls that leave it out (or are
         not recorded) are not asked; at least one call must pass it."""
-        callee = fn.name
+        # `GraphStep.__call__`: its calls name no method, they call an instance of the class.
+        callee = f"{fn.owner}.__call__" if fn.name == "__call__" and fn.owner is not None else fn.name
         if name in fn.defaults and not omitted:
             return UNKNOWN  # calls without arguments are not recorded: some may omit it
         sites = self._sites(fn)
@@ -956,6 +961,11 @@ class _Resolver:
                 value = value.because(self.step(
                     f"`self.{module[0]}(...)` calls an `nn.Module` (`{module[1]}`): it runs `forward` with "
                     "the call's arguments", path, site.line))
+            instance = self.instance_calls.get(id(site)) if fn.name == "__call__" else None
+            if instance is not None and value.kind == Kind.DEVICE:
+                value = value.because(self.step(
+                    f"`self.{instance[0]}(...)` calls an instance of `{instance[1]}`: Python runs its class's "
+                    "`__call__` with the call's arguments", path, site.line))
             values.append((path, site.line, value))
         if omitted and not values:
             return UNKNOWN
@@ -1037,7 +1047,8 @@ class _Resolver:
 
     def _sites(self, fn: FunctionSummary) -> List[Tuple[str, CallSite]]:
         """The project's calls that may be calls of `fn`: by name (for a method, only the calls
-        the summaries mark bound); for `__init__`, the constructions of its class.  Asked for
+        the summaries mark bound); for `__init__`, the constructions of its class; for a
+        `forward` or a `__call__`, also the calls of fields holding its class's instances.  Asked for
         every parameter of every function, many times over: computed once per signature."""
         found = self._fn_sites.get(id(fn))
         if found is None:
@@ -1064,6 +1075,9 @@ class _Resolver:
         if fn.name == "forward" and fn.owner in self.modules:
             found += [(p, c) for p, c in self._module_calls().get(fn.owner, [])
                       if c.starred or last < len(c.args) or _can_bind(c, required)]
+        elif fn.name == "__call__" and fn.owner is not None and fn.owner not in self.modules:
+            found += [(p, c) for p, c in self._instance_calls().get(fn.owner, [])
+                      if c.starred or last < len(c.args) or _can_bind(c, required)]
         return found
 
     def _module_calls(self) -> Dict[str, List[Tuple[str, CallSite]]]:
@@ -1076,9 +1090,32 @@ class _Resolver:
         through the method instead.  Built once, on the first question about a `forward`."""
         if self._forward_calls is not None:
             return self._forward_calls
+        self._forward_calls = self._field_calls(self.modules, self._forward_owner, self.forward_calls)
+        return self._forward_calls
+
+    def _instance_calls(self) -> Dict[str, List[Tuple[str, CallSite]]]:
+        """The calls `self.step(x)` of a field holding an instance of a project class that is no
+        `nn.Module` (`self.step = GraphStep(...)`), by the class whose `__call__` they run:
+        Python looks a call of an instance up on its type, `type(obj).__call__(obj, x)`, so
+        such a call passes its arguments to that `__call__`'s parameters (`instance_calls`
+        names the field and its class for the evidence).  The field is read as for a module's
+        (`_module_calls`): the class of the calling method or its nearest project base that
+        assigns it, unless that class has a method of the field's name.  Built once, on the
+        first question about a `__call__`."""
+        if self._dunder_calls is not None:
+            return self._dunder_calls
+        plain = frozenset(name for name in self.classes if name not in self.modules)
+        self._dunder_calls = self._field_calls(plain, self._call_owner, self.instance_calls)
+        return self._dunder_calls
+
+    def _field_calls(self, held_classes: AbstractSet[str], owner: Callable[[str], Optional[str]],
+                     marks: Dict[int, Tuple[str, str]]) -> Dict[str, List[Tuple[str, CallSite]]]:
+        """The calls `self.f(...)` of fields holding a constructed instance of one of
+        `held_classes`, by the class (`owner` of the instance's class) whose method the call
+        runs; `marks` gets, for each such site (by `id`), the field and the instance's class."""
         out: Dict[str, List[Tuple[str, CallSite]]] = {}
         attrs = {a for defined in self.classes.values() for _, c in defined for a, t in c.fields
-                 if _constructed_module(t, self.modules)}
+                 if _constructed_module(t, held_classes)}
         for attr in sorted(attrs):
             for path, site in self.calls.get(attr, []):
                 caller = site.self_owner
@@ -1088,14 +1125,18 @@ class _Resolver:
                 if holder is None:
                     continue
                 held = {m for _, c in self.classes[holder] for a, t in c.fields if a == attr
-                        for m in _constructed_module(t, self.modules)}
-                for module in sorted(held):
-                    runner = self._forward_owner(module)
+                        for m in _constructed_module(t, held_classes)}
+                for cls in sorted(held):
+                    runner = owner(cls)
                     if runner is not None:
                         out.setdefault(runner, []).append((path, site))
-                        self.forward_calls[id(site)] = (attr, module)
-        self._forward_calls = out
+                        marks[id(site)] = (attr, cls)
         return out
+
+    def _call_owner(self, cls: str) -> Optional[str]:
+        """The project class whose `__call__` an instance of `cls` runs: `cls`'s own, else its
+        nearest project base's (breadth first); None where no project class defines one."""
+        return self._nearest(cls, lambda current: (current, "__call__") in self.methods, limit=20)
 
     def _forward_owner(self, cls: str) -> Optional[str]:
         """The project class whose `forward` an instance of `cls` runs: `cls`'s own, else its
@@ -1514,8 +1555,9 @@ def _uncalled(value: Value) -> bool:
 
 
 def _constructed_module(term: Term, modules: AbstractSet[str]) -> Set[str]:
-    """The project `nn.Module` classes a field's term constructs (`Head(...)`, `layers.Head(...)`,
-    either side of a join): calling the field runs their `forward`."""
+    """The project classes of `modules` (`nn.Module`s, or others for `__call__`) a field's term
+    constructs (`Head(...)`, `layers.Head(...)`, either side of a join): calling the field runs
+    their `forward` (their `__call__`)."""
     tag = term[0]
     if tag == "join":
         return {m for part in term[1] for m in _constructed_module(part, modules)}
@@ -1630,10 +1672,12 @@ def _call_key(kind: str, fn: FunctionSummary, index: int) -> Tuple[Any, ...]:
     """The memo key of what call sites pass parameter `index` of `fn` (`_Resolver.param`,
     `passed`): by name, as the call sites are found (`_sites`), but with the owner for an
     `__init__`, whose call sites are its own class's constructions (two classes'
-    `__init__(self, device)` are told apart, as `resolved.param_key` keys them), and with the
+    `__init__(self, device)` are told apart, as `resolved.param_key` keys them), and for a
+    `__call__`, whose call sites are the calls of its class's instances, and with the
     parameters a call must pass (`_required`), which decide the sites that can bind."""
     name, position = _at_call(fn, index)
-    return (kind, fn.owner if fn.name == "__init__" else None, fn.name, fn.bound, position, name, _required(fn))
+    return (kind, fn.owner if fn.name in ("__init__", "__call__") else None, fn.name, fn.bound, position, name,
+            _required(fn))
 
 
 def _required(fn: FunctionSummary) -> Tuple[Tuple[int, str], ...]:
@@ -1775,7 +1819,8 @@ def read_callees(summaries: Iterable[FileSummary]) -> FrozenSet[str]:
 
 def _module_field_callees(summaries: Sequence[FileSummary]) -> Set[str]:
     """The fields that hold a constructed project class (`self.head = Head(...)`): a call
-    `self.head(x)` of one that is an `nn.Module` runs its `forward` (`_Resolver._module_calls`)."""
+    `self.head(x)` of one that is an `nn.Module` runs its `forward` (`_Resolver._module_calls`),
+    of any other its `__call__` (`_Resolver._instance_calls`)."""
     names = {c.name for summary in summaries for c in summary.classes}
     return {a for summary in summaries for c in summary.classes for a, t in c.fields
             if _constructed_module(t, names)}
@@ -1916,8 +1961,11 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
             if fn.owner is not None:
                 method = resolver.method_returns(fn.owner, fn.name)
                 if fn.name in API_NAMES and _may_hold_device(method):
-                    continue  # see API_NAMES
-                if _informative(method) and _worth_keeping(method):
+                    if param_key(fn.name, fn.owner) == fn.name:
+                        continue  # see API_NAMES
+                    # Not its return; but the parameters of `Owner.__call__` are keyed by its
+                    # class, so what its calls pass reaches no other class's method.
+                elif _informative(method) and _worth_keeping(method):
                     returns[f"{fn.owner}.{fn.name}"] = method
                     if _may_hold_device(method):
                         device_names.add(f"call:{fn.name}")

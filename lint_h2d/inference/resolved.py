@@ -99,8 +99,14 @@ def module_dotted(path: str) -> str:
 def param_key(function: str, owner: Optional[str]) -> str:
     """The name `Resolved.params` keys a function's parameters by: its name, as its call sites
     are found by name, but `Owner.__init__` for a constructor, whose call sites are its own
-    class's constructions (two classes' `__init__(self, device)` are told apart)."""
-    return f"{owner}.__init__" if function == "__init__" and owner is not None else function
+    class's constructions (two classes' `__init__(self, device)` are told apart), and
+    `Owner.__call__` for a call of an instance, whose call sites are the calls of fields
+    holding its class's instances (`_Resolver._instance_calls`)."""
+    return f"{owner}.{function}" if function in _OWNED and owner is not None else function
+
+
+# The methods whose call sites are found by their class, not by their name (`param_key`).
+_OWNED = frozenset({"__init__", "__call__"})
 
 
 @dataclass(frozen=True)
