@@ -7,9 +7,9 @@ one survivor in ten has a finding at all.  So the engine first parses a *stubbed
 top-level `def`/`class` that holds no statement a rule may ask for keeps its header lines
 (decorators, signature, bases: what the module binds) and gets `pass` for a body, on the
 body's first line; the body's other lines are dropped.  When that text gives no finding the
-file has none; when it gives one (or an error), the file is
-analyzed again whole, as before, and those findings are the ones reported: the stubbed pass
-only ever *skips* work, so findings, fixes and `--diff` are exactly the whole-file ones.
+file has none; when it gives one (or an error), the file is analyzed again whole, as before,
+and those findings are the ones reported: the stubbed pass only ever *skips* work, so
+findings, fixes and `--diff` are exactly the whole-file ones.
 
 Why no finding of the stubbed text means no finding of the file: a finding is a statement a
 rule asked for, in a kept unit or at module level, both kept verbatim; what the walk knows
@@ -241,8 +241,8 @@ def _may_record(method: ast.stmt, cls: ast.ClassDef) -> bool:
 
 def _stubbed_methods(cls: ast.ClassDef, rows: Sequence[int]) -> List[ast.stmt]:
     """The methods of a kept class whose bodies the walk of the class never needs: they hold
-    nothing the tests accept (no row of `rows`, `_wanted_rows`; so no statement of theirs is walked: `ModuleWalker.walk_function`
-    skips a method without one), are not `__init__` (what runs at construction, whether the
+    nothing the tests accept (no row of `rows`, `_wanted_rows`; so no statement of theirs is
+    walked: `ModuleWalker.walk_function` skips a method without one), are not `__init__` (what runs at construction, whether the
     base's `__init__` runs: read from its body) and cannot tell the class walk a field
     (`_may_record`).  None when a statement of the class's own body (not of a method) holds
     something the tests accept: such a statement's block is the class body, methods included,
