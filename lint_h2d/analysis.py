@@ -250,8 +250,8 @@ class Engine:
             return tree, True
         # Every finding counts, suppressed or not, errors too: any sends the file to the whole
         # parse, whose findings are the ones reported, so the first one answers (`first`).  (No
-        # chunk plan from `tree`: a stub's rows are not the file's, so its cuts are not
-        # boundaries there.)
+        # chunk plan from `tree`: a stub's emptied lines end its statement early, so its cuts
+        # are not clean boundaries there.)
         return tree, bool(self._libcst_findings(path, stubbed, None, rules, suppress=False, first=True))
 
     def _libcst_findings(self, path: str, text: str, plan: Optional[ChunkPlan], rules: Sequence[Rule],

@@ -5,11 +5,11 @@ time), yet the walk enters only the `def`s and `class`es that hold a statement s
 for (`scope.wanted_statements`); on vLLM about half of their lines are in the others, and only
 one survivor in ten has a finding at all.  So the engine first parses a *stubbed* text: every
 top-level `def`/`class` that holds no statement a rule may ask for keeps its header lines
-(decorators, signature, bases: what the module binds) and gets `pass` for a body, on the
-body's first line; the body's other lines are dropped.  When that text gives no finding the
-file has none; when it gives one (or an error), the file is analyzed again whole, as before,
-and those findings are the ones reported: the stubbed pass only ever *skips* work, so
-findings, fixes and `--diff` are exactly the whole-file ones.
+(decorators, signature, bases: what the module binds) and gets `pass` for a body, every other
+line of it left empty, so the lines and columns of everything kept are the file's own.  When
+that text gives no finding the file has none; when it gives one (or an error), the file is
+analyzed again whole, as before, and those findings are the ones reported: the stubbed pass
+only ever *skips* work, so findings, fixes and `--diff` are exactly the whole-file ones.
 
 Why no finding of the stubbed text means no finding of the file: a finding is a statement a
 rule asked for, in a kept unit or at module level, both kept verbatim; what the walk knows
@@ -21,13 +21,6 @@ only *silences* a finding (a gate elsewhere, a test off the host) can make the s
 report more, never less, and more only costs the second pass.  Rules whose findings depend on
 other units' bodies (H2D002 follows the calls of capture regions into other functions) and
 rules this module does not know keep the whole-file parse.
-
-Why the body's other lines are dropped rather than left empty: LibCST makes a node of every
-blank line, and on vLLM most of a stub's lines were emptied ones (about a fifth of its parse).
-The kept lines keep their text and order, not their rows; nothing the stubbed pass decides
-reads a row: whether a statement gives a finding rests on the tree's nodes (the walk's
-inference, the rules' checks), and rows only place a finding, its evidence and its fix, which
-the stubbed pass discards (the whole parse computes them on the file's own rows).
 
 Within a kept class, a method is stubbed the same way when the walk of the class never needs
 its body (`_stubbed_methods`): it holds nothing a rule may ask for, it is not `__init__`, and
@@ -254,9 +247,9 @@ def _stubbed_methods(cls: ast.ClassDef, rows: Sequence[int]) -> List[ast.stmt]:
             and not _may_record(m, cls)]
 
 
-def _empty_body(unit: ast.stmt, lines: Sequence[str], emptied: Dict[int, Optional[str]]) -> None:
-    """Mark `unit`'s body for `pass` on its first line (same indentation) and the lines after it
-    for dropping (None), when the body starts a line of its own."""
+def _empty_body(unit: ast.stmt, lines: Sequence[str], emptied: Dict[int, str]) -> None:
+    """Mark `unit`'s body for `pass` on its first line (same indentation) and empty lines after
+    it, when the body starts a line of its own."""
     start = _body_line(unit, lines)
     end = unit.end_lineno
     if start is None or end is None:
@@ -264,13 +257,13 @@ def _empty_body(unit: ast.stmt, lines: Sequence[str], emptied: Dict[int, Optiona
     first = lines[start - 1]
     emptied[start] = first[: len(first) - len(first.lstrip(" \t"))] + "pass"
     for row in range(start + 1, end + 1):
-        emptied[row] = None
+        emptied[row] = ""
 
 
 def stubbed_text(text: str, tree: ast.Module, tests: Sequence[Callable[[ast.AST], bool]]) -> Optional[str]:
     """`text` with the body of every top-level unit that holds nothing `tests` accept replaced
-    by `pass` on the body's first line (same indentation, that line's ending kept) and its other
-    lines dropped, and so for the methods of a kept class that the walk never needs
+    by `pass` on the body's first line (same indentation) and empty lines after it, each line
+    ending kept, and so for the methods of a kept class that the walk never needs
     (`_stubbed_methods`); None when nothing can be stubbed (or the text has form feeds, which
     LibCST reads through `parse_view`: the whole parse handles those)."""
     if "\f" in text:
@@ -278,7 +271,7 @@ def stubbed_text(text: str, tree: ast.Module, tests: Sequence[Callable[[ast.AST]
     offsets = line_offsets(text)
     ends = offsets[1:] + [len(text)]
     lines = [text[a:b] for a, b in zip(offsets, ends)]
-    emptied: Dict[int, Optional[str]] = {}
+    emptied: Dict[int, str] = {}
     rows = _wanted_rows(tree, tests)
     for unit in tree.body:
         if not isinstance(unit, _UNITS):
@@ -292,11 +285,10 @@ def stubbed_text(text: str, tree: ast.Module, tests: Sequence[Callable[[ast.AST]
         return None
     out: List[str] = []
     for row, line in enumerate(lines, start=1):
-        if row not in emptied:
+        body = emptied.get(row)
+        if body is None:
             out.append(line)
-            continue
-        body = emptied[row]
-        if body is not None:
+        else:
             out.append(body + line[len(line.rstrip("\r\n")):])
     return "".join(out)
 

@@ -3,7 +3,7 @@
 The engine parses a file whose top-level units hold no statement a rule may ask for with those
 units' bodies replaced by `pass`; a file is reported clean from that pass alone only when it
 gives no finding.  These tests pin the three things that must hold for that to be exact: the
-stub keeps every kept line verbatim and in order (and binds the same top-level names), the unit tests
+stub keeps every kept line where it was (and binds the same top-level names), the unit tests
 accept every statement the rules ask for, and a file with a finding is never found clean by
 the stubbed pass (so its findings come from the whole parse, fixes included).
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import List
 
 import libcst as cst
 import pytest
@@ -68,46 +68,17 @@ def _stub(text: str, codes: List[str]) -> str:
     return stubbed
 
 
-def _stubs_of(old: List[str], new: List[str]) -> List[Tuple[int, int]]:
-    """How `new` (a stub's lines) comes from `old` (the file's): every line kept verbatim and in
-    order, except bodies each replaced by one `pass` line (indented as the body's first line,
-    with its line ending) and the body's other lines dropped.  The bodies, as (first row, rows
-    dropped after it), 0-based rows of `old`; fails when `new` is not so made."""
-    found = _align(old, new, 0, 0)
-    assert found is not None, "the stub is not the file with bodies replaced by `pass`"
-    return found
-
-
-def _align(old: List[str], new: List[str], i: int, j: int) -> Optional[List[Tuple[int, int]]]:
-    if j == len(new):
-        return [] if i == len(old) else None
-    if i == len(old):
-        return None
-    if new[j] == old[i]:
-        rest = _align(old, new, i + 1, j + 1)
-        if rest is not None:
-            return rest
-    body = old[i]
-    indent = body[: len(body) - len(body.lstrip(" \t"))]
-    if new[j] != indent + "pass" + body[len(body.rstrip("\r\n")):] or new[j] == body:
-        return None
-    for dropped in range(len(old) - i):
-        rest = _align(old, new, i + 1 + dropped, j + 1)
-        if rest is not None:
-            return [(i, dropped)] + rest
-    return None
-
-
-def test_the_stub_keeps_the_kept_lines_verbatim_and_drops_stubbed_bodies() -> None:
+def test_the_stub_keeps_every_line_and_the_kept_units_verbatim() -> None:
     stubbed = _stub(SOURCE, ["H2D001"])
     old, new = SOURCE.split("\n"), stubbed.split("\n")
-    # helper's body from its docstring on, Holder's body from `class Inner` on, both dropped
-    # after their `pass` line; everything else kept, in order.
-    assert _stubs_of(old, new) == [(8, 3), (15, 5)]
-    assert new[8] == "    pass" and new[12] == "    pass"
+    assert len(old) == len(new)
+    changed = [i + 1 for i, (a, b) in enumerate(zip(old, new)) if a != b]
+    # helper's body from its docstring on, Holder's body from `class Inner` on.
+    assert new[8] == "    pass" and new[15] == "    pass"
+    assert all(new[i - 1] in ("", "    pass") for i in changed)
     assert new[4:8] == old[4:8]  # decorator and signature kept
-    assert new[11] == old[14]  # the class header, bases and keywords kept
-    assert new[15:] == old[23:]  # `one_liner` (no body line of its own) and `writes` kept
+    assert new[14] == old[14]  # the class header, bases and keywords kept
+    assert new[23:] == old[23:]  # `one_liner` (no body line of its own) and `writes` kept
     module = cst.parse_module(stubbed)
     names = [s.name.value for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))]
     assert names == ["helper", "Holder", "one_liner", "writes"]
@@ -117,7 +88,7 @@ def test_the_stub_keeps_the_kept_lines_verbatim_and_drops_stubbed_bodies() -> No
 def test_the_stub_keeps_line_endings_and_leaves_form_feeds_to_the_whole_parse() -> None:
     crlf = SOURCE.replace("\n", "\r\n")
     stubbed = _stub(crlf, ["H2D001"])
-    assert stubbed == _stub(SOURCE, ["H2D001"]).replace("\n", "\r\n")
+    assert stubbed.count("\r\n") == crlf.count("\r\n") and "\n" not in stubbed.replace("\r\n", "")
     tests = unit_tests_for(["H2D001"])
     assert tests is not None
     feed = SOURCE.replace("def writes", "\fdef writes")
@@ -234,9 +205,9 @@ def test_a_body_that_starts_with_a_decorated_statement_is_stubbed_from_its_decor
     ast.parse(stubbed)
     cst.parse_module(stubbed)
     lines = stubbed.split("\n")
-    assert _stubs_of(DECORATED_FIRST.split("\n"), lines) == [(4, 5), (13, 1)]
-    assert lines[4] == "    pass" and lines[8] == "    pass"
-    assert lines[11:] == DECORATED_FIRST.split("\n")[17:]  # `writes` kept
+    assert lines[4] == "    pass" and lines[5:10] == ["", "", "", "", ""]
+    assert lines[13] == "    pass" and lines[14] == ""
+    assert lines[17:] == DECORATED_FIRST.split("\n")[17:]  # `writes` kept
     spaced = DECORATED_FIRST.replace("@dataclasses", "@ dataclasses")
     assert "class Key" in _stub(spaced, ["H2D001"])  # `@ x`: not where the rule expects; kept
 
@@ -308,9 +279,11 @@ def test_the_methods_of_a_kept_class_that_the_walk_never_needs_are_stubbed() -> 
     stubbed = _stub(CLASS_SOURCE, ["H2D001"])
     ast.parse(stubbed)
     old, new = CLASS_SOURCE.split("\n"), stubbed.split("\n")
-    stubs = _stubs_of(old, new)
-    assert [(old[i].strip(), dropped) for i, dropped in stubs] == [
-        ("name = type(self).__name__", 1), ("total = n + 1", 1)]
+    assert len(old) == len(new)
+    changed = [i for i, (a, b) in enumerate(zip(old, new)) if a != b]
+    assert [old[i].strip() for i in changed] == [
+        "name = type(self).__name__", 'return f"{name}({self.n})"', "total = n + 1", "return total"]
+    assert [new[i] for i in changed] == ["        pass", "", "        pass", ""]
 
 
 def test_a_class_statement_wanted_outside_its_methods_keeps_every_method() -> None:
@@ -344,7 +317,7 @@ def test_a_file_with_one_class_may_be_stubbed() -> None:
 #
 # Each text holds a unit the stub empties *before* the writer of a device tensor (so a stub that
 # emptied the wrong rows would blank or break the writer) and the writer itself: the stub must
-# parse, keep every line it does not stub verbatim and in order, and still find the write.
+# parse, keep every line it does not empty verbatim and in place, and still find the write.
 
 _ODD_HEAD = 'import torch\nBUF = torch.zeros(4, device="cuda")\n\n\n'
 _ODD_WRITER = "\n\ndef writes(n):\n    BUF[0] = 1\n"
@@ -375,7 +348,7 @@ ODD_UNITS = {
 
 
 @pytest.mark.parametrize("name", sorted(ODD_UNITS))
-def test_odd_text_is_stubbed_and_keeps_the_finding(name: str) -> None:
+def test_odd_text_is_stubbed_in_place_and_keeps_the_finding(name: str) -> None:
     """CR, CRLF, U+2028/U+2029/\\x85/\\v in strings and comments (which `str.splitlines` would
     count as line breaks, CPython does not), tabs, continuations, one decorator's comment,
     `async`, `match`, walrus, `global`/`nonlocal`: rows are Python's, the stub parses, the rows
@@ -391,7 +364,10 @@ def test_odd_text_is_stubbed_and_keeps_the_finding(name: str) -> None:
     assert [u.name for u in units][-1] == "writes"
     assert all(len(u.body) == 1 and isinstance(u.body[0], ast.Pass) for u in units[:-1])
     old, new = split_lines(text, keepends=True), split_lines(stubbed, keepends=True)
-    assert _stubs_of(old, new)
+    assert len(old) == len(new)
+    changed = [(a, b) for a, b in zip(old, new) if a != b]
+    assert changed and all(b.strip() in ("", "pass") for _, b in changed)
+    assert all(a[len(a.rstrip("\r\n")):] == b[len(b.rstrip("\r\n")):] for a, b in changed)
     assert "    BUF[0] = 1" in new[-1]
     engine = _engine(text)
     rules = [r for r in engine.rules_for("case.py") if r.code == "H2D001"]
@@ -568,7 +544,7 @@ def test_h2d001_keeps_only_units_whose_write_may_reach_a_device_tensor() -> None
     stubbed = _sharp_stub(SHARP_SOURCE, facts.prefilter_names)
     assert "xs[0] = 1" not in stubbed and "cpu[1] = 2" not in stubbed
     assert "buf[0] = 1" in stubbed
-    assert _stubs_of(SHARP_SOURCE.splitlines(), stubbed.splitlines())
+    assert len(stubbed.splitlines()) == len(SHARP_SOURCE.splitlines())
     assert "xs[0] = 1" in _stub(SHARP_SOURCE, ["H2D001"])  # the syntactic test keeps it
 
 
