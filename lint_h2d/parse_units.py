@@ -38,9 +38,11 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
+from bisect import bisect_left
+from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from fixers.edits import line_offsets
+from lint_h2d.prefilter import every_statement, node_fields
 
 #: The attributes of a call H2D003 (`.to/.cuda/.copy_` with a non-blocking flag) and H2D004
 #: (`torch.<factory>(...).to/.cuda(...)`) ask about.
@@ -72,11 +74,18 @@ def _non_blocking_move_call(node: ast.AST) -> bool:
     return node.func.attr in ("copy_", "cuda") and len(node.args) > 1
 
 
+def _statement_test(test: Callable[[ast.AST], bool]) -> Callable[[ast.AST], bool]:
+    """Mark `test` as one that holds for statements only (an `ast.Assign`): `_wanted_rows` then
+    visits the statements of the tree, not every expression node."""
+    setattr(test, "statements_only", True)
+    return test
+
+
 #: Rule code → a test that holds for some node of every statement the rule's `wants` accepts
 #: (a superset: the test may hold where `wants` does not).  A code not here keeps the whole
 #: parse.  `tests/test_parse_units.py` checks each against the rule on its fixtures.
 UNIT_TESTS: Dict[str, Callable[[ast.AST], bool]] = {
-    "H2D001": _subscript_store,
+    "H2D001": _statement_test(_subscript_store),
     "H2D003": _non_blocking_move_call,
     "H2D004": _move_call,
 }
@@ -105,11 +114,48 @@ def one_of(nodes: FrozenSet[int]) -> Callable[[ast.AST], bool]:
     others (writes into host lists and tensors) is stubbed like one without any.  On vLLM's
     files that pass stage 2 for H2D001 and have no finding, about a fifth of the lines the
     stubbed pass parsed."""
-    return lambda node: type(node) is ast.Assign and id(node) in nodes
+    return _statement_test(lambda node: type(node) is ast.Assign and id(node) in nodes)
 
 
-def _holds_wanted(unit: ast.stmt, tests: Sequence[Callable[[ast.AST], bool]]) -> bool:
-    return any(test(node) for node in ast.walk(unit) for test in tests)
+def _wanted_rows(tree: ast.Module, tests: Sequence[Callable[[ast.AST], bool]]) -> List[int]:
+    """The rows (sorted) where a node some test accepts begins, in one pass over the tree.
+
+    Why rows: a unit (a top-level `def`/`class`, a method, a statement of a class body) holds
+    such a node exactly when one begins within the unit's rows (`_holds_wanted`), because the
+    statements of one body never share a row (a compound statement ends its last row, and `;`
+    joins simple statements only, which hold no unit).  So one walk answers for every unit and
+    method; walking each unit with `ast.walk` (and a kept class's methods once more) cost the
+    stubbed pass as much as a summary of the file."""
+    rows: List[int] = []
+    if all(getattr(test, "statements_only", False) for test in tests):
+        for stmt in every_statement(tree):
+            if any(test(stmt) for test in tests):
+                rows.append(stmt.lineno)
+    else:
+        queue: List[Any] = list(tree.body)
+        append, extend = queue.append, queue.extend
+        for node in queue:
+            if any(test(node) for test in tests):
+                rows.append(node.lineno)
+            for name in node_fields(type(node)):
+                value = getattr(node, name, None)
+                if type(value) is list:
+                    extend(value)
+                elif value is not None:
+                    append(value)
+    rows.sort()
+    return rows
+
+
+def _first_row(unit: ast.stmt) -> int:
+    """The unit's first row: its first decorator's, or its own."""
+    return int(min([unit.lineno] + [d.lineno for d in getattr(unit, "decorator_list", ())]))
+
+
+def _holds_wanted(unit: ast.stmt, rows: Sequence[int]) -> bool:
+    """Some node a test accepts begins within `unit`'s rows (`_wanted_rows`)."""
+    at = bisect_left(rows, _first_row(unit))
+    return at < len(rows) and rows[at] <= (unit.end_lineno or unit.lineno)
 
 
 def _body_line(unit: ast.stmt, lines: Sequence[str]) -> Optional[int]:
@@ -119,7 +165,7 @@ def _body_line(unit: ast.stmt, lines: Sequence[str]) -> Optional[int]:
     # A decorated first statement (`@dataclass` over a nested class) starts at its first
     # decorator: stubbing from the `class`/`def` line left the decorator over `pass`, a text
     # that does not parse, so the file paid for a failed stubbed pass and the whole one.
-    row = min([first.lineno] + [d.lineno for d in getattr(first, "decorator_list", ())])
+    row = _first_row(first)
     line = lines[row - 1]
     indent = len(line) - len(line.lstrip(" \t"))
     if row <= unit.lineno or len(line[:indent].encode("utf-8")) != _start_column(first, row):
@@ -186,18 +232,18 @@ def _may_record(method: ast.stmt, cls: ast.ClassDef) -> bool:
     return False
 
 
-def _stubbed_methods(cls: ast.ClassDef, tests: Sequence[Callable[[ast.AST], bool]]) -> List[ast.stmt]:
+def _stubbed_methods(cls: ast.ClassDef, rows: Sequence[int]) -> List[ast.stmt]:
     """The methods of a kept class whose bodies the walk of the class never needs: they hold
-    nothing `tests` accept (so no statement of theirs is walked: `ModuleWalker.walk_function`
-    skips a method without one), are not `__init__` (what runs at construction, whether the
+    nothing the tests accept (no row of `rows`, `_wanted_rows`; so no statement of theirs is
+    walked: `ModuleWalker.walk_function` skips a method without one), are not `__init__` (what runs at construction, whether the
     base's `__init__` runs: read from its body) and cannot tell the class walk a field
     (`_may_record`).  None when a statement of the class's own body (not of a method) holds
-    something `tests` accept: such a statement's block is the class body, methods included,
+    something the tests accept: such a statement's block is the class body, methods included,
     which rules read (`StatementFact.block`)."""
     methods = [s for s in cls.body if isinstance(s, _FUNCTIONS)]
-    if any(_holds_wanted(s, tests) for s in cls.body if not isinstance(s, _FUNCTIONS)):
+    if any(_holds_wanted(s, rows) for s in cls.body if not isinstance(s, _FUNCTIONS)):
         return []
-    return [m for m in methods if m.name != "__init__" and not _holds_wanted(m, tests)
+    return [m for m in methods if m.name != "__init__" and not _holds_wanted(m, rows)
             and not _may_record(m, cls)]
 
 
@@ -226,13 +272,14 @@ def stubbed_text(text: str, tree: ast.Module, tests: Sequence[Callable[[ast.AST]
     ends = offsets[1:] + [len(text)]
     lines = [text[a:b] for a, b in zip(offsets, ends)]
     emptied: Dict[int, str] = {}
+    rows = _wanted_rows(tree, tests)
     for unit in tree.body:
         if not isinstance(unit, _UNITS):
             continue
-        if not _holds_wanted(unit, tests):
+        if not _holds_wanted(unit, rows):
             _empty_body(unit, lines, emptied)
         elif isinstance(unit, ast.ClassDef):
-            for method in _stubbed_methods(unit, tests):
+            for method in _stubbed_methods(unit, rows):
                 _empty_body(method, lines, emptied)
     if not emptied:
         return None

@@ -670,7 +670,7 @@ class _MayDevice:
         return True
 
 
-def _statements(tree: ast.AST) -> Iterable[ast.stmt]:
+def every_statement(tree: ast.AST) -> Iterable[ast.stmt]:
     """Every statement, nested ones included (no expressions: much cheaper than ast.walk)."""
     return _statements_in(getattr(tree, "body", ()), into_definitions=True)
 
@@ -880,7 +880,7 @@ def h2d002_tree(tree: ast.AST, capture_functions: Sequence[str],
     functions a region calls are capture functions too: a superset).  `statements`: the
     tree's `_statements` when the caller has them."""
     if statements is None:
-        statements = list(_statements(tree))
+        statements = list(every_statement(tree))
     for node in statements:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
                 and is_capture_name(node.name, capture_functions) \
@@ -971,7 +971,7 @@ def torch_aliases(statements: Iterable[ast.stmt]) -> FrozenSet[str]:
 
 def h2d004_tree(tree: ast.AST) -> bool:
     """Stage 2 for H2D004: `<torch alias>.<factory>(...).to(...)` / `.cuda(...)` somewhere."""
-    return scan_tree(tree, h2d004=True, torch_names=torch_aliases(_statements(tree))).h2d004
+    return scan_tree(tree, h2d004=True, torch_names=torch_aliases(every_statement(tree))).h2d004
 
 
 @dataclass(frozen=True)
@@ -993,7 +993,7 @@ _NODE_FIELDS: Dict[type, Tuple[str, ...]] = {
 }
 
 
-def _node_fields(kind: type) -> Tuple[str, ...]:
+def node_fields(kind: type) -> Tuple[str, ...]:
     fields = _NODE_FIELDS.get(kind)
     if fields is None:
         fields = _NODE_FIELDS[kind] = tuple(f for f in getattr(kind, "_fields", ()) if f not in _NO_NODES)
@@ -1025,7 +1025,7 @@ def scan_tree(tree: ast.AST, h2d003: bool = False, h2d004: bool = False, walruse
             named.append(node)
         fields = table.get(kind)
         if fields is None:
-            fields = _node_fields(kind)
+            fields = node_fields(kind)
         for name in fields:
             value = getattr(node, name, None)
             if type(value) is list:
