@@ -1090,7 +1090,7 @@ class _Resolver:
         through the method instead.  Built once, on the first question about a `forward`."""
         if self._forward_calls is not None:
             return self._forward_calls
-        self._forward_calls = self._field_calls(self.modules, self._forward_owner, self.forward_calls)
+        self._forward_calls = self._field_calls(self.modules, "forward", self.forward_calls)
         return self._forward_calls
 
     def _instance_calls(self) -> Dict[str, List[Tuple[str, CallSite]]]:
@@ -1105,14 +1105,14 @@ class _Resolver:
         if self._dunder_calls is not None:
             return self._dunder_calls
         plain = frozenset(name for name in self.classes if name not in self.modules)
-        self._dunder_calls = self._field_calls(plain, self._call_owner, self.instance_calls)
+        self._dunder_calls = self._field_calls(plain, "__call__", self.instance_calls)
         return self._dunder_calls
 
-    def _field_calls(self, held_classes: AbstractSet[str], owner: Callable[[str], Optional[str]],
+    def _field_calls(self, held_classes: AbstractSet[str], method: str,
                      marks: Dict[int, Tuple[str, str]]) -> Dict[str, List[Tuple[str, CallSite]]]:
         """The calls `self.f(...)` of fields holding a constructed instance of one of
-        `held_classes`, by the class (`owner` of the instance's class) whose method the call
-        runs; `marks` gets, for each such site (by `id`), the field and the instance's class."""
+        `held_classes`, by the class whose `method` the call runs (`_method_owner` of the
+        instance's class); `marks` gets, for each such site (by `id`), the field and the instance's class."""
         out: Dict[str, List[Tuple[str, CallSite]]] = {}
         attrs = {a for defined in self.classes.values() for _, c in defined for a, t in c.fields
                  if _constructed_module(t, held_classes)}
@@ -1127,21 +1127,17 @@ class _Resolver:
                 held = {m for _, c in self.classes[holder] for a, t in c.fields if a == attr
                         for m in _constructed_module(t, held_classes)}
                 for cls in sorted(held):
-                    runner = owner(cls)
+                    runner = self._method_owner(cls, method)
                     if runner is not None:
                         out.setdefault(runner, []).append((path, site))
                         marks[id(site)] = (attr, cls)
         return out
 
-    def _call_owner(self, cls: str) -> Optional[str]:
-        """The project class whose `__call__` an instance of `cls` runs: `cls`'s own, else its
-        nearest project base's (breadth first); None where no project class defines one."""
-        return self._nearest(cls, lambda current: (current, "__call__") in self.methods, limit=20)
-
-    def _forward_owner(self, cls: str) -> Optional[str]:
-        """The project class whose `forward` an instance of `cls` runs: `cls`'s own, else its
-        nearest project base's (breadth first); None where no project class defines one."""
-        return self._nearest(cls, lambda current: (current, "forward") in self.methods, limit=20)
+    def _method_owner(self, cls: str, method: str) -> Optional[str]:
+        """The project class whose `method` (`forward`, `__call__`) an instance of `cls` runs:
+        `cls`'s own, else its nearest project base's (breadth first); None where no project
+        class defines one."""
+        return self._nearest(cls, lambda current: (current, method) in self.methods, limit=20)
 
     def _elsewhere(self, site: CallSite, fn: FunctionSummary) -> bool:
         """`self.m(...)` in a method of a class X whose own or project bases' `m` answers it,
