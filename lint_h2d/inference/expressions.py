@@ -1899,12 +1899,15 @@ def annotation_value(annotation: Optional[cst.Annotation], facts: Facts) -> Tupl
     """Kind (and class name) declared by a parameter annotation."""
     if annotation is None:
         return Kind.UNKNOWN, None
-    unquoted = _unquoted(annotation.annotation)
-    if unquoted is None:
-        return Kind.UNKNOWN, None
-    node = unquoted
-    if one_or_many(cst.Annotation(node), facts) is not None:
-        return Kind.UNKNOWN, None  # `int | list[int]`: a number or a container
+    node = _unquoted(annotation.annotation)
+    if node is None or one_or_many(cst.Annotation(node), facts) is not None:
+        return Kind.UNKNOWN, None  # (`int | list[int]`: a number or a container)
+    return _declared_kind(node, facts)
+
+
+def _declared_kind(node: cst.BaseExpression, facts: Facts) -> Tuple[Kind, Optional[str]]:
+    """`annotation_value` of an unquoted annotation that is no "one or many" union (the caller
+    has asked `one_or_many`); its parts are asked again (`annotation_value`)."""
     # `X | None`, Optional[X]
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
         for side in (node.left, node.right):
@@ -1950,8 +1953,11 @@ def annotated_value(annotation: Optional[cst.Annotation], facts: Facts) -> Value
     union = one_or_many(annotation, facts)
     if union is not None:
         return union
-    kind, type_name = annotation_value(annotation, facts)
-    if kind != Kind.OTHER or type_name is not None or annotation is None:
+    unquoted = _unquoted(annotation.annotation) if annotation is not None else None
+    if annotation is None or unquoted is None:
+        return Value(Kind.UNKNOWN)
+    kind, type_name = _declared_kind(unquoted, facts)  # (no union: asked just above)
+    if kind != Kind.OTHER or type_name is not None:
         return Value(kind, type_name=type_name)
     node = _unoptional(annotation.annotation)
     if not isinstance(node, cst.Subscript):
