@@ -235,8 +235,9 @@ def _may_record(method: ast.stmt, cls: ast.ClassDef) -> bool:
 def _stubbed_methods(cls: ast.ClassDef, rows: Sequence[int]) -> List[ast.stmt]:
     """The methods of a kept class whose bodies the walk of the class never needs: they hold
     nothing the tests accept (no row of `rows`, `_wanted_rows`; so no statement of theirs is
-    walked: `ModuleWalker.walk_function` skips a method without one), are not `__init__` (what runs at construction, whether the
-    base's `__init__` runs: read from its body) and cannot tell the class walk a field
+    walked: `ModuleWalker.walk_function` skips a method without one), are not `__init__`
+    (what runs at construction, whether the base's `__init__` runs: read from its body) and
+    cannot tell the class walk a field
     (`_may_record`).  None when a statement of the class's own body (not of a method) holds
     something the tests accept: such a statement's block is the class body, methods included,
     which rules read (`StatementFact.block`)."""

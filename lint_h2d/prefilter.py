@@ -296,7 +296,7 @@ ANY_SCOPE = -1
 
 @dataclass(frozen=True)
 class ScopedStatements:
-    """Every statement of a tree (`_statements`' order), the scope each one runs in, and the
+    """Every statement of a tree (`every_statement`'s order), the scope each one runs in, and the
     scopes' nesting: scope 0 is the module, each `def` (or `async def`) opens the next number;
     `parents[s]` encloses `s` (-1 for the module).  Class bodies, lambdas and comprehensions
     open no scope here (their bindings count for the enclosing function: a superset)."""
@@ -878,7 +878,7 @@ def h2d002_tree(tree: ast.AST, capture_functions: Sequence[str],
     """Stage 2 for H2D002: a capture function holds a mutating statement (nested functions
     included), or the file has a graph-capture region and a mutating statement anywhere (the
     functions a region calls are capture functions too: a superset).  `statements`: the
-    tree's `_statements` when the caller has them."""
+    tree's `every_statement` when the caller has them."""
     if statements is None:
         statements = list(every_statement(tree))
     for node in statements:

@@ -36,7 +36,7 @@ import time
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from lint_h2d import __version__
 from lint_h2d.cache import RACY_NS, STALE_TEMP_S, save_json
@@ -493,18 +493,15 @@ def _save_snapshot(index_file: Optional[Path], key: Any, entries: Mapping[str, S
     """Write the snapshot atomically (failing only makes a later run slower)."""
     if index_file is None or key is None:
         return
-    target = snapshot_path(index_file)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}-", suffix=".tmp", dir=target.parent)
-        paths = list(entries)
-        parts = [paths[i:i + SNAPSHOT_PART] for i in range(0, len(paths), SNAPSHOT_PART)]
-        with os.fdopen(fd, "wb") as handle:
-            pickle.dump({"format": SNAPSHOT_FORMAT, "key": key, "parts": len(parts)}, handle)
-            for part in parts:
-                _SnapshotPickler(handle, protocol=pickle.HIGHEST_PROTOCOL).dump({p: entries[p] for p in part})
-        os.replace(tmp, target)
-    except OSError:
-        pass
+    paths = list(entries)
+    parts = [paths[i:i + SNAPSHOT_PART] for i in range(0, len(paths), SNAPSHOT_PART)]
+
+    def write(handle: BinaryIO) -> None:
+        pickle.dump({"format": SNAPSHOT_FORMAT, "key": key, "parts": len(parts)}, handle)
+        for part in parts:
+            _SnapshotPickler(handle, protocol=pickle.HIGHEST_PROTOCOL).dump({p: entries[p] for p in part})
+
+    _write_atomically(snapshot_path(index_file), write)
 
 
 class _SnapshotPickler(pickle.Pickler):
@@ -622,16 +619,12 @@ def _save_resolved(index_file: Optional[Path], key: Any, files: Mapping[str, Any
     slower)."""
     if index_file is None or key is None:
         return
-    target = resolved_path(index_file)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}-", suffix=".tmp", dir=target.parent)
-        with os.fdopen(fd, "wb") as handle:
-            pickle.dump({"format": RESOLVED_FORMAT, "key": key, "files": dict(files)}, handle,
-                        protocol=pickle.HIGHEST_PROTOCOL)
-            handle.write(blob)
-        os.replace(tmp, target)
-    except OSError:
-        pass
+    def write(handle: BinaryIO) -> None:
+        pickle.dump({"format": RESOLVED_FORMAT, "key": key, "files": dict(files)}, handle,
+                    protocol=pickle.HIGHEST_PROTOCOL)
+        handle.write(blob)
+
+    _write_atomically(resolved_path(index_file), write)
 
 
 def _resolved_unpickler(handle: BinaryIO) -> _RestrictedUnpickler:
@@ -707,16 +700,28 @@ def _write_facts(index_file: Optional[Path], path: str, digest: str, facts: Any)
     if index_file is None:
         return None
     text = json.dumps(facts)
-    target = _facts_file(index_file, path, digest)
+    data = text.encode("utf-8")  # (ASCII: `json.dumps` escapes the rest)
+    _write_atomically(_facts_file(index_file, path, digest), lambda handle: handle.write(data),
+                      prefix=_FACTS_TEMP_PREFIX, make_folder=True)
+    return facts_digest(text.encode("utf-8", "surrogateescape"))
+
+
+def _write_atomically(target: Path, write: Callable[[BinaryIO], object], prefix: Optional[str] = None,
+                      make_folder: bool = False) -> None:
+    """Write a file of the cache folder atomically: `write` fills a temp file beside `target`
+    (named `prefix`..., by default like the index's temp files, which the cache's prune
+    removes when a killed run leaves one), then `os.replace`.  Failing only makes a later run
+    slower: the snapshot, the resolved facts and the facts files are all rebuilt from the
+    project's files."""
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=_FACTS_TEMP_PREFIX, suffix=".tmp", dir=target.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        if make_folder:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=prefix or f".{target.stem}-", suffix=".tmp", dir=target.parent)
+        with os.fdopen(fd, "wb") as handle:
+            write(handle)
         os.replace(tmp, target)
     except OSError:
         pass
-    return facts_digest(text.encode("utf-8", "surrogateescape"))
 
 
 def facts_digest(data: bytes) -> str:
