@@ -18,6 +18,9 @@ times, each in its own process (wall time, CPU time of the process tree, peak RS
   tree copied anew in place: every file with a new mtime, ctime and inode, the same bytes);
 * `ruff check --no-cache --isolated` on the same tree (needs `pip install .[bench]`);
 * `python -c pass` (the floor of any one-file run);
+* CPython's `ast.parse` of every file in as many processes as the machine has cores, and
+  nothing else (the floor of a cold scan by a Python tool whose project-wide inference reads
+  every file: what issue 12's cold goal is up against);
 * `libcst.parse_module` and `ast.parse` of every file (one process, sequential; optional).
 
 Medians over the rounds, ratios against ruff, and identity checks: findings identical cold,
@@ -45,6 +48,25 @@ CACHE = Path(os.environ.get("LINT_H2D_BENCH_CACHE", Path.home() / ".cache" / "li
 VERSION = "0.33.0"
 REPO = Path(__file__).resolve().parent.parent
 ONE_FILE = "vllm/v1/attention/backends/utils.py"  # a typical edited file
+
+# The floor of a cold scan that parses every file with CPython: the files dealt round-robin to
+# one process per core, each reading and parsing its share; no analysis, no results sent back.
+PARSE_FLOOR = r"""
+import ast, os, sys
+from concurrent.futures import ProcessPoolExecutor
+
+def parse_all(paths):
+    for path in paths:
+        with open(path, "rb") as handle:
+            ast.parse(handle.read())
+    return len(paths)
+
+if __name__ == "__main__":
+    files = sorted(os.path.join(d, f) for d, _, fs in os.walk("vllm") for f in fs if f.endswith(".py"))
+    workers = os.cpu_count() or 1
+    with ProcessPoolExecutor(workers) as pool:
+        print(sum(pool.map(parse_all, [files[i::4 * workers] for i in range(4 * workers)])))
+"""
 
 
 def ensure_tree() -> Path:
@@ -150,6 +172,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "lint-h2d warm (cache primed)": lint("vllm", "--cache-dir", str(cache_dir), *common),
         "lint-h2d one file (pre-commit, warm)": lint(ONE_FILE, "--cache-dir", str(cache_dir), *common),
         "python -c pass": [sys.executable, "-c", "pass"],
+        "ast.parse floor (every file, 1 process per core)": [sys.executable, "-c", PARSE_FLOOR],
     }
     if ruff:
         cases["ruff --no-cache (same tree)"] = [ruff, "check", "--no-cache", "--isolated", "--quiet", "--exit-zero", "vllm"]
