@@ -165,3 +165,18 @@ def test_a_run_answered_from_the_cache_imports_no_parser(tmp_path: Path) -> None
     warm = run("z.py")
     assert warm[0] == "[]" and warm[-1] == "[]", warm
     assert any("z.py:6:" in line for line in warm)
+
+
+def test_an_analyzing_run_does_not_import_libcst_matchers(tmp_path: Path) -> None:
+    """A run that parses and checks files with LibCST still leaves out `libcst.matchers`, whose
+    import alone (its generated matcher classes) costs a pre-commit run after an edit more than
+    the analysis of the edited file; the H2D002 proof uses plain isinstance tests instead."""
+    root = project(tmp_path / "p")
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    probe = ("import sys\nfrom lint_h2d.cli import main\nmain(sys.argv[1:])\n"
+             "print(sorted(m for m in ('libcst', 'lint_h2d.rules._redundant', 'libcst.matchers') if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", probe, "check", "--no-cache", "--output-format", "concise",
+                           "--exit-zero", "."], cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert any("z.py:6:" in line for line in done.stdout.splitlines())  # it did analyze
+    assert done.stdout.splitlines()[-1] == "['libcst', 'lint_h2d.rules._redundant']"

@@ -29,10 +29,9 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
-import libcst.matchers as m
 
 from lint_h2d.inference.scope import StatementFact
 from lint_h2d.rules._scopes import ScopeMap, bound_names
@@ -165,8 +164,7 @@ def _dtype_known(node: Optional[cst.BaseExpression], block: Sequence[cst.BaseSta
                  scopes: ScopeMap) -> bool:
     if node is None:
         return True
-    if m.matches(node, m.Attribute(value=m.Name("torch"))):
-        assert isinstance(node, cst.Attribute)
+    if isinstance(node, cst.Attribute) and _is_name(node.value, "torch"):
         return node.attr.value in ORDINARY_DTYPES
     if isinstance(node, cst.Name) and not scopes.rebinds_anywhere(node.value):
         for k in range(before - 1, -1, -1):
@@ -175,7 +173,7 @@ def _dtype_known(node: Optional[cst.BaseExpression], block: Sequence[cst.BaseSta
                 continue
             if (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
                     and isinstance(statement.body[0], cst.Assign) and len(statement.body[0].targets) == 1
-                    and m.matches(statement.body[0].targets[0].target, m.Name(node.value))):
+                    and _is_name(statement.body[0].targets[0].target, node.value)):
                 return _dtype_known(statement.body[0].value, (), 0, scopes)
             return False
     return False
@@ -187,7 +185,7 @@ def _allocation(statement: cst.BaseStatement, name: str, fact: StatementFact, bl
         return None
     assign = statement.body[0]
     if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1
-            and m.matches(assign.targets[0].target, m.Name(name)) and isinstance(assign.value, cst.Call)):
+            and _is_name(assign.targets[0].target, name) and isinstance(assign.value, cst.Call)):
         return None
     call = assign.value
     func = call.func
@@ -196,7 +194,7 @@ def _allocation(statement: cst.BaseStatement, name: str, fact: StatementFact, bl
     kind = func.attr.value
     is_torch = isinstance(func.value, cst.Name) and func.value.value == "torch"
     if kind.startswith("new_"):
-        if name in bound_names([func.value]) or m.findall(func.value, m.Call() | m.Name(name)):
+        if name in bound_names([func.value]) or _holds(func.value, lambda n: isinstance(n, cst.Call) or _is_name(n, name)):
             return None
     elif not (is_torch and torch_ok):
         return None
@@ -209,10 +207,11 @@ def _allocation(statement: cst.BaseStatement, name: str, fact: StatementFact, bl
     if set(keywords) - _KEYWORDS:
         return None
     grad = keywords.get("requires_grad")
-    if grad is not None and not m.matches(grad, m.Name("False")):
+    if grad is not None and not _is_name(grad, "False"):
         return None
     layout = keywords.get("layout")
-    if layout is not None and not m.matches(layout, m.Attribute(value=m.Name("torch"), attr=m.Name("strided"))):
+    if layout is not None and not (isinstance(layout, cst.Attribute) and _is_name(layout.value, "torch")
+                                   and layout.attr.value == "strided"):
         return None
     if kind in _LIKE:
         positional = positional[1:]  # the source tensor: shape unknown
@@ -246,7 +245,30 @@ def _allocation(statement: cst.BaseStatement, name: str, fact: StatementFact, bl
     return _Allocation(kind, holds, shape, min_length, known, " ".join(cst.Module([]).code_for_node(call).split()))
 
 
-_FORBIDDEN = (m.Call() | m.Lambda() | m.NamedExpr() | m.Yield() | m.Await())
+_FORBIDDEN = (cst.Call, cst.Lambda, cst.NamedExpr, cst.Yield, cst.Await)
+
+
+def _is_name(node: cst.CSTNode, value: str) -> bool:
+    """``node`` is the name ``value`` (a bare name, not an attribute's)."""
+    return isinstance(node, cst.Name) and node.value == value
+
+
+def _holds(node: cst.CSTNode, wanted: Callable[[cst.CSTNode], bool]) -> bool:
+    """Whether ``node`` or any node below it is ``wanted``: every child, the names after a
+    dot (``obj.t``) included.  Plain isinstance tests, not ``libcst.matchers``, whose import
+    alone costs a one-file run more than its analysis."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if wanted(current):
+            return True
+        stack.extend(current.children)
+    return False
+
+
+def _mentions(node: cst.CSTNode, name: str) -> bool:
+    """``name`` appears in ``node`` as a name (an attribute's name after a dot included)."""
+    return _holds(node, lambda n: _is_name(n, name))
 
 
 def _inert(statement: cst.BaseStatement, name: str) -> Optional[List[Tuple[int, ...]]]:
@@ -257,18 +279,19 @@ def _inert(statement: cst.BaseStatement, name: str) -> Optional[List[Tuple[int, 
     for small in statement.body:
         if isinstance(small, (cst.Import, cst.ImportFrom, cst.Del, cst.Global, cst.Nonlocal)):
             return None
-        if m.findall(small, _FORBIDDEN):
+        if _holds(small, lambda n: isinstance(n, _FORBIDDEN)):
             return None
-        if not m.findall(small, m.Name(name)):
+        if not _mentions(small, name):
             continue
         if not (isinstance(small, cst.Assign) and len(small.targets) == 1
-                and m.matches(small.targets[0].target, m.Subscript(value=m.Name(name)))
-                and not m.findall(small.value, m.Name(name))):
+                and isinstance(small.targets[0].target, cst.Subscript)
+                and _is_name(small.targets[0].target.value, name)
+                and not _mentions(small.value, name)):
             return None
         target = small.targets[0].target
         assert isinstance(target, cst.Subscript)
         index = literal_indices(target)
-        if index is None or any(m.findall(e, m.Name(name)) for e in target.slice):
+        if index is None or any(_mentions(e, name) for e in target.slice):
             return None
         written.append(index)
     return written
