@@ -394,6 +394,34 @@ def test_module_call_is_a_call_of_forward(results: Dict[str, List[Finding]]) -> 
     assert chain[4] == "module_call.py:59: allocated on the device here (`torch.zeros(..., device=\"cuda\")`)"
 
 
+def test_forward_inputs_rest_on_the_convention(results: Dict[str, List[Finding]]) -> None:
+    """A tensor input of `forward` of a project `nn.Module` that no call places (forward_inputs.py)
+    is on the module's device by a convention: the chain names the parameter and its module and
+    says `[convention]`, also through a call that passes it on, and the fix is never safe."""
+    for row in (23, 38, 51):
+        finding = next(f for f in results["forward_inputs.py"] if f.location.row == row)
+        assert "convention" in [s.kind.value for s in finding.evidence], row
+        assert finding.fix is None or finding.fix.applicability.value == "unsafe"
+    chain = _chain(results, "forward_inputs.py", 23)
+    assert chain[0] == "forward_inputs.py:22: `.new_zeros()` of a device tensor: on its device"
+    assert chain[1] == ("forward_inputs.py:19: `inputs` is an input of `AlignmentPrior.forward` (an `nn.Module`), "
+                        "and no call in the project says where it is: taken to be on the module's device, "
+                        "where serving code keeps a model's parameters")
+    chain = _chain(results, "forward_inputs.py", 38)
+    assert chain[0] == "forward_inputs.py:37: `.new_full()` of a device tensor: on its device"
+    assert "every call of `_log_state_priors` passes a device tensor as `text_embeddings`" in chain[1]
+    assert chain[2].startswith("forward_inputs.py:19: `inputs` is an input of `AlignmentPrior.forward`")
+    assert _chain(results, "forward_inputs.py", 51)[1].startswith(
+        "forward_inputs.py:49: `durations` is an input of `DurationPrior.forward`")
+    # `device=inputs.device`: an explicit `device=`, as before the convention (a safe fix).
+    count = next(f for f in results["forward_inputs.py"] if f.location.row == 31)
+    assert "convention" not in [s.kind.value for s in count.evidence]
+    assert count.fix is not None and count.fix.applicability.value == "safe"
+    # `self.mask(...)` runs the holder's method: MaskHead's input rests on the convention, no call.
+    chain = _chain(results, "module_call.py", 43)
+    assert chain[1].startswith("module_call.py:41: `scores` is an input of `MaskHead.forward`")
+
+
 def test_instance_call_is_a_call_of_dunder_call(results: Dict[str, List[Finding]]) -> None:
     """`self.graph_step(ids, offsets)` (instance_call.py) passes `offsets` to
     `GraphStep.__call__`: the chain names that method by its class, the call of the instance,

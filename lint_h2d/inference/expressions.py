@@ -18,7 +18,7 @@ from lint_h2d.inference.names import layer
 from lint_h2d.inference.resolved import (NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK_PLUS_ONE, NN_TENSOR_MODULES,
                                          UNCALLED_NOTE, Resolved, compute_logits_message, module_step_message)
 from lint_h2d.inference.summary import CONCATENATIONS, NN_TENSOR_WRAPPERS, PROGRESS_BARS, SCALAR_BUILTINS, place_term
-from lint_h2d.inference.values import (entry, is_json_data, join_all, json_data, JSON_STEP, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
+from lint_h2d.inference.values import (entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        join, module_tensor, read_from_json)
 
 # Factories whose first positional arguments (or `size=`) give the shape.
@@ -475,7 +475,7 @@ def _factory(call: cst.Call, name: str, facts: Facts) -> Value:
     if value.kind == Kind.DEVICE and not value.evidence:
         device = _keyword(call, "device")
         source = _tensor_of_device(device, facts) if device is not None else None
-        if source is not None and source.kind == Kind.DEVICE:
+        if source is not None and source.kind == Kind.DEVICE and not forward_input_only(source):
             value = replace(value, evidence=source.evidence).because(LocalStep(
                 f"allocated on the device of a device tensor here (`torch.{name}(..., device=...)`)", call))
         else:
@@ -639,7 +639,7 @@ def _to_result(receiver: Value, call: cst.Call, facts: Facts) -> Value:
     moved = Value(kind, receiver.rank, receiver.origin, root=receiver.root, path=receiver.path,
                   integer=receiver.integer)
     if kind == Kind.DEVICE:
-        if receiver.kind == Kind.DEVICE:
+        if receiver.kind == Kind.DEVICE and not forward_input_only(receiver):
             return replace(moved, evidence=receiver.evidence)
         return moved.because(LocalStep("moved to the device here (`.to(...)`)", call))
     return moved
@@ -887,7 +887,7 @@ def _new_tensor(receiver: Value, method: str, call: cst.Call, facts: Facts) -> V
     device = _keyword(call, "device")
     if kind == Kind.DEVICE and device is not None:
         source = _tensor_of_device(device, facts)
-        if source is not None and source.kind == Kind.DEVICE:
+        if source is not None and source.kind == Kind.DEVICE and not forward_input_only(source):
             return Value(kind, rank, Origin.LOCAL, integer=integer, evidence=source.evidence).because(
                 LocalStep(f"allocated on the device of a device tensor here (`.{method}(..., device=...)`)", call))
         return _placed_by(Value(kind, rank, Origin.LOCAL, integer=integer), device, source, f".{method}", call, facts)

@@ -120,6 +120,8 @@ from lint_h2d.inference.summary import (  # noqa: E402
 from lint_h2d.inference.summary import OTHER as OTHER_TERM  # noqa: E402
 from lint_h2d.inference.resolved import (  # noqa: E402
     DEFAULT_DEVICE_STEP,
+    forward_input_message,
+    forward_input_param,
     param_key,
     NN_CONTAINERS,
     UNCALLED_NOTE,
@@ -135,6 +137,7 @@ from lint_h2d.inference.resolved import (  # noqa: E402
 from lint_h2d.inference.values import (  # noqa: E402
     augmented_number,
     entry,
+    forward_input_only,
     is_json_data,
     json_data,
     JSON_STEP,
@@ -1190,6 +1193,9 @@ class _Resolver:
                     and fn.annotations[index] == ("unk",):
                 return self._memo(("int_default", fpath, _qual(fn), pname),
                                   lambda: self._int_default(fpath, fn, index))
+            forward = self._forward_input(fpath, fn, index, value)
+            if forward is not None:
+                return forward
             if fn.annotations[index] == ("tensor", None) and not value.kind.is_tensor \
                     and not value.none:
                 return Value(Kind.TENSOR)  # `x: torch.Tensor`, the call sites tell nothing
@@ -1317,7 +1323,7 @@ class _Resolver:
             return module_tensor(self.eval(term[1], path, owner), self.step(MODULE_TENSOR_STEP, path, term[2]))
         if tag == "to":
             target = self.eval(term[2], path, owner)
-            if target.kind in (Kind.CPU, Kind.DEVICE):
+            if target.kind in (Kind.CPU, Kind.DEVICE) and not forward_input_only(target):
                 return Value(target.kind, evidence=target.evidence)
             return Value(Kind.DEVICE)  # `.to(x.device)` of a tensor nothing tells about
         if tag == "cpu":
@@ -1380,6 +1386,19 @@ class _Resolver:
         if tag == "cycle":
             return NONE  # a name read inside its own values: nothing yet (`summary.settle_cycle`)
         return UNKNOWN
+
+    def _forward_input(self, path: str, fn: FunctionSummary, index: int, value: Value) -> Optional[Value]:
+        """A parameter of `forward` of a project `nn.Module` that no call site places (`value`
+        what they pass says no place): on the module's device by convention, of an unknown rank
+        (`resolved.forward_input_message`; the walk's `scope._forward_input`).  None else."""
+        if value.kind not in (Kind.UNKNOWN, Kind.TENSOR) or value.none or value.element is not None \
+                or (fn.bound and index == 0) or fn.params[index] in fn.int_params \
+                or not forward_input_param(fn.name, fn.owner, self.modules, fn.params[index] in fn.defaults,
+                                           fn.annotations[index] in _OPEN_ANNOTATIONS):
+            return None
+        assert fn.owner is not None
+        return Value(Kind.DEVICE, value.rank if value.kind == Kind.TENSOR else None, integer=value.integer).because(
+            EvidenceStep(forward_input_message(fn.owner, fn.params[index]), path, fn.line, kind=EvidenceKind.CONVENTION))
 
     def _param_of(self, term: Term) -> Optional[Tuple[str, FunctionSummary, int]]:
         """The first definition a `param` term's function may be (its file, its summary, the
@@ -1445,7 +1464,7 @@ class _Resolver:
         if base.kind in (Kind.CPU, Kind.CPU_PLACE):
             # `x.device` of a CPU tensor, or `self.device` that the class points at the CPU.
             return Value(Kind.CPU, rank)
-        if base.kind == Kind.DEVICE:
+        if base.kind == Kind.DEVICE and not forward_input_only(base):
             return Value(Kind.DEVICE, rank, integer=bool(integer)).because(
                 self.step(f"allocated on the device of a device tensor here (`{how}`)", path, line),
                 *base.evidence)
@@ -1981,6 +2000,10 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                     if _numbers(given):
                         passed_numbers[(_qual(fn), pname)] = given
                 is_open = annotation in _OPEN_ANNOTATIONS
+                if forward_input_param(fn.name, fn.owner, resolver.modules, pname in fn.defaults, is_open):
+                    # The walk places it by convention (`scope._forward_input`): the prefilter
+                    # must read it as a possible device tensor in the file defining `forward`.
+                    device_names.update((f"param:{fn.name}.{pname}", f"def:{fn.name}"))
                 if not is_open and not _device_param(pname, annotation):
                     continue
                 pvalue = resolver.param(fn, index)

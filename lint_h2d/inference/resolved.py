@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field as _field
 from functools import cached_property
-from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
+from typing import AbstractSet, Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
 
 from lint_h2d.findings import EvidenceStep
-from lint_h2d.inference.values import (COMPUTE_LOGITS_NOTE, MODULE_OUTPUT_NOTE, SAMPLING_HOOK_NOTE, VLLM_LOADER_NOTE, UNKNOWN, Value,
+from lint_h2d.inference.values import (COMPUTE_LOGITS_NOTE, FORWARD_INPUT_NOTE, MODULE_OUTPUT_NOTE, SAMPLING_HOOK_NOTE, VLLM_LOADER_NOTE, UNKNOWN, Value,
                                        runtime_steps)
 
 # How the evidence of a field on the default device begins (issue 17, item 8c).
@@ -41,6 +41,22 @@ NN_CONTAINERS = frozenset({"ModuleList", "ModuleDict"})
 def module_step_message(callee: str, module: str) -> str:
     """The evidence step of a module call's output (`MODULE_OUTPUT_NOTE` marks it)."""
     return f"`{callee}(...)` calls an `nn.Module` (`{module}`): its output is {MODULE_OUTPUT_NOTE}"
+
+
+def forward_input_message(module: str, param: str) -> str:
+    """The evidence step of a parameter of a project module's `forward` that no call site
+    places (`FORWARD_INPUT_NOTE` marks it)."""
+    return (f"`{param}` is an input of `{module}.forward` (an `nn.Module`), and no call in the project says "
+            f"where it is: {FORWARD_INPUT_NOTE}")
+
+
+def forward_input_param(function: str, owner: Optional[str], modules: AbstractSet[str], has_default: bool,
+                        annotation_open: bool) -> bool:
+    """Whether a parameter may be placed by the forward-input convention: one of `forward` of
+    a project `nn.Module` subclass (`modules`), without a default (an optional argument is as
+    often a flag or a CPU-side option as a tensor), unannotated or annotated a tensor."""
+    return function == "forward" and owner is not None and owner in modules and not has_default \
+        and annotation_open
 
 
 def sampling_hook_message(function: str, param: str) -> str:

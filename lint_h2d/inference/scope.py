@@ -33,7 +33,7 @@ from lint_h2d.inference.expressions import (
 )
 from lint_h2d.findings import EvidenceStep
 from lint_h2d.inference.names import LayeredNames, Names, copy_names, join_names, layer
-from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, Resolved, empty_list_message, module_dotted, param_key,
+from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, Resolved, forward_input_message, forward_input_param, empty_list_message, module_dotted, param_key,
                                         passed_through_message, sampling_hook_message, uncalled_message)
 from lint_h2d.inference.summary import sampling_hook
 from lint_h2d.inference.usage import RangeBounds
@@ -986,6 +986,20 @@ def _unplaced(value: Value, uncalled: Optional[Tuple[str, Optional[str]]], param
     return value.because(LocalStep(message, param))
 
 
+def _forward_input(value: Value, module: str, param: cst.Param, facts: Facts) -> Value:
+    """A parameter of `forward` of the project `nn.Module` `module` that nothing places (no
+    call site, no annotation but `torch.Tensor`): on the module's device by convention
+    (`resolved.forward_input_message`), of the caller's rank, unknown.  The resolver reads
+    the same parameter alike (`project._Resolver._forward_input`)."""
+    if value.kind not in (Kind.UNKNOWN, Kind.TENSOR) or value.element is not None or value.none \
+            or param.star != "" or not forward_input_param(
+                "forward", module, facts.project.modules, param.default is not None,
+                param.annotation is None or value.kind == Kind.TENSOR):
+        return value
+    return replace(value, kind=Kind.DEVICE, rank=value.rank if value.kind == Kind.TENSOR else None,
+                   evidence=()).because(LocalStep(forward_input_message(module, param.name.value), param, "convention"))
+
+
 def _int_default(param: cst.Param) -> Optional[Value]:
     """`slot=0`: a parameter whose default is an int literal is taken to be an int (evidence,
     not proof: a caller may pass anything, so an index resting on it gets an unsafe fix)."""
@@ -1127,6 +1141,9 @@ class ModuleWalker:
                 uncalled = (name, None)
             elif name in base.project.passed_through:
                 uncalled = (name, base.project.passed_through[name])
+        # `forward` of a project `nn.Module`: its tensor inputs are where the module computes.
+        forward_of = base.self_class if name == "forward" and self_name is not None \
+            and base.self_class in base.project.modules else None
         for i, param in enumerate(params):
             pname = param.name.value
             if self_name is not None and i == 0 and pname == self_name:
@@ -1190,6 +1207,8 @@ class ModuleWalker:
                 elif kind == Kind.DEVICE_PLACE and not value.evidence:
                     # Said, so that a finding resting on it shows what it rests on.
                     value = value.because(LocalStep(ANNOTATED_DEVICE_STEP.format(pname), param))
+            if forward_of is not None:
+                value = _forward_input(value, forward_of, param, base)
             names[pname] = value
         for pname in (p.name.value for p in params):
             if pname in base.torch_names or pname in base.numpy_names:

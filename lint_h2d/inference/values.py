@@ -171,10 +171,22 @@ PROJECT_LOADER_NOTE = "taken to be one it builds there (its constructor takes th
 # a convention (`[convention]`, no safe fix) but not one of `RUNTIME_NOTES`: the allocation's
 # rank is the factory's, not a layer's, so it need not be proven as a module output's is.
 MODULE_DEVICE_NOTE = "where its parameters are, and a served model's parameters are on the accelerator"
+# What a step resting on a module's inputs says: a tensor parameter of `forward` of a project
+# `nn.Module` that no call site places is where the module computes (its layers raise on an
+# input of another device), and a served model computes on the accelerator.  Its rank is the
+# caller's, unknown: as a module output's, it must be proven before a write counts.
+FORWARD_INPUT_NOTE = "taken to be on the module's device, where serving code keeps a model's parameters"
 # Steps that rest on how serving code runs (not on the object at hand): a finding resting on
 # one says so (`[convention]`) and gets no safe fix.
 RUNTIME_NOTES = (MODULE_OUTPUT_NOTE, SAMPLING_HOOK_NOTE, COMPUTE_LOGITS_NOTE, VLLM_LOADER_NOTE, MOVED_MODULE_NOTE,
-                 PROJECT_LOADER_NOTE)
+                 PROJECT_LOADER_NOTE, FORWARD_INPUT_NOTE)
+
+
+def forward_input_only(value: "Value") -> bool:
+    """Whether `value` is on the device only by the forward-input convention
+    (`FORWARD_INPUT_NOTE`): `device=x.device` of such an `x` is read as before the convention
+    (an explicit `device=` not provably the CPU), so an allocation keeps its own evidence."""
+    return any(FORWARD_INPUT_NOTE in getattr(s, "message", "") for s in value.evidence)
 
 
 def runtime_steps(evidence: Tuple[Any, ...]) -> Tuple[Any, ...]:
