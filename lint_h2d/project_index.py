@@ -43,6 +43,7 @@ from lint_h2d.cache import RACY_NS, STALE_TEMP_S, save_json
 from lint_h2d.code_id import code_id
 from lint_h2d.config import Settings, absolute_paths, real_folder
 from lint_h2d.discovery import PYTHON_SUFFIXES, discover
+from lint_h2d.moved_lines import FileMove, Unmappable, line_map, remap_facts, shifted_summary
 
 if TYPE_CHECKING:
     from lint_h2d.inference.project import ProjectFacts
@@ -385,11 +386,59 @@ class ProjectIndex:
         current = self._facts_digests(stored)
         if current is None or len(current) != len(stored):
             return None
+        edited: List[str] = []
         for path, (_, digest) in current.items():
             known = stored.get(path)
-            if not (isinstance(known, list) and len(known) == 2 and known[1] == digest):
-                return None  # (the bytes may differ: an edit that changed no fact)
-        return _load_resolved(self.index_file, self.stored.get("key"), stored)
+            if not (isinstance(known, list) and len(known) == 2):
+                return None
+            if known[1] != digest:  # (the bytes may differ: an edit that changed no fact)
+                edited.append(path)
+        if len(edited) > MAX_MOVED_FILES:
+            return None
+        moves: Dict[str, FileMove] = {}
+        for path in edited:
+            move = self._moved_lines(path, stored[path])
+            if move is None:
+                return None
+            moves[path] = move
+        facts = _load_resolved(self.index_file, self.stored.get("key"), stored)
+        if facts is None or not moves:
+            return facts
+        try:
+            facts = remap_facts(facts, moves)
+        except Unmappable:
+            return None
+        # The next run compares its files with these (and may drop the old facts files).
+        _save_resolved(self.index_file, self.stored.get("key"), current,
+                       pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL))
+        return facts
+
+    def _moved_lines(self, path: str, known: List[str]) -> Optional[FileMove]:
+        """How an edit of `path` moved the lines of its facts, if it changed nothing else in
+        them (`moved_lines.line_map`); else None.  `known`: [digest of its bytes, digest of
+        its facts] when the stored facts were resolved; the facts file of those bytes is kept
+        for this (`prune_facts`)."""
+        row = self.rows[path]
+        old = _read_checked_facts(self.index_file, path, known[0], known[1])
+        packed = self.fresh.get(path)
+        new = unpacked_facts(packed) if isinstance(packed, list) else _read_facts(self.index_file, path, row[4])
+        if not (isinstance(old, dict) and isinstance(new, dict)) or old.get("classes") != new.get("classes"):
+            return None
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            return None
+        if hashlib.blake2b(data, digest_size=16).hexdigest() != row[4]:
+            return None  # written again since it was indexed
+        try:
+            shifted = shifted_summary(path, data)
+            lines, texts = line_map(old["summary"], new["summary"], new["summary"] if shifted is None else shifted)
+        except (Unmappable, KeyError, TypeError):
+            return None
+        short = _short_name(path)
+        unique = sum(1 for p in self.rows if _short_name(p) == short) == 1
+        return FileMove(path, lines, short, unique, texts)
 
     def save_resolved(self, blob: bytes) -> None:
         """Store the pickled facts just resolved from these files (`reused_facts`), with the
@@ -569,6 +618,8 @@ def _summary_fields() -> Dict[type, Tuple[str, ...]]:
 # anything else is ignored and the facts are resolved again.
 
 RESOLVED_FORMAT = 1
+# More edited files than this: resolve the project rather than map each one's lines.
+MAX_MOVED_FILES = 16
 
 
 def resolved_path(index_file: Path) -> Path:
@@ -654,15 +705,20 @@ def _facts_file(index_file: Path, path: str, digest: str) -> Path:
     return facts_folder(index_file) / f"{name}.json"
 
 
-def prune_facts(index_file: Path, rows: Mapping[str, Sequence[Any]]) -> None:
+def prune_facts(index_file: Path, rows: Mapping[str, Sequence[Any]],
+                resolved_from: Optional[Mapping[str, Any]] = None) -> None:
     """Delete the facts files that no row of the index names (earlier contents of its files,
     files since removed) and temp files left by a killed run: without this the folder grew by
-    a file per edit of every file, for as long as the cache folder lived.
+    a file per edit of every file, for as long as the cache folder lived.  Kept too: those of
+    the contents the stored resolved facts were resolved from (`resolved_from`: the header's
+    files), which tell how an edit moved a file's lines (`ProjectIndex._moved_lines`).
 
     A concurrent run that still wanted a deleted file finds it missing and builds the facts
     again from the file (`ProjectIndex.facts`): slower, never wrong."""
     folder = facts_folder(index_file)
     wanted = {_facts_file(index_file, path, row[4]).name for path, row in rows.items() if len(row) > 4}
+    wanted.update(_facts_file(index_file, path, known[0]).name for path, known in (resolved_from or {}).items()
+                  if isinstance(path, str) and isinstance(known, list) and known and isinstance(known[0], str))
     stale_before = time.time() - STALE_TEMP_S
     try:
         names = os.listdir(folder)
@@ -682,6 +738,23 @@ def prune_facts(index_file: Path, rows: Mapping[str, Sequence[Any]]) -> None:
 _FACTS_NAME = re.compile(r"[0-9a-f]{32}\.json")  # `_facts_file`
 _FACTS_TEMP_PREFIX = ".facts-"  # `_write_facts`' temp files
 _FACTS_TEMP = re.compile(re.escape(_FACTS_TEMP_PREFIX) + r"[^/\\]+\.tmp")
+
+
+def _read_checked_facts(index_file: Optional[Path], path: str, digest: str, facts: str) -> Any:
+    """The stored facts of `path` with these bytes if their digest is `facts` (`facts_digest`);
+    else None."""
+    if index_file is None:
+        return None
+    try:
+        data = _facts_file(index_file, path, digest).read_bytes()
+        return json.loads(data) if facts_digest(data) == facts else None
+    except (OSError, ValueError):
+        return None
+
+
+def _short_name(path: str) -> str:
+    """The file's name as evidence words show it (`project._short`)."""
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
 
 
 def _read_facts(index_file: Optional[Path], path: str, digest: str) -> Any:
@@ -797,7 +870,7 @@ def load_index(settings: Settings, checked: Sequence[str], cache_folder: Optiona
         stored["resolved"] = old["resolved"]
     if index_file is not None and changed:
         save_json(index_file, stored)
-        prune_facts(index_file, new)
+        prune_facts(index_file, new, _load_resolved_files(index_file, key))
     index = ProjectIndex(new, fresh, index_file, stored)
     index.verdicts = verdicts
     index.facts_digests = digests
