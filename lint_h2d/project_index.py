@@ -36,14 +36,14 @@ import time
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from lint_h2d import __version__
 from lint_h2d.cache import RACY_NS, STALE_TEMP_S, save_json
 from lint_h2d.code_id import code_id
 from lint_h2d.config import Settings, absolute_paths, real_folder
 from lint_h2d.discovery import PYTHON_SUFFIXES, discover
-from lint_h2d.moved_lines import FileMove, Unmappable, line_map, remap_facts, shifted_summary
+from lint_h2d.moved_lines import FileMove, Unmappable, line_map, numbers_in, remap_facts, shifted_summary
 
 if TYPE_CHECKING:
     from lint_h2d.inference.project import ProjectFacts
@@ -379,7 +379,13 @@ class ProjectIndex:
         even where the edit changed no file's facts, e.g. one that keeps every line where it
         was and changes nothing a summary records.  The resolved facts are a function of the
         files' facts alone (`project.resolve` sorts them by path), so equal facts files,
-        compared by digest (`facts_digest`), mean equal resolved facts."""
+        compared by digest (`facts_digest`), mean equal resolved facts.
+
+        An edit that moved lines (almost every edit) changes its file's facts only in their
+        line numbers: up to `MAX_MOVED_FILES` such files, each proven so against the facts it
+        had when they were resolved (`_moved_lines`), and the stored facts are carried to the
+        new lines (`moved_lines.remap_facts`: what resolving again would give) and stored
+        again.  Anything else, or any doubt, is None: the caller resolves."""
         stored = self._stored_resolution()
         if not stored:
             return None
@@ -437,8 +443,28 @@ class ProjectIndex:
         except (Unmappable, KeyError, TypeError):
             return None
         short = _short_name(path)
-        unique = sum(1 for p in self.rows if _short_name(p) == short) == 1
-        return FileMove(path, lines, short, unique, texts)
+        return FileMove(path, lines, short, self._numbers_of_namesakes(path, short), texts)
+
+    def _numbers_of_namesakes(self, path: str, short: str) -> Optional[FrozenSet[int]]:
+        """Every number in the facts of the project's other files named `short`, now and as
+        last resolved (`moved_lines.numbers_in`): evidence words `short:N` name one of them
+        only if N is among these.  None when a facts file cannot be read."""
+        found: Set[int] = set()
+        stored = self._stored_resolution()
+        for other in self.rows:
+            if other == path or _short_name(other) != short:
+                continue
+            digests = {self.rows[other][4]}
+            known = stored.get(other)
+            if isinstance(known, list) and known and isinstance(known[0], str):
+                digests.add(known[0])
+            for digest in digests:
+                packed = self.fresh.get(other) if digest == self.rows[other][4] else None
+                facts = unpacked_facts(packed) if isinstance(packed, list) else _read_facts(self.index_file, other, digest)
+                if facts is None:
+                    return None
+                found |= numbers_in(facts)
+        return frozenset(found)
 
     def save_resolved(self, blob: bytes) -> None:
         """Store the pickled facts just resolved from these files (`reused_facts`), with the

@@ -266,17 +266,39 @@ def test_line_map_finds_lines_in_a_summary_s_words() -> None:
 
 
 def test_a_name_another_file_shares_is_not_guessed() -> None:
-    """`model.py:3` in evidence, when two files are named `model.py`, may be either's: a moved
-    line there is not mapped (the project is resolved again)."""
+    """`model.py:3` in evidence, when another file is named `model.py` too, may be either's: a
+    moved line the other file's facts also hold is not mapped (the project is resolved again);
+    one they do not hold is the moved file's."""
     from lint_h2d.findings import EvidenceStep
     from lint_h2d.moved_lines import _Remap
 
-    move = FileMove("/p/a/model.py", {3: 4, 7: 8}, "model.py", False)
+    move = FileMove("/p/a/model.py", {3: 4, 7: 8, 9: 9}, "model.py", frozenset({3, 9, 12}))
     remap = _Remap({move.path: move})
-    other = EvidenceStep("every call of `f` passes a device tensor as `x` (model.py:9)", "/p/b/user.py", 2)
-    assert remap.value(other) is other  # line 9 is not one of the moved file's
+    other = EvidenceStep("every call of `f` passes a device tensor as `x` (model.py:9, model.py:12)", "/p/b/user.py", 2)
+    assert remap.value(other) is other  # 9 did not move, 12 is the other file's
     with pytest.raises(Unmappable):
         remap.value(EvidenceStep("every call of `f` passes a device tensor as `x` (model.py:3)", "/p/b/user.py", 2))
-    unique = _Remap({move.path: FileMove(move.path, move.lines, "model.py", True)})
-    step = unique.value(EvidenceStep("`g(...)` at model.py:3 runs `h` (model.py:7)", "/p/a/model.py", 3))
-    assert (step.message, step.row) == ("`g(...)` at model.py:4 runs `h` (model.py:8)", 4)
+    with pytest.raises(Unmappable):  # nothing known of the other file
+        _Remap({move.path: FileMove(move.path, move.lines, "model.py", None)}).value(
+            EvidenceStep("(model.py:7)", "/p/b/user.py", 2))
+    step = remap.value(EvidenceStep("`g(...)` at model.py:7 runs `h` (my_model.py:7), line 3", "/p/a/model.py", 3))
+    assert (step.message, step.row) == ("`g(...)` at model.py:8 runs `h` (my_model.py:7), line 4", 4)
+
+
+def test_every_value_field_that_may_hold_a_step_is_walked() -> None:
+    """`_Remap.value` reads only `_VALUE_PARTS` of a `Value`: every other field is a number,
+    a name, a flag or an enum (a new field holding values must be added there)."""
+    import dataclasses
+
+    from lint_h2d.inference.values import Value
+    from lint_h2d.moved_lines import _VALUE_PARTS
+
+    scalar = {"Kind", "Optional[int]", "Origin", "Optional[str]", "bool", "Optional[Tuple[str, ...]]"}
+    for field in dataclasses.fields(Value):
+        assert field.name in _VALUE_PARTS or str(field.type) in scalar, field
+
+
+def test_numbers_in_finds_every_number_of_a_file_s_facts() -> None:
+    from lint_h2d.moved_lines import numbers_in
+
+    assert numbers_in({"a": [1, ["x at line 12", None, True]], "b": {"c": 7}}) == {1, 7, 12}
