@@ -29,7 +29,7 @@ import ast
 import re
 from dataclasses import dataclass, fields
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple, Union
 
 from lint_h2d.findings import EvidenceStep
 from lint_h2d.inference.values import HostMemory, Value
@@ -56,13 +56,14 @@ class FileMove:
     """One edited file's old lines → new lines (every line its old summary holds), and its name
     as evidence words show it (`project._short`).  `others`: the numbers the facts of the
     project's other files of that name hold (None: not known), so `name.py:N` in evidence is
-    this file's line where N is none of theirs.  `texts`: the old summary's strings that hold
-    a line (`... at line 12`)."""
+    this file's line where N is none of theirs; or a function that reads them, asked only if
+    evidence names the file with a moved line (vLLM has hundreds of `__init__.py`).  `texts`:
+    the old summary's strings that hold a line (`... at line 12`)."""
 
     path: str
     lines: Mapping[int, int]
     short: str
-    others: Optional[FrozenSet[int]] = frozenset()
+    others: Union[None, FrozenSet[int], Callable[[], Optional[FrozenSet[int]]]] = frozenset()
     texts: FrozenSet[str] = frozenset()
 
     def moved(self) -> FrozenSet[int]:
@@ -190,6 +191,8 @@ class _Remap:
         self.moves = {path: move for path, move in moves.items() if move.moved()}
         # By the id of an object of the stored facts (all alive while they are remapped).
         self.memo: Dict[int, Any] = {}
+        # The numbers the namesakes of a moved file hold (`FileMove.others`), once asked.
+        self.others: Dict[str, Optional[FrozenSet[int]]] = {}
         moved = list(self.moves.values())
         # Evidence naming a moved file by its short name (`name.py:12`).
         self.named = [(m, m.moved(), re.compile(r"(?<![\w./\\-])" + re.escape(m.short) + r":(\d+)")) for m in moved]
@@ -280,6 +283,25 @@ class _Remap:
         self.memo[key] = made
         return made
 
+    def _named_line(self, move: FileMove, moved: FrozenSet[int], match: "re.Match[str]") -> str:
+        """`name.py:N` with the moved file's new line if N is its line: when no other file of
+        that name may mean N, or N did not move (the same words whichever file they name)."""
+        line = int(match.group(1))
+        if line in move.lines and line not in moved:
+            return match.group(0)
+        if self._namesakes_may_hold(move, line):
+            if line in moved:
+                raise Unmappable(f"`{move.short}:{line}` may name another file of that name")
+            return match.group(0)  # not the moved file's line: a namesake's
+        return f"{move.short}:{_new_line(move, line)}"
+
+    def _namesakes_may_hold(self, move: FileMove, line: int) -> bool:
+        if move.path not in self.others:
+            others = move.others
+            self.others[move.path] = others() if callable(others) else others
+        known = self.others[move.path]
+        return known is None or line in known
+
     def _step(self, step: EvidenceStep) -> EvidenceStep:
         row = step.row
         own = self.moves.get(step.path) if step.path is not None else None
@@ -301,22 +323,11 @@ class _Remap:
             message = _LINE_WORDS.sub(lambda m: "line " + str(_new_line(own, int(m.group(1)))), message)
         for move, moved, pattern in self.named:
             if move.short in message:
-                message = pattern.sub(lambda m: _named_line(move, moved, m), message)
+                message = pattern.sub(lambda m: self._named_line(move, moved, m), message)
         for move in self.moves.values():
             if move is not own and any(text in message for text in move.texts):
                 raise Unmappable("a moved file's words in another file's step")
         return message
-
-
-def _named_line(move: FileMove, moved: FrozenSet[int], match: "re.Match[str]") -> str:
-    """`name.py:N` with the moved file's new line if N is its line: when no other file of that
-    name may mean N, or N did not move (the same words whichever file they name)."""
-    line = int(match.group(1))
-    if move.others is None or line in move.others:
-        if line in moved:
-            raise Unmappable(f"`{move.short}:{line}` may name another file of that name")
-        return match.group(0)
-    return f"{move.short}:{_new_line(move, line)}"
 
 
 def _new_line(move: FileMove, line: int) -> int:

@@ -443,7 +443,7 @@ class ProjectIndex:
         except (Unmappable, KeyError, TypeError):
             return None
         short = _short_name(path)
-        return FileMove(path, lines, short, self._numbers_of_namesakes(path, short), texts)
+        return FileMove(path, lines, short, lambda: self._numbers_of_namesakes(path, short), texts)
 
     def _numbers_of_namesakes(self, path: str, short: str) -> Optional[FrozenSet[int]]:
         """Every number in the facts of the project's other files named `short`, now and as
@@ -451,9 +451,10 @@ class ProjectIndex:
         only if N is among these.  None when a facts file cannot be read."""
         found: Set[int] = set()
         stored = self._stored_resolution()
-        for other in self.rows:
-            if other == path or _short_name(other) != short:
-                continue
+        namesakes = [other for other in self.rows if other != path and _short_name(other) == short]
+        if len(namesakes) > MAX_NAMESAKES:
+            return None  # (vLLM's 400 `__init__.py`: reading them costs more than resolving)
+        for other in namesakes:
             digests = {self.rows[other][4]}
             known = stored.get(other)
             if isinstance(known, list) and known and isinstance(known[0], str):
@@ -646,6 +647,8 @@ def _summary_fields() -> Dict[type, Tuple[str, ...]]:
 RESOLVED_FORMAT = 1
 # More edited files than this: resolve the project rather than map each one's lines.
 MAX_MOVED_FILES = 16
+# More files of an edited file's name than this: their facts are not read (`_numbers_of_namesakes`).
+MAX_NAMESAKES = 64
 
 
 def resolved_path(index_file: Path) -> Path:
