@@ -146,14 +146,16 @@ def _walk(old: Any, new: Any, shifted: Any, pairs: Dict[int, int], texts: List[s
         if shifted == new:
             if old != new:
                 raise Unmappable("a string changed")
+            if "line " in new and _LINE_WORDS.search(new):
+                raise Unmappable("`line N` words that are no line")  # (`_Remap._words` would map them)
             return
         parts = [_DIGITS.split(s) for s in (old, new, shifted)]
         if not len(parts[0]) == len(parts[1]) == len(parts[2]):
             raise Unmappable("a string changed")
         for i, (a, b, c) in enumerate(zip(*parts)):
             if i % 2 == 0 or b == c:  # text between digit runs, or a number that is no line
-                if not a == b == c:
-                    raise Unmappable("a string changed")
+                if not a == b == c or i % 2 and parts[1][i - 1].endswith("line "):
+                    raise Unmappable("a string changed, or `line N` words that are no line")
             elif int(c) - int(b) == SHIFT and parts[1][i - 1].endswith("line ") and b[0] != "0" != a[0]:
                 _pair(pairs, int(a), int(b))
             else:

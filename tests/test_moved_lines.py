@@ -265,6 +265,17 @@ def test_line_map_finds_lines_in_a_summary_s_words() -> None:
     assert SHIFT > 1_000_000
 
 
+def test_line_words_that_are_no_line_are_refused() -> None:
+    """`line N` in a summary's words that did not move with the lines would be mapped in
+    evidence like a line (`_Remap._words`): refused."""
+    old = {"s": ["torch.zeros(...) at line 5", "f('line 7')"]}
+    with pytest.raises(Unmappable):
+        line_map(old, {"s": ["torch.zeros(...) at line 6", "f('line 7')"]},
+                 {"s": [f"torch.zeros(...) at line {6 + SHIFT}", "f('line 7')"]})
+    assert line_map({"s": ["at line 5"]}, {"s": ["at line 6"]}, {"s": [f"at line {6 + SHIFT}"]}) == (
+        {5: 6}, frozenset({"at line 5"}))
+
+
 def test_a_name_another_file_shares_is_not_guessed() -> None:
     """`model.py:3` in evidence, when another file is named `model.py` too, may be either's: a
     moved line the other file's facts also hold is not mapped (the project is resolved again);
