@@ -414,9 +414,8 @@ class ProjectIndex:
             facts = remap_facts(facts, moves)
         except Unmappable:
             return None
-        # The next run compares its files with these (and may drop the old facts files).
-        _save_resolved(self.index_file, self.stored.get("key"), current,
-                       pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL))
+        # The next run compares its files with these: the old facts files are not needed.
+        self._store_resolved(current, pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL))
         return facts
 
     def _moved_lines(self, path: str, known: List[str]) -> Optional[FileMove]:
@@ -472,7 +471,14 @@ class ProjectIndex:
         digest of every file's facts; nothing when one is not known (a facts file missing)."""
         current = self._facts_digests(self._stored_resolution())
         if current is not None:
-            _save_resolved(self.index_file, self.stored.get("key"), current, blob)
+            self._store_resolved(current, blob)
+
+    def _store_resolved(self, files: Mapping[str, Any], blob: bytes) -> None:
+        """Write the resolved facts with the digests of the files they come from, then delete
+        the facts files kept for the ones stored before (`prune_facts`)."""
+        _save_resolved(self.index_file, self.stored.get("key"), files, blob)
+        if self.index_file is not None:
+            prune_facts(self.index_file, self.rows, files)
 
     def _stored_resolution(self) -> Dict[str, Any]:
         """The file digests the stored resolved facts were resolved from ({} if none)."""

@@ -11,6 +11,7 @@ from typing import Any, Dict, List
 import pytest
 
 from lint_h2d.moved_lines import SHIFT, FileMove, Unmappable, line_map
+from lint_h2d.pipeline import facts_from_index
 from tests.conftest import run_cli
 
 MODEL = '''import torch
@@ -87,15 +88,18 @@ def resolves(monkeypatch: pytest.MonkeyPatch) -> List[int]:
     return calls
 
 
-def _facts(root: Path, cache: Any):  # type: ignore[no-untyped-def]
-    """The project's facts as a one-file run gets them (`plan._project_engine`)."""
+def _index(root: Path, cache: Any):  # type: ignore[no-untyped-def]
     from lint_h2d.config import Settings
-    from lint_h2d.pipeline import facts_from_index
     from lint_h2d.project_index import load_index
 
     index = load_index(Settings(root=root.resolve()), [str(root / "pkg/user.py")], cache, walk=False)
     assert index is not None
-    return facts_from_index(index)
+    return index
+
+
+def _facts(root: Path, cache: Any):  # type: ignore[no-untyped-def]
+    """The project's facts as a one-file run gets them (`plan._project_engine`)."""
+    return facts_from_index(_index(root, cache))
 
 
 def _rows(facts: Any, name: str) -> List[int]:
@@ -200,17 +204,18 @@ def test_a_missing_old_facts_file_resolves_again(tmp_path: Path, resolves: List[
     assert len(resolves) == 3
 
 
-def test_the_old_facts_files_are_kept_only_while_the_resolved_facts_name_them(tmp_path: Path) -> None:
+def test_the_old_facts_files_are_kept_only_while_the_resolved_facts_name_them(tmp_path: Path, resolves: List[int]) -> None:
     root = _project(tmp_path / "p")
     cache = tmp_path / "cache"
     _facts(root, cache)
     (folder,) = cache.glob("project-index-*-facts")
     count = len(list(folder.iterdir()))
     _write(root, "pkg/model.py", "\n" + MODEL)
-    _facts(root, cache)  # the old facts file read, then the resolved facts stored at the new lines
-    _write(root, "pkg/model.py", "\n\n" + MODEL)
-    _facts(root, cache)
-    assert len(list(folder.iterdir())) == count + 1  # the previous contents' kept, older ones pruned
+    index = _index(root, cache)
+    assert len(list(folder.iterdir())) == count + 1  # the contents the stored facts were resolved from kept
+    assert facts_from_index(index) == _facts(root, None)  # ... which prove the map
+    assert len(list(folder.iterdir())) == count  # stored again at the new lines: not needed any more
+    assert len(resolves) == 2  # the first run, and the one without a cache
 
 
 def test_the_cli_reports_what_a_cold_run_reports_edit_after_edit(tmp_path: Path) -> None:
