@@ -207,7 +207,8 @@ RESOLVE_APART = 64
 def facts_from_index(index: "ProjectIndex", sources: Sequence[Source] = ()) -> ProjectFacts:
     """`project_facts(sources, *index.facts())`, in a child process for a large project, or
     for the project's own files (no `sources`) the facts stored when they were last resolved,
-    if no file's facts changed since (`ProjectIndex.reused_facts`; stored by `save_resolved`).
+    if no file's facts changed since but for the lines an edit moved (`ProjectIndex.reused_facts`;
+    stored by `save_resolved`).
 
     Why: the summaries and the resolver's intermediate objects cost this process ~200 MB on
     vLLM, and freed, they stay in its heap (fragmented) when the analysis workers fork from it:
@@ -218,8 +219,9 @@ def facts_from_index(index: "ProjectIndex", sources: Sequence[Source] = ()) -> P
     import multiprocessing
 
     if not sources:
-        # The files' facts as when they were last resolved (an edit that changed no summary):
-        # those resolved facts again, without resolving (`ProjectIndex.reused_facts`).
+        # The files' facts as when they were last resolved (an edit that changed no summary,
+        # or only the lines it records): those resolved facts again, at the new lines,
+        # without resolving (`ProjectIndex.reused_facts`).
         with gc_paused():
             reused = index.reused_facts()
         if reused is not None:

@@ -36,13 +36,14 @@ import time
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from lint_h2d import __version__
 from lint_h2d.cache import RACY_NS, STALE_TEMP_S, save_json
 from lint_h2d.code_id import code_id
 from lint_h2d.config import Settings, absolute_paths, real_folder
 from lint_h2d.discovery import PYTHON_SUFFIXES, discover
+from lint_h2d.moved_lines import FileMove, Unmappable, line_map, numbers_in, remap_facts, shifted_summary
 
 if TYPE_CHECKING:
     from lint_h2d.inference.project import ProjectFacts
@@ -378,25 +379,106 @@ class ProjectIndex:
         even where the edit changed no file's facts, e.g. one that keeps every line where it
         was and changes nothing a summary records.  The resolved facts are a function of the
         files' facts alone (`project.resolve` sorts them by path), so equal facts files,
-        compared by digest (`facts_digest`), mean equal resolved facts."""
+        compared by digest (`facts_digest`), mean equal resolved facts.
+
+        An edit that moved lines (almost every edit) changes its file's facts only in their
+        line numbers: up to `MAX_MOVED_FILES` such files, each proven so against the facts it
+        had when they were resolved (`_moved_lines`), and the stored facts are carried to the
+        new lines (`moved_lines.remap_facts`: what resolving again would give) and stored
+        again.  Anything else, or any doubt, is None: the caller resolves."""
         stored = self._stored_resolution()
         if not stored:
             return None
         current = self._facts_digests(stored)
         if current is None or len(current) != len(stored):
             return None
+        edited: List[str] = []
         for path, (_, digest) in current.items():
             known = stored.get(path)
-            if not (isinstance(known, list) and len(known) == 2 and known[1] == digest):
-                return None  # (the bytes may differ: an edit that changed no fact)
-        return _load_resolved(self.index_file, self.stored.get("key"), stored)
+            if not (isinstance(known, list) and len(known) == 2):
+                return None
+            if known[1] != digest:  # (the bytes may differ: an edit that changed no fact)
+                edited.append(path)
+        if len(edited) > MAX_MOVED_FILES:
+            return None
+        moves: Dict[str, FileMove] = {}
+        for path in edited:
+            move = self._moved_lines(path, stored[path])
+            if move is None:
+                return None
+            moves[path] = move
+        facts = _load_resolved(self.index_file, self.stored.get("key"), stored)
+        if facts is None or not moves:
+            return facts
+        try:
+            facts = remap_facts(facts, moves)
+        except Unmappable:
+            return None
+        # The next run compares its files with these: the old facts files are not needed.
+        self._store_resolved(current, pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL))
+        return facts
+
+    def _moved_lines(self, path: str, known: List[str]) -> Optional[FileMove]:
+        """How an edit of `path` moved the lines of its facts, if it changed nothing else in
+        them (`moved_lines.line_map`); else None.  `known`: [digest of its bytes, digest of
+        its facts] when the stored facts were resolved; the facts file of those bytes is kept
+        for this (`prune_facts`)."""
+        row = self.rows[path]
+        old = _read_checked_facts(self.index_file, path, known[0], known[1])
+        packed = self.fresh.get(path)
+        new = unpacked_facts(packed) if isinstance(packed, list) else _read_facts(self.index_file, path, row[4])
+        if not (isinstance(old, dict) and isinstance(new, dict)) or old.get("classes") != new.get("classes"):
+            return None
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            return None
+        if hashlib.blake2b(data, digest_size=16).hexdigest() != row[4]:
+            return None  # written again since it was indexed
+        try:
+            shifted = shifted_summary(path, data)
+            lines, texts = line_map(old["summary"], new["summary"], new["summary"] if shifted is None else shifted)
+        except (Unmappable, KeyError, TypeError):
+            return None
+        short = _short_name(path)
+        return FileMove(path, lines, short, lambda: self._numbers_of_namesakes(path, short), texts)
+
+    def _numbers_of_namesakes(self, path: str, short: str) -> Optional[FrozenSet[int]]:
+        """Every number in the facts of the project's other files named `short`, now and as
+        last resolved (`moved_lines.numbers_in`): evidence words `short:N` name one of them
+        only if N is among these.  None when a facts file cannot be read."""
+        found: Set[int] = set()
+        stored = self._stored_resolution()
+        namesakes = [other for other in self.rows if other != path and _short_name(other) == short]
+        if len(namesakes) > MAX_NAMESAKES:
+            return None  # (vLLM's 400 `__init__.py`: reading them costs more than resolving)
+        for other in namesakes:
+            digests = {self.rows[other][4]}
+            known = stored.get(other)
+            if isinstance(known, list) and known and isinstance(known[0], str):
+                digests.add(known[0])
+            for digest in digests:
+                packed = self.fresh.get(other) if digest == self.rows[other][4] else None
+                facts = unpacked_facts(packed) if isinstance(packed, list) else _read_facts(self.index_file, other, digest)
+                if facts is None:
+                    return None
+                found |= numbers_in(facts)
+        return frozenset(found)
 
     def save_resolved(self, blob: bytes) -> None:
         """Store the pickled facts just resolved from these files (`reused_facts`), with the
         digest of every file's facts; nothing when one is not known (a facts file missing)."""
         current = self._facts_digests(self._stored_resolution())
         if current is not None:
-            _save_resolved(self.index_file, self.stored.get("key"), current, blob)
+            self._store_resolved(current, blob)
+
+    def _store_resolved(self, files: Mapping[str, Any], blob: bytes) -> None:
+        """Write the resolved facts with the digests of the files they come from, then delete
+        the facts files kept for the ones stored before (`prune_facts`)."""
+        _save_resolved(self.index_file, self.stored.get("key"), files, blob)
+        if self.index_file is not None:
+            prune_facts(self.index_file, self.rows, files)
 
     def _stored_resolution(self) -> Dict[str, Any]:
         """The file digests the stored resolved facts were resolved from ({} if none)."""
@@ -569,6 +651,10 @@ def _summary_fields() -> Dict[type, Tuple[str, ...]]:
 # anything else is ignored and the facts are resolved again.
 
 RESOLVED_FORMAT = 1
+# More edited files than this: resolve the project rather than map each one's lines.
+MAX_MOVED_FILES = 16
+# More files of an edited file's name than this: their facts are not read (`_numbers_of_namesakes`).
+MAX_NAMESAKES = 64
 
 
 def resolved_path(index_file: Path) -> Path:
@@ -654,15 +740,20 @@ def _facts_file(index_file: Path, path: str, digest: str) -> Path:
     return facts_folder(index_file) / f"{name}.json"
 
 
-def prune_facts(index_file: Path, rows: Mapping[str, Sequence[Any]]) -> None:
+def prune_facts(index_file: Path, rows: Mapping[str, Sequence[Any]],
+                resolved_from: Optional[Mapping[str, Any]] = None) -> None:
     """Delete the facts files that no row of the index names (earlier contents of its files,
     files since removed) and temp files left by a killed run: without this the folder grew by
-    a file per edit of every file, for as long as the cache folder lived.
+    a file per edit of every file, for as long as the cache folder lived.  Kept too: those of
+    the contents the stored resolved facts were resolved from (`resolved_from`: the header's
+    files), which tell how an edit moved a file's lines (`ProjectIndex._moved_lines`).
 
     A concurrent run that still wanted a deleted file finds it missing and builds the facts
     again from the file (`ProjectIndex.facts`): slower, never wrong."""
     folder = facts_folder(index_file)
     wanted = {_facts_file(index_file, path, row[4]).name for path, row in rows.items() if len(row) > 4}
+    wanted.update(_facts_file(index_file, path, known[0]).name for path, known in (resolved_from or {}).items()
+                  if isinstance(path, str) and isinstance(known, list) and known and isinstance(known[0], str))
     stale_before = time.time() - STALE_TEMP_S
     try:
         names = os.listdir(folder)
@@ -682,6 +773,23 @@ def prune_facts(index_file: Path, rows: Mapping[str, Sequence[Any]]) -> None:
 _FACTS_NAME = re.compile(r"[0-9a-f]{32}\.json")  # `_facts_file`
 _FACTS_TEMP_PREFIX = ".facts-"  # `_write_facts`' temp files
 _FACTS_TEMP = re.compile(re.escape(_FACTS_TEMP_PREFIX) + r"[^/\\]+\.tmp")
+
+
+def _read_checked_facts(index_file: Optional[Path], path: str, digest: str, facts: str) -> Any:
+    """The stored facts of `path` with these bytes if their digest is `facts` (`facts_digest`);
+    else None."""
+    if index_file is None:
+        return None
+    try:
+        data = _facts_file(index_file, path, digest).read_bytes()
+        return json.loads(data) if facts_digest(data) == facts else None
+    except (OSError, ValueError):
+        return None
+
+
+def _short_name(path: str) -> str:
+    """The file's name as evidence words show it (`project._short`)."""
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
 
 
 def _read_facts(index_file: Optional[Path], path: str, digest: str) -> Any:
@@ -797,7 +905,7 @@ def load_index(settings: Settings, checked: Sequence[str], cache_folder: Optiona
         stored["resolved"] = old["resolved"]
     if index_file is not None and changed:
         save_json(index_file, stored)
-        prune_facts(index_file, new)
+        prune_facts(index_file, new, _load_resolved_files(index_file, key))
     index = ProjectIndex(new, fresh, index_file, stored)
     index.verdicts = verdicts
     index.facts_digests = digests

@@ -76,7 +76,6 @@ CALLING = BUILDER + "    helper(meta)\n"
 
 
 @pytest.mark.parametrize("before, after", [
-    (BUILDER, "\n" + BUILDER),  # a line inserted above: every line it records moves
     (BUILDER, BUILDER + "\n\ndef other(meta):\n    return meta.query_start_loc\n"),  # a new function
     (CALLING, BUILDER),  # a call deleted
     (BUILDER, BUILDER.replace("(meta)", "(meta, extra=None)")),  # a parameter added
@@ -92,6 +91,16 @@ def test_an_edit_that_changes_a_fact_resolves_again(tmp_path: Path, resolves: Li
     assert len(resolves) == 2
     assert facts == _facts(root, None)  # as without any cache
     assert _facts(root, cache) == facts and len(resolves) == 3  # stored again: reused now
+
+
+def test_a_line_inserted_above_reuses_them_at_the_new_lines(tmp_path: Path, resolves: List[int]) -> None:
+    """Every line the file's summary records moves, nothing else (`moved_lines`; more in
+    tests/test_moved_lines.py)."""
+    root = project(tmp_path / "p")
+    cache = tmp_path / "cache"
+    _facts(root, cache)
+    _edit(root, "\n" + BUILDER)
+    assert _facts(root, cache) == _facts(root, None) and len(resolves) == 2  # the second: no cache
 
 
 def test_a_deleted_statement_the_summary_does_not_record_reuses_them(tmp_path: Path, resolves: List[int]) -> None:

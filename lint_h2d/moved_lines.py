@@ -1,0 +1,359 @@
+"""Resolved facts reused after an edit that only moved lines (issue 12).
+
+Almost every edit moves lines: a comment or blank line added, a body changed in a way no
+summary records.  Summaries record each fact's line, so such an edit changed the file's facts
+and the whole project was resolved again (8 s of CPU on vLLM) although nothing but line
+numbers differed.  This module proves that an edited file's new summary is its old one with
+its lines renumbered (`line_map`), and carries the stored resolved facts over to the new
+lines (`remap_facts`).
+
+Why that is the facts a full resolve would give.  `project.resolve` uses a summary's lines
+only as data: it copies them into its output (an `EvidenceStep`'s row, `Resolved.classes`,
+`Resolved.construction_calls`, and evidence words naming `file.py:N` or `line N`), compares
+them for equality (memo keys, `seen` sets, a loader's call looked up by its line) and sorts
+call sites by (path, line) within the project.  It does no arithmetic on them and never
+orders the lines of two files against each other.  So when the new summary is the old one
+under a bijection of the file's lines that keeps their order, resolving the new summaries
+gives the old output with that bijection applied wherever the file's lines occur.
+
+Which numbers of a summary are lines is found, not listed: the new text's tree is summarized
+a second time with every line shifted by `SHIFT` (`ast.increment_lineno`); the numbers (and
+the digit runs of strings: `... at line 12`) that moved by exactly `SHIFT` are lines, every
+other part must equal the old summary's.  Anything else, and anything in the resolved facts
+this module cannot attribute to a file for sure, raises `Unmappable`: the caller resolves the
+project instead (correctness over speed).
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, fields
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple, Union
+
+from lint_h2d.findings import EvidenceStep
+from lint_h2d.inference.values import HostMemory, Value
+
+if TYPE_CHECKING:
+    from lint_h2d.inference.project import ProjectFacts
+
+# Added to every line of the second summary: more lines than any source file has, so a number
+# that moved by exactly this much is a line.
+SHIFT = 10_000_000
+_DIGITS = re.compile(r"(\d+)")
+# `line 12` in evidence words: a line of the step's own file (`project._Resolver._call_site`,
+# the `inside with torch.device(...) at line 12` of a summary's allocation).
+_LINE_WORDS = re.compile(r"\bline (\d+)")
+
+
+class Unmappable(Exception):
+    """The edit changed more than line numbers, or the resolved facts hold a line this module
+    cannot attribute: the project must be resolved again."""
+
+
+@dataclass(frozen=True)
+class FileMove:
+    """One edited file's old lines → new lines (every line its old summary holds), and its name
+    as evidence words show it (`project._short`).  `others`: the numbers the facts of the
+    project's other files of that name hold (None: not known), so `name.py:N` in evidence is
+    this file's line where N is none of theirs; or a function that reads them, asked only if
+    evidence names the file with a moved line (vLLM has hundreds of `__init__.py`).  `texts`:
+    the old summary's strings that hold a line (`... at line 12`)."""
+
+    path: str
+    lines: Mapping[int, int]
+    short: str
+    others: Union[None, FrozenSet[int], Callable[[], Optional[FrozenSet[int]]]] = frozenset()
+    texts: FrozenSet[str] = frozenset()
+
+    def moved(self) -> FrozenSet[int]:
+        """The old lines that changed."""
+        return frozenset(old for old, new in self.lines.items() if old != new)
+
+
+def numbers_in(facts: Any) -> FrozenSet[int]:
+    """Every number a file's facts JSON holds, digit runs of its strings too: a superset of
+    the lines its evidence may name (`FileMove.others`)."""
+    found: Set[int] = set()
+    todo = [facts]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, (list, tuple)):
+            todo.extend(item)
+        elif isinstance(item, dict):
+            todo.extend(item.values())
+        elif type(item) is int:
+            found.add(item)
+        elif isinstance(item, str) and any(c.isdigit() for c in item):
+            found.update(int(d) for d in _DIGITS.findall(item))
+    return frozenset(found)
+
+
+def shifted_summary(path: str, data: bytes) -> Any:
+    """The JSON of the summary of `data` (a file's bytes) with every line `SHIFT` further
+    down, or None when the text does not parse (its summary is empty: no lines to map)."""
+    from lint_h2d.inference.summary import summarize_tree
+    from lint_h2d.parse_chunks import parse_python
+
+    text = data.decode("utf-8", errors="replace")  # as `project_index.file_facts`
+    try:
+        tree = parse_python(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    ast.increment_lineno(tree, SHIFT)
+    return summarize_tree(path, tree).to_json()
+
+
+def line_map(old: Any, new: Any, shifted: Any) -> Tuple[Dict[int, int], FrozenSet[str]]:
+    """The bijection of lines that turns the `old` summary JSON into `new`, where `shifted` is
+    `new`'s text summarized with its lines moved by `SHIFT` (`shifted_summary`): old line →
+    new line, and the old strings that hold lines.  Raises `Unmappable` unless the two are
+    equal but for lines, the map is one-to-one, and it keeps the lines' order."""
+    pairs: Dict[int, int] = {}
+    texts: List[str] = []
+    _walk(old, new, shifted, pairs, texts)
+    ordered = sorted(pairs.items())
+    if any(a[1] >= b[1] for a, b in zip(ordered, ordered[1:])):
+        raise Unmappable("the edit reorders or merges lines")
+    return pairs, frozenset(texts)
+
+
+def _walk(old: Any, new: Any, shifted: Any, pairs: Dict[int, int], texts: List[str]) -> None:
+    if isinstance(new, (list, tuple)):
+        if not (isinstance(old, (list, tuple)) and isinstance(shifted, (list, tuple))
+                and len(old) == len(new) == len(shifted)):
+            raise Unmappable("shape")
+        for a, b, c in zip(old, new, shifted):
+            _walk(a, b, c, pairs, texts)
+    elif isinstance(new, dict):
+        if not (isinstance(old, dict) and isinstance(shifted, dict) and old.keys() == new.keys() == shifted.keys()):
+            raise Unmappable("keys")
+        for key in new:
+            _walk(old[key], new[key], shifted[key], pairs, texts)
+    elif type(new) is int:
+        if type(old) is not int or type(shifted) is not int:
+            raise Unmappable("type")
+        if shifted == new:
+            if old != new:
+                raise Unmappable("a number other than a line changed")
+        elif shifted - new == SHIFT:
+            _pair(pairs, old, new)
+        else:
+            raise Unmappable("a number moved by other than the shift")
+    elif isinstance(new, str):
+        if not (isinstance(old, str) and isinstance(shifted, str)):
+            raise Unmappable("type")
+        if shifted == new:
+            if old != new:
+                raise Unmappable("a string changed")
+            if "line " in new and _LINE_WORDS.search(new):
+                raise Unmappable("`line N` words that are no line")  # (`_Remap._words` would map them)
+            return
+        parts = [_DIGITS.split(s) for s in (old, new, shifted)]
+        if not len(parts[0]) == len(parts[1]) == len(parts[2]):
+            raise Unmappable("a string changed")
+        for i, (a, b, c) in enumerate(zip(*parts)):
+            if i % 2 == 0 or b == c:  # text between digit runs, or a number that is no line
+                if not a == b == c or i % 2 and parts[1][i - 1].endswith("line "):
+                    raise Unmappable("a string changed, or `line N` words that are no line")
+            elif int(c) - int(b) == SHIFT and parts[1][i - 1].endswith("line ") and b[0] != "0" != a[0]:
+                _pair(pairs, int(a), int(b))
+            else:
+                raise Unmappable("a line in a string not said as `line N`")
+        texts.append(old)
+    elif old != new or shifted != new or type(old) is not type(new):
+        raise Unmappable("a value changed")
+
+
+def _pair(pairs: Dict[int, int], old: int, new: int) -> None:
+    if pairs.setdefault(old, new) != new:
+        raise Unmappable("one old line became two")
+
+
+# -- the resolved facts, carried over to the new lines ------------------------------------------
+
+
+def remap_facts(facts: "ProjectFacts", moves: Mapping[str, FileMove]) -> "ProjectFacts":
+    """`facts` (a `ProjectFacts`) with every line of each moved file replaced by its new line,
+    and its fingerprint made again from what the walk learns (`project.from_classes`).  Raises
+    `Unmappable` where a line of a moved file cannot be told for sure."""
+    from lint_h2d.inference.project import ProjectFacts, from_classes
+
+    if not isinstance(facts, ProjectFacts):
+        raise Unmappable("not resolved facts")
+    module = facts.module_facts
+    resolved = _Remap(moves).resolved(module.resolved)
+    return from_classes(module.class_fields, resolved)
+
+
+class _Remap:
+    """One pass over the resolved facts' objects, each shared object rebuilt once (`memo`)."""
+
+    def __init__(self, moves: Mapping[str, FileMove]) -> None:
+        self.moves = {path: move for path, move in moves.items() if move.moved()}
+        # By the id of an object of the stored facts (all alive while they are remapped).
+        self.memo: Dict[int, Any] = {}
+        # The numbers the namesakes of a moved file hold (`FileMove.others`), once asked.
+        self.others: Dict[str, Optional[FrozenSet[int]]] = {}
+        moved = list(self.moves.values())
+        # Evidence naming a moved file by its short name (`name.py:12`).
+        self.named = [(m, m.moved(), re.compile(r"(?<![\w./\\-])" + re.escape(m.short) + r":(\d+)")) for m in moved]
+
+    def resolved(self, resolved: Any) -> Any:
+        from lint_h2d.inference.resolved import Resolved
+
+        if not isinstance(resolved, Resolved):
+            raise Unmappable("not resolved facts")
+        if not self.moves:
+            return resolved
+        changes: Dict[str, Any] = {}
+        for field in fields(resolved):
+            value = getattr(resolved, field.name)
+            new: Any
+            if field.name == "classes":
+                new = {name: self._where(where) for name, where in value.items()}
+            elif field.name == "construction_calls":
+                new = {name: tuple((m, b, *self._where((p, line))) for m, b, p, line in calls)
+                       for name, calls in value.items()}
+            elif field.name in _WITH_STEPS:
+                new = self.value(value)
+            elif field.name in _NAMES_ONLY:
+                continue
+            else:
+                raise Unmappable(f"a field this module does not know: {field.name}")
+            if new is not value and new != value:
+                changes[field.name] = new
+        return _rebuilt(resolved, changes) if changes else resolved
+
+    def _where(self, where: Tuple[str, int]) -> Tuple[str, int]:
+        path, line = where
+        move = self.moves.get(path)
+        if move is None:
+            return where
+        if line not in move.lines:
+            raise Unmappable("a line the summary does not hold")
+        return (path, move.lines[line])
+
+    def value(self, obj: Any) -> Any:
+        """`obj` with its evidence steps remapped (the same object when nothing changed).
+
+        Every value of the resolved facts is visited (30,000 on vLLM, with 18,000 steps), so
+        the common classes are tested by exact type and a value's parts read from its
+        `__dict__`: only those that can hold a step (`_VALUE_PARTS`)."""
+        cls = type(obj)
+        if obj is None or cls is str or cls is int or cls is bool or cls is float:
+            return obj
+        key = id(obj)
+        found = self.memo.get(key)
+        if found is not None:
+            return found
+        made: Any
+        if cls is Value:
+            state = obj.__dict__
+            changes = None
+            for name in _VALUE_PARTS:
+                part = state[name]
+                if part is None or part == ():
+                    continue
+                new = self.value(part)
+                if new is not part:
+                    if changes is None:
+                        changes = {}
+                    changes[name] = new
+            made = _rebuilt(obj, changes) if changes else obj
+        elif cls is EvidenceStep:
+            made = self._step(obj)
+        elif cls is tuple:
+            items = tuple([self.value(o) for o in obj])
+            made = obj if all(a is b for a, b in zip(items, obj)) else items
+        elif cls is dict:
+            values = {k: self.value(v) for k, v in obj.items()}
+            made = obj if all(values[k] is v for k, v in obj.items()) else values
+        elif isinstance(obj, Enum):
+            return obj
+        elif cls is frozenset:
+            if any(not isinstance(o, (str, tuple)) for o in obj):
+                raise Unmappable("a set of objects")
+            made = obj  # names (and pairs of names)
+        elif cls is HostMemory:
+            if obj.node is not None:
+                raise Unmappable("a host memory with a node")
+            evidence = self.value(obj.evidence)
+            made = obj if evidence is obj.evidence else _rebuilt(obj, {"evidence": evidence})
+        else:
+            raise Unmappable(f"an object of {cls.__name__}")
+        self.memo[key] = made
+        return made
+
+    def _named_line(self, move: FileMove, moved: FrozenSet[int], match: "re.Match[str]") -> str:
+        """`name.py:N` with the moved file's new line if N is its line: when no other file of
+        that name may mean N, or N did not move (the same words whichever file they name)."""
+        line = int(match.group(1))
+        if line in move.lines and line not in moved:
+            return match.group(0)
+        if self._namesakes_may_hold(move, line):
+            if line in moved:
+                raise Unmappable(f"`{move.short}:{line}` may name another file of that name")
+            return match.group(0)  # not the moved file's line: a namesake's
+        return f"{move.short}:{_new_line(move, line)}"
+
+    def _namesakes_may_hold(self, move: FileMove, line: int) -> bool:
+        if move.path not in self.others:
+            others = move.others
+            self.others[move.path] = others() if callable(others) else others
+        known = self.others[move.path]
+        return known is None or line in known
+
+    def _step(self, step: EvidenceStep) -> EvidenceStep:
+        row = step.row
+        own = self.moves.get(step.path) if step.path is not None else None
+        if own is not None and row is not None:
+            if step.column is not None or row not in own.lines:
+                raise Unmappable("a step's row the summary does not hold")
+            row = own.lines[row]
+        message = self._words(step.message, own, step.path)
+        if row == step.row and message == step.message:
+            return step
+        return EvidenceStep(message, step.path, row, step.column, step.kind)
+
+    def _words(self, message: str, own: Optional[FileMove], path: Optional[str]) -> str:
+        """Evidence words with the moved files' lines they name made new: `line N` in a step
+        of a moved file (its own line), and `name.py:N` of a moved file (`_named_line`).  A
+        moved line that another file of the same name may mean, or an old summary string with
+        a line in another file's step, raises `Unmappable`."""
+        if own is not None and "line " in message:
+            message = _LINE_WORDS.sub(lambda m: "line " + str(_new_line(own, int(m.group(1)))), message)
+        for move, moved, pattern in self.named:
+            if move.short in message:
+                message = pattern.sub(lambda m: self._named_line(move, moved, m), message)
+        for move in self.moves.values():
+            if move is not own and any(text in message for text in move.texts):
+                raise Unmappable("a moved file's words in another file's step")
+        return message
+
+
+def _new_line(move: FileMove, line: int) -> int:
+    new = move.lines.get(line)
+    if new is None:
+        raise Unmappable("a line the summary does not hold")
+    return new
+
+
+def _rebuilt(obj: Any, changes: Mapping[str, Any]) -> Any:
+    """A copy of the frozen dataclass `obj` with `changes`, its other state as it is (as
+    `Value.because` copies: no `__init__` to run again)."""
+    made = object.__new__(type(obj))
+    made.__dict__.update(obj.__dict__)
+    made.__dict__.update(changes)
+    return made
+
+
+# The fields of a `Value` that may hold an evidence step (the others are numbers, names and
+# enums: `test_moved_lines` checks the split against the dataclass).
+_VALUE_PARTS = ("evidence", "element", "items", "memory", "key", "returns", "entries")
+# `Resolved` fields that hold only names (no value, no step, no line): left as they are.
+_NAMES_ONLY = frozenset({"bases", "passed_non_numbers", "device_names", "modules", "uncalled",
+                         "passed_through", "module_names", "split_returns", "empty_lists"})
+# `Resolved` fields of values and steps (walked by `_Remap.value`).
+_WITH_STEPS = frozenset({"fields", "returns", "params", "int_params", "forwards", "built_on_device", "moved",
+                         "constants", "passed_numbers", "own_returns"})

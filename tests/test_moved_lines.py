@@ -1,0 +1,320 @@
+"""An edit that only moves lines reuses the stored resolved facts, carried to the new lines
+(`moved_lines`, `ProjectIndex.reused_facts`), and reports exactly what a cold run reports;
+an edit that changes a fact (or that the mapping cannot prove) resolves again."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+
+from lint_h2d.moved_lines import SHIFT, FileMove, Unmappable, line_map
+from lint_h2d.pipeline import facts_from_index
+from tests.conftest import run_cli
+
+MODEL = '''import torch
+
+
+class Holder:
+    def __init__(self, n):
+        self.query_start_loc = torch.zeros(n, device="cuda")
+        self.query_start_loc_cpu = torch.zeros(n)
+
+
+def make(n):
+    return torch.empty(n, device="cuda")
+
+
+def consume(x, idx):
+    x[idx] = 0
+    return x.tolist()
+'''
+
+USER = '''import torch
+from pkg.model import Holder, make, consume
+
+
+class Runner:
+    def __init__(self, n):
+        self.holder = Holder(n)
+        self.out = make(n)
+        with torch.device("cuda"):
+            self.scratch = torch.zeros(3)
+
+    def step(self, meta):
+        consume(self.out, 1)
+        meta.query_start_loc[0] = 0
+        self.scratch[0] = 1
+        return self.out[0].item()
+
+
+def build(meta, n):
+    r = Runner(n)
+    return r.step(meta)
+'''
+
+
+def _write(root: Path, name: str, text: str) -> None:
+    path = root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    # An mtime past the racy window, so the index sees the edit by stat.
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10_000_000))
+
+
+def _project(root: Path) -> Path:
+    _write(root, "pyproject.toml", "[project]\nname = 'p'\n")
+    _write(root, "pkg/__init__.py", "")
+    _write(root, "pkg/model.py", MODEL)
+    _write(root, "pkg/user.py", USER)
+    return root
+
+
+@pytest.fixture
+def resolves(monkeypatch: pytest.MonkeyPatch) -> List[int]:
+    """Counts the calls of `project.resolve` (each resolves the whole project)."""
+    from lint_h2d.inference import project
+
+    calls: List[int] = []
+    real = project.resolve
+
+    def counted(summaries: Any) -> Any:
+        calls.append(len(summaries))
+        return real(summaries)
+
+    monkeypatch.setattr(project, "resolve", counted)
+    return calls
+
+
+def _index(root: Path, cache: Any):  # type: ignore[no-untyped-def]
+    from lint_h2d.config import Settings
+    from lint_h2d.project_index import load_index
+
+    index = load_index(Settings(root=root.resolve()), [str(root / "pkg/user.py")], cache, walk=False)
+    assert index is not None
+    return index
+
+
+def _facts(root: Path, cache: Any):  # type: ignore[no-untyped-def]
+    """The project's facts as a one-file run gets them (`plan._project_engine`)."""
+    return facts_from_index(_index(root, cache))
+
+
+def _rows(facts: Any, name: str) -> List[int]:
+    """The rows of every evidence step of the resolved facts in the file `name`."""
+    from lint_h2d.findings import EvidenceStep
+
+    found: List[int] = []
+    seen: set = set()
+
+    def walk(obj: Any) -> None:
+        if id(obj) in seen:
+            return
+        seen.add(id(obj))
+        if isinstance(obj, EvidenceStep):
+            if obj.path is not None and obj.path.endswith(name) and obj.row is not None:
+                found.append(obj.row)
+        elif isinstance(obj, dict):
+            for v in obj.values():
+                walk(v)
+        elif isinstance(obj, (tuple, list, frozenset)):
+            for v in obj:
+                walk(v)
+        elif hasattr(obj, "__dataclass_fields__"):
+            for f in obj.__dataclass_fields__:
+                walk(getattr(obj, f))
+
+    walk(facts.module_facts.resolved)
+    return sorted(set(found))
+
+
+# Edits that move lines and change no fact but their lines: (file, new text).
+MOVING = {
+    "a blank line at the top": {"pkg/model.py": "\n" + MODEL},
+    "a comment inside a function that holds facts": {
+        "pkg/user.py": USER.replace("        consume(self.out, 1)\n", "        # copy\n        consume(self.out, 1)\n")},
+    "a line deleted above a class with device fields": {"pkg/model.py": MODEL.replace("import torch\n\n", "import torch\n", 1)},
+    "a statement the summary does not record": {
+        "pkg/user.py": USER.replace("    def step(self, meta):\n", "    def step(self, meta):\n        print(meta)\n")},
+    "a statement split across lines": {
+        "pkg/model.py": MODEL.replace('torch.zeros(n, device="cuda")', 'torch.zeros(\n            n, device="cuda")')},
+    "two files at once": {"pkg/model.py": "# model\n\n" + MODEL,
+                          "pkg/user.py": USER.replace("import torch\n", "import torch\n\n# user\n", 1)},
+}
+
+
+@pytest.mark.parametrize("kind", sorted(MOVING))
+def test_a_line_moving_edit_reuses_the_resolved_facts_at_the_new_lines(tmp_path: Path, resolves: List[int],
+                                                                        kind: str) -> None:
+    root = _project(tmp_path / "p")
+    cache = tmp_path / "cache"
+    first = _facts(root, cache)
+    assert len(resolves) == 1
+    for name, text in MOVING[kind].items():
+        _write(root, name, text)
+    moved = _facts(root, cache)
+    assert len(resolves) == 1  # not resolved again
+    cold = _facts(root, None)
+    assert len(resolves) == 2
+    assert moved == cold  # every line where a resolve puts it (the fingerprint too)
+    assert moved != first or kind == "a statement the summary does not record"
+    assert _rows(moved, "model.py") and _rows(moved, "user.py")
+    assert _facts(root, cache) == cold and len(resolves) == 2  # stored again, at the new lines
+
+
+def test_the_new_lines_are_the_ones_a_cold_run_names(tmp_path: Path, resolves: List[int]) -> None:
+    root = _project(tmp_path / "p")
+    cache = tmp_path / "cache"
+    before = _rows(_facts(root, cache), "model.py")
+    _write(root, "pkg/model.py", "\n\n\n" + MODEL)
+    after = _rows(_facts(root, cache), "model.py")
+    assert after == [row + 3 for row in before] and len(resolves) == 1
+
+
+@pytest.mark.parametrize("name, text", [
+    ("pkg/model.py", MODEL.replace('empty(n, device="cuda")', 'empty(n, device="cpu")')),  # a fact
+    ("pkg/model.py", "\n" + MODEL + '\n\ndef other(n):\n    return torch.ones(n, device="cuda")\n'),  # moved, and added to
+    ("pkg/user.py", "\n" + USER.replace("torch.zeros(3)", "torch.zeros(3, 4)")),  # a number, not a line: a rank
+    ("pkg/model.py", MODEL.replace("def make(n):\n    return torch.empty(n, device=\"cuda\")\n",
+                                   "") + "\n\ndef make(n):\n    return torch.empty(n, device=\"cuda\")\n"),  # reordered
+])
+def test_an_edit_that_changes_more_than_lines_resolves_again(tmp_path: Path, resolves: List[int], name: str,
+                                                             text: str) -> None:
+    root = _project(tmp_path / "p")
+    cache = tmp_path / "cache"
+    _facts(root, cache)
+    _write(root, name, text)
+    facts = _facts(root, cache)
+    assert len(resolves) == 2
+    assert facts == _facts(root, None)
+
+
+def test_a_missing_old_facts_file_resolves_again(tmp_path: Path, resolves: List[int]) -> None:
+    """The old summary is what proves the map: without it (a pruned or foreign cache), resolve."""
+    root = _project(tmp_path / "p")
+    cache = tmp_path / "cache"
+    _facts(root, cache)
+    (folder,) = cache.glob("project-index-*-facts")
+    for facts_file in folder.iterdir():
+        facts_file.unlink()
+    _write(root, "pkg/model.py", "\n" + MODEL)
+    assert _facts(root, cache) == _facts(root, None)
+    assert len(resolves) == 3
+
+
+def test_the_old_facts_files_are_kept_only_while_the_resolved_facts_name_them(tmp_path: Path, resolves: List[int]) -> None:
+    root = _project(tmp_path / "p")
+    cache = tmp_path / "cache"
+    _facts(root, cache)
+    (folder,) = cache.glob("project-index-*-facts")
+    count = len(list(folder.iterdir()))
+    _write(root, "pkg/model.py", "\n" + MODEL)
+    index = _index(root, cache)
+    assert len(list(folder.iterdir())) == count + 1  # the contents the stored facts were resolved from kept
+    assert facts_from_index(index) == _facts(root, None)  # ... which prove the map
+    assert len(list(folder.iterdir())) == count  # stored again at the new lines: not needed any more
+    assert len(resolves) == 2  # the first run, and the one without a cache
+
+
+def test_the_cli_reports_what_a_cold_run_reports_edit_after_edit(tmp_path: Path) -> None:
+    """The pre-commit run (`check FILES`, warm cache), byte for byte against `--no-cache`,
+    with the evidence of every finding (JSON)."""
+    root = _project(tmp_path)
+    one = ("check", "--output-format", "json", "--exit-zero", "pkg/model.py", "pkg/user.py")
+    first = run_cli(*one, cwd=root)
+    assert json.loads(first.stdout)
+    edits: List[Dict[str, str]] = [*MOVING.values(), {"pkg/model.py": "\n" + MODEL.replace('empty(n, device="cuda")',
+                                                                                         'empty(n, device="cpu")')}]
+    shown = []
+    for edit in edits:
+        for name, text in edit.items():
+            _write(root, name, text)
+        warm = run_cli(*one, cwd=root)
+        cold = run_cli(*one[:1], "--no-cache", *one[1:], cwd=root)
+        assert warm.stdout == cold.stdout
+        shown.append({(f["filename"].rsplit("/", 1)[-1], f["location"]["row"]) for f in json.loads(warm.stdout)})
+    row = MODEL.count("\n", 0, MODEL.index("x[idx] = 0")) + 1
+    assert ("model.py", row + 2) in shown[-2]  # two lines added above it by the last moving edit
+    assert ("model.py", row + 1) not in shown[-1]  # the fact changed: no device tensor passed
+
+
+def _summary(text: str) -> Any:
+    from lint_h2d.inference.summary import summarize
+
+    return json.loads(json.dumps(summarize("a.py", text).to_json()))
+
+
+def _shifted(text: str) -> Any:
+    from lint_h2d.moved_lines import shifted_summary
+
+    return json.loads(json.dumps(shifted_summary("a.py", text.encode())))
+
+
+def test_line_map_is_the_order_keeping_bijection_of_the_summary_s_lines() -> None:
+    new = "\n\n" + MODEL
+    lines, texts = line_map(_summary(MODEL), _summary(new), _shifted(new))
+    assert lines and all(b == a + 2 for a, b in lines.items()) and not texts
+    with pytest.raises(Unmappable):  # a fact changed
+        changed = new.replace('empty(n, device="cuda")', 'empty(n, device="cpu")')
+        line_map(_summary(MODEL), _summary(changed), _shifted(changed))
+
+
+def test_line_map_finds_lines_in_a_summary_s_words() -> None:
+    """`inside with torch.device(...) at line 9` is a line too (`summary._Builder`)."""
+    new = "\n" + USER
+    lines, texts = line_map(_summary(USER), _summary(new), _shifted(new))
+    assert any("at line" in t for t in texts)
+    assert all(b == a + 1 for a, b in lines.items())
+    assert SHIFT > 1_000_000
+
+
+def test_line_words_that_are_no_line_are_refused() -> None:
+    """`line N` in a summary's words that did not move with the lines would be mapped in
+    evidence like a line (`_Remap._words`): refused."""
+    old = {"s": ["torch.zeros(...) at line 5", "f('line 7')"]}
+    with pytest.raises(Unmappable):
+        line_map(old, {"s": ["torch.zeros(...) at line 6", "f('line 7')"]},
+                 {"s": [f"torch.zeros(...) at line {6 + SHIFT}", "f('line 7')"]})
+    assert line_map({"s": ["at line 5"]}, {"s": ["at line 6"]}, {"s": [f"at line {6 + SHIFT}"]}) == (
+        {5: 6}, frozenset({"at line 5"}))
+
+
+def test_a_name_another_file_shares_is_not_guessed() -> None:
+    """`model.py:3` in evidence, when another file is named `model.py` too, may be either's: a
+    moved line the other file's facts also hold is not mapped (the project is resolved again);
+    one they do not hold is the moved file's."""
+    from lint_h2d.findings import EvidenceStep
+    from lint_h2d.moved_lines import _Remap
+
+    move = FileMove("/p/a/model.py", {3: 4, 7: 8, 9: 9}, "model.py", frozenset({3, 9, 12}))
+    remap = _Remap({move.path: move})
+    other = EvidenceStep("every call of `f` passes a device tensor as `x` (model.py:9, model.py:12)", "/p/b/user.py", 2)
+    assert remap.value(other) is other  # 9 did not move, 12 is the other file's
+    with pytest.raises(Unmappable):
+        remap.value(EvidenceStep("every call of `f` passes a device tensor as `x` (model.py:3)", "/p/b/user.py", 2))
+    with pytest.raises(Unmappable):  # nothing known of the other file
+        _Remap({move.path: FileMove(move.path, move.lines, "model.py", None)}).value(
+            EvidenceStep("(model.py:7)", "/p/b/user.py", 2))
+    step = remap.value(EvidenceStep("`g(...)` at model.py:7 runs `h` (my_model.py:7), line 3", "/p/a/model.py", 3))
+    assert (step.message, step.row) == ("`g(...)` at model.py:8 runs `h` (my_model.py:7), line 4", 4)
+
+
+def test_every_value_field_that_may_hold_a_step_is_walked() -> None:
+    """`_Remap.value` reads only `_VALUE_PARTS` of a `Value`: every other field is a number,
+    a name, a flag or an enum (a new field holding values must be added there)."""
+    import dataclasses
+
+    from lint_h2d.inference.values import Value
+    from lint_h2d.moved_lines import _VALUE_PARTS
+
+    scalar = {"Kind", "Optional[int]", "Origin", "Optional[str]", "bool", "Optional[Tuple[str, ...]]"}
+    for field in dataclasses.fields(Value):
+        assert field.name in _VALUE_PARTS or str(field.type) in scalar, field
+
+
+def test_numbers_in_finds_every_number_of_a_file_s_facts() -> None:
+    from lint_h2d.moved_lines import numbers_in
+
+    assert numbers_in({"a": [1, ["x at line 12", None, True]], "b": {"c": 7}}) == {1, 7, 12}
