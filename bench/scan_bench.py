@@ -11,9 +11,11 @@ times, each in its own process (wall time, CPU time of the process tree, peak RS
 * lint-h2d cold (`--no-cache`: the whole project index and inference, every file analyzed),
   warm (cache and index primed, nothing changed), one file with cache and index warm
   (pre-commit, the file unchanged), and one file just edited (pre-commit as it really runs: a
-  comment line inserted at the top of the staged file, which moves every line below it, so
-  the project's facts are resolved again; the file is restored and the cache primed again,
-  untimed, after each such run), one file edited in place (the text of its first line, a
+  comment line inserted at the top of the staged file, which moves every line below it: the
+  stored resolved facts are carried to the new lines where `moved_lines` can prove the map,
+  which it cannot for ONE_FILE (a namesake's lines), so the project is resolved again; and the
+  same edit of SECOND_FILE, whose map it proves; the file is restored and the cache primed
+  again, untimed, after each such run), one file edited in place (the text of its first line, a
   comment, changed: no file's facts change, so the stored resolved facts are reused), and CI's fresh checkout with the cache folder restored (the
   tree copied anew in place: every file with a new mtime, ctime and inode, the same bytes);
 * `ruff check --no-cache --isolated` on the same tree (needs `pip install .[bench]`);
@@ -48,6 +50,10 @@ CACHE = Path(os.environ.get("LINT_H2D_BENCH_CACHE", Path.home() / ".cache" / "li
 VERSION = "0.33.0"
 REPO = Path(__file__).resolve().parent.parent
 ONE_FILE = "vllm/v1/attention/backends/utils.py"  # a typical edited file
+# A second edited file: the stored resolved facts are carried to its moved lines (`moved_lines`),
+# which ONE_FILE's are not (evidence names `utils.py:N` and another of vLLM's 59 `utils.py`
+# holds N, so the project is resolved again); the bench shows both.
+SECOND_FILE = "vllm/v1/worker/block_table.py"
 
 # The floor of a cold scan that parses every file with CPython: the files dealt round-robin to
 # one process per core, each reading and parsing its share; no analysis, no results sent back.
@@ -67,6 +73,12 @@ if __name__ == "__main__":
     with ProcessPoolExecutor(workers) as pool:
         print(sum(pool.map(parse_all, [files[i::4 * workers] for i in range(4 * workers)])))
 """
+
+
+def _moved_by_one(line: str) -> str:
+    """A concise finding line (`path:row:col: CODE message`) one row further down."""
+    path, row, rest = line.split(":", 2)
+    return f"{path}:{int(row) + 1}:{rest}"
 
 
 def ensure_tree() -> Path:
@@ -177,11 +189,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if ruff:
         cases["ruff --no-cache (same tree)"] = [ruff, "check", "--no-cache", "--isolated", "--quiet", "--exit-zero", "vllm"]
     edited = "lint-h2d one file edited (pre-commit)"
+    second = "lint-h2d another file edited, lines carried (pre-commit)"
     in_place = "lint-h2d one file edited in place, no fact changed (pre-commit)"
     checkout = "lint-h2d fresh checkout, cache restored (CI)"
-    results: Dict[str, List[Dict[str, object]]] = {name: [] for name in [*cases, edited, in_place, checkout]}
+    results: Dict[str, List[Dict[str, object]]] = {name: [] for name in [*cases, edited, second, in_place, checkout]}
     one_path = root / ONE_FILE
     original = one_path.read_bytes()
+    second_path = root / SECOND_FILE
+    second_original = second_path.read_bytes()
     load_before = load()
     # Prime the cache and the project index (not timed); the stamps must be older than the
     # racy window (3 s) of the run that records them, as they are in a real checkout.
@@ -201,6 +216,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         one_path.write_bytes(original)
         time.sleep(3.5)
         run(cases["lint-h2d warm (cache primed)"], root, env)  # the next round's warm case is warm
+        second_path.write_bytes(f"# edited in round {r + 1}\n".encode() + second_original)
+        timed(r, second, lint(SECOND_FILE, "--cache-dir", str(cache_dir), *common))
+        second_path.write_bytes(second_original)
+        time.sleep(3.5)
+        run(cases["lint-h2d warm (cache primed)"], root, env)
         first, _, rest = original.partition(b"\n")
         assert first.startswith(b"#"), f"{ONE_FILE} no longer starts with a comment"
         one_path.write_bytes(first + f" (edited in round {r + 1})\n".encode() + rest)
@@ -224,6 +244,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     cold_out = str(results["lint-h2d cold (--no-cache)"][0]["stdout"])
     one_out = str(results["lint-h2d one file (pre-commit, warm)"][0]["stdout"])
     one_cold = run(lint(ONE_FILE, "--no-cache", *common), root, env)
+    moved_down = "".join(_moved_by_one(line) + "\n" for line in cold_out.splitlines() if line.startswith(SECOND_FILE + ":"))
     checks: Dict[str, object] = {
         "cold == warm == primed": cold_out == results["lint-h2d warm (cache primed)"][0]["stdout"] == primed["stdout"],
         "fresh checkout == cold": all(x["stdout"] == cold_out for x in results[checkout]),
@@ -232,6 +253,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 line + "\n" for line in cold_out.splitlines() if line.startswith(ONE_FILE + ":")),
         # Its first line's comment changed in place: the stored resolved facts, the same findings.
         "one file edited in place == unchanged": all(x["stdout"] == one_out for x in results[in_place]),
+        # A line inserted at its top: the whole tree's findings for it, one line further down.
+        "another file edited == its lines of the whole tree, moved by one": all(x["stdout"] == moved_down for x in results[second]),
         "findings": sum(1 for line in cold_out.splitlines() if ": H2D" in line),
     }
     if not args.skip_no_prefilter:
@@ -273,6 +296,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     Path(args.json).write_text(json.dumps({"meta": meta, "summary": summary, "checks": checks}, indent=2))
     ok = bool(checks["cold == warm == primed"]) and bool(checks["one file == its lines of the whole tree (warm and cold)"]) \
         and bool(checks["fresh checkout == cold"]) and bool(checks["one file edited in place == unchanged"]) \
+        and bool(checks["another file edited == its lines of the whole tree, moved by one"]) \
         and bool(checks.get("prefilter == no prefilter", True))
     return 0 if ok else 1
 
