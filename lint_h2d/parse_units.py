@@ -5,8 +5,9 @@ time), yet the walk enters only the `def`s and `class`es that hold a statement s
 for (`scope.wanted_statements`); on vLLM about half of their lines are in the others, and only
 one survivor in ten has a finding at all.  So the engine first parses a *stubbed* text: every
 top-level `def`/`class` that holds no statement a rule may ask for keeps its header lines
-(decorators, signature, bases: what the module binds) and gets `pass` for a body, every other
-line of it left empty, so the lines and columns of everything kept are the file's own.  When
+(decorators, signature, bases: what the module binds) and gets an empty body on the same rows
+(`pass`, or a string that spans them: `_empty_body`), so the lines and columns of everything
+kept are the file's own.  When
 that text gives no finding the file has none; when it gives one (or an error), the file is
 analyzed again whole, as before, and those findings are the ones reported: the stubbed pass
 only ever *skips* work, so findings, fixes and `--diff` are exactly the whole-file ones.
@@ -249,22 +250,36 @@ def _stubbed_methods(cls: ast.ClassDef, rows: Sequence[int]) -> List[ast.stmt]:
 
 
 def _empty_body(unit: ast.stmt, lines: Sequence[str], emptied: Dict[int, str]) -> None:
-    """Mark `unit`'s body for `pass` on its first line (same indentation) and empty lines after
-    it, when the body starts a line of its own."""
+    """Mark `unit`'s body for an empty body on the same rows, when the body starts a line of
+    its own: `pass` for a one-line body, else one string statement that opens on the body's
+    first line (same indentation) and closes on its last, the lines between left empty (their
+    line endings are the string's only content).
+
+    Why a string and not `pass` and empty lines: LibCST makes three nodes of each empty line
+    (`EmptyLine`, its whitespace and its newline), each built and validated in Python, and an
+    emptied body is most of a stub's lines; a string is one token and one node however many
+    rows it spans (on vLLM the stubbed pass's LibCST parse took about an eighth less).  Like
+    `pass` it binds nothing, calls nothing and holds no statement a rule asks for."""
     start = _body_line(unit, lines)
     end = unit.end_lineno
     if start is None or end is None:
         return
     first = lines[start - 1]
-    emptied[start] = first[: len(first) - len(first.lstrip(" \t"))] + "pass"
-    for row in range(start + 1, end + 1):
+    indent = first[: len(first) - len(first.lstrip(" \t"))]
+    if end <= start:
+        emptied[start] = indent + "pass"
+        return
+    emptied[start] = indent + '"""'
+    for row in range(start + 1, end):
         emptied[row] = ""
+    emptied[end] = '"""'
 
 
 def stubbed_text(text: str, tree: ast.Module, tests: Sequence[Callable[[ast.AST], bool]]) -> Optional[str]:
     """`text` with the body of every top-level unit that holds nothing `tests` accept replaced
-    by `pass` on the body's first line (same indentation) and empty lines after it, each line
-    ending kept, and so for the methods of a kept class that the walk never needs
+    by an empty one on the same rows (`_empty_body`: `pass`, or a string from the body's first
+    line to its last), each line ending kept, and so for the methods of a kept class that the
+    walk never needs
     (`_stubbed_methods`); None when nothing can be stubbed (or the text has form feeds, which
     LibCST reads through `parse_view`: the whole parse handles those)."""
     if "\f" in text:

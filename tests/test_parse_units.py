@@ -74,8 +74,9 @@ def test_the_stub_keeps_every_line_and_the_kept_units_verbatim() -> None:
     assert len(old) == len(new)
     changed = [i + 1 for i, (a, b) in enumerate(zip(old, new)) if a != b]
     # helper's body from its docstring on, Holder's body from `class Inner` on.
-    assert new[8] == "    pass" and new[15] == "    pass"
-    assert all(new[i - 1] in ("", "    pass") for i in changed)
+    # Each emptied body is one string on the body's rows (`_empty_body`).
+    assert new[8:12] == ['    """', "", "", '"""'] and new[15] == '    """' and new[20] == '"""'
+    assert all(new[i - 1] in ("", '    """', '"""') for i in changed)
     assert new[4:8] == old[4:8]  # decorator and signature kept
     assert new[14] == old[14]  # the class header, bases and keywords kept
     assert new[23:] == old[23:]  # `one_liner` (no body line of its own) and `writes` kept
@@ -83,6 +84,35 @@ def test_the_stub_keeps_every_line_and_the_kept_units_verbatim() -> None:
     names = [s.name.value for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))]
     assert names == ["helper", "Holder", "one_liner", "writes"]
     assert module.default_indent == cst.parse_module(SOURCE).default_indent
+
+
+def _libcst_nodes(text: str) -> int:
+    count = 0
+
+    class Counter(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            nonlocal count
+            count += 1
+            return True
+
+    cst.parse_module(text).visit(Counter())
+    return count
+
+
+def test_an_emptied_body_costs_libcst_the_same_however_long_it_was() -> None:
+    """An emptied body is one string over its rows, not `pass` and empty lines: LibCST built
+    three nodes for each empty line (`EmptyLine`, its whitespace, its newline), most of a
+    stub's nodes.  The stub of a 2-line body and of a 300-line one parse to as many nodes,
+    and the rows after it keep their numbers."""
+    def source(body_lines: int) -> str:
+        body = "".join(f"    x{i} = {i}  # note\n" for i in range(body_lines))
+        return f"import torch\n\n\ndef long(n):\n{body}    return n\n\n\ndef writes(t):\n    t[0] = 1\n"
+
+    short, long = _stub(source(2), ["H2D001"]), _stub(source(300), ["H2D001"])
+    assert "x1 = 1" not in short and "x299 = 299" not in long
+    assert _libcst_nodes(short) == _libcst_nodes(long)
+    assert long.split("\n")[304:310] == ['"""', "", "", "def writes(t):", "    t[0] = 1", ""]
+    assert short.split("\n")[4:7] == ['    """', "", '"""']
 
 
 def test_the_stub_keeps_line_endings_and_leaves_form_feeds_to_the_whole_parse() -> None:
@@ -205,8 +235,8 @@ def test_a_body_that_starts_with_a_decorated_statement_is_stubbed_from_its_decor
     ast.parse(stubbed)
     cst.parse_module(stubbed)
     lines = stubbed.split("\n")
-    assert lines[4] == "    pass" and lines[5:10] == ["", "", "", "", ""]
-    assert lines[13] == "    pass" and lines[14] == ""
+    assert lines[4] == '    """' and lines[5:9] == ["", "", "", ""] and lines[9] == '"""'
+    assert lines[13] == '    """' and lines[14] == '"""'
     assert lines[17:] == DECORATED_FIRST.split("\n")[17:]  # `writes` kept
     spaced = DECORATED_FIRST.replace("@dataclasses", "@ dataclasses")
     assert "class Key" in _stub(spaced, ["H2D001"])  # `@ x`: not where the rule expects; kept
@@ -283,7 +313,7 @@ def test_the_methods_of_a_kept_class_that_the_walk_never_needs_are_stubbed() -> 
     changed = [i for i, (a, b) in enumerate(zip(old, new)) if a != b]
     assert [old[i].strip() for i in changed] == [
         "name = type(self).__name__", 'return f"{name}({self.n})"', "total = n + 1", "return total"]
-    assert [new[i] for i in changed] == ["        pass", "", "        pass", ""]
+    assert [new[i] for i in changed] == ['        """', '"""', '        """', '"""']
 
 
 def test_a_class_statement_wanted_outside_its_methods_keeps_every_method() -> None:
@@ -362,11 +392,15 @@ def test_odd_text_is_stubbed_in_place_and_keeps_the_finding(name: str) -> None:
     cst.parse_module(stubbed)
     units = [s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
     assert [u.name for u in units][-1] == "writes"
-    assert all(len(u.body) == 1 and isinstance(u.body[0], ast.Pass) for u in units[:-1])
+    for unit in units[:-1]:  # `pass`, or a string of line endings (`_empty_body`)
+        assert len(unit.body) == 1
+        body = unit.body[0]
+        assert isinstance(body, ast.Pass) or isinstance(body, ast.Expr) and isinstance(body.value, ast.Constant) \
+            and str(body.value.value).strip() == ""
     old, new = split_lines(text, keepends=True), split_lines(stubbed, keepends=True)
     assert len(old) == len(new)
     changed = [(a, b) for a, b in zip(old, new) if a != b]
-    assert changed and all(b.strip() in ("", "pass") for _, b in changed)
+    assert changed and all(b.strip() in ("", "pass", '"""') for _, b in changed)
     assert all(a[len(a.rstrip("\r\n")):] == b[len(b.rstrip("\r\n")):] for a, b in changed)
     assert "    BUF[0] = 1" in new[-1]
     engine = _engine(text)
