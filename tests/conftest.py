@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,6 +18,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="rewrite tests/fixtures/*.snap and *.out.py from the current output",
     )
+
+
+@pytest.fixture
+def resolves(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the calls of `project.resolve` (each resolves the whole project): what a run
+    that reuses stored resolved facts must not make (tests of the project index)."""
+    from lint_h2d.inference import project
+
+    calls: list[int] = []
+    real = project.resolve
+
+    def counted(summaries: Any) -> Any:
+        calls.append(len(summaries))
+        return real(summaries)
+
+    monkeypatch.setattr(project, "resolve", counted)
+    return calls
 
 
 @pytest.fixture

@@ -72,22 +72,6 @@ def _project(root: Path) -> Path:
     return root
 
 
-@pytest.fixture
-def resolves(monkeypatch: pytest.MonkeyPatch) -> List[int]:
-    """Counts the calls of `project.resolve` (each resolves the whole project)."""
-    from lint_h2d.inference import project
-
-    calls: List[int] = []
-    real = project.resolve
-
-    def counted(summaries: Any) -> Any:
-        calls.append(len(summaries))
-        return real(summaries)
-
-    monkeypatch.setattr(project, "resolve", counted)
-    return calls
-
-
 def _index(root: Path, cache: Any):  # type: ignore[no-untyped-def]
     from lint_h2d.config import Settings
     from lint_h2d.project_index import load_index

@@ -26,22 +26,6 @@ def _edit(root: Path, text: str) -> None:
     _touch_later(builder)
 
 
-@pytest.fixture
-def resolves(monkeypatch: pytest.MonkeyPatch) -> List[int]:
-    """Counts the calls of `project.resolve` (each resolves the whole project)."""
-    from lint_h2d.inference import project
-
-    calls: List[int] = []
-    real = project.resolve
-
-    def counted(summaries: Any) -> Any:
-        calls.append(len(summaries))
-        return real(summaries)
-
-    monkeypatch.setattr(project, "resolve", counted)
-    return calls
-
-
 def _facts(root: Path, cache: Any):  # type: ignore[no-untyped-def]
     """The project's facts as a one-file run gets them (`plan._project_engine`)."""
     from lint_h2d.config import Settings
