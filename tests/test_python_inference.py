@@ -465,6 +465,40 @@ def test_grown_fields_reads_only_what_may_add_elements() -> None:
     assert _grown_fields(cls, set("abcdefghijk")) == set("abcdek")
 
 
+def test_self_attributes_finds_each_self_field_with_its_parent() -> None:
+    """`_grown_fields`' walk: every `self.x` of the asked names, nested ones included (a
+    lambda, a nested def, a decorator), with the node it hangs from; another object's `x`,
+    another name's field and a field not asked for are left out."""
+    import ast
+
+    from lint_h2d.inference.summary import _self_attributes
+    method = ast.parse(
+        "def m(self, other):\n"
+        "    self.a.append(1)\n"
+        "    other.a.append(2)\n"
+        "    f = lambda: g(self.b)\n"
+        "    def inner(q=self.c):\n"
+        "        return [self.a for _ in range(2)]\n"
+        "    self.z = self.a\n").body[0]
+    found = _self_attributes(method, "self", {"a", "b", "c"})
+    shown = sorted((type(parent).__name__, child.attr, child.lineno) for parent, child in found)
+    assert shown == [("Assign", "a", 7), ("Attribute", "a", 2), ("Call", "b", 4),
+                     ("ListComp", "a", 6), ("arguments", "c", 5)]
+    assert _self_attributes(method, "other", {"a"})[0][1].lineno == 3
+
+
+def test_names_in_reads_a_tuple_of_names_as_the_walk_does() -> None:
+    """`_names_in`'s shortcut for `a, b = ...` gives what `ast.walk` gives, in its order; a
+    nested or starred target still takes the walk."""
+    import ast
+
+    from lint_h2d.inference.summary import _names_in
+    for source in ("a, b, c = t", "[x, y] = t", "a, (b, c) = t", "a, *b = t", "self.x, y = t"):
+        target = ast.parse(source).body[0].targets[0]  # type: ignore[attr-defined]
+        walked = [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+        assert _names_in(target) == walked, source
+
+
 def test_json_values_name_the_parse(results: Dict[str, List[Finding]]) -> None:
     """A value read out of `json.load`ed data (json_config.py): the chain names where the
     data was parsed, through the model's field as for a local."""

@@ -480,6 +480,10 @@ class _Builder:
                     self.contexts.append(_context(stmt.lineno, how, statements[i + 1:], scope))
 
     def statement(self, stmt: ast.stmt, scope: _Scope) -> None:
+        if type(stmt) in _SIMPLE_STATEMENTS:  # most statements: only their calls to read
+            with _at(scope, stmt):
+                self.calls_in(stmt, scope)
+            return
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self.function(stmt, None, scope)
             return
@@ -493,8 +497,6 @@ class _Builder:
                     self.contexts.append(_context(stmt.lineno, how, stmt.body, scope))
         with _at(scope, stmt):
             self.calls_in(stmt, scope)
-        if type(stmt) in _SIMPLE_STATEMENTS:
-            return
         if isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name):
             saved = dict(self.loops)
             self.loops[stmt.target.id] = stmt.iter
@@ -574,14 +576,21 @@ class _Builder:
         scope.cpu_defaults = _cpu_defaults(args)
         own = _own_statements(node.body)
         _collect_env(node.body, scope.env, own, scope.bound_at)
-        scope.sites = statement_sites(node.body)
-        scope.statements = {id(stmt): stmt for stmt in own}
+        if any(len(values) > 1 for values in scope.env.values()):
+            # Only a name bound more than once has a binding another may hide (`_name` asks
+            # which reach a read only then): without one, no read needs to know where it is.
+            scope.sites = statement_sites(node.body)
+            scope.statements = {id(stmt): stmt for stmt in own}
         scope.shared = frozenset(n for stmt in own if isinstance(stmt, (ast.Global, ast.Nonlocal)) for n in stmt.names)
         self._device_calls(own, scope)
         returns: List[Term] = []
         displays: List[Tuple[Optional[Site], ast.Tuple]] = []
         seqs: Set[str] = set()
+        # A classmethod's `cls(x=...)` may sit in any statement's header (`if cls(...).ok:`).
+        headers = fields is not None and "classmethod" in decorators
         for stmt in own:
+            if not headers and type(stmt) not in _FACT_STATEMENTS:
+                continue  # no return, field or store here (`if`, `for`, `with`, `try`, `pass`)
             with _at(scope, stmt):
                 if isinstance(stmt, ast.Return) and stmt.value is not None and not _is_none(stmt.value):
                     returns.append(self.term(stmt.value, scope))
@@ -720,8 +729,8 @@ class _Builder:
             if callee in scope.torch or callee in _UNINTERESTING_CALLEES or not (call.args or call.keywords):
                 continue
             if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
-                    and func.value.id in _LIBRARY_MODULES | scope.torch:
-                continue
+                    and (func.value.id in _LIBRARY_MODULES or func.value.id in scope.torch):
+                continue  # (two look-ups: the union of the sets was built for every call)
             starred = any(isinstance(a, ast.Starred) for a in call.args) or any(
                 k.arg is None for k in call.keywords)
             args = tuple(self._argument(a, scope) for a in call.args if not isinstance(a, ast.Starred))
@@ -1868,6 +1877,11 @@ def _calls_outside_lambdas(stmt: ast.stmt) -> Iterator[ast.Call]:
 
 
 def _is_torch(func: ast.expr, name: str, scope: _Scope) -> bool:
+    """`torch.NAME` / `torch.x.NAME` (an alias of `torch` first).  Asked of every call
+    statement (`torch.set_default_device`): anything but an attribute `NAME` is answered
+    before the dotted name is built."""
+    if not (isinstance(func, ast.Attribute) and func.attr == name):
+        return False
     dotted = ast_dotted(func) or ""
     parts = dotted.split(".")
     return len(parts) >= 2 and parts[0] in scope.torch and parts[-1] == name
@@ -1913,6 +1927,12 @@ def _pairs(target: ast.expr, value: Optional[ast.expr],
 
 # Statements without nested blocks (no `body`, `orelse`, `finalbody`, `handlers`, `cases`).
 _SIMPLE_STATEMENTS = SIMPLE_STATEMENTS
+# The statements in which `_Builder.function` may find a returned value (`return`), a field
+# of the method's class (`self.x = v`, `self.x += v`, `self.register_buffer(...)`) or a store
+# into another object (`obj.x = v`); a compound statement's header holds none of them (but
+# for a classmethod's `cls(...)`, `_Builder._self_fields`).  Skipping the others without
+# asking saved `_at` and the two look-ups for about a third of a body's statements.
+_FACT_STATEMENTS = frozenset({ast.Return, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr})
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
@@ -2116,13 +2136,38 @@ def _grown_fields(node: ast.ClassDef, attrs: AbstractSet[str]) -> Set[str]:
         positional = method.args.posonlyargs + method.args.args
         if not positional:
             continue
-        self_name = positional[0].arg
-        for parent in ast.walk(method):
-            for child in ast.iter_child_nodes(parent):
-                if isinstance(child, ast.Attribute) and child.attr in attrs and child.attr not in grown \
-                        and _is_name(child.value, self_name) and _grows(parent, child):
-                    grown.add(child.attr)
+        for parent, child in _self_attributes(method, positional[0].arg, attrs):
+            if child.attr not in grown and _grows(parent, child):
+                grown.add(child.attr)
     return grown
+
+
+def _self_attributes(method: ast.AST, self_name: str,
+                     attrs: AbstractSet[str]) -> List[Tuple[ast.AST, ast.Attribute]]:
+    """Every `self.x` under `method` (itself included) with `x` in `attrs`, and the node it
+    hangs from: what `_grown_fields` asks `_grows` about.
+
+    One walk by an explicit stack over `_walked_fields` (the fields that may hold nodes),
+    each child looked at once as it is pushed: `ast.walk` with `ast.iter_child_nodes` of every
+    node it yields built two generators per node, and cost 4-20 ms a class on vLLM (classes
+    of thousands of lines, with an `x = []` field)."""
+    found: List[Tuple[ast.AST, ast.Attribute]] = []
+    stack: List[Any] = [method]
+    pop, push = stack.pop, stack.append
+    attribute, name = ast.Attribute, ast.Name
+    while stack:
+        parent = pop()
+        parent_kind: Any = type(parent)  # Any: a `type[Any]` is no `Hashable` to mypy
+        for field_name in _walked_fields(parent_kind):
+            value: Any = getattr(parent, field_name, None)
+            for child in value if type(value) is list else (value,):
+                kind = type(child)
+                if kind is attribute and child.attr in attrs and type(child.value) is name \
+                        and child.value.id == self_name:
+                    found.append((parent, child))
+                if kind not in _UNWALKED_TYPES:
+                    push(child)
+    return found
 
 
 def _grows(parent: ast.AST, child: ast.Attribute) -> bool:
@@ -2191,12 +2236,13 @@ def _mutated_names(tree: ast.Module, names: AbstractSet[str]) -> FrozenSet[str]:
     return frozenset(out)
 
 
-# What `_mutated_names` pops and skips: leaves (nothing below them it looks for) and the
-# values of fields that hold no node (a `**` entry's None key, `global`'s strings).
+# What `_mutated_names` pops and skips (`_self_attributes` does not push): leaves (nothing
+# below them either looks for) and the values of fields that hold no node (a `**` entry's
+# None key, `global`'s strings).
 _UNWALKED_TYPES = frozenset({ast.Name, ast.Constant, type(None), str, int})
 _DEFINITION_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
-# Fields whose values are never nodes `_mutated_names` looks below: contexts, operators,
-# identifiers, flags.
+# Fields whose values are never nodes `_mutated_names` or `_self_attributes` looks below
+# (nor a `self.x`): contexts, operators, identifiers, flags.
 _UNWALKED_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "name", "names", "asname", "module",
                               "level", "kind", "type_comment", "conversion", "simple", "is_async",
                               "kwd_attrs", "rest"})
@@ -2204,8 +2250,8 @@ _UNWALKED_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "name", "
 
 @lru_cache(maxsize=None)
 def _walked_fields(kind: Any) -> Tuple[str, ...]:
-    """The fields of an AST type `_mutated_names` walks into (cached: the hot path); none
-    for anything that is no AST node."""
+    """The fields of an AST type `_mutated_names` and `_self_attributes` walk into (cached:
+    the hot path); none for anything that is no AST node."""
     return tuple(f for f in getattr(kind, "_fields", ()) if f not in _UNWALKED_FIELDS)
 
 
@@ -2268,10 +2314,14 @@ def _loop_targets(stmt: ast.stmt) -> List[ast.AST]:
 
 
 def _names_in(node: ast.AST) -> List[str]:
-    """The names a target binds, in `ast.walk` order.  A plain name (most targets) is
-    answered without the walk: its generators cost more than the rest of the lookup."""
+    """The names a target binds, in `ast.walk` order.  A plain name (most targets) and a
+    tuple or list of plain names (`a, b = f()`, `for i, x in ...`: the walk yields them in
+    order) are answered without the walk: its generators cost more than the rest of the
+    lookup."""
     if type(node) is ast.Name:
         return [node.id]
+    if isinstance(node, (ast.Tuple, ast.List)) and all(type(e) is ast.Name for e in node.elts):
+        return [e.id for e in node.elts if isinstance(e, ast.Name)]  # (all are)
     out: List[str] = []
     for sub in ast.walk(node):
         if isinstance(sub, ast.Name):
