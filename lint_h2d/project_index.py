@@ -36,7 +36,7 @@ import time
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
 from lint_h2d import __version__
 from lint_h2d.cache import RACY_NS, STALE_TEMP_S, save_json
@@ -48,6 +48,7 @@ from lint_h2d.moved_lines import FileMove, Unmappable, line_map, numbers_in, rem
 if TYPE_CHECKING:
     from lint_h2d.inference.project import ProjectFacts
     from lint_h2d.inference.summary import FileSummary
+    from lint_h2d.pipeline import RowReader
     from lint_h2d.prefilter import TreeVerdict
 
 INDEX_FORMAT = 27  # 3: entries hold the file's summary (inference/summary.py); 4: facts stored apart; 5: summary terms changed (issue 17); 6: dataclass positional fields; 7: long operator terms kept in part; a `torch.Tensor` parameter is a param term; 8: calls in the branches of a conditional expression are call sites; 9: module calls (`nn`, `invoke`, `shape` terms, `ret` with a line); 10: factories inside `with torch.device(...)` are on its device, `meta` is no device; 11: a file's summary says whether it imports vLLM (its model classes are built under the loader's device context); 12: string and `torch.device(...)` arguments are places (`place` terms); 13: a name read in its own values is a `cycle` (settled: `n += k`), `min`/`max`/`sum` are `fold`/`fold1` terms; 14: elementwise and softmax-family torch functions and methods keep their input's place (`same`, `keep` terms), a call of an import alias names the imported function (the 13th's terms and these merged); 15: a module moved with `.to(device)` / `.to(x.device)` records the place (`ModuleMove.device`), a loop element as its iterable; 16: `index_select`, `cumsum` and `cumprod` keep their input's rank (`keep` terms), `torch.cat` is a `cat` term; a function says what it calls (`called`, `self_called`), a device context the methods of its object it calls (`owner`, `methods`); a file's module-level names bound only to numbers or displays of them (`constants`); `device=self.device` is an `on` term of the class's `device` field, a `device: str` parameter a `param` term (its call sites may name the CPU); 17: a function whose every return is a tuple display of one length says each position's term (`FunctionSummary.return_items`); 18: a dict display (or `dict(k=v)`) with constant string keys and values of different terms keeps each key's term (a third part of its `list` term), `d["k"]` says the key read (a fourth part of `sub`), `a, b = f(...)` binds each name to an `item` term, and `f(**d)` records `d`'s term as the keyword `**`; a method's own instance passed as an argument (`Helper(self)`) is an `inst` term of its class, and `self.m(...)` says its class (`CallSite.self_owner`); 19: an argument's `on` / `shape` term too deep keeps its own facts around a cut of its base; 20: a name read in a function body is what reaches that statement (an outright rebinding hides the values before it), and `obj.attr = v` stores into an instance of a project class a term names are kept (`FileSummary.stores`); 21: an allocation's `how` names its `device=` (`torch.zeros(..., device=self.dev)`); 22: `self.x += v` in a method is a field term (`aug`: what is added); 23: `t.new(...)`, the legacy constructor, is a `same` term of `t` like `t.new_zeros(...)`, and `torch.nan_to_num(x)` / `x.nan_to_num()` a `keep` term of `x`; 24: `self.x = []` that no method of the class grows is an `emptylist` term (an item store into it raises); 25: `json.load(f)` / `json.loads(s)` is a `json` term (a container of host values); 26: a union of numbers and containers (`int | list[int]`) annotates as the join of its members, not unknown; 27: the parameters of `Owner.__call__` are keyed by its class (`resolved.param_key`)
@@ -249,6 +250,69 @@ def project_index(settings: Settings, checked: Sequence[str], cache_folder: Opti
     return index.facts() if index is not None else ({}, {})
 
 
+class RowsRead:
+    """What `ProjectIndex._facts` has read of the rows so far, in the rows' order.
+
+    Why a state of its own: on a cold scan the rows are read as the index workers build them
+    (`pipeline.RowReader`, in the process that then resolves them), while the other core
+    still builds, rather than all after the build; reading them one by one in the same order
+    with the same `memo` gives the same summaries, classes and call sites."""
+
+    def __init__(self) -> None:
+        self.paths: List[str] = []
+        self.classes: Dict[str, FrozenSet[str]] = {}
+        self.summaries: Dict[str, FileSummary] = {}
+        # Equal terms and names of all the summaries as one object each (`from_json`); let go
+        # with the reading, before the summaries are resolved.
+        self.memo: Dict[Any, Any] = {}
+        # The call sites of the facts this run built, read last: only those of the names the
+        # resolver may ask (`project.read_callees`, known once every summary is): most calls
+        # are of library code, and building their sites was most of the reading's CPU.
+        self.deferred: Dict[str, bytes] = {}
+        # What a new snapshot would hold: the rows' decoded facts, read whole (not this run's
+        # `fresh` rows: their call sites are only those the resolver asks now).
+        self.complete: Dict[str, SnapshotEntry] = {}
+        self.misses = 0
+        self.used = 0
+
+
+def read_row(read: RowsRead, path: str, row: List[Any], facts: Any, index_file: Optional[Path],
+             snapshot: Mapping[str, SnapshotEntry]) -> None:
+    """Read one row's facts into `read`: `facts` are this run's (`_packed_row`) or None (from
+    the snapshot, else the facts file; a missing or corrupt one is built again from the file)."""
+    read.paths.append(path)
+    classes, summaries, memo = read.classes, read.summaries, read.memo
+    fresh_here = facts is not None
+    if facts is None:
+        known = snapshot.get(path)
+        if _usable(known, row[4]):
+            assert known is not None
+            _add_classes(classes, known[1])
+            summaries[path] = known[2]
+            read.complete[path] = known
+            read.used += 1
+            return
+        read.misses += 1
+    if isinstance(facts, list):  # `_packed_row`: the facts, and the call sites apart
+        read.deferred[path] = facts[1]
+        facts = pickle.loads(facts[0])
+    if facts is None:
+        facts = _read_facts(index_file, path, row[4])
+    try:
+        found = merge_facts(classes, summaries, path, facts, memo)
+        if not fresh_here:
+            read.complete[path] = (row[4], found, summaries[path])
+        return
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError):  # corrupt: read it again
+        pass
+    fresh = _fresh_row(path)
+    if fresh is None:
+        return
+    merge_facts(classes, summaries, path, fresh[5], memo)
+    if fresh[4] == row[4]:
+        _write_facts(index_file, path, fresh[4], fresh[5])
+
+
 class ProjectIndex:
     """The project's files as indexed, and what is known about the facts they resolve to.
 
@@ -273,6 +337,11 @@ class ProjectIndex:
         self.facts_digests: Dict[str, str] = {}
         # What the stored resolved facts were resolved from (`reused_facts`), once read.
         self._resolved_from: Optional[Dict[str, Any]] = None
+        # The rows already read by the process that resolves them (`RowsRead`), there only.
+        self.read: Optional[RowsRead] = None
+        # This run's facts, sent as they were built to the process that will resolve them
+        # (`pipeline.RowReader`), if it was started; `pipeline.facts_from_index` uses it.
+        self.reader: Optional[RowReader] = None
         digest = hashlib.blake2b(json.dumps(stored.get("key")).encode(), digest_size=16)
         for path in sorted(rows):
             digest.update(f"{path}\0{rows[path][4]}\0".encode("utf-8", "surrogateescape"))
@@ -296,52 +365,17 @@ class ProjectIndex:
             return self._facts()
 
     def _facts(self) -> Tuple[Classes, Dict[str, "FileSummary"]]:
-        classes: Dict[str, FrozenSet[str]] = {}
-        summaries: Dict[str, FileSummary] = {}
-        # Equal terms and names of all the summaries as one object each (`from_json`); let go
-        # with this call, before the summaries are resolved.
-        memo: Dict[Any, Any] = {}
-        # The call sites of the facts this run built, read last: only those of the names the
-        # resolver may ask (`project.read_callees`, known once every summary is): most calls
-        # are of library code, and building their sites was most of the reading's CPU.
-        deferred: Dict[str, bytes] = {}
+        # The rows read so far: none, or every row, read as the index was built
+        # (`pipeline.RowReader`, in the process that resolves them).
+        read = self.read if self.read is not None and self.read.paths == list(self.rows) else RowsRead()
+        self.read = None
         # The decoded facts of the files whose bytes are unchanged, in one pickle (`_snapshot`);
         # what it lacks (or holds for other bytes) is read from the facts files.
         snapshot = _load_snapshot(self.index_file, self.stored.get("key"))
-        # What a new snapshot would hold: the rows' decoded facts, read whole (not this run's
-        # `fresh` rows: their call sites are only those the resolver asks now).
-        complete: Dict[str, SnapshotEntry] = {}
-        misses = used = 0
-        for path, row in self.rows.items():
-            facts = self.fresh.get(path)
-            if facts is None:
-                known = snapshot.get(path)
-                if _usable(known, row[4]):
-                    assert known is not None
-                    _add_classes(classes, known[1])
-                    summaries[path] = known[2]
-                    complete[path] = known
-                    used += 1
-                    continue
-                misses += 1
-            if isinstance(facts, list):  # `_packed_row`: the facts, and the call sites apart
-                deferred[path] = facts[1]
-                facts = pickle.loads(facts[0])
-            if facts is None:
-                facts = _read_facts(self.index_file, path, row[4])
-            try:
-                found = merge_facts(classes, summaries, path, facts, memo)
-                if path not in self.fresh:
-                    complete[path] = (row[4], found, summaries[path])
-                continue
-            except (KeyError, TypeError, AttributeError, IndexError, ValueError):  # corrupt: read it again
-                pass
-            fresh = _fresh_row(path)
-            if fresh is None:
-                continue
-            merge_facts(classes, summaries, path, fresh[5], memo)
-            if fresh[4] == row[4]:
-                _write_facts(self.index_file, path, fresh[4], fresh[5])
+        for path, row in list(self.rows.items())[len(read.paths):]:
+            read_row(read, path, row, self.fresh.get(path), self.index_file, snapshot)
+        classes, summaries, memo, deferred = read.classes, read.summaries, read.memo, read.deferred
+        complete, misses, used = read.complete, read.misses, read.used
         if misses + len(snapshot) - used > SNAPSHOT_SLACK:
             # Many rows read from the facts files, or many snapshot entries no row wants:
             # written by `save_snapshot`, once the facts are resolved.
@@ -896,8 +930,9 @@ def load_index(settings: Settings, checked: Sequence[str], cache_folder: Optiona
     # The files this run analyzes get the prefilter's verdict too (`file_facts`).
     checked_files = {os.path.abspath(c) for c in checked} if unread else set()
     capture = tuple(settings.capture_functions)
-    built, fresh, verdicts, digests = _build([(p, capture if p in checked_files else None) for p in unread],
-                                             index_file)
+    # Every row new (a cold scan): they may be read as they are built (`pipeline.RowReader`).
+    built, fresh, verdicts, digests, reader = _build(
+        [(p, capture if p in checked_files else None) for p in unread], index_file, stream=not new)
     new.update(built)
     changed = changed or bool(unread)
     stored = {"key": key, "built_ns": started, "folders": folders, "files": new}
@@ -909,6 +944,7 @@ def load_index(settings: Settings, checked: Sequence[str], cache_folder: Optiona
     index = ProjectIndex(new, fresh, index_file, stored)
     index.verdicts = verdicts
     index.facts_digests = digests
+    index.reader = reader
     return index
 
 
@@ -924,9 +960,10 @@ def memory_index(paths: Sequence[str], capture_functions: Sequence[str]) -> Proj
     outside a project peaked at 391 MB (the resolving pool worker) against 234 MB inside one.
     Every file is checked, so every row carries the prefilter's verdict (`file_facts`)."""
     capture = tuple(capture_functions)
-    rows, fresh, verdicts, _ = _build([(path, capture) for path in dict.fromkeys(paths)], None)
+    rows, fresh, verdicts, _, reader = _build([(path, capture) for path in dict.fromkeys(paths)], None, stream=True)
     index = ProjectIndex(rows, fresh, None, {})
     index.verdicts = verdicts
+    index.reader = reader
     return index
 
 
@@ -935,47 +972,67 @@ def memory_index(paths: Sequence[str], capture_functions: Sequence[str]) -> Proj
 PARALLEL_FACTS = 64
 
 
-def _build(jobs: Sequence[Tuple[str, Optional[Tuple[str, ...]]]], index_file: Optional[Path],
-           ) -> Tuple[Dict[str, List[Any]], Dict[str, Any], Dict[str, TreeVerdict], Dict[str, str]]:
+def _build(jobs: Sequence[Tuple[str, Optional[Tuple[str, ...]]]], index_file: Optional[Path], stream: bool = False,
+           ) -> Tuple[Dict[str, List[Any]], Dict[str, Any], Dict[str, TreeVerdict], Dict[str, str], Optional["RowReader"]]:
     """The rows, packed facts (`_packed_row`) and prefilter verdicts of the files of `jobs`
     (see `_built_rows`), the facts also written beside `index_file` when there is one (with
     the digest of each file's facts written: `facts_digest`).  A file that cannot be read has
-    none of them: its analysis reports why."""
+    none of them: its analysis reports why.
+
+    With `stream` (the jobs are every row of the index) and workers building the rows, the
+    process that will resolve them is started first and reads each row as it comes
+    (`pipeline.RowReader`, returned): on the core the build leaves idle at its end."""
     rows: Dict[str, List[Any]] = {}
     fresh: Dict[str, Any] = {}
     verdicts: Dict[str, TreeVerdict] = {}
     digests: Dict[str, str] = {}
+    reader: Optional[RowReader] = None
+    if stream and _in_workers(jobs):
+        from lint_h2d.pipeline import RowReader, preload_for_workers
+
+        preload_for_workers()
+        reader = RowReader.start(index_file)
     for path, built in _built_rows(jobs):
         if built is None:
             continue
         rows[path], fresh[path] = built[:5], built[5]
+        if reader is not None:
+            reader.send(path, rows[path], fresh[path])
         if len(built) > 6:
             verdicts[path] = built[6]
         if index_file is not None:
             written = _write_facts(index_file, path, built[4], unpacked_facts(built[5]))
             if written is not None:
                 digests[path] = written
-    return rows, fresh, verdicts, digests
+    if reader is not None:
+        reader.built()
+    return rows, fresh, verdicts, digests, reader
 
 
-def _built_rows(jobs: Sequence[Tuple[str, Optional[Tuple[str, ...]]]]) -> List[Tuple[str, Optional[List[Any]]]]:
-    """Rows with facts for files whose bytes are new, in worker processes when there are
-    many (each worker reads its files: paths travel, not texts).  A job is a path and, for a
-    file the run analyzes, the settings' capture functions: its row also carries the
-    prefilter's verdict on it (`_row`)."""
+def _in_workers(jobs: Sequence[Any]) -> bool:
+    """Whether `_built_rows` builds these rows in worker processes."""
     from lint_h2d.pipeline import default_jobs
 
-    workers = default_jobs()
+    return default_jobs() > 1 and len(jobs) >= PARALLEL_FACTS
+
+
+def _built_rows(jobs: Sequence[Tuple[str, Optional[Tuple[str, ...]]]]) -> Iterator[Tuple[str, Optional[List[Any]]]]:
+    """Rows with facts for files whose bytes are new, in worker processes when there are
+    many (each worker reads its files: paths travel, not texts), in the jobs' order as they
+    come.  A job is a path and, for a file the run analyzes, the settings' capture
+    functions: its row also carries the prefilter's verdict on it (`_row`)."""
     paths = [path for path, _ in jobs]
-    if workers > 1 and len(jobs) >= PARALLEL_FACTS:
+    if _in_workers(jobs):
         from concurrent.futures import ProcessPoolExecutor
 
-        from lint_h2d.pipeline import preload_for_workers
+        from lint_h2d.pipeline import default_jobs, preload_for_workers
 
         preload_for_workers()
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            return list(zip(paths, pool.map(_packed_row, paths, [c for _, c in jobs], chunksize=16)))
-    return [(path, _packed_row(path, capture)) for path, capture in jobs]
+        with ProcessPoolExecutor(max_workers=default_jobs()) as pool:
+            yield from zip(paths, pool.map(_packed_row, paths, [c for _, c in jobs], chunksize=16))
+        return
+    for path, capture in jobs:
+        yield path, _packed_row(path, capture)
 
 
 def _packed_row(path: str, capture_functions: Optional[Tuple[str, ...]] = None) -> Optional[List[Any]]:

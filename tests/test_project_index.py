@@ -5,6 +5,9 @@ import ast
 import json
 import os
 from pathlib import Path
+from typing import Any, List, Tuple
+
+import pytest
 
 from tests.conftest import run_cli
 from tests.test_cli import write
@@ -470,3 +473,73 @@ def _snapshot_setup(tmp_path: Path, monkeypatch):  # type: ignore[no-untyped-def
     stored = json.loads(index_file.read_text())
     head = {"format": project_index.SNAPSHOT_FORMAT, "key": stored["key"], "parts": 1}
     return root, cache, first, snapshot, stored, head
+
+
+def _streamed_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, count: int = 6) -> Tuple[Any, List[str]]:
+    """An in-memory index of `count` files built by workers, its rows read as they were built
+    (`pipeline.RowReader`): the thresholds lowered so a few files take the cold scan's path."""
+    from lint_h2d import pipeline, project_index
+
+    monkeypatch.setattr(project_index, "PARALLEL_FACTS", 1)
+    monkeypatch.setattr(pipeline, "RESOLVE_APART", 1)
+    monkeypatch.setattr(pipeline, "default_jobs", lambda: 2)
+    write(tmp_path, "pool.py", POOL)
+    paths = [str(tmp_path / "pool.py")]
+    for i in range(count - 1):
+        write(tmp_path, f"step{i}.py", STEP.replace("def step(", f"def step{i}("))
+        paths.append(str(tmp_path / f"step{i}.py"))
+    return project_index.memory_index(paths, ("torch.cuda.graph",)), paths
+
+
+def test_rows_read_as_they_are_built_resolve_to_the_same_facts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cold scan's resolving process reads the rows while the workers build them
+    (`RowReader`): the facts it resolves are byte for byte those resolved after the build
+    (its reader closed unused), and no row was read in this process."""
+    import pickle
+
+    from lint_h2d import project_index
+    from lint_h2d.pipeline import RowReader, facts_from_index
+
+    streamed, paths = _streamed_index(tmp_path, monkeypatch)
+    after, _ = _streamed_index(tmp_path, monkeypatch)
+    assert streamed.reader is not None and after.reader is not None
+    after.reader.close()
+    after.reader = None
+    merged: List[str] = []
+    real = project_index.merge_facts
+    monkeypatch.setattr(project_index, "merge_facts", lambda *a: merged.append(a[2]) or real(*a))
+    answers: List[Any] = []
+    resolved = RowReader.resolved
+    monkeypatch.setattr(RowReader, "resolved", lambda self, index: answers.append(resolved(self, index)) or answers[-1])
+    facts = facts_from_index(streamed)
+    assert len(answers) == 1 and answers[0] is not None  # the reader resolved them
+    assert merged == [] and streamed.reader is None and streamed.fresh == {}
+    assert pickle.dumps(facts) == pickle.dumps(facts_from_index(after))
+    assert len(paths) == 6
+
+
+def test_a_reader_that_cannot_answer_is_done_without(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reader read other rows than the index's (one dropped), or died: the facts are
+    resolved as without it, from the rows this process kept."""
+    import pickle
+
+    from lint_h2d.pipeline import facts_from_index
+
+    reference, _ = _streamed_index(tmp_path, monkeypatch)
+    assert reference.reader is not None
+    reference.reader.close()
+    reference.reader = None
+    expected = pickle.dumps(facts_from_index(reference))
+    dead, _ = _streamed_index(tmp_path, monkeypatch)
+    assert dead.reader is not None
+    dead.reader._process.terminate()
+    dead.reader._process.join()
+    assert pickle.dumps(facts_from_index(dead)) == expected
+    fewer, paths = _streamed_index(tmp_path, monkeypatch)
+    del fewer.rows[paths[-1]]
+    smaller, _ = _streamed_index(tmp_path, monkeypatch)
+    assert smaller.reader is not None
+    smaller.reader.close()
+    smaller.reader = None
+    del smaller.rows[paths[-1]]
+    assert pickle.dumps(facts_from_index(fewer)) == pickle.dumps(facts_from_index(smaller))
