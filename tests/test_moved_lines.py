@@ -278,16 +278,20 @@ def test_a_name_another_file_shares_is_mapped_by_the_file_the_words_were_written
     sites = {"model.py:3": frozenset({(a, 3)}), "model.py:7": frozenset({(a, 7), (b, 7)}),
              "model.py:9": frozenset({(a, 9), (b, 9)}), "model.py:12": frozenset({(b, 12)})}
     remap = _Remap({a: move}, sites)
-    other = EvidenceStep("every call of `f` passes a device tensor as `x` (model.py:9, model.py:12)", "/p/u.py", 2)
-    assert remap.value(other) is other  # 9 did not move (either file's), 12 is the other file's
-    step = remap.value(EvidenceStep("every call of `f` passes a device tensor as `x` (model.py:3)", "/p/u.py", 2))
-    assert step.message.endswith("(model.py:4)")  # 3 is a line of the other file too: the words say whose
-    with pytest.raises(Unmappable):  # one words for the moved line 7 and the other file's 7
-        remap.value(EvidenceStep("(model.py:7)", "/p/u.py", 2))
-    with pytest.raises(Unmappable):  # a moved line in words nothing recorded
-        _Remap({a: move}, {}).value(EvidenceStep("(model.py:3)", "/p/u.py", 2))
-    step = remap.value(EvidenceStep("`g(...)` at model.py:3 runs `h` (my_model.py:7), line 3", a, 3))
+    # Kept alive: the remap memoizes by `id` (the stored facts' objects all live while it runs).
+    steps = [EvidenceStep("every call of `f` passes a device tensor as `x` (model.py:9, model.py:12)", "/p/u.py", 2),
+             EvidenceStep("every call of `f` passes a device tensor as `x` (model.py:3)", "/p/u.py", 2),
+             EvidenceStep("`g(...)` at model.py:3 runs `h` (my_model.py:7), line 3", a, 3),
+             EvidenceStep("(model.py:7)", "/p/u.py", 2), EvidenceStep("(model.py:3)", "/p/u.py", 2)]
+    assert remap.value(steps[0]) is steps[0]  # 9 did not move (either file's), 12 is the other file's
+    # 3 may be a line of the other file too: the table says whose these words are.
+    assert remap.value(steps[1]).message.endswith("(model.py:4)")
+    step = remap.value(steps[2])
     assert (step.message, step.row) == ("`g(...)` at model.py:4 runs `h` (my_model.py:7), line 4", 4)
+    with pytest.raises(Unmappable):  # one words for the moved line 7 and the other file's 7
+        remap.value(steps[3])
+    with pytest.raises(Unmappable):  # a moved line in words nothing recorded
+        _Remap({a: move}, {}).value(steps[4])
     # The table itself as resolving the new lines writes it.
     assert remap._sites(sites) == {"model.py:4": {(a, 4)}, "model.py:8": {(a, 8)}, "model.py:7": {(b, 7)},
                                    "model.py:9": {(a, 9), (b, 9)}, "model.py:12": {(b, 12)}}
