@@ -315,9 +315,9 @@ class _Remap:
 
     def _words(self, message: str, own: Optional[FileMove], path: Optional[str]) -> str:
         """Evidence words with the moved files' lines they name made new: `line N` in a step
-        of a moved file (its own line), and `name.py:N` of a moved file (`_named_line`).  A
-        moved line that another file of the same name may mean, or an old summary string with
-        a line in another file's step, raises `Unmappable`."""
+        of a moved file (its own line), and `name.py:N` written for a moved file's line
+        (`_named_line`).  Words written for a moved line and another file's line alike, or an
+        old summary string with a line in another file's step, raise `Unmappable`."""
         if own is not None and "line " in message:
             message = _LINE_WORDS.sub(lambda m: "line " + str(_new_line(own, int(m.group(1)))), message)
         if any(short in message for short in self.shorts):
