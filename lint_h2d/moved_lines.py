@@ -29,7 +29,7 @@ import ast
 import re
 from dataclasses import dataclass, fields
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
 
 from lint_h2d.findings import EvidenceStep
 from lint_h2d.inference.values import HostMemory, Value
@@ -54,39 +54,17 @@ class Unmappable(Exception):
 @dataclass(frozen=True)
 class FileMove:
     """One edited file's old lines → new lines (every line its old summary holds), and its name
-    as evidence words show it (`project._short`).  `others`: the numbers the facts of the
-    project's other files of that name hold (None: not known), so `name.py:N` in evidence is
-    this file's line where N is none of theirs; or a function that reads them, asked only if
-    evidence names the file with a moved line (vLLM has hundreds of `__init__.py`).  `texts`:
-    the old summary's strings that hold a line (`... at line 12`)."""
+    as evidence words show it (`project._short`).  `texts`: the old summary's strings that
+    hold a line (`... at line 12`)."""
 
     path: str
     lines: Mapping[int, int]
     short: str
-    others: Union[None, FrozenSet[int], Callable[[], Optional[FrozenSet[int]]]] = frozenset()
     texts: FrozenSet[str] = frozenset()
 
     def moved(self) -> FrozenSet[int]:
         """The old lines that changed."""
         return frozenset(old for old, new in self.lines.items() if old != new)
-
-
-def numbers_in(facts: Any) -> FrozenSet[int]:
-    """Every number a file's facts JSON holds, digit runs of its strings too: a superset of
-    the lines its evidence may name (`FileMove.others`)."""
-    found: Set[int] = set()
-    todo = [facts]
-    while todo:
-        item = todo.pop()
-        if isinstance(item, (list, tuple)):
-            todo.extend(item)
-        elif isinstance(item, dict):
-            todo.extend(item.values())
-        elif type(item) is int:
-            found.add(item)
-        elif isinstance(item, str) and any(c.isdigit() for c in item):
-            found.update(int(d) for d in _DIGITS.findall(item))
-    return frozenset(found)
 
 
 def shifted_summary(path: str, data: bytes) -> Any:
@@ -182,22 +160,24 @@ def remap_facts(facts: "ProjectFacts", moves: Mapping[str, FileMove]) -> "Projec
     if not isinstance(facts, ProjectFacts):
         raise Unmappable("not resolved facts")
     module = facts.module_facts
-    resolved = _Remap(moves).resolved(module.resolved)
+    resolved = _Remap(moves, module.resolved.site_words).resolved(module.resolved)
     return from_classes(module.class_fields, resolved)
 
 
 class _Remap:
     """One pass over the resolved facts' objects, each shared object rebuilt once (`memo`)."""
 
-    def __init__(self, moves: Mapping[str, FileMove]) -> None:
+    def __init__(self, moves: Mapping[str, FileMove], sites: Mapping[str, FrozenSet[Tuple[str, int]]]) -> None:
         self.moves = {path: move for path, move in moves.items() if move.moved()}
         # By the id of an object of the stored facts (all alive while they are remapped).
         self.memo: Dict[int, Any] = {}
-        # The numbers the namesakes of a moved file hold (`FileMove.others`), once asked.
-        self.others: Dict[str, Optional[FrozenSet[int]]] = {}
-        moved = list(self.moves.values())
-        # Evidence naming a moved file by its short name (`name.py:12`).
-        self.named = [(m, m.moved(), re.compile(r"(?<![\w./\\-])" + re.escape(m.short) + r":(\d+)")) for m in moved]
+        # Which files' lines the words `name.py:N` were written for (`Resolved.site_words`).
+        self.sites = sites
+        # Evidence naming a moved file by its short name (`name.py:12`): one pattern for all
+        # of them, so words already made new are not read again (two moved `utils.py`).
+        shorts = sorted({m.short for m in self.moves.values()})
+        self.shorts = shorts
+        self.named = re.compile(r"(?<![\w./\\-])(" + "|".join(map(re.escape, shorts)) + r"):(\d+)")
 
     def resolved(self, resolved: Any) -> Any:
         from lint_h2d.inference.resolved import Resolved
@@ -217,6 +197,8 @@ class _Remap:
                        for name, calls in value.items()}
             elif field.name in _WITH_STEPS:
                 new = self.value(value)
+            elif field.name == "site_words":
+                new = self._sites(value)
             elif field.name in _NAMES_ONLY:
                 continue
             else:
@@ -285,24 +267,39 @@ class _Remap:
         self.memo[key] = made
         return made
 
-    def _named_line(self, move: FileMove, moved: FrozenSet[int], match: "re.Match[str]") -> str:
-        """`name.py:N` with the moved file's new line if N is its line: when no other file of
-        that name may mean N, or N did not move (the same words whichever file they name)."""
-        line = int(match.group(1))
-        if line in move.lines and line not in moved:
-            return match.group(0)
-        if self._namesakes_may_hold(move, line):
-            if line in moved:
-                raise Unmappable(f"`{move.short}:{line}` may name another file of that name")
-            return match.group(0)  # not the moved file's line: a namesake's
-        return f"{move.short}:{_new_line(move, line)}"
+    def _sites(self, sites: Mapping[str, FrozenSet[Tuple[str, int]]]) -> Mapping[str, FrozenSet[Tuple[str, int]]]:
+        """The word table as resolving the new summaries writes it: each pair of a moved file
+        at its new line, under the words that name that line."""
+        if not any(p in self.moves for pairs in sites.values() for p, _ in pairs):
+            return sites
+        out: Dict[str, Set[Tuple[str, int]]] = {}
+        for word, pairs in sites.items():
+            for path, line in pairs:
+                move = self.moves.get(path)
+                if move is None:
+                    out.setdefault(word, set()).add((path, line))
+                else:
+                    new = _new_line(move, line)
+                    out.setdefault(f"{move.short}:{new}", set()).add((path, new))
+        return {word: frozenset(pairs) for word, pairs in sorted(out.items())}
 
-    def _namesakes_may_hold(self, move: FileMove, line: int) -> bool:
-        if move.path not in self.others:
-            others = move.others
-            self.others[move.path] = others() if callable(others) else others
-        known = self.others[move.path]
-        return known is None or line in known
+    def _named_line(self, match: "re.Match[str]") -> str:
+        """`name.py:N` as resolving the new summaries writes it: the words name the lines the
+        resolver wrote them for (`Resolved.site_words`), each of a moved file now at its new
+        line.  Where these differ (one words for a moved line of the edited file and for line
+        N of another file of its name), or no pair is known for a moved line, raises
+        `Unmappable`."""
+        word, short, line = match.group(0), match.group(1), int(match.group(2))
+        pairs = self.sites.get(word)
+        if pairs is None:
+            if any(m.short == short and m.lines.get(line, line) != line for m in self.moves.values()):
+                raise Unmappable(f"`{word}`, a moved line, in words the resolver did not record")
+            return word  # no line of a moved file: words of the summaries (the same after the edit)
+        new = {line if path not in self.moves else _new_line(self.moves[path], line) for path, _ in pairs}
+        if len(new) != 1:
+            raise Unmappable(f"`{word}` names a moved line and a line of another file of that name")
+        (found,) = new
+        return word if found == line else f"{short}:{found}"
 
     def _step(self, step: EvidenceStep) -> EvidenceStep:
         row = step.row
@@ -318,14 +315,13 @@ class _Remap:
 
     def _words(self, message: str, own: Optional[FileMove], path: Optional[str]) -> str:
         """Evidence words with the moved files' lines they name made new: `line N` in a step
-        of a moved file (its own line), and `name.py:N` of a moved file (`_named_line`).  A
-        moved line that another file of the same name may mean, or an old summary string with
-        a line in another file's step, raises `Unmappable`."""
+        of a moved file (its own line), and `name.py:N` written for a moved file's line
+        (`_named_line`).  Words written for a moved line and another file's line alike, or an
+        old summary string with a line in another file's step, raise `Unmappable`."""
         if own is not None and "line " in message:
             message = _LINE_WORDS.sub(lambda m: "line " + str(_new_line(own, int(m.group(1)))), message)
-        for move, moved, pattern in self.named:
-            if move.short in message:
-                message = pattern.sub(lambda m: self._named_line(move, moved, m), message)
+        if any(short in message for short in self.shorts):
+            message = self.named.sub(self._named_line, message)
         for move in self.moves.values():
             if move is not own and any(text in message for text in move.texts):
                 raise Unmappable("a moved file's words in another file's step")

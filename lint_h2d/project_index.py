@@ -43,7 +43,7 @@ from lint_h2d.cache import RACY_NS, STALE_TEMP_S, save_json
 from lint_h2d.code_id import code_id
 from lint_h2d.config import Settings, absolute_paths, real_folder
 from lint_h2d.discovery import PYTHON_SUFFIXES, discover
-from lint_h2d.moved_lines import FileMove, Unmappable, line_map, numbers_in, remap_facts, shifted_summary
+from lint_h2d.moved_lines import FileMove, Unmappable, line_map, remap_facts, shifted_summary
 
 if TYPE_CHECKING:
     from lint_h2d.inference.project import ProjectFacts
@@ -475,30 +475,7 @@ class ProjectIndex:
             lines, texts = line_map(old["summary"], new["summary"], new["summary"] if shifted is None else shifted)
         except (Unmappable, KeyError, TypeError):
             return None
-        short = _short_name(path)
-        return FileMove(path, lines, short, lambda: self._numbers_of_namesakes(path, short), texts)
-
-    def _numbers_of_namesakes(self, path: str, short: str) -> Optional[FrozenSet[int]]:
-        """Every number in the facts of the project's other files named `short`, now and as
-        last resolved (`moved_lines.numbers_in`): evidence words `short:N` name one of them
-        only if N is among these.  None when a facts file cannot be read."""
-        found: Set[int] = set()
-        stored = self._stored_resolution()
-        namesakes = [other for other in self.rows if other != path and _short_name(other) == short]
-        if len(namesakes) > MAX_NAMESAKES:
-            return None  # (vLLM's 400 `__init__.py`: reading them costs more than resolving)
-        for other in namesakes:
-            digests = {self.rows[other][4]}
-            known = stored.get(other)
-            if isinstance(known, list) and known and isinstance(known[0], str):
-                digests.add(known[0])
-            for digest in digests:
-                packed = self.fresh.get(other) if digest == self.rows[other][4] else None
-                facts = unpacked_facts(packed) if isinstance(packed, list) else _read_facts(self.index_file, other, digest)
-                if facts is None:
-                    return None
-                found |= numbers_in(facts)
-        return frozenset(found)
+        return FileMove(path, lines, _short_name(path), texts)
 
     def save_resolved(self, blob: bytes) -> None:
         """Store the pickled facts just resolved from these files (`reused_facts`), with the
@@ -684,11 +661,10 @@ def _summary_fields() -> Dict[type, Tuple[str, ...]]:
 # the resolved facts' own classes (the snapshot's reason: the cache folder is not trusted);
 # anything else is ignored and the facts are resolved again.
 
-RESOLVED_FORMAT = 1
+# 2: `Resolved.site_words` (which file each `name.py:N` of the evidence names).
+RESOLVED_FORMAT = 2
 # More edited files than this: resolve the project rather than map each one's lines.
 MAX_MOVED_FILES = 16
-# More files of an edited file's name than this: their facts are not read (`_numbers_of_namesakes`).
-MAX_NAMESAKES = 64
 
 
 def resolved_path(index_file: Path) -> Path:

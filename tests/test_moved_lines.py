@@ -265,24 +265,81 @@ def test_line_words_that_are_no_line_are_refused() -> None:
         {5: 6}, frozenset({"at line 5"}))
 
 
-def test_a_name_another_file_shares_is_not_guessed() -> None:
-    """`model.py:3` in evidence, when another file is named `model.py` too, may be either's: a
-    moved line the other file's facts also hold is not mapped (the project is resolved again);
-    one they do not hold is the moved file's."""
+def test_a_name_another_file_shares_is_mapped_by_the_file_the_words_were_written_for() -> None:
+    """`model.py:3` in evidence, when another file is named `model.py` too, is mapped as the
+    resolver's table says (`Resolved.site_words`): words of the moved file's line move, words
+    of the other file's stay, and words written for both (or for neither, at a moved line) are
+    not guessed (the project is resolved again)."""
     from lint_h2d.findings import EvidenceStep
     from lint_h2d.moved_lines import _Remap
 
-    move = FileMove("/p/a/model.py", {3: 4, 7: 8, 9: 9}, "model.py", frozenset({3, 9, 12}))
-    remap = _Remap({move.path: move})
-    other = EvidenceStep("every call of `f` passes a device tensor as `x` (model.py:9, model.py:12)", "/p/b/user.py", 2)
-    assert remap.value(other) is other  # 9 did not move, 12 is the other file's
-    with pytest.raises(Unmappable):
-        remap.value(EvidenceStep("every call of `f` passes a device tensor as `x` (model.py:3)", "/p/b/user.py", 2))
-    with pytest.raises(Unmappable):  # nothing known of the other file
-        _Remap({move.path: FileMove(move.path, move.lines, "model.py", None)}).value(
-            EvidenceStep("(model.py:7)", "/p/b/user.py", 2))
-    step = remap.value(EvidenceStep("`g(...)` at model.py:7 runs `h` (my_model.py:7), line 3", "/p/a/model.py", 3))
-    assert (step.message, step.row) == ("`g(...)` at model.py:8 runs `h` (my_model.py:7), line 4", 4)
+    a, b = "/p/a/model.py", "/p/b/model.py"
+    move = FileMove(a, {3: 4, 7: 8, 9: 9}, "model.py")
+    sites = {"model.py:3": frozenset({(a, 3)}), "model.py:7": frozenset({(a, 7), (b, 7)}),
+             "model.py:9": frozenset({(a, 9), (b, 9)}), "model.py:12": frozenset({(b, 12)})}
+    remap = _Remap({a: move}, sites)
+    # Kept alive: the remap memoizes by `id` (the stored facts' objects all live while it runs).
+    steps = [EvidenceStep("every call of `f` passes a device tensor as `x` (model.py:9, model.py:12)", "/p/u.py", 2),
+             EvidenceStep("every call of `f` passes a device tensor as `x` (model.py:3)", "/p/u.py", 2),
+             EvidenceStep("`g(...)` at model.py:3 runs `h` (my_model.py:7), line 3", a, 3),
+             EvidenceStep("(model.py:7)", "/p/u.py", 2), EvidenceStep("(model.py:3)", "/p/u.py", 2)]
+    assert remap.value(steps[0]) is steps[0]  # 9 did not move (either file's), 12 is the other file's
+    # 3 may be a line of the other file too: the table says whose these words are.
+    assert remap.value(steps[1]).message.endswith("(model.py:4)")
+    step = remap.value(steps[2])
+    assert (step.message, step.row) == ("`g(...)` at model.py:4 runs `h` (my_model.py:7), line 4", 4)
+    with pytest.raises(Unmappable):  # one words for the moved line 7 and the other file's 7
+        remap.value(steps[3])
+    with pytest.raises(Unmappable):  # a moved line in words nothing recorded
+        _Remap({a: move}, {}).value(steps[4])
+    # The table itself as resolving the new lines writes it.
+    assert remap._sites(sites) == {"model.py:4": {(a, 4)}, "model.py:8": {(a, 8)}, "model.py:7": {(b, 7)},
+                                   "model.py:9": {(a, 9), (b, 9)}, "model.py:12": {(b, 12)}}
+
+
+def test_two_moved_files_of_one_name_are_each_mapped_once() -> None:
+    """Words made new for one moved file are not read again for the other (one pattern)."""
+    from lint_h2d.findings import EvidenceStep
+    from lint_h2d.moved_lines import _Remap
+
+    a, b = "/p/a/model.py", "/p/b/model.py"
+    moves = {a: FileMove(a, {3: 4, 4: 5}, "model.py"), b: FileMove(b, {4: 6}, "model.py")}
+    sites = {"model.py:3": frozenset({(a, 3)}), "model.py:4": frozenset({(b, 4)})}
+    step = _Remap(moves, sites).value(EvidenceStep("(model.py:3, model.py:4)", "/p/u.py", 2))
+    assert step.message == "(model.py:4, model.py:6)"
+
+
+# Two files named `model.py`: the first's call at line 6 is named in the evidence of `use`'s
+# parameter (`model.py:6`); the second holds a line 6 too, but no words name it.
+NAMED = {
+    "pkg/lib.py": "def use(t):\n    return t.sum()\n\n\ndef other(t):\n    return t\n",
+    "pkg/a/model.py": ("import torch\nfrom pkg.lib import use\n\n\ndef run(n):\n"
+                       "    return use(torch.zeros(n, device=\"cuda\"))\n"),
+    "pkg/b/model.py": ("import torch\nfrom pkg.lib import other\n\n\nclass Box:\n    def __init__(self, n):\n"
+                       "        self.buf = torch.zeros(n, device=\"cuda\")\n        self.buf_cpu = torch.zeros(n)\n"),
+}
+
+
+@pytest.mark.parametrize("edited", ["pkg/a/model.py", "pkg/b/model.py"])
+def test_words_naming_one_of_two_files_of_a_name_are_carried_without_resolving(
+        tmp_path: Path, resolves: List[int], edited: str) -> None:
+    """The edit of the file the words name moves them; the edit of the other file of that name
+    leaves them: both reuse the stored facts (a line number both files hold made the run
+    resolve again before `Resolved.site_words`)."""
+    root = tmp_path / "p"
+    _write(root, "pyproject.toml", "[project]\nname = 'p'\n")
+    for name, text in {"pkg/__init__.py": "", "pkg/a/__init__.py": "", "pkg/b/__init__.py": "", **NAMED}.items():
+        _write(root, name, text)
+    cache = tmp_path / "cache"
+    first = _facts(root, cache).module_facts.resolved
+    (word,) = [w for w, pairs in first.site_words.items() if w.startswith("model.py:")]
+    assert (word, first.site_words[word]) == ("model.py:6", {(str(root.resolve() / "pkg/a/model.py"), 6)})
+    _write(root, edited, "# edited\n\n" + NAMED[edited])
+    moved = _facts(root, cache)
+    assert len(resolves) == 1  # not resolved again
+    assert moved == _facts(root, None)
+    shown = [s.message for v in moved.module_facts.resolved.params.values() for s in v.evidence]
+    assert any(("model.py:8" if edited == "pkg/a/model.py" else "model.py:6") in m for m in shown), shown
 
 
 def test_every_value_field_that_may_hold_a_step_is_walked() -> None:
@@ -296,9 +353,3 @@ def test_every_value_field_that_may_hold_a_step_is_walked() -> None:
     scalar = {"Kind", "Optional[int]", "Origin", "Optional[str]", "bool", "Optional[Tuple[str, ...]]"}
     for field in dataclasses.fields(Value):
         assert field.name in _VALUE_PARTS or str(field.type) in scalar, field
-
-
-def test_numbers_in_finds_every_number_of_a_file_s_facts() -> None:
-    from lint_h2d.moved_lines import numbers_in
-
-    assert numbers_in({"a": [1, ["x at line 12", None, True]], "b": {"c": 7}}) == {1, 7, 12}

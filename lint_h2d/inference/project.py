@@ -202,6 +202,9 @@ class _Resolver:
         # Constructions of a class chosen at run time by a function called under a device
         # context (`_loader_built`), marked once the contexts and vLLM's convention are.
         self.loaders: List[Tuple[str, int, str, FunctionSummary, _BuiltOn, int]] = []
+        # Each `name.py:N` the evidence words name → the (file, line) pairs it was written for
+        # (`_site`): `Resolved.site_words`.
+        self.site_words: SiteWords = {}
         for summary in summaries:
             for cls in summary.classes:
                 self.classes.setdefault(cls.name, []).append((summary.path, cls))
@@ -332,7 +335,7 @@ class _Resolver:
         if not sites:
             return None
         site_path, site = sites[0]
-        where = f"line {site.line}" if site_path == path else f"{site_path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{site.line}"
+        where = f"line {site.line}" if site_path == path else _site(self.site_words, site_path, site.line)
         return f"passed by the call of `{callee}` at {where}"
 
     def _types_of(self, term: Term, path: str, depth: int, elements: bool = False) -> Set[str]:
@@ -555,11 +558,11 @@ class _Resolver:
         start: List[Tuple[str, FunctionSummary, Tuple[str, ...]]] = []
         for name, line in context.methods:
             for fn_path, fn in self._dispatch(context.owner, name):
-                start.append((fn_path, fn, (_hop(f"self.{name}", path, line, fn_path, fn),)))
+                start.append((fn_path, fn, (_hop(self.site_words, f"self.{name}", path, line, fn_path, fn),)))
         for name in context.constructs:
             for fn_path, fn in self.functions.get(name, []):
                 if fn.owner is None:
-                    start.append((fn_path, fn, (_hop(name, path, context.line, fn_path, fn),)))
+                    start.append((fn_path, fn, (_hop(self.site_words, name, path, context.line, fn_path, fn),)))
         self._run_under(start, where, 0, chained=True)
 
     def _run_under(self, start: List[Tuple[str, FunctionSummary, Tuple[str, ...]]], where: "_BuiltOn",
@@ -581,13 +584,13 @@ class _Resolver:
             deeper = len(hops) < _CALL_HOPS
             for name, line in fn.called:
                 if name in self.classes:
-                    chain = hops + (f"`{name}(...)` at {_short(fn_path)}:{line}",)
+                    chain = hops + (f"`{name}(...)` at {_site(self.site_words, fn_path, line)}",)
                     self._mark_on_device(name, replace(where, via=(name, chain)) if chained else where, depth + 1)
                 elif deeper:
-                    todo.extend((p, f, hops + (_hop(name, fn_path, line, p, f),))
+                    todo.extend((p, f, hops + (_hop(self.site_words, name, fn_path, line, p, f),))
                                 for p, f in self.functions.get(name, []) if f.owner is None)
             for name, line in fn.self_called if deeper else ():
-                todo.extend((p, f, hops + (_hop(f"self.{name}", fn_path, line, p, f),))
+                todo.extend((p, f, hops + (_hop(self.site_words, f"self.{name}", fn_path, line, p, f),))
                             for p, f in self._dispatch(fn.owner, name))
 
     def _dispatch(self, owner: Optional[str], name: str) -> List[Tuple[str, FunctionSummary]]:
@@ -618,7 +621,7 @@ class _Resolver:
             return []
         keywords = {k for k, _ in site.keywords}
         call = f"{variable}({', '.join(f'{k}=...' for k, _ in site.keywords)})"
-        words = f"`{fn.name}` builds the class a registry picks (`{call}`, {_short(path)}:{line})"
+        words = f"`{fn.name}` builds the class a registry picks (`{call}`, {_site(self.site_words, path, line)})"
         found = []
         for cls in sorted(self.modules):
             for _, init in self.methods.get((cls, "__init__"), []):
@@ -982,25 +985,25 @@ class _Resolver:
             for _, _, v in values[1:]:
                 merged = join(merged, v)
             return merged.because(EvidenceStep(
-                f"every call of `{callee}` passes a device tensor as `{name}` ({_shown_sites(values)})",
+                f"every call of `{callee}` passes a device tensor as `{name}` ({_shown_sites(self.site_words, values)})",
                 first_path, first_line))
         if kinds == {Kind.SCALAR}:
             # A number only by a caller's int default (`n_ctx=512` passed on) says so too.
             defaults = tuple(dict.fromkeys(step for _, _, v in values for step in v.evidence
                                            if _INT_DEFAULT_STEP in getattr(step, "message", "")))
             return SCALAR.because(EvidenceStep(
-                f"every call of `{callee}` passes a Python number as `{name}` ({_shown_sites(values)})",
+                f"every call of `{callee}` passes a Python number as `{name}` ({_shown_sites(self.site_words, values)})",
                 first_path, first_line), *defaults)
         if kinds in ({Kind.CPU_PLACE}, {Kind.DEVICE_PLACE}):
             # `f(..., device=torch.device("cpu"))` at every call: `device=device` is the CPU.
             (place,) = kinds
             what = "the CPU" if place == Kind.CPU_PLACE else "an accelerator"
             return Value(place).because(EvidenceStep(
-                f"every call of `{callee}` passes {what} as `{name}` ({_shown_sites(values)})", first_path, first_line))
+                f"every call of `{callee}` passes {what} as `{name}` ({_shown_sites(self.site_words, values)})", first_path, first_line))
         if kinds == {Kind.OTHER} and all(_numbers(v) for _, _, v in values):
             # `f(tuple(slots))` with `slots` built of ints: a container of Python numbers.
             step = EvidenceStep(
-                f"every call of `{callee}` passes a container of Python numbers as `{name}` ({_shown_sites(values)})",
+                f"every call of `{callee}` passes a container of Python numbers as `{name}` ({_shown_sites(self.site_words, values)})",
                 first_path, first_line)
             return Value(Kind.OTHER, element=SCALAR.because(step)).because(step)
         if kinds <= {Kind.SCALAR, Kind.OTHER, Kind.UNKNOWN} and all(_one_or_many(v) for _, _, v in values):
@@ -1008,7 +1011,7 @@ class _Resolver:
             # iterating or indexing it (a number cannot be) yields a Python number.
             step = EvidenceStep(
                 f"every call of `{callee}` passes a Python number or a container of Python numbers as "
-                f"`{name}` ({_shown_sites(values)})", first_path, first_line)
+                f"`{name}` ({_shown_sites(self.site_words, values)})", first_path, first_line)
             return Value(Kind.UNKNOWN, element=SCALAR.because(step)).because(step)
         if kinds == {Kind.OTHER} and all(v.entries is not None for _, _, v in values):
             # `f(state)` at every call with a dict of string keys (`{"buf": t, "n": 3}`): each
@@ -1022,7 +1025,7 @@ class _Resolver:
             # Every call passes an instance of one project class: its fields and methods apply.
             (type_name,) = types
             return Value(Kind.OTHER, type_name=type_name).because(EvidenceStep(
-                f"every call of `{callee}` passes a `{type_name}` as `{name}` ({_shown_sites(values)})",
+                f"every call of `{callee}` passes a `{type_name}` as `{name}` ({_shown_sites(self.site_words, values)})",
                 first_path, first_line))
         for path, line, v in values:
             if _no_number(v):
@@ -1661,10 +1664,27 @@ def _allocates_by_default(term: Term, depth: int = 0) -> bool:
                for t in term[1:])
 
 
-def _hop(call: str, path: str, line: int, fn_path: str, fn: FunctionSummary) -> str:
+def _hop(sites: SiteWords, call: str, path: str, line: int, fn_path: str, fn: FunctionSummary) -> str:
     """One call on the way from a device context to a construction, as evidence words it."""
     name = f"{fn.owner}.{fn.name}" if fn.owner else fn.name
-    return f"`{call}(...)` at {_short(path)}:{line} runs `{name}` ({_short(fn_path)}:{fn.line})"
+    return f"`{call}(...)` at {_site(sites, path, line)} runs `{name}` ({_site(sites, fn_path, fn.line)})"
+
+
+# `name.py:N` evidence words → the (file, line) pairs each was written for.
+SiteWords = Dict[str, Set[Tuple[str, int]]]
+
+
+def _site(sites: SiteWords, path: str, line: int) -> str:
+    """`name.py:N`, the words evidence names line N of the file at `path` with, recorded in
+    `sites`: the file's name alone does not say which file they mean (vLLM has 59
+    `utils.py`), and a run that carries the facts to moved lines must know (`moved_lines`)."""
+    word = f"{_short(path)}:{line}"
+    found = sites.get(word)
+    if found is None:
+        sites[word] = {(path, line)}
+    else:
+        found.add((path, line))
+    return word
 
 
 def _short(path: str) -> str:
@@ -1745,10 +1765,11 @@ def _passed(site: CallSite, name: str, position: int) -> Optional[Term]:
     return None
 
 
-def _shown_sites(values: Sequence[Tuple[str, int, Value]]) -> str:
+def _shown_sites(sites: SiteWords, values: Sequence[Tuple[str, int, Value]]) -> str:
     """The first three call sites of `values` as a parameter's evidence names them (`a.py:3,
-    b.py:9 and 4 more`); made only for the values that keep a step (most are unknown)."""
-    where = ", ".join(f"{_short(p)}:{line}" for p, line, _ in values[:3])
+    b.py:9 and 4 more`, recorded in `sites`); made only for the values that keep a step (most
+    are unknown)."""
+    where = ", ".join(_site(sites, p, line) for p, line, _ in values[:3])
     return where + ("" if len(values) <= 3 else f" and {len(values) - 3} more")
 
 
@@ -2044,7 +2065,8 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                     built_on_device=built, moved=moved, constants=constants, module_names=module_names,
                     passed_numbers=passed_numbers, construction_calls=construction_calls,
                     own_returns=own_returns, split_returns=split_returns,
-                    empty_lists=_empty_lists(resolver.classes))
+                    empty_lists=_empty_lists(resolver.classes),
+                    site_words={word: frozenset(pairs) for word, pairs in sorted(resolver.site_words.items())})
 
 
 def _empty_lists(classes: Mapping[str, List[Tuple[str, ClassSummary]]]) -> FrozenSet[Tuple[str, str]]:

@@ -200,6 +200,11 @@ class Resolved:
     # an item store into that empty list raises, so the walk reads the assignment as it reads
     # `self.x = None`, adding no value next to the field's others.
     empty_lists: FrozenSet[Tuple[str, str]] = frozenset()
+    # `name.py:N` in the evidence words → the (file, line) pairs the resolver wrote it for
+    # (`project._site`).  Not read by the walk: a run that carries the stored facts to an
+    # edited file's moved lines (`moved_lines`) maps such words only where they name that file
+    # (vLLM has 59 `utils.py`: the name alone does not say which file is meant).
+    site_words: Mapping[str, FrozenSet[Tuple[str, int]]] = _field(default_factory=dict)
 
     def _inherited(self, cls: str, own: Callable[[str], Optional[Value]]) -> Optional[Value]:
         """`own(name)` of `cls` or, breadth-first, of its project base classes (a class
