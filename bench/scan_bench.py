@@ -13,9 +13,8 @@ times, each in its own process (wall time, CPU time of the process tree, peak RS
   (pre-commit, the file unchanged), and one file just edited (pre-commit as it really runs: a
   comment line inserted at the top of the staged file, which moves every line below it: the
   stored resolved facts are carried to the new lines where `moved_lines` can prove the map,
-  which it cannot for ONE_FILE (a namesake's lines), so the project is resolved again; and the
-  same edit of SECOND_FILE, whose map it proves; the file is restored and the cache primed
-  again, untimed, after each such run), one file edited in place (the text of its first line, a
+  else the project is resolved again; and the same edit of SECOND_FILE; the file is restored
+  and the cache primed again, untimed, after each such run), one file edited in place (the text of its first line, a
   comment, changed: no file's facts change, so the stored resolved facts are reused), and CI's fresh checkout with the cache folder restored (the
   tree copied anew in place: every file with a new mtime, ctime and inode, the same bytes);
 * `ruff check --no-cache --isolated` on the same tree (needs `pip install .[bench]`);
@@ -50,9 +49,8 @@ CACHE = Path(os.environ.get("LINT_H2D_BENCH_CACHE", Path.home() / ".cache" / "li
 VERSION = "0.33.0"
 REPO = Path(__file__).resolve().parent.parent
 ONE_FILE = "vllm/v1/attention/backends/utils.py"  # a typical edited file
-# A second edited file: the stored resolved facts are carried to its moved lines (`moved_lines`),
-# which ONE_FILE's are not (evidence names `utils.py:N` and another of vLLM's 59 `utils.py`
-# holds N, so the project is resolved again); the bench shows both.
+# A second edited file, with no finding of its own (the first has some): the stored resolved
+# facts are carried to the moved lines of each (`moved_lines`); the bench shows both.
 SECOND_FILE = "vllm/v1/worker/block_table.py"
 
 # The floor of a cold scan that parses every file with CPython: the files dealt round-robin to
