@@ -299,11 +299,13 @@ class ScopedStatements:
     """Every statement of a tree (`every_statement`'s order), the scope each one runs in, and the
     scopes' nesting: scope 0 is the module, each `def` (or `async def`) opens the next number;
     `parents[s]` encloses `s` (-1 for the module).  Class bodies, lambdas and comprehensions
-    open no scope here (their bindings count for the enclosing function: a superset)."""
+    open no scope here (their bindings count for the enclosing function: a superset).
+    `functions`: each `def`'s name and the scope it opens (where its parameters are names)."""
 
     statements: Tuple[ast.stmt, ...]
     scopes: Tuple[int, ...]
     parents: Tuple[int, ...]
+    functions: Tuple[Tuple[str, int], ...] = ()
 
 
 def scoped_statements(tree: ast.AST) -> ScopedStatements:
@@ -311,6 +313,7 @@ def scoped_statements(tree: ast.AST) -> ScopedStatements:
     statements: List[ast.stmt] = []
     scopes: List[int] = []
     parents: List[int] = [-1]
+    functions: List[Tuple[str, int]] = []
     stack: List[Tuple[ast.stmt, int]] = [(s, 0) for s in getattr(tree, "body", ())]
     simple = _SIMPLE_STATEMENTS
     definitions = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -325,13 +328,14 @@ def scoped_statements(tree: ast.AST) -> ScopedStatements:
         if kind in definitions:
             inner = len(parents)
             parents.append(scope)
+            functions.append((stmt.name, inner))  # type: ignore[attr-defined]
         for name in ("body", "orelse", "finalbody"):
             stack.extend((s, inner) for s in getattr(stmt, name, ()) or ())
         for handler in getattr(stmt, "handlers", ()) or ():
             stack.extend((s, inner) for s in handler.body)
         for case in getattr(stmt, "cases", ()) or ():
             stack.extend((s, inner) for s in case.body)
-    return ScopedStatements(tuple(statements), tuple(scopes), tuple(parents))
+    return ScopedStatements(tuple(statements), tuple(scopes), tuple(parents), tuple(functions))
 
 
 class _MayDevice:
@@ -353,7 +357,13 @@ class _MayDevice:
         self.keep_methods: FrozenSet[str] = keep_methods
         self.dtype_names: FrozenSet[str] = dtype_names
         self.device_fields = device_fields
-        self.params = _params_defined_here(frozenset(device_fields), text)
+        # `param:f.p` facts: `p` is a name of each `def f`'s scope (`collect` seeds them there),
+        # not of the whole file: a forward input's name (`x`, `hidden_states`) written in
+        # another function is no device tensor (issue 12).  `params`: names read in every
+        # scope (the recording run of `_h2d001_without_facts` sets them; `_needs_facts`
+        # answers for the whole file).
+        self.param_functions: Dict[str, FrozenSet[str]] = _param_index(frozenset(device_fields))[1]
+        self.params: AbstractSet[str] = frozenset()
         self.text = text
         # Some `with` may make `torch.device(...)` the factories' default (any factory then
         # may allocate on the device: scopes and order are not looked at).
@@ -378,18 +388,27 @@ class _MayDevice:
         self.tree = tree
 
     def collect(self, statements: Sequence[ast.AST], scopes: Sequence[int],
-                parents: Tuple[int, ...]) -> None:
+                parents: Tuple[int, ...], functions: Sequence[Tuple[str, int]] = ()) -> None:
         """The bindings of the module (any order), each with the scope it binds in.
 
         Only the nodes' own bindings (assignments, loops, a call's keywords and appends, a
         walrus): `_binding_nodes` hands the statements and the few expressions the walk binds
         from.  `scopes[i]` is the scope of `statements[i]` (`ScopedStatements`; `parents`
         their nesting); a node past them (a walrus found anywhere) is evaluated in every
-        scope and binds in the module's.
+        scope and binds in the module's.  `functions`: each `def`'s name and scope
+        (`ScopedStatements.functions`); a parameter every call fills with a device tensor
+        (`param:f.p`) is bound in the scope of each `def f`, so seen there and in the functions
+        nested in it (`bound`), as the walk binds a parameter in its function.
         """
         self.bindings = []
         self.parents = parents
         self.scoped = [self.scoped[0]] + [set() for _ in parents[1:]]
+        by_function = self.param_functions
+        if by_function:
+            for name, inner in functions:
+                params = by_function.get(name)
+                if params is not None and 0 < inner < len(self.scoped):
+                    self.scoped[inner].update(params)
         known = len(scopes)
         for i, node in enumerate(statements):
             scope = scopes[i] if i < known else ANY_SCOPE
@@ -719,7 +738,7 @@ def _prepared(tree: ast.AST, device_fields: AbstractSet[str], text: str
     if not candidates:
         return None
     nodes, scopes = _binding_nodes(scoped, tree if ":=" in text or not text else None)
-    analysis.collect(nodes, scopes, scoped.parents)
+    analysis.collect(nodes, scopes, scoped.parents, scoped.functions)
     return analysis, candidates
 
 
@@ -1123,7 +1142,7 @@ def _h2d001_without_facts(tree: ast.AST, text: str, scoped: Optional[ScopedState
     facts = _Recording()
     analysis = _MayDevice(tree, facts, text)
     params = _RecordingParams()
-    analysis.params = params  # type: ignore[assignment]
+    analysis.params = params
     if scoped is None:
         scoped = scoped_statements(tree)
     candidates = _candidates(analysis, scoped)
@@ -1135,7 +1154,7 @@ def _h2d001_without_facts(tree: ast.AST, text: str, scoped: Optional[ScopedState
 
     walrus_tree = tree if ":=" in text or not text else None
     nodes, scopes = _binding_nodes(scoped, walrus_tree, walruses if walrus_tree is not None else None)
-    analysis.collect(nodes, scopes, scoped.parents)
+    analysis.collect(nodes, scopes, scoped.parents, scoped.functions)
     return done() or analysis.solve(done), facts.asked, params.asked
 
 

@@ -270,3 +270,43 @@ def test_the_functions_a_file_defines_are_the_whole_words_after_def(parts: List[
     names = {"f": "a", "g": "b", "fg": "c", "é": "d"}
     expected = old.findall(text) if text else names  # no text: every function's (a tree alone)
     assert prefilter._params_defined_here(fields, text) == frozenset(names[n] for n in expected)
+
+
+_FORWARD_INPUT = """\
+import torch.nn as nn
+
+
+class Head(nn.Module):
+    def forward(self, x, n):
+        return x
+
+
+def fill(n):
+    x = [0] * n
+    x[0] = 1
+    return x
+"""
+
+
+def test_a_forward_parameter_is_a_name_of_forward_only() -> None:
+    """Issue 12: `param:forward.x` (every call places `x`, or the forward-input convention
+    does) makes `x` a possible device tensor in `forward`'s scope and the functions nested in
+    it, as the walk binds a parameter, not in every scope of the file: `x[0] = 1` on a host
+    list in another function is no candidate (on main the whole file read `x` as one)."""
+    fields = frozenset({"param:forward.x", "def:forward", "module:Head"})
+
+    def stage2(text: str) -> bool:
+        assert prefilter.h2d001_text(text, fields)
+        return prefilter.h2d001_tree(ast.parse(text), fields, text)
+
+    assert not stage2(_FORWARD_INPUT)
+    inside = _FORWARD_INPUT.replace("        return x\n", "        x[0] = 1\n        return x\n", 1)
+    assert stage2(inside)
+    nested = _FORWARD_INPUT.replace("        return x\n", "        def g():\n            x[0] = 1\n"
+                                    "        return x\n", 1)
+    assert stage2(nested)  # a function nested in forward sees its parameter
+    other = _FORWARD_INPUT.replace("def fill(n):", "def forward(n):")
+    assert stage2(other)  # any `def forward`: the facts are keyed by the function's name
+    tree = ast.parse(inside)
+    assert prefilter.h2d001_may_statements(tree, fields, inside) != frozenset()
+    assert prefilter.h2d001_may_statements(ast.parse(_FORWARD_INPUT), fields, _FORWARD_INPUT) == frozenset()
