@@ -49,6 +49,14 @@ class EvidenceKind(str, enum.Enum):
     HINT = "hint"
 
 
+def evidence_file_name(path: str) -> str:
+    """How evidence words name a file: its last path component (`utils.py` in `utils.py:12`),
+    either slash.  One function, because `moved_lines` finds these words by this name to carry
+    them to an edited file's new lines: a writer that spelled it otherwise would leave stale
+    lines in evidence unnoticed."""
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
 @dataclass(frozen=True)
 class EvidenceStep:
     """One step of the chain that convinced a rule, with where it was seen.

@@ -36,13 +36,14 @@ import time
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from lint_h2d import __version__
 from lint_h2d.cache import RACY_NS, STALE_TEMP_S, save_json
 from lint_h2d.code_id import code_id
 from lint_h2d.config import Settings, absolute_paths, real_folder
 from lint_h2d.discovery import PYTHON_SUFFIXES, discover
+from lint_h2d.findings import evidence_file_name
 from lint_h2d.moved_lines import FileMove, Unmappable, line_map, remap_facts, shifted_summary
 
 if TYPE_CHECKING:
@@ -475,7 +476,7 @@ class ProjectIndex:
             lines, texts = line_map(old["summary"], new["summary"], new["summary"] if shifted is None else shifted)
         except (Unmappable, KeyError, TypeError):
             return None
-        return FileMove(path, lines, _short_name(path), texts)
+        return FileMove(path, lines, evidence_file_name(path), texts)
 
     def save_resolved(self, blob: bytes) -> None:
         """Store the pickled facts just resolved from these files (`reused_facts`), with the
@@ -795,11 +796,6 @@ def _read_checked_facts(index_file: Optional[Path], path: str, digest: str, fact
         return json.loads(data) if facts_digest(data) == facts else None
     except (OSError, ValueError):
         return None
-
-
-def _short_name(path: str) -> str:
-    """The file's name as evidence words show it (`project._short`)."""
-    return path.replace("\\", "/").rsplit("/", 1)[-1]
 
 
 def _read_facts(index_file: Optional[Path], path: str, digest: str) -> Any:

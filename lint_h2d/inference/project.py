@@ -104,7 +104,7 @@ def from_classes(classes: Mapping[str, FrozenSet[str]],
 
 # -- facts resolved across the project's summaries ---------------------------------------------
 
-from lint_h2d.findings import EvidenceKind, EvidenceStep  # noqa: E402
+from lint_h2d.findings import evidence_file_name, EvidenceKind, EvidenceStep  # noqa: E402
 from lint_h2d.inference.summary import (  # noqa: E402
     EMPTY_DISPLAY,
     EMPTY_LIST,
@@ -1688,7 +1688,7 @@ def _site(sites: SiteWords, path: str, line: int) -> str:
 
 
 def _short(path: str) -> str:
-    return path.replace("\\", "/").rsplit("/", 1)[-1]
+    return evidence_file_name(path)
 
 
 def _vague(value: Value) -> bool:

@@ -31,7 +31,7 @@ from lint_h2d.inference.expressions import (
     literal_int,
     place_of,
 )
-from lint_h2d.findings import EvidenceStep
+from lint_h2d.findings import EvidenceStep, evidence_file_name
 from lint_h2d.inference.names import LayeredNames, Names, copy_names, join_names, layer
 from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, Resolved, forward_input_message, forward_input_param, empty_list_message, module_dotted, param_key,
                                         passed_through_message, sampling_hook_message, uncalled_message)
@@ -1385,7 +1385,7 @@ def _inherited_at_construction(cls: str, methods: Sequence[cst.FunctionDef], pro
     for name, base, path, line in calls:
         method = by_name.get(name)
         if method is not None and name != "__init__":
-            where = path.replace("\\", "/").rsplit("/", 1)[-1]
+            where = evidence_file_name(path)
             found[id(method)] = (f"`{base}.__init__` ({where}:{line}), which building `{cls}` runs "
                                  f"(its `__init__` calls the base's, or it has none) with `self` an "
                                  f"instance of `{cls}`")
