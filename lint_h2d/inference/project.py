@@ -1678,17 +1678,9 @@ def _site(sites: SiteWords, path: str, line: int) -> str:
     """`name.py:N`, the words evidence names line N of the file at `path` with, recorded in
     `sites`: the file's name alone does not say which file they mean (vLLM has 59
     `utils.py`), and a run that carries the facts to moved lines must know (`moved_lines`)."""
-    word = f"{_short(path)}:{line}"
-    found = sites.get(word)
-    if found is None:
-        sites[word] = {(path, line)}
-    else:
-        found.add((path, line))
+    word = f"{evidence_file_name(path)}:{line}"
+    sites.setdefault(word, set()).add((path, line))
     return word
-
-
-def _short(path: str) -> str:
-    return evidence_file_name(path)
 
 
 def _vague(value: Value) -> bool:
