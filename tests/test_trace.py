@@ -1,10 +1,13 @@
-"""The opt-in timeline (`lint_h2d/trace.py`, `LINT_H2D_TRACE`): it changes no fact."""
+"""The opt-in timeline (`lint_h2d/trace.py`, `LINT_H2D_TRACE`) and the resolving child's
+shorter tail (`pipeline._resolved_from(apart=True)`): neither changes a fact."""
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import sys
 from pathlib import Path
+from typing import Dict, List
 
 import pytest
 
@@ -43,3 +46,33 @@ def test_the_trace_has_every_process_s_phases_and_changes_no_fact(tmp_path: Path
     assert reader == by_name["read_row"] and len(reader) == 1 and not reader & (by_name["row"] | here)
     assert all(w0 <= w1 and c0 <= c1 for _, _, w0, w1, c0, c1 in spans)
 
+
+def test_the_resolving_child_skips_the_collection_it_does_not_need(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A resolving child (`_index_facts_blob`), which pickles the facts and exits, runs no
+    collection after the resolve (the explicit one, or the automatic one skipping it would
+    bring: the collector stays paused) unless a snapshot is written next; the facts are byte
+    for byte those resolved, with a collection, in the process the analysis forks from."""
+    from lint_h2d import pipeline
+
+    collections: List[int] = []
+
+    def count(phase: str, info: Dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    with_it, _ = _streamed_index(tmp_path, monkeypatch)
+    assert with_it.reader is not None
+    with_it.reader.close()
+    gc.callbacks.append(count)
+    try:
+        expected = pickle.dumps(pipeline._resolved_from(with_it, ()), protocol=pickle.HIGHEST_PROTOCOL)
+        assert 2 in collections  # in the process the analysis workers fork from: collected
+        collections.clear()
+        apart, _ = _streamed_index(tmp_path, monkeypatch)
+        assert apart.reader is not None
+        apart.reader.close()
+        blob = pipeline._index_facts_blob(apart, ())
+        assert collections == [] and apart.snapshot is None
+    finally:
+        gc.callbacks.remove(count)
+    assert blob == expected
