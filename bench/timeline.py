@@ -6,7 +6,8 @@ Usage: LINT_H2D_TRACE=/tmp/t.tsv python -m lint_h2d check --no-cache ... ; pytho
 A process is busy inside its phases but for those named `*.wait` (it waits for another) and
 for the outer phases (`plan`, `analyze_many`, `analysis.pool`, `index.build`) that hold
 others; the idle cores at an instant are the cores (`--cores`, 2 by default) less the busy
-processes.  Per-file phases (`row`, `read_row`, `analyze`) are shown as one line per process
+processes (a process counts once, inside nested phases).  Idle here is "no traced phase":
+a process's untraced work (the main process's walk before `index.build`) counts as idle.  Per-file phases (`row`, `read_row`, `analyze`) are shown as one line per process
 with their count, first start and last end.
 """
 from __future__ import annotations
@@ -35,11 +36,11 @@ def busy(span: Span) -> bool:
 
 def idle_seconds(spans: List[Span], cores: int, start: float, end: float, step: float = 0.01) -> List[Tuple[float, float]]:
     """(time, idle cores) sampled every `step` seconds."""
-    intervals = [(s[2], s[3]) for s in spans if busy(s)]
+    intervals = [(s[0], s[2], s[3]) for s in spans if busy(s)]
     out: List[Tuple[float, float]] = []
     t = start
     while t < end:
-        n = sum(1 for a, b in intervals if a <= t < b)
+        n = len({pid for pid, a, b in intervals if a <= t < b})  # nested phases: one process
         out.append((t, max(0, cores - n)))
         t += step
     return out
