@@ -7,8 +7,9 @@ A process is busy inside its phases but for those named `*.wait` (it waits for a
 for the outer phases (`plan`, `analyze_many`, `analysis.pool`, `index.build`) that hold
 others; the idle cores at an instant are the cores (`--cores`, 2 by default) less the busy
 processes (a process counts once, inside nested phases).  Idle here is "no traced phase":
-a process's untraced work (the main process's walk before `index.build`) counts as idle.  Per-file phases (`row`, `read_row`, `analyze`) are shown as one line per process
-with their count, first start and last end.
+a process's untraced work (the main process's walk before `index.build`) counts as idle.
+Per-file phases (`row`, `read_row`, `analyze`) are shown as one line per process with their
+count, first start and last end.
 """
 from __future__ import annotations
 
