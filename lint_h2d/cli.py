@@ -16,6 +16,7 @@ from typing import Dict, List, NoReturn, Optional, Sequence, TextIO, Tuple, Unio
 
 from fixers.edits import split_lines
 from lint_h2d import __version__
+from lint_h2d.trace import span
 from lint_h2d.cache import DEFAULT_DIR
 from lint_h2d.config import ConfigError, Resolver, Settings, cli_overrides
 from lint_h2d.discovery import discover, glob_warnings
@@ -299,7 +300,8 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     errors += [error_finding(IO_ERROR, p.path, f"cannot check {p.path}: {p.message}")
                for p in problems if not p.warning]
     warnings = [f"{p.path}: {p.message}" for p in problems if p.warning]
-    units, caches = plan_units(resolver, targets, _options(args), findings_cache=read_cache)
+    with span("plan"):  # the index built and, without a findings cache key known, resolved
+        units, caches = plan_units(resolver, targets, _options(args), findings_cache=read_cache)
     for settings in dict.fromkeys(u.settings for u in units):
         warnings += glob_warnings(settings)
     _warn(warnings, err)
@@ -309,7 +311,8 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     progress = for_stream(err)
     read: Dict[str, Source] = {s.path: s for s in sources}
     try:
-        results = analyze_many(units, jobs, progress=progress, read=read)
+        with span("analyze_many"):
+            results = analyze_many(units, jobs, progress=progress, read=read)
     finally:
         if progress is not None:
             progress.close()

@@ -45,6 +45,7 @@ from lint_h2d.config import Settings, absolute_paths, real_folder
 from lint_h2d.discovery import PYTHON_SUFFIXES, discover
 from lint_h2d.findings import evidence_file_name
 from lint_h2d.moved_lines import FileMove, Unmappable, line_map, remap_facts, shifted_summary
+from lint_h2d.trace import span
 
 if TYPE_CHECKING:
     from lint_h2d.inference.project import ProjectFacts
@@ -954,6 +955,13 @@ def _build(jobs: Sequence[Tuple[str, Optional[Tuple[str, ...]]]], index_file: Op
     With `stream` (the jobs are every row of the index) and workers building the rows, the
     process that will resolve them is started first and reads each row as it comes
     (`pipeline.RowReader`, returned): on the core the build leaves idle at its end."""
+    with span("index.build"):
+        return _build_rows(jobs, index_file, stream)
+
+
+def _build_rows(jobs: Sequence[Tuple[str, Optional[Tuple[str, ...]]]], index_file: Optional[Path], stream: bool,
+                ) -> Tuple[Dict[str, List[Any]], Dict[str, Any], Dict[str, TreeVerdict], Dict[str, str], Optional["RowReader"]]:
+    """`_build`, untimed."""
     rows: Dict[str, List[Any]] = {}
     fresh: Dict[str, Any] = {}
     verdicts: Dict[str, TreeVerdict] = {}
@@ -1012,7 +1020,8 @@ def _packed_row(path: str, capture_functions: Optional[Tuple[str, ...]] = None) 
     forked from it) a tenth of the memory of the JSON-able objects, until resolved.  Two
     pickles, the summary's call sites apart (`[facts without them, call sites]`): `facts`
     reads every other part first, then only the sites the resolver may ask for."""
-    row = _fresh_row(path, capture_functions)
+    with span("row"):
+        row = _fresh_row(path, capture_functions)
     if row is not None and len(row) > 5:
         facts = row[5]
         summary = dict(facts["summary"])
