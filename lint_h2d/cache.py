@@ -201,8 +201,12 @@ def save_json(file: Path, data: Dict[str, Any]) -> None:
         if not ignore.exists():
             ignore.write_text(GITIGNORE, encoding="utf-8")
         fd, tmp = tempfile.mkstemp(prefix=f".{file.stem}-", suffix=".tmp", dir=folder)
+        # `json.dumps`, then one write: `json.dump` encodes with the pure-Python encoder (the C
+        # one serves only `dumps`), ~4x the CPU for the same text; the index and the results
+        # cache are 0.6 and 0.9 MB on vLLM, written by every run that changes them.
+        text = json.dumps(data)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle)
+            handle.write(text)
         os.replace(tmp, file)
     except OSError:
         pass

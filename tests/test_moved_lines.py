@@ -353,3 +353,52 @@ def test_every_value_field_that_may_hold_a_step_is_walked() -> None:
     scalar = {"Kind", "Optional[int]", "Origin", "Optional[str]", "bool", "Optional[Tuple[str, ...]]"}
     for field in dataclasses.fields(Value):
         assert field.name in _VALUE_PARTS or str(field.type) in scalar, field
+
+
+def test_a_step_of_another_file_is_read_again_only_for_a_moved_file_s_words() -> None:
+    """`_Remap` gives a step of a file the edit did not move back as it is unless its words
+    hold the moved file's short name or one of its old summary strings (`_Remap.probes`):
+    those are still made new, or refused."""
+    from lint_h2d.findings import EvidenceStep
+    from lint_h2d.moved_lines import _Remap
+
+    a = "/p/a/model.py"
+    text = "inside with torch.device(...) at line 3"
+    remap = _Remap({a: FileMove(a, {3: 4}, "model.py", frozenset({text}))}, {"model.py:3": frozenset({(a, 3)})})
+    plain = EvidenceStep("allocated on `self.device` here, line 3 (user.py:3)", "/p/u.py", 3)
+    assert remap.value(plain) is plain  # its own file's line 3, another file's name
+    assert remap.value(EvidenceStep("(model.py:3)", "/p/u.py", 2)).message == "(model.py:4)"
+    with pytest.raises(Unmappable):  # the moved file's words, in another file's step
+        remap.value(EvidenceStep(f"built {text}", "/p/u.py", 2))
+
+
+def _plain_description(value: Any) -> str:
+    """`project._describe` as it was written before it memoized: every part described anew."""
+    from lint_h2d.findings import EvidenceStep
+
+    parts = [value.kind.name, str(value.rank), str(value.type_name), str(value.integer)]
+    if value.element is not None:
+        parts.append("[" + _plain_description(value.element) + "]")
+    if value.items is not None:
+        parts.append("(" + ",".join(_plain_description(v) for v in value.items) + ")")
+    if value.entries is not None:
+        parts.append("{" + ",".join(f"{k}:{_plain_description(v)}" for k, v in value.entries) + "}")
+    parts.extend(f"{s.path}:{s.row}:{s.message}" for s in value.evidence if isinstance(s, EvidenceStep))
+    return "|".join(parts)
+
+
+def test_the_fingerprint_describes_each_value_as_it_did_before_it_memoized(tmp_path: Path) -> None:
+    """`fingerprint_of` describes a value met twice once (`project._describer`): the same
+    words as describing it anew, for every value of a project's facts, shared ones included."""
+    from lint_h2d.inference.project import _describer
+    from lint_h2d.inference.values import Value
+
+    root = _project(tmp_path / "p")
+    resolved = _facts(root, None).module_facts.resolved
+    values = [v for table in (resolved.fields, resolved.constants) for bound in table.values() for v in bound.values()]
+    values += [v for table in (resolved.returns, resolved.own_returns, resolved.params, resolved.int_params,
+                               resolved.forwards, resolved.passed_numbers) for v in table.values()]
+    assert values and all(isinstance(v, Value) for v in values)
+    describe = _describer()
+    for value in values + values:  # the second time from the memo
+        assert describe(value) == _plain_description(value)
