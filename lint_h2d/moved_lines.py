@@ -54,8 +54,8 @@ class Unmappable(Exception):
 @dataclass(frozen=True)
 class FileMove:
     """One edited file's old lines → new lines (every line its old summary holds), and its name
-    as evidence words show it (`project._short`).  `texts`: the old summary's strings that
-    hold a line (`... at line 12`)."""
+    as evidence words show it (`findings.evidence_file_name`).  `texts`: the old summary's
+    strings that hold a line (`... at line 12`)."""
 
     path: str
     lines: Mapping[int, int]

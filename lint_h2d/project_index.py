@@ -462,7 +462,7 @@ class ProjectIndex:
         its facts] when the stored facts were resolved; the facts file of those bytes is kept
         for this (`prune_facts`)."""
         row = self.rows[path]
-        old = _read_checked_facts(self.index_file, path, known[0], known[1])
+        old = _read_facts(self.index_file, path, known[0], known[1])
         packed = self.fresh.get(path)
         new = unpacked_facts(packed) if isinstance(packed, list) else _read_facts(self.index_file, path, row[4])
         if not (isinstance(old, dict) and isinstance(new, dict)) or old.get("classes") != new.get("classes"):
@@ -795,24 +795,16 @@ _FACTS_TEMP_PREFIX = ".facts-"  # `_write_facts`' temp files
 _FACTS_TEMP = re.compile(re.escape(_FACTS_TEMP_PREFIX) + r"[^/\\]+\.tmp")
 
 
-def _read_checked_facts(index_file: Optional[Path], path: str, digest: str, facts: str) -> Any:
-    """The stored facts of `path` with these bytes if their digest is `facts` (`facts_digest`);
-    else None."""
+def _read_facts(index_file: Optional[Path], path: str, digest: str, checked: Optional[str] = None) -> Any:
+    """The stored facts of `path` with these bytes, or None (missing or unreadable; with
+    `checked`, also when the file's digest, `facts_digest`, is not it)."""
     if index_file is None:
         return None
     try:
         data = _facts_file(index_file, path, digest).read_bytes()
-        return json.loads(data) if facts_digest(data) == facts else None
-    except (OSError, ValueError):
-        return None
-
-
-def _read_facts(index_file: Optional[Path], path: str, digest: str) -> Any:
-    """The stored facts of `path` with these bytes, or None (missing or unreadable)."""
-    if index_file is None:
-        return None
-    try:
-        return json.loads(_facts_file(index_file, path, digest).read_text(encoding="utf-8"))
+        if checked is not None and facts_digest(data) != checked:
+            return None
+        return json.loads(data)
     except (OSError, ValueError):
         return None
 
