@@ -81,16 +81,15 @@ def frozen_heap() -> Iterator[None]:
 
 def preload_for_workers() -> None:
     """Import here, before workers fork, what every summary or resolving worker would import
-    for itself: the inference (LibCST with it) and the prefilter's tables.
+    for itself: the summaries, the resolver and the prefilter (no parser but CPython's: none
+    of them imports LibCST, which only the analysis needs).
 
     Why: each forked worker inherits this process's modules; imported in each of them, the
-    same ~0.3 s of CPU was paid once per worker (two index workers and the resolving child on
-    a cold scan).  Called only where workers are about to build summaries or resolve them,
-    so a run answered from the cache still imports no parser."""
-    import lint_h2d.inference.project  # noqa: F401  (scope, expressions, LibCST)
-    from lint_h2d.prefilter import _cached_tables
-
-    _cached_tables()
+    same CPU was paid once per worker (two index workers and the resolving child on a cold
+    scan).  Called only where workers are about to build summaries or resolve them, so a run
+    answered from the cache imports none of it."""
+    import lint_h2d.inference.project  # noqa: F401  (summary, resolved, values)
+    import lint_h2d.prefilter  # noqa: F401
 
 
 def _init_worker(engines: Sequence[Engine]) -> None:

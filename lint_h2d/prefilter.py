@@ -55,6 +55,8 @@ from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, List, 
 
 from lint_h2d.capture import is_capture_name, is_graph_context_in
 from lint_h2d.inference.summary import _SIMPLE_STATEMENTS, ast_dotted as _dotted
+from lint_h2d.inference.torch_api import (ALL_FACTORIES, INDEX_OPS, NEW_METHODS, NONZERO_OPS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS,
+                                         TORCH_DTYPE_NAMES, VIEW_METHODS)
 
 if TYPE_CHECKING:
     from lint_h2d.config import Settings
@@ -201,7 +203,7 @@ def _hint_pattern(device_hints: Tuple[str, ...]) -> Pattern[str]:
 
 
 # -- H2D001, stage 2 ---------------------------------------------------------------------------
-# The tables mirror lint_h2d/inference/expressions.py (imported lazily: it imports LibCST).
+# The tables are the walk's (`inference/torch_api.py`, which imports no LibCST).
 
 _LIKE_OR_DATA = frozenset(
     {"empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like",
@@ -213,19 +215,9 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 _KEEP_ATTRS = frozenset({"T", "mT", "data", "real", "imag", "values", "indices"})
 
 
-def _tables() -> Tuple[FrozenSet[str], FrozenSet[str], FrozenSet[str], FrozenSet[str]]:
-    from lint_h2d.inference import expressions as e
-
-    # `t.new_zeros(n)`, `t.new(n)`: on `t`'s device, as the ops that keep it (`_new_tensor`);
-    # `t.topk(k)`, `t.median(dim)`, `t.nonzero()`: results on `t`'s device (`_index_result`).
-    return (e.ALL_FACTORIES, e.SAME_DEVICE_FUNCTIONS,
-            e.VIEW_METHODS | e.SAME_DEVICE_METHODS | e.NEW_METHODS | frozenset(e.INDEX_OPS) | e.NONZERO_OPS,
-            e.TORCH_DTYPE_NAMES)
-
-
-@lru_cache(maxsize=1)
-def _cached_tables() -> Tuple[FrozenSet[str], FrozenSet[str], FrozenSet[str], FrozenSet[str]]:
-    return _tables()
+# `t.new_zeros(n)`, `t.new(n)`: on `t`'s device, as the ops that keep it (`_new_tensor`);
+# `t.topk(k)`, `t.median(dim)`, `t.nonzero()`: results on `t`'s device (`_index_result`).
+_KEEP_METHODS = VIEW_METHODS | SAME_DEVICE_METHODS | NEW_METHODS | frozenset(INDEX_OPS) | NONZERO_OPS
 
 
 _SIMPLE_CPU_STRING = re.compile(r"""[rRuU]?(['"])cpu(?::[^'"\\\r\n]*)?\1""")
@@ -351,11 +343,10 @@ class _MayDevice:
     """
 
     def __init__(self, tree: ast.AST, device_fields: AbstractSet[str], text: str = "") -> None:
-        factories, same_device_functions, keep_methods, dtype_names = _cached_tables()
-        self.factories: FrozenSet[str] = factories
-        self.same_device_functions: FrozenSet[str] = same_device_functions
-        self.keep_methods: FrozenSet[str] = keep_methods
-        self.dtype_names: FrozenSet[str] = dtype_names
+        self.factories: FrozenSet[str] = ALL_FACTORIES
+        self.same_device_functions: FrozenSet[str] = SAME_DEVICE_FUNCTIONS
+        self.keep_methods: FrozenSet[str] = _KEEP_METHODS
+        self.dtype_names: FrozenSet[str] = TORCH_DTYPE_NAMES
         self.device_fields = device_fields
         # `param:f.p` facts: `p` is a name of each `def f`'s scope (`collect` seeds them there),
         # not of the whole file: a forward input's name (`x`, `hidden_states`) written in

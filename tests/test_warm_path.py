@@ -180,3 +180,26 @@ def test_an_analyzing_run_does_not_import_libcst_matchers(tmp_path: Path) -> Non
     assert done.returncode == 0, done.stderr
     assert any("z.py:6:" in line for line in done.stdout.splitlines())  # it did analyze
     assert done.stdout.splitlines()[-1] == "['libcst', 'lint_h2d.rules._redundant']"
+
+
+def test_summaries_verdicts_and_the_resolve_import_no_libcst() -> None:
+    """What an index worker and the resolving child run (CPython's parse, stage 2's verdict,
+    the summary, the resolve) and the stored facts' classes load no LibCST: a cold scan's
+    workers do not pay for its import, and a pre-commit run that only resolves imports it
+    only if a file reaches the analysis (`inference/torch_api.py`, `resolved.ModuleFacts`)."""
+    probe = (
+        "import ast, sys\n"
+        "from lint_h2d.inference.project import resolve\n"
+        "from lint_h2d.inference.summary import summarize\n"
+        "from lint_h2d.prefilter import tree_verdict\n"
+        "from lint_h2d.project_index import _resolved_classes\n"
+        f"text = {FLAGGED!r}\n"
+        "tree_verdict(ast.parse(text), text, ())\n"
+        "resolve([summarize('z.py', text)])\n"
+        "_resolved_classes()\n"
+        "print('libcst' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], env=dict(os.environ, PYTHONPATH=str(REPO)),
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False"]
