@@ -221,11 +221,11 @@ would drop.
 
     def could_match(self, text: str, settings: "Settings",
                     device_fields: AbstractSet[str] = frozenset()) -> bool:
-        return prefilter.h2d004_text(text)
+        return prefilter.RULE_FILTERS[self.code].could_match(text, settings, device_fields)
 
     def could_match_tree(self, tree: "ast.AST", settings: "Settings",
                          device_fields: AbstractSet[str] = frozenset(), text: str = "") -> bool:
-        return prefilter.h2d004_tree(tree)
+        return prefilter.RULE_FILTERS[self.code].could_match_tree(tree, settings, device_fields, text)
 
     def wants(self, small: cst.BaseSmallStatement) -> bool:
         return _has_moves_shape(small)
