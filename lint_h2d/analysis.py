@@ -19,7 +19,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, TypeVar
 import libcst as cst
 
 from fixers.edits import split_lines
-from lint_h2d.config import Settings
+from lint_h2d.config import Settings, select_codes
 from lint_h2d.diagnostics import ERROR_CODES, INTERNAL_ERROR, SYNTAX_ERROR, describe_exception, error_finding
 from lint_h2d.discovery import per_file_ignored
 from lint_h2d.findings import Finding
@@ -28,24 +28,11 @@ from lint_h2d.inference.scope import ModuleWalker, StatementFact
 from lint_h2d.parse_chunks import ChunkPlan, chunk_plan, parse_module_in_chunks, parse_python, parsed_whole
 from lint_h2d.parse_units import may_stub, one_of, stubbed_text, unit_tests_for
 from lint_h2d.parse_view import ParseView, parse_view
-from lint_h2d.prefilter import (TreeVerdict, apply_verdict, h2d001_may_statements, mentions_hint, text_hash,
-                                tree_filter, verdict_excludes)
-from lint_h2d.rules import all_rules, select_codes
+from lint_h2d.prefilter import TreeVerdict, h2d001_may_statements, mentions_hint
+from lint_h2d.rules import all_rules
 from lint_h2d.rules.base import FileContext, Rule
 from lint_h2d.suppression import is_suppressed, noqa_lines
-
-
-def cpython_parse(path: str, text: str) -> Tuple[Optional[ast.AST], List[Finding]]:
-    """CPython's tree of `text`, or the diagnostic saying why there is none."""
-    try:
-        # In chunks: the same tree and errors, a fraction of the peak for a large file.
-        return parse_python(text, path), []
-    except SyntaxError as exc:
-        return None, [error_finding(SYNTAX_ERROR, path, f"SyntaxError: {exc.msg}",
-                                    exc.lineno or 1, exc.offset or 1)]
-    except (ValueError, MemoryError) as exc:
-        return None, [error_finding(SYNTAX_ERROR, path, f"cannot parse: {exc}")]
-    # RecursionError propagates: `Engine.analyze` retries the file on a deep stack.
+from lint_h2d.triage import Kept, cpython_parse, triage
 
 
 def _trim_heap() -> None:
@@ -184,34 +171,11 @@ class Engine:
             return [error_finding(INTERNAL_ERROR, path, "internal error: nesting too deep to analyze")]
 
     def _analyze(self, path: str, text: str, verdict: Optional[TreeVerdict] = None) -> List[Finding]:
-        rules = self.rules_for(path)
-        # CPython's parser checks the syntax of every file, so a file that is not Python is
-        # reported with or without the prefilter; its tree feeds the prefilter's stage 2
-        # (lint_h2d/prefilter.py).  LibCST only sees the files that survive.  A verdict on
-        # this text says the file parses and what stage 2 answers, without parsing it again.
-        tree: Optional[ast.AST] = None
-        if self.use_prefilter and rules:
-            fields = self.project.prefilter_names  # computed once per project (cached)
-            if verdict is not None and verdict.text_hash != text_hash(text):
-                verdict = None
-            if verdict is not None:  # what the verdict rules out needs no text stage either
-                rules = [r for r in rules if not verdict_excludes(verdict, r, text, self.settings, fields)]
-            rules = [r for r in rules if r.could_match(text, self.settings, device_fields=fields)]
-            decided = None
-            if verdict is not None:
-                decided = apply_verdict(verdict, rules, text, self.settings, fields) if rules else []
-            if decided is not None:
-                rules = decided
-                if not rules:
-                    return []  # it parses: the verdict comes from its tree
-            else:
-                tree, syntax_errors = cpython_parse(path, text)
-                if tree is not None:
-                    rules = tree_filter(rules, tree, text, self.settings, fields)
-                if not rules or syntax_errors:
-                    return syntax_errors  # CPython's verdict and position, not LibCST's
-        if not rules:
-            return cpython_parse(path, text)[1]
+        kept = triage(self.rules_for(path), path, text, verdict, self.settings, self.project.prefilter_names,
+                      self.use_prefilter, parse=cpython_parse)
+        if not isinstance(kept, Kept):
+            return kept
+        rules, tree = kept.rules, kept.tree
         if self.use_prefilter:
             tree, may_find = self._may_find(path, text, tree, rules)
             if not may_find:

@@ -414,3 +414,12 @@ def cli_overrides(settings: Settings, select: Optional[List[str]], ignore: Optio
     if ignore:
         changes["ignore"] = tuple(settings.ignore) + tuple(ignore)
     return replace(settings, **changes) if changes else settings
+
+
+def select_codes(codes: Sequence[str], select: Sequence[str], ignore: Sequence[str]) -> List[str]:
+    """ruff's prefix semantics: `H2D` selects every rule, `H2D00` a group, `ALL` everything."""
+
+    def matches(code: str, prefixes: Sequence[str]) -> bool:
+        return any(p == "ALL" or code.startswith(p.upper()) for p in prefixes)
+
+    return [c for c in codes if matches(c, select) and not matches(c, ignore)]

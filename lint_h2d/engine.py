@@ -3,6 +3,7 @@
 The pipeline follows the data:
 
 - `lint_h2d.sources`: reading, decoding and atomically writing a file;
+- `lint_h2d.triage`: the prefilter's decision on one file, which imports no LibCST;
 - `lint_h2d.analysis`: one file's text through prefilter, parse, walk, rules and noqa;
 - `lint_h2d.fix_loop`: applying fixes until none is left, re-analyzing after each pass;
 - `lint_h2d.pipeline`: many files, the project's facts and the worker pool;
@@ -17,9 +18,9 @@ from lint_h2d.analysis import (
     DEEP_RECURSION_LIMIT,
     DEEP_STACK_BYTES,
     Engine,
-    cpython_parse,
     run_with_deep_stack,
 )
+from lint_h2d.triage import cpython_parse
 from lint_h2d.diagnostics import (
     ERROR_CODES,
     INTERNAL_ERROR,

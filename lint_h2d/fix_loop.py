@@ -14,7 +14,7 @@ import libcst as cst
 
 from fixers.edits import OverlappingEdits, TextEdit, apply_edits, line_offsets, split_lines, to_offset
 from fixers.pipeline import Rewrite, group_edit, runs
-from lint_h2d.analysis import cpython_parse
+from lint_h2d.triage import cpython_parse
 from lint_h2d.diagnostics import SYNTAX_ERROR
 from lint_h2d.findings import Finding
 from lint_h2d.parse_view import parse_view

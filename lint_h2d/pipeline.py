@@ -81,16 +81,15 @@ def frozen_heap() -> Iterator[None]:
 
 def preload_for_workers() -> None:
     """Import here, before workers fork, what every summary or resolving worker would import
-    for itself: the inference (LibCST with it) and the prefilter's tables.
+    for itself: the summaries, the resolver and the prefilter (no parser but CPython's: none
+    of them imports LibCST, which only the analysis needs).
 
     Why: each forked worker inherits this process's modules; imported in each of them, the
-    same ~0.3 s of CPU was paid once per worker (two index workers and the resolving child on
-    a cold scan).  Called only where workers are about to build summaries or resolve them,
-    so a run answered from the cache still imports no parser."""
-    import lint_h2d.inference.project  # noqa: F401  (scope, expressions, LibCST)
-    from lint_h2d.prefilter import _cached_tables
-
-    _cached_tables()
+    same CPU was paid once per worker (two index workers and the resolving child on a cold
+    scan).  Called only where workers are about to build summaries or resolve them, so a run
+    answered from the cache imports none of it."""
+    import lint_h2d.inference.project  # noqa: F401  (summary, resolved, values)
+    import lint_h2d.prefilter  # noqa: F401
 
 
 def _init_worker(engines: Sequence[Engine]) -> None:
@@ -493,23 +492,54 @@ def _resolve_blobs(blobs: Sequence[Tuple[bytes, bytes]], known: Sequence[FileSum
 
 
 class LazyEngine:
-    """An engine built on first use.
+    """An engine built on first use, from project facts also made on first use.
 
     Building one means resolving the project's facts and importing LibCST and the rules; a run
     whose files all come from the cache needs neither, so `plan.py` hands out this instead
-    when it already knows the facts' fingerprint (the cache key).
+    when it already knows the facts' fingerprint (the cache key).  A run that needs the facts
+    (a file changed) still imports LibCST only for a file the prefilter keeps: `decide`
+    answers the others from the facts alone (`triage.py`, the rules' `prefilter.RULE_FILTERS`).
     """
 
-    def __init__(self, settings: "Settings", build: Callable[[], "Engine"]) -> None:
+    def __init__(self, settings: "Settings", facts: Callable[[], "ProjectFacts"], use_prefilter: bool = True) -> None:
         self.settings = settings
-        self._build: Optional[Callable[[], Engine]] = build
+        self.use_prefilter = use_prefilter
+        self._make_facts: Optional[Callable[[], ProjectFacts]] = facts
+        self._facts: Optional[ProjectFacts] = None
         self._engine: Optional[Engine] = None
+
+    def facts(self) -> "ProjectFacts":
+        if self._facts is None:
+            assert self._make_facts is not None
+            self._facts, self._make_facts = self._make_facts(), None
+        return self._facts
 
     def get(self) -> "Engine":
         if self._engine is None:
-            assert self._build is not None
-            self._engine, self._build = self._build(), None
+            from lint_h2d.analysis import Engine
+
+            self._engine = Engine(self.settings, self.facts(), use_prefilter=self.use_prefilter)
         return self._engine
+
+    def decide(self, path: str, text: str, verdict: Optional["TreeVerdict"]) -> Optional[List[Finding]]:
+        """The file's findings when the prefilter alone decides them (no rule survives it),
+        without building the engine; None when the engine must analyze the file (or is built
+        already: it decides the same, `Engine._analyze` runs `triage` first)."""
+        if self._engine is not None or not self.use_prefilter:
+            return None
+        from lint_h2d.config import select_codes
+        from lint_h2d.discovery import per_file_ignored
+        from lint_h2d.prefilter import RULE_FILTERS
+        from lint_h2d.triage import Kept, triage
+
+        ignored = per_file_ignored(self.settings, path)
+        filters = [RULE_FILTERS[c] for c in select_codes(list(RULE_FILTERS), self.settings.select, self.settings.ignore)
+                   if not any(c.startswith(i) or i == "ALL" for i in ignored)]
+        try:
+            kept = triage(filters, path, text, verdict, self.settings, self.facts().prefilter_names)
+        except RecursionError:
+            return None  # the engine retries it on a deep stack
+        return None if isinstance(kept, Kept) else kept
 
 
 @dataclass(frozen=True)
@@ -566,6 +596,18 @@ def _size(unit: Unit) -> int:
         return 0
 
 
+def _analyze_unit(unit: Unit, text: str) -> List[Finding]:
+    """`_analyze` of the unit's file with its engine, unless the prefilter decides the file
+    before the engine is built (`LazyEngine.decide`): then neither LibCST nor the rules are
+    imported for it."""
+    if isinstance(unit.engine_or_lazy, LazyEngine):
+        with gc_paused():
+            decided = unit.engine_or_lazy.decide(unit.path, text, unit.verdict)
+        if decided is not None:
+            return decided
+    return _analyze(unit.engine, unit.path, text, unit.verdict)
+
+
 def _analyze_here(todo: Sequence[Unit], progress: Optional[Callable[[int, int], None]]) -> List[Outcome]:
     """`_worker_analyze` for each unit, in this process."""
     outcomes: List[Outcome] = []
@@ -577,10 +619,9 @@ def _analyze_here(todo: Sequence[Unit], progress: Optional[Callable[[int, int], 
                 outcomes.append((unit.path, [error_finding(IO_ERROR, unit.path, f"cannot check {unit.path}: {exc}")],
                                  None, None))
                 continue
-            outcomes.append((unit.path, _analyze(unit.engine, unit.path, source.text, unit.verdict),
-                             source.digest, source.stamp))
+            outcomes.append((unit.path, _analyze_unit(unit, source.text), source.digest, source.stamp))
         else:
-            outcomes.append((unit.path, _analyze(unit.engine, unit.path, unit.source.text, unit.verdict), None, None))
+            outcomes.append((unit.path, _analyze_unit(unit, unit.source.text), None, None))
         if progress is not None:
             progress(done, len(todo))
     return outcomes

@@ -110,12 +110,11 @@ def units(resolver: Resolver, sources: Sequence[Union[Source, str]], options: Op
             # In memory, a file without a row could not be read: its analysis reports why.
             covered = [s for s in members if in_memory or absolute[_path(s)] in rows]
             extra = [s for s in members if not in_memory and absolute[_path(s)] not in rows]
-            lazy = LazyEngine(settings, _project_engine(settings, index, options))
+            lazy = LazyEngine(settings, _project_facts(index), options.use_prefilter)
             main: Union[Engine, LazyEngine] = lazy
             fingerprint = index.known
             if fingerprint is None and findings_cache:
-                built = lazy.get()  # the cache key needs the resolved facts' fingerprint
-                fingerprint = built.project.fingerprint
+                fingerprint = lazy.facts().fingerprint  # the cache key: the resolved facts
         else:  # no project, and a text not read from a file (stdin): as `memory_index`
             covered, extra = list(members), []
             verdicts: Dict[str, TreeVerdict] = {}
@@ -135,7 +134,7 @@ def units(resolver: Resolver, sources: Sequence[Union[Source, str]], options: Op
             # A file the index does not cover (excluded, yet named): the project's facts plus
             # its own, never those of the other files of the run.
             assert index is not None
-            out.append(Unit(source, LazyEngine(settings, _extra_engine(settings, index, source, options)), cache))
+            out.append(Unit(source, LazyEngine(settings, _extra_facts(index, source), options.use_prefilter), cache))
     return out, caches
 
 
@@ -145,18 +144,17 @@ def _engine(settings: Settings, facts: "ProjectFacts", options: Options) -> "Eng
     return Engine(settings, facts, use_prefilter=options.use_prefilter)
 
 
-def _project_engine(settings: Settings, index: ProjectIndex, options: Options) -> Callable[[], "Engine"]:
-    def build() -> "Engine":
-        engine = _engine(settings, facts_from_index(index), options)
-        index.remember(engine.project.fingerprint)
-        return engine
+def _project_facts(index: ProjectIndex) -> Callable[[], "ProjectFacts"]:
+    def build() -> "ProjectFacts":
+        facts = facts_from_index(index)
+        index.remember(facts.fingerprint)
+        return facts
     return build
 
 
-def _extra_engine(settings: Settings, index: ProjectIndex, source: Union[Source, str],
-                  options: Options) -> Callable[[], "Engine"]:
-    def build() -> "Engine":
-        return _engine(settings, facts_from_index(index, [_read(source)]), options)
+def _extra_facts(index: ProjectIndex, source: Union[Source, str]) -> Callable[[], "ProjectFacts"]:
+    def build() -> "ProjectFacts":
+        return facts_from_index(index, [_read(source)])
     return build
 
 

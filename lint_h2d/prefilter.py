@@ -51,14 +51,15 @@ import ast
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Pattern, Sequence, Set, TYPE_CHECKING, Tuple
+from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Pattern, Protocol, Sequence, Set, TYPE_CHECKING, Tuple, TypeVar
 
 from lint_h2d.capture import is_capture_name, is_graph_context_in
 from lint_h2d.inference.summary import _SIMPLE_STATEMENTS, ast_dotted as _dotted
+from lint_h2d.inference.torch_api import (ALL_FACTORIES, INDEX_OPS, NEW_METHODS, NONZERO_OPS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS,
+                                         TORCH_DTYPE_NAMES, VIEW_METHODS)
 
 if TYPE_CHECKING:
     from lint_h2d.config import Settings
-    from lint_h2d.rules.base import Rule
 
 # What may separate two tokens of one expression: spaces, line breaks (inside brackets),
 # backslash continuations and comments (inside brackets, before a line break).
@@ -201,7 +202,7 @@ def _hint_pattern(device_hints: Tuple[str, ...]) -> Pattern[str]:
 
 
 # -- H2D001, stage 2 ---------------------------------------------------------------------------
-# The tables mirror lint_h2d/inference/expressions.py (imported lazily: it imports LibCST).
+# The tables are the walk's (`inference/torch_api.py`, which imports no LibCST).
 
 _LIKE_OR_DATA = frozenset(
     {"empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like",
@@ -213,19 +214,9 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 _KEEP_ATTRS = frozenset({"T", "mT", "data", "real", "imag", "values", "indices"})
 
 
-def _tables() -> Tuple[FrozenSet[str], FrozenSet[str], FrozenSet[str], FrozenSet[str]]:
-    from lint_h2d.inference import expressions as e
-
-    # `t.new_zeros(n)`, `t.new(n)`: on `t`'s device, as the ops that keep it (`_new_tensor`);
-    # `t.topk(k)`, `t.median(dim)`, `t.nonzero()`: results on `t`'s device (`_index_result`).
-    return (e.ALL_FACTORIES, e.SAME_DEVICE_FUNCTIONS,
-            e.VIEW_METHODS | e.SAME_DEVICE_METHODS | e.NEW_METHODS | frozenset(e.INDEX_OPS) | e.NONZERO_OPS,
-            e.TORCH_DTYPE_NAMES)
-
-
-@lru_cache(maxsize=1)
-def _cached_tables() -> Tuple[FrozenSet[str], FrozenSet[str], FrozenSet[str], FrozenSet[str]]:
-    return _tables()
+# `t.new_zeros(n)`, `t.new(n)`: on `t`'s device, as the ops that keep it (`_new_tensor`);
+# `t.topk(k)`, `t.median(dim)`, `t.nonzero()`: results on `t`'s device (`_index_result`).
+_KEEP_METHODS = VIEW_METHODS | SAME_DEVICE_METHODS | NEW_METHODS | frozenset(INDEX_OPS) | NONZERO_OPS
 
 
 _SIMPLE_CPU_STRING = re.compile(r"""[rRuU]?(['"])cpu(?::[^'"\\\r\n]*)?\1""")
@@ -351,11 +342,10 @@ class _MayDevice:
     """
 
     def __init__(self, tree: ast.AST, device_fields: AbstractSet[str], text: str = "") -> None:
-        factories, same_device_functions, keep_methods, dtype_names = _cached_tables()
-        self.factories: FrozenSet[str] = factories
-        self.same_device_functions: FrozenSet[str] = same_device_functions
-        self.keep_methods: FrozenSet[str] = keep_methods
-        self.dtype_names: FrozenSet[str] = dtype_names
+        self.factories: FrozenSet[str] = ALL_FACTORIES
+        self.same_device_functions: FrozenSet[str] = SAME_DEVICE_FUNCTIONS
+        self.keep_methods: FrozenSet[str] = _KEEP_METHODS
+        self.dtype_names: FrozenSet[str] = TORCH_DTYPE_NAMES
         self.device_fields = device_fields
         # `param:f.p` facts: `p` is a name of each `def f`'s scope (`collect` seeds them there),
         # not of the whole file: a forward input's name (`x`, `hidden_states`) written in
@@ -1057,8 +1047,26 @@ def scan_tree(tree: ast.AST, h2d003: bool = False, h2d004: bool = False, walruse
 # -- both stages for a file ---------------------------------------------------------------------
 
 
-def tree_filter(rules: Sequence["Rule"], tree: ast.AST, text: str, settings: "Settings",
-                device_fields: AbstractSet[str] = frozenset()) -> List["Rule"]:
+class Prefiltered(Protocol):
+    """What the prefilter reads of a rule: a `rules.base.Rule` or a `prefilter.RuleFilter`."""
+
+    @property
+    def code(self) -> str: ...
+
+    @property
+    def has_tree_check(self) -> bool: ...
+
+    def could_match(self, text: str, settings: "Settings", device_fields: AbstractSet[str] = ...) -> bool: ...
+
+    def could_match_tree(self, tree: ast.AST, settings: "Settings", device_fields: AbstractSet[str] = ...,
+                         text: str = ...) -> bool: ...
+
+
+R = TypeVar("R", bound=Prefiltered)
+
+
+def tree_filter(rules: Sequence[R], tree: ast.AST, text: str, settings: "Settings",
+                device_fields: AbstractSet[str] = frozenset()) -> List[R]:
     """Stage 2: the rules (already past stage 1) whose tree check passes; [] means skip."""
     out = []
     for rule in rules:
@@ -1215,8 +1223,8 @@ def _needs_facts(verdict: TreeVerdict, text: str, device_fields: AbstractSet[str
     return any(name in params for name in verdict.param_names.split("\0"))
 
 
-def apply_verdict(verdict: TreeVerdict, rules: Sequence["Rule"], text: str, settings: "Settings",
-                  device_fields: AbstractSet[str] = frozenset()) -> Optional[List["Rule"]]:
+def apply_verdict(verdict: TreeVerdict, rules: Sequence[R], text: str, settings: "Settings",
+                  device_fields: AbstractSet[str] = frozenset()) -> Optional[List[R]]:
     """`tree_filter(rules, tree, text, ...)` from a verdict on this text, without the tree;
     None when the verdict cannot answer for some rule (the caller parses and runs stage 2)."""
     fixed = dict(verdict.fixed)
@@ -1241,7 +1249,7 @@ def apply_verdict(verdict: TreeVerdict, rules: Sequence["Rule"], text: str, sett
     return out
 
 
-def verdict_excludes(verdict: TreeVerdict, rule: "Rule", text: str, settings: "Settings",
+def verdict_excludes(verdict: TreeVerdict, rule: Prefiltered, text: str, settings: "Settings",
                      device_fields: AbstractSet[str] = frozenset()) -> bool:
     """The verdict alone drops `rule` (`apply_verdict` would, whatever its text stage says).
 
@@ -1262,8 +1270,8 @@ def verdict_excludes(verdict: TreeVerdict, rule: "Rule", text: str, settings: "S
 _VERDICT_CODES = frozenset({"H2D001", "H2D002", "H2D003", "H2D004"})
 
 
-def select_rules(rules: Sequence["Rule"], text: str, settings: "Settings",
-                 device_fields: AbstractSet[str] = frozenset()) -> List["Rule"]:
+def select_rules(rules: Sequence[R], text: str, settings: "Settings",
+                 device_fields: AbstractSet[str] = frozenset()) -> List[R]:
     """Both stages for one file: the rules that may report something in `text`."""
     survivors = [r for r in rules if r.could_match(text, settings, device_fields=device_fields)]
     if not survivors or not any(r.has_tree_check for r in survivors):
@@ -1273,3 +1281,70 @@ def select_rules(rules: Sequence["Rule"], text: str, settings: "Settings",
     except Exception:  # SyntaxError, RecursionError, ...: let LibCST decide and report
         return survivors
     return tree_filter(survivors, tree, text, settings, device_fields)
+
+
+# -- the built-in rules' two stages, by code -----------------------------------------------------
+#
+# Each rule's `could_match` / `could_match_tree` is the `RuleFilter` of its code: the stages
+# live here, without the rule, whose module imports LibCST.  So a run can decide that a file
+# has nothing to report (`triage.py`) before it imports any of LibCST or the rules: what a
+# pre-commit run after an edit of a file without candidates no longer pays for.
+
+
+@dataclass(frozen=True)
+class RuleFilter:
+    """One rule's prefilter stages (the duck type `tree_filter`, `apply_verdict` and
+    `verdict_excludes` read: `code`, `has_tree_check`, `could_match`, `could_match_tree`)."""
+
+    code: str
+    text_check: Callable[[str, "Settings", AbstractSet[str]], bool]
+    tree_check: Callable[[ast.AST, "Settings", AbstractSet[str], str], bool]
+    has_tree_check: bool = True
+
+    def could_match(self, text: str, settings: "Settings", device_fields: AbstractSet[str] = frozenset()) -> bool:
+        return self.text_check(text, settings, device_fields)
+
+    def could_match_tree(self, tree: ast.AST, settings: "Settings", device_fields: AbstractSet[str] = frozenset(),
+                         text: str = "") -> bool:
+        return self.tree_check(tree, settings, device_fields, text)
+
+
+def _h2d001_text(text: str, settings: "Settings", device_fields: AbstractSet[str]) -> bool:
+    return h2d001_text(text, device_fields) or mentions_hint(text, settings.device_hints)
+
+
+def _h2d001_tree(tree: ast.AST, settings: "Settings", device_fields: AbstractSet[str], text: str) -> bool:
+    return h2d001_tree(tree, device_fields, text) or mentions_hint(text, settings.device_hints)
+
+
+def _h2d002_text(text: str, settings: "Settings", device_fields: AbstractSet[str]) -> bool:
+    return h2d002_text(text, settings.capture_functions)
+
+
+def _h2d002_tree(tree: ast.AST, settings: "Settings", device_fields: AbstractSet[str], text: str) -> bool:
+    return h2d002_tree(tree, settings.capture_functions)
+
+
+def _h2d003_text(text: str, settings: "Settings", device_fields: AbstractSet[str]) -> bool:
+    return h2d003_text(text)
+
+
+def _h2d003_tree(tree: ast.AST, settings: "Settings", device_fields: AbstractSet[str], text: str) -> bool:
+    return h2d003_tree(tree)
+
+
+def _h2d004_text(text: str, settings: "Settings", device_fields: AbstractSet[str]) -> bool:
+    return h2d004_text(text)
+
+
+def _h2d004_tree(tree: ast.AST, settings: "Settings", device_fields: AbstractSet[str], text: str) -> bool:
+    return h2d004_tree(tree)
+
+
+# Every built-in rule's code, in order (`rules.all_rules()`'s; tests/test_prefilter.py checks).
+RULE_FILTERS: Mapping[str, RuleFilter] = {
+    "H2D001": RuleFilter("H2D001", _h2d001_text, _h2d001_tree),
+    "H2D002": RuleFilter("H2D002", _h2d002_text, _h2d002_tree),
+    "H2D003": RuleFilter("H2D003", _h2d003_text, _h2d003_tree),
+    "H2D004": RuleFilter("H2D004", _h2d004_text, _h2d004_tree),
+}

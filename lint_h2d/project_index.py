@@ -665,8 +665,9 @@ def _summary_fields() -> Dict[type, Tuple[str, ...]]:
 # the resolved facts' own classes (the snapshot's reason: the cache folder is not trusted);
 # anything else is ignored and the facts are resolved again.
 
-# 2: `Resolved.site_words` (which file each `name.py:N` of the evidence names).
-RESOLVED_FORMAT = 2
+# 2: `Resolved.site_words` (which file each `name.py:N` of the evidence names); 3: `ModuleFacts`
+# pickled from `inference.resolved` (it was `inference.scope`'s).
+RESOLVED_FORMAT = 3
 # More edited files than this: resolve the project rather than map each one's lines.
 MAX_MOVED_FILES = 16
 
@@ -739,7 +740,7 @@ def _resolved_classes() -> Tuple[type, ...]:
     from lint_h2d.findings import EvidenceKind, EvidenceStep
     from lint_h2d.inference.project import ProjectFacts
     from lint_h2d.inference.resolved import Resolved
-    from lint_h2d.inference.scope import ModuleFacts
+    from lint_h2d.inference.resolved import ModuleFacts
     from lint_h2d.inference.values import HostMemory, Kind, Origin, Value
 
     return (ProjectFacts, ModuleFacts, Resolved, Value, HostMemory, Kind, Origin, EvidenceStep, EvidenceKind)

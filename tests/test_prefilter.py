@@ -310,3 +310,37 @@ def test_a_forward_parameter_is_a_name_of_forward_only() -> None:
     tree = ast.parse(inside)
     assert prefilter.h2d001_may_statements(tree, fields, inside) != frozenset()
     assert prefilter.h2d001_may_statements(ast.parse(_FORWARD_INPUT), fields, _FORWARD_INPUT) == frozenset()
+
+
+def test_rule_filters_are_the_rules_stages_by_code() -> None:
+    """`prefilter.RULE_FILTERS` names every built-in rule, in `all_rules()`'s order (what
+    `pipeline.LazyEngine.decide` selects from without importing the rules)."""
+    from lint_h2d.rules import all_rules
+
+    assert list(prefilter.RULE_FILTERS) == [r.code for r in all_rules()]
+    assert all(f.has_tree_check == r.has_tree_check for f, r in zip(prefilter.RULE_FILTERS.values(), all_rules()))
+
+
+@pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: p.name)
+def test_the_triage_decides_alike_from_the_filters_and_from_the_rules(path: Path) -> None:
+    """`triage` on the rules' `RULE_FILTERS` (no engine built) and on the engine's rules keeps
+    the same codes and returns the same findings when nothing is kept: the run that decides a
+    file before building the engine gives what the engine gives.  With a verdict too."""
+    from lint_h2d.triage import Kept, triage
+
+    text = path.read_text(encoding="utf-8")
+    facts = collect([text, DEVICE_FIELDS_SOURCE])
+    engine = Engine(Settings(root=FIXTURES), facts)
+    fields = facts.prefilter_names
+    try:
+        verdicts = [None, prefilter.tree_verdict(ast.parse(text), text, engine.settings.capture_functions)]
+    except SyntaxError:
+        verdicts = [None]
+    for verdict in verdicts:
+        by_rules = triage(engine.rules_for(str(path)), str(path), text, verdict, engine.settings, fields)
+        by_filters = triage(list(prefilter.RULE_FILTERS.values()), str(path), text, verdict, engine.settings, fields)
+        if isinstance(by_rules, Kept):
+            assert isinstance(by_filters, Kept)
+            assert [r.code for r in by_rules.rules] == [r.code for r in by_filters.rules]
+        else:
+            assert by_rules == by_filters

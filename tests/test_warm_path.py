@@ -180,3 +180,57 @@ def test_an_analyzing_run_does_not_import_libcst_matchers(tmp_path: Path) -> Non
     assert done.returncode == 0, done.stderr
     assert any("z.py:6:" in line for line in done.stdout.splitlines())  # it did analyze
     assert done.stdout.splitlines()[-1] == "['libcst', 'lint_h2d.rules._redundant']"
+
+
+def test_summaries_verdicts_and_the_resolve_import_no_libcst() -> None:
+    """What an index worker and the resolving child run (CPython's parse, stage 2's verdict,
+    the summary, the resolve) and the stored facts' classes load no LibCST: a cold scan's
+    workers do not pay for its import, and a pre-commit run that only resolves imports it
+    only if a file reaches the analysis (`inference/torch_api.py`, `resolved.ModuleFacts`)."""
+    probe = (
+        "import ast, sys\n"
+        "from lint_h2d.inference.project import resolve\n"
+        "from lint_h2d.inference.summary import summarize\n"
+        "from lint_h2d.prefilter import tree_verdict\n"
+        "from lint_h2d.project_index import _resolved_classes\n"
+        f"text = {FLAGGED!r}\n"
+        "tree_verdict(ast.parse(text), text, ())\n"
+        "resolve([summarize('z.py', text)])\n"
+        "_resolved_classes()\n"
+        "print('libcst' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], env=dict(os.environ, PYTHONPATH=str(REPO)),
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False"]
+
+
+def test_an_edited_file_the_prefilter_drops_imports_no_libcst(tmp_path: Path) -> None:
+    """A pre-commit run after an edit resolves the project's facts again (or carries them),
+    and decides a file without candidates from them alone (`pipeline.LazyEngine.decide`):
+    LibCST and the rules are imported only for a file the prefilter keeps.  Both runs give
+    what `--no-cache` gives."""
+    root = project(tmp_path / "p")
+    plain = root / "pkg" / "plain.py"
+    plain.write_text("def step(n):\n    return [0] * n\n", encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    probe = ("import sys\nfrom lint_h2d.cli import main\ntry:\n    main(sys.argv[1:])\nfinally:\n"
+             "    print(sorted(m for m in ('libcst', 'lint_h2d.rules', 'lint_h2d.analysis') if m in sys.modules))\n")
+
+    def run(*args: str) -> List[str]:
+        done = subprocess.run([sys.executable, "-c", probe, "check", "--output-format", "concise", *args],
+                              cwd=root, env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode in (0, 1), done.stderr
+        return done.stdout.splitlines()
+
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    run(*cache, ".")  # the project's index, facts and findings recorded
+    plain.write_text("# edited\ndef step(n):\n    return [0] * n\n", encoding="utf-8")
+    edited = run(*cache, "pkg/plain.py")
+    assert edited[-1] == "[]", edited  # decided without the engine
+    assert edited[:-1] == run("--no-cache", "pkg/plain.py")[:-1]
+    (root / "z.py").write_text("# edited\n" + FLAGGED, encoding="utf-8")
+    flagged = run(*cache, "z.py")
+    assert flagged[-1] == "['libcst', 'lint_h2d.analysis', 'lint_h2d.rules']", flagged  # kept: analyzed
+    assert any("z.py:7:" in line for line in flagged), flagged
+    assert flagged[:-1] == run("--no-cache", "z.py")[:-1]

@@ -27,6 +27,7 @@ from typing import Callable, List, Optional
 
 import libcst as cst
 
+from lint_h2d.inference.torch_api import ALL_FACTORIES, SAME_DEVICE_FUNCTIONS
 from lint_h2d.inference.values import HostMemory, Kind, LocalStep, Value
 
 Infer = Callable[[cst.BaseExpression, "object"], Value]
@@ -338,8 +339,6 @@ def _call(call: cst.Call, facts: object, value: Value, infer: Infer) -> Value:
 
 
 def _torch_function(call: cst.Call, name: str, facts: object, value: Value, infer: Infer) -> Value:
-    from lint_h2d.inference.expressions import ALL_FACTORIES, SAME_DEVICE_FUNCTIONS
-
     positional = positional_args(call)
     if name in ("from_numpy", "frombuffer", "as_tensor", "asarray"):
         if value.kind not in (Kind.CPU, Kind.TENSOR):

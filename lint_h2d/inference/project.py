@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from fixers.edits import split_lines
-from lint_h2d.inference.scope import ModuleFacts
+from lint_h2d.inference.resolved import ModuleFacts
 
 _CLASS = re.compile(r"^([ \t]*)class[ \t]+([A-Za-z_]\w*)")
 _FIELD = re.compile(r"^([ \t]+)([A-Za-z_]\w*)[ \t]*:[^=\n]")

@@ -288,3 +288,20 @@ class Resolved:
 
 
 EMPTY_RESOLVED = Resolved()
+
+
+@dataclass(frozen=True)
+class ModuleFacts:
+    """Cross-file knowledge handed to every file's walk: the classes with `*_cpu` fields, the
+    names the prefilter reads as possible device tensors, and the resolved facts.
+
+    Here, not in `scope.py` (the walk), so that reading stored facts, resolving and the
+    prefilter import no LibCST: a pre-commit run on a file with nothing to parse never pays
+    for it."""
+
+    class_fields: Mapping[str, FrozenSet[str]]
+    device_fields: FrozenSet[str]
+    resolved: Resolved = _field(default_factory=Resolved)
+
+
+EMPTY_MODULE_FACTS = ModuleFacts({}, frozenset())

@@ -33,7 +33,7 @@ from lint_h2d.inference.expressions import (
 )
 from lint_h2d.findings import EvidenceStep, evidence_file_name
 from lint_h2d.inference.names import LayeredNames, Names, copy_names, join_names, layer
-from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, Resolved, forward_input_message, forward_input_param, empty_list_message, module_dotted, param_key,
+from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, EMPTY_MODULE_FACTS, ModuleFacts, Resolved, forward_input_message, forward_input_param, empty_list_message, module_dotted, param_key,
                                         passed_through_message, sampling_hook_message, uncalled_message)
 from lint_h2d.inference.summary import sampling_hook
 from lint_h2d.inference.usage import RangeBounds
@@ -70,18 +70,6 @@ class StatementFact:
     block: Tuple[cst.BaseStatement, ...]
     # The node whose body is `block` (IndentedBlock or Module); None for one-line suites.
     container: Optional[Union[cst.IndentedBlock, cst.Module]] = None
-
-
-@dataclass(frozen=True)
-class ModuleFacts:
-    """Cross-file knowledge handed to every file's walk."""
-
-    class_fields: Mapping[str, FrozenSet[str]]
-    device_fields: FrozenSet[str]
-    resolved: Resolved = field(default_factory=Resolved)
-
-
-EMPTY_MODULE_FACTS = ModuleFacts({}, frozenset())
 
 
 def _module_imports(module: cst.Module) -> Iterator[Union[cst.Import, cst.ImportFrom]]:

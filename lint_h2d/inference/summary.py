@@ -24,6 +24,7 @@ from functools import lru_cache
 from typing import AbstractSet, Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 from lint_h2d.inference.reaching import SIMPLE_STATEMENTS, Site, reaching, rebinds, statement_sites
+from lint_h2d.inference.torch_api import INTEGER_DTYPES, LEGACY_TENSOR_TYPES, NEW_METHODS, SCALAR_METHODS
 
 Term = Tuple[Any, ...]
 
@@ -54,7 +55,9 @@ def place_term(text: str) -> Optional[Term]:
     kind = m.group(1)
     return ("place", kind) if kind in ("cpu", "meta") else ACCELERATOR_PLACE
 
-# Mirrors lint_h2d/inference/expressions.py (kept apart: that module imports LibCST).
+# The summary's own tables of torch's factories and device-keeping calls: close to `torch_api`'s
+# (the walk's) but not equal to them, so a term records no more than it always did; a change
+# here changes every stored summary (bump `project_index.INDEX_FORMAT`).
 _SIZE_FACTORIES = frozenset({"empty", "zeros", "ones", "rand", "randn"})
 _ONE_D = frozenset({"arange", "linspace", "logspace", "randperm"})
 _LIKE = frozenset({"empty_like", "zeros_like", "ones_like", "full_like", "rand_like",
@@ -96,16 +99,7 @@ CONCATENATIONS = frozenset({"cat", "concat", "concatenate"})
 NN_TENSOR_WRAPPERS = frozenset({"Parameter", "Buffer"})
 # Builtins that return a Python number (the walk reads the same table: `expressions`).
 SCALAR_BUILTINS = frozenset({"len", "int", "float", "bool", "round", "abs", "ord", "hash"})
-_SCALAR_METHODS = frozenset({"item", "numel", "dim", "ndimension", "element_size", "nelement"})
 _PROPERTIES = frozenset({"property", "cached_property"})
-_NEW_METHODS = frozenset({"new_empty", "new_zeros", "new_ones", "new_full", "new_tensor", "new"})
-# Mirrors expressions.LEGACY_TENSOR_TYPES: `torch.LongTensor` as an annotation is a tensor.
-_LEGACY_TENSOR_TYPES = frozenset({
-    "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
-    "ShortTensor", "IntTensor", "LongTensor", "BoolTensor",
-})
-_INTEGER_DTYPES = frozenset({"int", "int8", "int16", "int32", "int64", "long", "short", "uint8",
-                             "uint16", "uint32", "uint64"})
 
 
 @dataclass(frozen=True)
@@ -1121,7 +1115,7 @@ class _Builder:
         if dotted.endswith(("distributed.get_rank", "distributed.get_world_size",
                             "cuda.current_device", "cuda.device_count")):
             return SCALAR
-        if method in _SCALAR_METHODS:
+        if method in SCALAR_METHODS:
             return SCALAR
         if method in ("size", "stride") and node.args:
             return SCALAR
@@ -1165,7 +1159,7 @@ class _Builder:
             return ("to", recv, self.term(target, scope), line)
         if method in ("cpu", "pin_memory", "numpy"):
             return ("cpu", None, line) if method != "numpy" else OTHER
-        if method in _NEW_METHODS:
+        if method in NEW_METHODS:
             device = _keyword(node, "device")
             if device is None:
                 return ("same", recv, None)  # `t.new_zeros(n)`: on `t`'s device
@@ -1206,7 +1200,7 @@ class _Builder:
             return ("cpu", None, line)
         device = _keyword(node, "device")
         dtype = _keyword(node, "dtype")
-        integer = dtype is not None and (ast_dotted(dtype) or "").split(".")[-1] in _INTEGER_DTYPES
+        integer = dtype is not None and (ast_dotted(dtype) or "").split(".")[-1] in INTEGER_DTYPES
         if name in _LIKE:
             source = self.term(node.args[0], scope) if node.args else UNK
             if device is None:
@@ -1699,7 +1693,7 @@ def annotation_term(node: Optional[ast.expr]) -> Term:
     last = name.split(".")[-1]
     if name in ("int", "float", "bool"):
         return SCALAR
-    if last in ("Tensor", "Parameter") or last in _LEGACY_TENSOR_TYPES:
+    if last in ("Tensor", "Parameter") or last in LEGACY_TENSOR_TYPES:
         return ("tensor", None)
     if name in ("str", "bytes", "list", "dict", "tuple", "set", "None", "Any", "object"):
         return OTHER if name != "Any" else UNK

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from typing import Dict, List, Sequence
+from typing import Dict, List
 
 from lint_h2d.rules.base import Rule
 
@@ -34,12 +34,3 @@ def rule_by_code(code: str) -> Rule:
         if rule.code == code.upper():
             return rule
     raise KeyError(code)
-
-
-def select_codes(codes: Sequence[str], select: Sequence[str], ignore: Sequence[str]) -> List[str]:
-    """ruff's prefix semantics: `H2D` selects every rule, `H2D00` a group, `ALL` everything."""
-
-    def matches(code: str, prefixes: Sequence[str]) -> bool:
-        return any(p == "ALL" or code.startswith(p.upper()) for p in prefixes)
-
-    return [c for c in codes if matches(c, select) and not matches(c, ignore)]

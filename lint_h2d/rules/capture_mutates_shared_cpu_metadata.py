@@ -162,11 +162,11 @@ when the sibling is unknown.
 
     def could_match(self, text: str, settings: "Settings",
                     device_fields: AbstractSet[str] = frozenset()) -> bool:
-        return prefilter.h2d002_text(text, settings.capture_functions)
+        return prefilter.RULE_FILTERS[self.code].could_match(text, settings, device_fields)
 
     def could_match_tree(self, tree: "ast.AST", settings: "Settings",
                          device_fields: AbstractSet[str] = frozenset(), text: str = "") -> bool:
-        return prefilter.h2d002_tree(tree, settings.capture_functions)
+        return prefilter.RULE_FILTERS[self.code].could_match_tree(tree, settings, device_fields, text)
 
     invalid_examples = (
         "def build_for_cudagraph_capture(self, meta):\n    meta.query_start_loc_cpu.zero_()\n",

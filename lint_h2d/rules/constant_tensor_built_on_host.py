@@ -18,7 +18,6 @@ from lint_h2d import prefilter
 from lint_h2d.cst_children import recorded_children, type_test
 from lint_h2d.findings import Applicability, Finding, Fix
 from lint_h2d.inference.expressions import (
-    INTEGER_DTYPES,
     Facts,
     _is_dtype,
     _names_a_device,
@@ -26,6 +25,7 @@ from lint_h2d.inference.expressions import (
     infer,
     place_of,
 )
+from lint_h2d.inference.torch_api import INTEGER_DTYPES
 from lint_h2d.inference.memory import positional_args
 from lint_h2d.inference.scope import StatementFact
 from lint_h2d.inference.values import Kind
@@ -221,11 +221,11 @@ would drop.
 
     def could_match(self, text: str, settings: "Settings",
                     device_fields: AbstractSet[str] = frozenset()) -> bool:
-        return prefilter.h2d004_text(text)
+        return prefilter.RULE_FILTERS[self.code].could_match(text, settings, device_fields)
 
     def could_match_tree(self, tree: "ast.AST", settings: "Settings",
                          device_fields: AbstractSet[str] = frozenset(), text: str = "") -> bool:
-        return prefilter.h2d004_tree(tree)
+        return prefilter.RULE_FILTERS[self.code].could_match_tree(tree, settings, device_fields, text)
 
     def wants(self, small: cst.BaseSmallStatement) -> bool:
         return _has_moves_shape(small)

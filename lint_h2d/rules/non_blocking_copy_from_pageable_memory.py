@@ -256,11 +256,11 @@ buffer once and copy into it (vLLM: `CpuGpuBuffer`, `async_tensor_h2d`).
 
     def could_match(self, text: str, settings: "Settings",
                     device_fields: AbstractSet[str] = frozenset()) -> bool:
-        return prefilter.h2d003_text(text)
+        return prefilter.RULE_FILTERS[self.code].could_match(text, settings, device_fields)
 
     def could_match_tree(self, tree: "ast.AST", settings: "Settings",
                          device_fields: AbstractSet[str] = frozenset(), text: str = "") -> bool:
-        return prefilter.h2d003_tree(tree)
+        return prefilter.RULE_FILTERS[self.code].could_match_tree(tree, settings, device_fields, text)
 
     def wants(self, small: cst.BaseSmallStatement) -> bool:
         return has_copy_call(small)

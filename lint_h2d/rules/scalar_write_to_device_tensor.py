@@ -153,13 +153,11 @@ It is **unsafe** (applied only with `--unsafe-fixes`, after reading it) when:
 
     def could_match(self, text: str, settings: "Settings",
                     device_fields: AbstractSet[str] = frozenset()) -> bool:
-        return prefilter.h2d001_text(text, device_fields) or prefilter.mentions_hint(
-            text, settings.device_hints)
+        return prefilter.RULE_FILTERS[self.code].could_match(text, settings, device_fields)
 
     def could_match_tree(self, tree: "ast.AST", settings: "Settings",
                          device_fields: AbstractSet[str] = frozenset(), text: str = "") -> bool:
-        return prefilter.h2d001_tree(tree, device_fields, text) or prefilter.mentions_hint(
-            text, settings.device_hints)
+        return prefilter.RULE_FILTERS[self.code].could_match_tree(tree, settings, device_fields, text)
 
     invalid_examples = (
         "import torch\nt = torch.zeros(4, device='cuda')\nt[0] = 0\n",

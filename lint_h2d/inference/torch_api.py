@@ -1,0 +1,147 @@
+"""What PyTorch's functions and methods do with a tensor's device, rank and dtype: the tables
+the inference rests on.
+
+A module of its own, importing nothing but the standard library, so that what reads these
+tables without a LibCST tree (the prefilter's stage 2 on CPython's tree) need not import LibCST
+through `expressions.py`, the walk's typing of expressions, which reads them too.  A pre-commit
+run on a file the prefilter drops then imports no parser at all.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Optional
+
+# Factories whose first positional arguments (or `size=`) give the shape.
+SIZE_FACTORIES = frozenset(
+    {"empty", "zeros", "ones", "rand", "randn", "empty_strided", "full"}
+)
+# Factories that always make a 1-D tensor.
+ONE_D_FACTORIES = frozenset({"arange", "linspace", "logspace", "randperm"})
+LIKE_FACTORIES = frozenset(
+    {"empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like", "randint_like"}
+)
+DATA_FACTORIES = frozenset({"tensor", "as_tensor", "asarray"})
+ALL_FACTORIES = (
+    SIZE_FACTORIES | ONE_D_FACTORIES | LIKE_FACTORIES | DATA_FACTORIES | {"eye", "randint"}
+)
+# torch.* functions whose result lives where their first tensor argument lives.
+SAME_DEVICE_FUNCTIONS = frozenset(
+    {
+        "cumsum", "cumprod", "cat", "concat", "concatenate", "stack", "where", "clamp", "clip",
+        "abs", "neg", "add", "sub", "mul", "div", "floor_divide", "remainder", "maximum",
+        "minimum", "max", "min", "sum", "prod", "mean", "argmax", "argmin", "sort", "argsort",
+        "flatten", "reshape", "narrow", "squeeze", "unsqueeze", "transpose", "permute",
+        "repeat_interleave", "gather", "index_select", "masked_select", "nonzero", "diff",
+        "exp", "log", "sqrt", "sigmoid", "softmax", "log_softmax", "logsumexp", "topk",
+        "searchsorted", "bucketize",
+        "roll", "flip", "select", "chunk", "split", "einsum", "matmul", "bmm", "mm",
+        "logical_and", "logical_or", "logical_not", "eq", "ne", "lt", "le", "gt", "ge",
+        "nan_to_num",
+    }
+)
+# Tensor methods that return a view (or the tensor itself): same storage, same owner.
+VIEW_METHODS = frozenset(
+    {
+        "view", "view_as", "reshape", "reshape_as", "flatten", "narrow", "transpose", "t",
+        "permute", "squeeze", "unsqueeze", "expand", "expand_as", "select", "as_strided",
+        "unflatten", "movedim", "swapaxes", "diagonal", "unfold", "contiguous", "detach",
+        "data_ptr_view",
+    }
+)
+# Tensor methods that keep the tensor's device but may allocate.
+SAME_DEVICE_METHODS = frozenset(
+    {
+        "clone", "int", "long", "float", "half", "bfloat16", "double", "bool", "short", "byte",
+        "char", "type", "type_as", "cumsum", "cumprod", "sum", "prod", "mean", "max", "min",
+        "argmax", "argmin", "abs", "neg", "clamp", "clip", "add", "sub", "mul", "div",
+        "masked_fill", "index_select", "gather", "repeat", "repeat_interleave", "flip", "roll",
+        "sort", "argsort", "exp", "log", "sqrt", "pow", "eq", "ne", "lt", "le", "gt", "ge",
+        "logical_not", "logical_and", "logical_or", "diff", "floor_divide", "remainder",
+        "to_dense", "coalesce", "softmax", "log_softmax", "sigmoid", "logsumexp", "nan_to_num",
+    }
+)
+# Methods returning a Python scalar.
+SCALAR_METHODS = frozenset({"item", "numel", "dim", "ndimension", "element_size", "nelement"})
+# Methods returning a scalar when given an argument (`t.size(0)`), a tuple otherwise.
+SCALAR_WITH_ARG_METHODS = frozenset({"size", "stride"})
+
+TORCH_DTYPE_NAMES = frozenset(
+    {
+        "float", "float16", "float32", "float64", "half", "double", "bfloat16", "int", "int8",
+        "int16", "int32", "int64", "long", "short", "uint8", "bool", "complex64", "complex128",
+        "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "uint16",
+        "uint32", "uint64",
+    }
+)
+
+# `torch.LongTensor`, `torch.BoolTensor`, ...: PyTorch's legacy tensor types.  As annotations
+# (`finished: torch.BoolTensor`) they say "a tensor of this dtype", not where it lives.
+LEGACY_TENSOR_TYPES = frozenset({
+    "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
+    "ShortTensor", "IntTensor", "LongTensor", "BoolTensor",
+})
+
+@dataclass(frozen=True)
+class IndexOp:
+    """What one of PyTorch's index-producing reductions and sorts returns, from its signature.
+
+    Why it matters: an index a write selects one element with is what makes `t[i] = v` a
+    host-to-device copy, and a 0-dim integer tensor is such an index (PyTorch reads it back
+    with `item()`, then `select`s and `copy_`s), where a 1-D one is advanced indexing
+    (`index_put_`, no copy).  So the rank and dtype of these results decide the finding:
+
+    * `dim` / `keepdim`: where those parameters sit after the input (the method's first
+      positional argument, the function's second; None: the op has no such parameter);
+    * `full`: called without `dim` (or `dim=None`) the op reduces every dimension and returns
+      one 0-dim tensor (`t.argmax()`, `t.max()`, `t.median()`), not a tuple; otherwise `dim`
+      has a default (-1) and the op always works along one dimension;
+    * along a dimension, the result drops that dimension unless `keepdim=True` (a 1-D input
+      gives 0-dim results), or keeps the input's shape (`keeps_rank`: sort, topk, argsort,
+      cummax, cummin);
+    * `pair`: along a dimension the result is a named tuple `(values, indices)`
+      (`torch.return_types.max`, ...): `values` has the input's dtype, `indices` is int64;
+    * `indices_only`: the op returns just the int64 indices (argmax, argmin, argsort);
+    * `other`: a tensor where `dim` would be is the elementwise form (`torch.max(a, b)`).
+
+    Every result is on the input's device (checked against PyTorch 2.13: `return_types`,
+    shapes, `int64` indices, `argmax(keepdim=True)` without dim keeping every dimension as 1).
+    """
+
+    dim: Optional[int]
+    keepdim: Optional[int]
+    full: bool
+    pair: bool
+    keeps_rank: bool = False
+    indices_only: bool = False
+    other: bool = False
+
+
+INDEX_OPS: Mapping[str, IndexOp] = {
+    "argmax": IndexOp(0, 1, full=True, pair=False, indices_only=True),
+    "argmin": IndexOp(0, 1, full=True, pair=False, indices_only=True),
+    "max": IndexOp(0, 1, full=True, pair=True, other=True),
+    "min": IndexOp(0, 1, full=True, pair=True, other=True),
+    "median": IndexOp(0, 1, full=True, pair=True),
+    "nanmedian": IndexOp(0, 1, full=True, pair=True),
+    "mode": IndexOp(0, 1, full=False, pair=True),
+    "kthvalue": IndexOp(1, 2, full=False, pair=True),
+    "sort": IndexOp(0, None, full=False, pair=True, keeps_rank=True),
+    "topk": IndexOp(1, None, full=False, pair=True, keeps_rank=True),
+    "argsort": IndexOp(0, None, full=False, pair=False, keeps_rank=True, indices_only=True),
+    "cummax": IndexOp(0, None, full=False, pair=True, keeps_rank=True),
+    "cummin": IndexOp(0, None, full=False, pair=True, keeps_rank=True),
+    # `multinomial(probs, n)`: n int64 samples per row, the input's rank.
+    "multinomial": IndexOp(None, None, full=False, pair=False, keeps_rank=True, indices_only=True),
+}
+# The fields of the named tuple a pair-returning op gives (`r.values`, `r.indices`).
+PAIR_FIELDS = ("values", "indices")
+
+# `t.new(...)` is the legacy constructor (`Tensor.new`): like the `new_*` methods, on `t`'s
+# device and of its dtype; its rank is read by `expressions._legacy_new_rank`.
+NEW_METHODS = frozenset({"new_empty", "new_zeros", "new_ones", "new_full", "new_tensor", "new"})
+
+# Ops whose results are (or hold) indices, besides INDEX_OPS.
+NONZERO_OPS = frozenset({"nonzero", "argwhere"})
+
+INTEGER_DTYPES = frozenset({"int", "int8", "int16", "int32", "int64", "long", "short", "uint8",
+                            "uint16", "uint32", "uint64"})
