@@ -481,8 +481,10 @@ class _Builder:
 
     def statement(self, stmt: ast.stmt, scope: _Scope) -> None:
         if type(stmt) in _SIMPLE_STATEMENTS:  # most statements: only their calls to read
-            with _at(scope, stmt):
-                self.calls_in(stmt, scope)
+            calls = self.calls_of(stmt)
+            if calls:  # (a third of them call nothing: no place to set)
+                with _at(scope, stmt):
+                    self.calls_in(calls, scope)
             return
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self.function(stmt, None, scope)
@@ -495,8 +497,10 @@ class _Builder:
                 how = self._device_context(item.context_expr, scope)
                 if how is not None:
                     self.contexts.append(_context(stmt.lineno, how, stmt.body, scope))
-        with _at(scope, stmt):
-            self.calls_in(stmt, scope)
+        calls = self.calls_of(stmt)
+        if calls:
+            with _at(scope, stmt):
+                self.calls_in(calls, scope)
         if isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name):
             saved = dict(self.loops)
             self.loops[stmt.target.id] = stmt.iter
@@ -701,8 +705,10 @@ class _Builder:
             found = self._calls[id(stmt)] = _calls_in_statement(stmt)
         return found
 
-    def calls_in(self, stmt: ast.stmt, scope: _Scope) -> None:
-        for call in self.calls_of(stmt):
+    def calls_in(self, calls: Sequence[ast.Call], scope: _Scope) -> None:
+        """The call sites, moves and `range()` parameters of a statement's calls (`calls_of`),
+        read where the statement is (the caller's `_at`)."""
+        for call in calls:
             func = call.func
             how = _accelerator_move(call, scope)
             if how is not None and isinstance(func, ast.Attribute):
@@ -1967,77 +1973,74 @@ def _collect_env(body: Sequence[ast.stmt], env: Dict[str, List[ast.expr]],
     statement (by id) that bound each value (by id), so that a read can tell which reach it."""
     declared: Set[str] = set()  # annotated names: what they hold is what they declare
     inert = _BINDS_NOTHING
+    binder = _Binder(env, bound_at)
     for stmt in _own_statements(body) if own is None else own:
         if type(stmt) in inert:
             continue
-        if bound_at is None:
-            _collect_statement(stmt, env, declared)
-            continue
-        before = {name: len(env.get(name, ())) for name in _bound_names(stmt)}
-        _collect_statement(stmt, env, declared)
-        for name, count in before.items():
-            for value in env.get(name, ())[count:]:
-                bound_at[id(value)] = id(stmt)
+        binder.stmt_id = id(stmt)
+        _collect_statement(stmt, env, declared, binder)
 
 
-# Statements that bind no name (`_collect_statement` adds nothing for them, `_bound_names`
-# finds none): `_collect_env` skips them without asking (most statements of a body are
-# these or calls; asking cost ~5 % of the summaries' CPU).
+class _Binder:
+    """Where `_collect_statement` adds a value bound to a name: `env`, and with `bound_at`
+    the statement that bound it (by id), noted as the value is added.  (It was found after
+    the statement, by the names `_bound_names` said it might bind and their lists' lengths
+    before and after: a walk of every `self.x = ...` target and two dicts a statement, ~5 %
+    of the summaries' CPU.)"""
+
+    __slots__ = ("bound_at", "env", "stmt_id")
+
+    def __init__(self, env: Dict[str, List[ast.expr]], bound_at: Optional[Dict[int, int]]) -> None:
+        self.env = env
+        self.bound_at = bound_at
+        self.stmt_id = 0  # the statement being collected (`_collect_env` sets it)
+
+    def add(self, name: str, value: ast.expr) -> None:
+        """`value` is one more value of `name` (bound by this statement)."""
+        self.env.setdefault(name, []).append(value)
+        if self.bound_at is not None:
+            self.bound_at[id(value)] = self.stmt_id
+
+
+# Statements that bind no name (`_collect_statement` adds nothing for them): `_collect_env`
+# skips them without asking (most statements of a body are these or calls; asking cost ~5 %
+# of the summaries' CPU).
 _BINDS_NOTHING = frozenset({
     ast.Return, ast.If, ast.While, ast.Raise, ast.Pass, ast.Break, ast.Continue, ast.Global,
     ast.Nonlocal, ast.Delete, ast.Assert,
 })
 
 
-def _bound_names(stmt: ast.stmt) -> Set[str]:
-    """The names whose `env` entries `_collect_statement(stmt)` may add to (a superset)."""
-    if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-        if len(targets) == 1 and type(targets[0]) is ast.Name:
-            return {targets[0].id}  # `x = ...` (most bindings): `_names_in`'s answer, without the walk
-        return {n for t in targets for n in _names_in(t)}
-    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-        return {alias.asname or alias.name.split(".")[0] for alias in stmt.names}
-    if isinstance(stmt, ast.Expr):
-        call = stmt.value
-        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name):
-            return {call.func.value.id}
-        return set()
-    return {n for target in _loop_targets(stmt) for n in _names_in(target)}
-
-
-def _collect_statement(stmt: ast.stmt, env: Dict[str, List[ast.expr]], declared: Set[str]) -> None:
-    """What one statement binds (`_collect_env`)."""
+def _collect_statement(stmt: ast.stmt, env: Dict[str, List[ast.expr]], declared: Set[str],
+                       binder: _Binder) -> None:
+    """What one statement binds (`_collect_env`): each value added through `binder`."""
+    bind = binder.add
     if isinstance(stmt, ast.Assign):
         if len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript):
-            _stored(stmt.targets[0], stmt.value, env, declared)
+            _stored(stmt.targets[0], stmt.value, env, declared, binder)
         for target in stmt.targets:
             for t, v in _pairs(target, stmt.value, positions=True):
                 if isinstance(t, ast.Name):
-                    env.setdefault(t.id, [])
-                    if v is not None:
-                        env[t.id].append(v)
-                    else:
-                        env[t.id].append(ast.Constant(value=...))  # unknown element
+                    bind(t.id, v if v is not None else ast.Constant(value=...))  # (unknown element)
     elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) and isinstance(stmt.target, ast.Name):
-        env.setdefault(stmt.target.id, [])
+        env.setdefault(stmt.target.id, [])  # `x: int` alone: bound, to nothing known
         if isinstance(stmt, ast.AnnAssign):
             declared.add(stmt.target.id)
         if stmt.value is not None and isinstance(stmt, ast.AnnAssign):
-            env[stmt.target.id].append(stmt.value)
+            bind(stmt.target.id, stmt.value)
         elif isinstance(stmt, ast.AugAssign):
-            env[stmt.target.id].append(ast.BinOp(left=stmt.target, op=stmt.op, right=stmt.value))
+            bind(stmt.target.id, ast.BinOp(left=stmt.target, op=stmt.op, right=stmt.value))
     elif isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name):
         # `for i in range(n)`, `for i in tqdm(range(n))`, `for i in bar` (`with tqdm(...) as
         # bar`), `for s in slots` of a list of ints: a number where what it iterates holds
         # numbers (`_ELEMENT_OF`); any other element is unknown, as before.
-        env.setdefault(stmt.target.id, []).append(ast.copy_location(
+        bind(stmt.target.id, ast.copy_location(
             ast.Call(func=ast.Name(id=_ELEMENT_OF, ctx=ast.Load()), args=[stmt.iter], keywords=[]), stmt.iter))
     elif isinstance(stmt, (ast.With, ast.AsyncWith)) and any(_progress_bar(i.context_expr) for i in stmt.items):
         for item in stmt.items:
             bar = isinstance(item.optional_vars, ast.Name) and _progress_bar(item.context_expr)
             for name in _names_in(item.optional_vars) if item.optional_vars is not None else ():
-                env.setdefault(name, []).append(item.context_expr if bar else ast.Constant(value=...))
+                bind(name, item.context_expr if bar else ast.Constant(value=...))
     elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.Try)) or \
             type(stmt).__name__ in ("Match", "TryStar"):
         for loop_target in _loop_targets(stmt):
@@ -2046,13 +2049,13 @@ def _collect_statement(stmt: ast.stmt, env: Dict[str, List[ast.expr]], declared:
             counter = isinstance(loop_target, ast.Name) and isinstance(stmt, ast.For) \
                 and isinstance(stmt.iter, ast.Call) and _is_name(stmt.iter.func, "range")
             for name in _names_in(loop_target):
-                env.setdefault(name, []).append(ast.Constant(value=0 if counter else ...))
+                bind(name, ast.Constant(value=0 if counter else ...))
     elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
         for alias in stmt.names:
             bound = alias.asname or alias.name.split(".")[0]
-            env.setdefault(bound, []).append(ast.Constant(value=...))
+            bind(bound, ast.Constant(value=...))
     elif isinstance(stmt, ast.Expr):
-        _grown(stmt.value, env, declared)
+        _grown(stmt.value, env, declared, binder)
     # The Ellipsis constant stands for "unknown": it is not a number.
 
 
@@ -2081,7 +2084,8 @@ def _display_bound(name: str, env: Dict[str, List[ast.expr]], declared: Set[str]
     return bool(values) and name not in declared and all(isinstance(v, _DISPLAYS) for v in values or ())
 
 
-def _stored(target: ast.Subscript, value: ast.expr, env: Dict[str, List[ast.expr]], declared: Set[str]) -> None:
+def _stored(target: ast.Subscript, value: ast.expr, env: Dict[str, List[ast.expr]], declared: Set[str],
+            binder: _Binder) -> None:
     """`d[k] = v` into a dict or list this body builds from displays: it holds `v` too; with
     a string key (`d["buf"] = v`), a one-key display, so that key's value joins `v`."""
     if isinstance(target.value, ast.Name) and not isinstance(target.slice, ast.Slice) \
@@ -2091,10 +2095,10 @@ def _stored(target: ast.Subscript, value: ast.expr, env: Dict[str, List[ast.expr
             setattr(added, _STORED_KEY, True)
         else:
             added = ast.List(elts=[value], ctx=ast.Load())
-        env[target.value.id].append(ast.copy_location(added, value))
+        binder.add(target.value.id, ast.copy_location(added, value))
 
 
-def _grown(expr: ast.expr, env: Dict[str, List[ast.expr]], declared: Set[str]) -> None:
+def _grown(expr: ast.expr, env: Dict[str, List[ast.expr]], declared: Set[str], binder: _Binder) -> None:
     """`xs.append(v)` / `xs.insert(i, v)` / `xs.extend(ys)` on a list this body binds: what
     it holds grows by `v` (a one-element display joins in) or by `ys`'s elements (`ys` joins
     in: a list term's element is what both hold).  A name the body does not bind is left
@@ -2106,11 +2110,11 @@ def _grown(expr: ast.expr, env: Dict[str, List[ast.expr]], declared: Set[str]) -
         return
     name, method, args = expr.func.value.id, expr.func.attr, expr.args
     if method == "append" and len(args) == 1:
-        env[name].append(ast.copy_location(ast.List(elts=[args[0]], ctx=ast.Load()), expr))
+        binder.add(name, ast.copy_location(ast.List(elts=[args[0]], ctx=ast.Load()), expr))
     elif method == "insert" and len(args) == 2:
-        env[name].append(ast.copy_location(ast.List(elts=[args[1]], ctx=ast.Load()), expr))
+        binder.add(name, ast.copy_location(ast.List(elts=[args[1]], ctx=ast.Load()), expr))
     elif method == "extend" and len(args) == 1:
-        env[name].append(args[0] if isinstance(args[0], (ast.List, ast.Tuple)) else ast.Constant(value=...))
+        binder.add(name, args[0] if isinstance(args[0], (ast.List, ast.Tuple)) else ast.Constant(value=...))
 
 
 # What may make `self.x = []` hold elements (`_grown_fields`): the list methods that add
