@@ -440,6 +440,10 @@ class _Builder:
         # A statement's own calls (`_calls_in_statement`), by the statement's id: its call sites
         # and what the function calls (`_invoked`) both read them (the tree outlives the build).
         self._calls: Dict[int, List[ast.Call]] = {}
+        # How many reads of a name inside its own values (`("cycle", name)`, or a term still
+        # holding one) `_name` has answered: where none was answered while a name's values were
+        # built, no term of them holds a cycle, and `_name` does not search them for one.
+        self.cycle_reads = 0
 
     # -- structure ---------------------------------------------------------------------
     def module(self, tree: ast.Module) -> None:
@@ -710,16 +714,8 @@ class _Builder:
         read where the statement is (the caller's `_at`)."""
         for call in calls:
             func = call.func
-            how = _accelerator_move(call, scope)
-            if how is not None and isinstance(func, ast.Attribute):
-                self.moves.append(ModuleMove(call.lineno, how, _small(self.term(func.value, scope))))
-            spec = _device_move(call, scope) if how is None else None
-            if spec is not None and isinstance(func, ast.Attribute):
-                moved = func.value
-                receiver = ("sub", self.term(self.loops[moved.id], scope), 0) \
-                    if isinstance(moved, ast.Name) and moved.id in self.loops else self.term(moved, scope)
-                self.moves.append(ModuleMove(call.lineno, f".to({ast_dotted(spec) or 'device'})",
-                                             _small(receiver), _small(_device_param(spec, scope) or self.term(spec, scope))))
+            if isinstance(func, ast.Attribute) and func.attr in _MOVING_METHODS:
+                self._moves(call, func, scope)
             if isinstance(func, ast.Name):
                 callee, bound = func.id, False
                 if callee in self.aliases and (scope.function is None or (
@@ -737,14 +733,39 @@ class _Builder:
             if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
                     and (func.value.id in _LIBRARY_MODULES or func.value.id in scope.torch):
                 continue  # (two look-ups: the union of the sets was built for every call)
-            starred = any(isinstance(a, ast.Starred) for a in call.args) or any(
-                k.arg is None for k in call.keywords)
-            args = tuple(self._argument(a, scope) for a in call.args if not isinstance(a, ast.Starred))
-            keywords = tuple((k.arg, self._argument(k.value, scope)) for k in call.keywords if k.arg) \
-                + self._unpacked(call, scope)
+            # One loop each over the arguments and keywords, in their order (`*`/`**` mark the
+            # positions unknown); `_unpacked` only where there is a `**`.
+            starred = False
+            terms: List[Term] = []
+            for a in call.args:
+                if isinstance(a, ast.Starred):
+                    starred = True
+                else:
+                    terms.append(self._argument(a, scope))
+            named: List[Tuple[str, Term]] = []
+            for k in call.keywords:
+                if k.arg:
+                    named.append((k.arg, self._argument(k.value, scope)))
+                elif k.arg is None:
+                    starred = True
+            args = tuple(terms)
+            keywords = tuple(named) + self._unpacked(call, scope) if starred else tuple(named)
             own = scope.owner if scope.instance and isinstance(func, ast.Attribute) \
                 and _is_name(func.value, scope.self_name or "") and not scope.env.get(scope.self_name or "") else None
             self.calls.append(CallSite(callee, bound, call.lineno, args, keywords, starred, own))
+
+    def _moves(self, call: ast.Call, func: ast.Attribute, scope: _Scope) -> None:
+        """`obj.cuda()` / `obj.to(...)`: the module move it may be (`ModuleMove`)."""
+        how = _accelerator_move(call, scope)
+        if how is not None:
+            self.moves.append(ModuleMove(call.lineno, how, _small(self.term(func.value, scope))))
+        spec = _device_move(call, scope) if how is None else None
+        if spec is not None:
+            moved = func.value
+            receiver = ("sub", self.term(self.loops[moved.id], scope), 0) \
+                if isinstance(moved, ast.Name) and moved.id in self.loops else self.term(moved, scope)
+            self.moves.append(ModuleMove(call.lineno, f".to({ast_dotted(spec) or 'device'})",
+                                         _small(receiver), _small(_device_param(spec, scope) or self.term(spec, scope))))
 
     def _argument(self, node: ast.expr, scope: _Scope) -> Term:
         """A call's argument's term, cut to size; a method's own instance (`Helper(self)`,
@@ -982,16 +1003,21 @@ class _Builder:
             return known
         provisional = scope.pending.get(key)
         if provisional is not None:
+            self.cycle_reads += 1
             return provisional[0]
         if values and key in scope.active:
+            self.cycle_reads += 1
             return ("cycle", key)  # a version read inside its own values (the plain name empties `env`)
         if values:
             if key == name:
                 scope.env[name] = []  # a name defined by itself: a cycle
             scope.active.append(key)
+            before = self.cycle_reads
             try:
                 terms = [self._bound_term(v, scope) for v in values]
-                reading = [_mentions_cycle(t, key) for t in terms]
+                # No cycle read while they were built (most names): none of them holds one.
+                cyclic = self.cycle_reads != before
+                reading = [_mentions_cycle(t, key) for t in terms] if cyclic else [False]
                 if all(reading):
                     term = UNK  # no value but through itself: bound before (`global`, `nonlocal`)
                 elif any(reading):
@@ -1009,7 +1035,7 @@ class _Builder:
             # Terms that read this name as "nothing yet" are settled now: drop them.
             for other in [n for n, (_, reads) in scope.pending.items() if key in reads]:
                 del scope.pending[other]
-            reads = _cycles_in(term)
+            reads = _cycles_in(term) if cyclic else frozenset()
             if reads:
                 scope.pending[key] = (term, reads)
             else:
@@ -1018,7 +1044,10 @@ class _Builder:
         if values is not None:
             # Read inside its own values: the cycle's "nothing yet" (`settle_cycle` keeps it
             # only where a fixpoint of number arithmetic is sound, else it is unknown).
-            return ("cycle", name) if name in scope.active else UNK
+            if name in scope.active:
+                self.cycle_reads += 1
+                return ("cycle", name)
+            return UNK
         if name in ("True", "False"):
             return SCALAR
         return ("global", name)
@@ -1026,8 +1055,12 @@ class _Builder:
     def _bound_term(self, value: ast.expr, scope: _Scope) -> Term:
         """The term of a value bound to a name, read where its statement is (the names it
         reads are those reaching that statement)."""
-        with _placed_at(scope, scope.sites.get(scope.bound_at.get(id(value), -1))):
+        saved = scope.here  # (`_placed_at`, inline: this runs for every value of every name read)
+        scope.here = scope.sites.get(scope.bound_at.get(id(value), -1))
+        try:
             return self.term(value, scope)
+        finally:
+            scope.here = saved
 
     def _reaching(self, name: str, values: Sequence[ast.expr], scope: _Scope) -> Optional[Tuple[int, ...]]:
         """`reaching.reaching` for `name` read at `scope.here`: the indices of the values that
@@ -1287,6 +1320,8 @@ class _placed_at:  # noqa: N801 (used as `with _placed_at(...)`, like a context-
         self.scope.here = self.saved
 
 
+# The methods `_accelerator_move` and `_device_move` read (`calls_in` asks them of no other call).
+_MOVING_METHODS = frozenset({"cuda", "to"})
 # Builtins that return one of their arguments or elements (or, `sum`, adds them to `start`).
 _FOLDS = frozenset({"min", "max", "sum"})
 
@@ -1597,6 +1632,8 @@ def _size(term: Any) -> int:
 
 def _larger_than(term: Any, limit: int) -> bool:
     """`_size(term) > limit`, counting no further than the limit (terms are often large)."""
+    if type(term) is tuple and tuple not in map(type, term):
+        return len(term) + 1 > limit  # a flat term (most): its size, counted in C
     count = 0
     stack = [term]
     pop, extend = stack.pop, stack.extend
