@@ -486,7 +486,7 @@ class _Builder:
     def statement(self, stmt: ast.stmt, scope: _Scope) -> None:
         if type(stmt) in _SIMPLE_STATEMENTS:  # most statements: only their calls to read
             calls = self.calls_of(stmt)
-            if calls:  # (a third of them call nothing: no place to set)
+            if calls:  # (about half of them call nothing: no place to set)
                 with _at(scope, stmt):
                     self.calls_in(calls, scope)
             return
