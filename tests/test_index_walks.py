@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
-from typing import Any, List
+from typing import Any, Dict, List, Set, Tuple
 
 import pytest
 from hypothesis import given, settings as hsettings, strategies as st
@@ -226,3 +226,145 @@ _TERMS = st.recursive(st.one_of(st.none(), st.integers(), st.text(max_size=3)),
 @given(_TERMS, st.integers(min_value=0, max_value=40))
 def test_larger_than_is_the_size_bound(term: Any, limit: int) -> None:
     assert summary._larger_than(term, limit) == (summary._size(term) > limit)
+
+
+def _bodies(tree: ast.Module) -> List[List[ast.stmt]]:
+    """The module's body and every function's, as `_Builder` collects them."""
+    return [tree.body] + [n.body for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+def _reference_bound_at(body: List[ast.stmt]) -> Dict[Tuple[str, int], int]:
+    """`_collect_env`'s `bound_at` found as it first was: after each statement, the values
+    its names' lists grew by (here every name's, a superset of `_bound_names`' answer); by
+    (name, position) of the value, since the values it makes up (`...`, a `for`'s element)
+    are new objects in each collection."""
+    env: Dict[str, List[ast.expr]] = {}
+    declared: Set[str] = set()
+    binder = summary._Binder(env, None)
+    found: Dict[Tuple[str, int], int] = {}
+    for stmt in summary._own_statements(body):
+        before = {name: len(values) for name, values in env.items()}
+        summary._collect_statement(stmt, env, declared, binder)
+        for name, values in env.items():
+            for i in range(before.get(name, 0), len(values)):
+                found[(name, i)] = id(stmt)
+    return found
+
+
+_BINDINGS = '''
+def f(xs, k, rows):
+    a = 1
+    b, (c, *d) = g()
+    e = [k]
+    e.append(xs)
+    e.extend([1, 2])
+    m = {}
+    m["buf"] = k
+    m[k] = xs
+    n: int = 0
+    n += len(xs)
+    o: float
+    import os.path, sys as system
+    from json import loads as parse
+    for i in range(n):
+        a = i
+    for p, q in rows:
+        pass
+    with tqdm(xs) as bar, open(k) as fh:
+        pass
+    with ctx() as (u, v):
+        pass
+    try:
+        pass
+    except ValueError as err:
+        pass
+    match rows:
+        case [first, *others]:
+            pass
+        case {"k": val, **more}:
+            pass
+    a = b = h()
+    return a
+'''
+
+
+def test_bound_at_notes_each_value_with_its_statement() -> None:
+    # `_collect_env` notes the statement of each value as it adds it (`_Binder`); it was found
+    # afterwards by diffing the lists of the names a statement may bind.
+    checked = 0
+    for text in _sources() + [_BINDINGS]:
+        for body in _bodies(ast.parse(text)):
+            env: Dict[str, List[ast.expr]] = {}
+            bound_at: Dict[int, int] = {}
+            summary._collect_env(body, env, None, bound_at)
+            assert {(name, i): bound_at[id(v)] for name, values in env.items() for i, v in enumerate(values)} \
+                == _reference_bound_at(body)
+            assert set(bound_at) == {id(v) for values in env.values() for v in values}
+            checked += len(bound_at)
+    assert checked > 1000
+
+
+class _SearchingBuilder(summary._Builder):
+    """The builder without the cycle-read count: every name's values are searched for a cycle
+    read (`_mentions_cycle`, `_cycles_in`), as before the count was kept."""
+
+    @property
+    def cycle_reads(self) -> int:
+        self._reads = getattr(self, "_reads", 0) + 1  # a new number each time: "some were read"
+        return self._reads
+
+    @cycle_reads.setter
+    def cycle_reads(self, value: int) -> None:
+        pass
+
+
+_CYCLES = '''
+import torch
+
+def f(xs, k, t):
+    n = 0
+    for x in xs:
+        n += k
+    use(n)
+    d = len(xs)
+    m = d
+    for x in xs:
+        d = min(d, m - k)
+        m = m + d
+    use(d, m)
+    acc = torch.zeros(4, device="cuda")
+    acc = acc + t
+    acc = [acc]
+    use(acc)
+    slot = free.pop(0)
+    by_request = {}
+    by_request[k] = slot
+    slot = by_request[k]
+    use(slot)
+    return n, d
+'''
+
+
+def test_names_without_cycle_reads_are_not_searched(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A name's values are searched for reads of names being evaluated only where one was read
+    # while they were built; the summaries are those of the search done for every name.
+    texts = _sources() + [_CYCLES]
+    counted = [summary.summarize_tree("m.py", ast.parse(text)).to_json() for text in texts]
+    monkeypatch.setattr(summary, "_Builder", _SearchingBuilder)
+    searched = [summary.summarize_tree("m.py", ast.parse(text)).to_json() for text in texts]
+    assert counted == searched
+    calls = summary.summarize_tree("m.py", ast.parse(_CYCLES)).calls
+    n = ("join", (("scalar",), ("same", ("param", "f", "k", None), None)))  # `0`, then `n + k` settled
+    assert [c.args[0] for c in calls if c.callee == "use"][:1] == [n]
+
+
+def test_call_site_arguments_keep_their_order_around_stars() -> None:
+    text = "def f(a, b, kw, rest):\n    g(a, *rest, b, k=a, **kw)\n    h(b, j=a)\n" \
+           "    d = dict(buf=a, n=3)\n    g(**d)\n    x.to('cuda')\n"
+    calls = summary.summarize_tree("m.py", ast.parse(text)).calls
+    g, h, unpacked = calls[:3]
+    pa, pb = ("param", "f", "a", None), ("param", "f", "b", None)
+    assert (g.args, g.keywords, g.starred) == ((pa, pb), (("k", pa), ("**", ("param", "f", "kw", None))), True)
+    assert (h.args, h.keywords, h.starred) == ((pb,), (("j", pa),), False)
+    assert unpacked.keywords == (("**", ("list", ("join", (pa, ("scalar",))), (("buf", pa), ("n", ("scalar",))))),)
+    assert unpacked.starred

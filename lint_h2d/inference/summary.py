@@ -434,6 +434,10 @@ class _Builder:
         # A statement's own calls (`_calls_in_statement`), by the statement's id: its call sites
         # and what the function calls (`_invoked`) both read them (the tree outlives the build).
         self._calls: Dict[int, List[ast.Call]] = {}
+        # How many reads of a name inside its own values (`("cycle", name)`, or a term still
+        # holding one) `_name` has answered: where none was answered while a name's values were
+        # built, no term of them holds a cycle, and `_name` does not search them for one.
+        self.cycle_reads = 0
 
     # -- structure ---------------------------------------------------------------------
     def module(self, tree: ast.Module) -> None:
@@ -475,8 +479,10 @@ class _Builder:
 
     def statement(self, stmt: ast.stmt, scope: _Scope) -> None:
         if type(stmt) in _SIMPLE_STATEMENTS:  # most statements: only their calls to read
-            with _at(scope, stmt):
-                self.calls_in(stmt, scope)
+            calls = self.calls_of(stmt)
+            if calls:  # (about half of them call nothing: no place to set)
+                with _at(scope, stmt):
+                    self.calls_in(calls, scope)
             return
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self.function(stmt, None, scope)
@@ -489,8 +495,10 @@ class _Builder:
                 how = self._device_context(item.context_expr, scope)
                 if how is not None:
                     self.contexts.append(_context(stmt.lineno, how, stmt.body, scope))
-        with _at(scope, stmt):
-            self.calls_in(stmt, scope)
+        calls = self.calls_of(stmt)
+        if calls:
+            with _at(scope, stmt):
+                self.calls_in(calls, scope)
         if isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name):
             saved = dict(self.loops)
             self.loops[stmt.target.id] = stmt.iter
@@ -695,19 +703,13 @@ class _Builder:
             found = self._calls[id(stmt)] = _calls_in_statement(stmt)
         return found
 
-    def calls_in(self, stmt: ast.stmt, scope: _Scope) -> None:
-        for call in self.calls_of(stmt):
+    def calls_in(self, calls: Sequence[ast.Call], scope: _Scope) -> None:
+        """The call sites, moves and `range()` parameters of a statement's calls (`calls_of`),
+        read where the statement is (the caller's `_at`)."""
+        for call in calls:
             func = call.func
-            how = _accelerator_move(call, scope)
-            if how is not None and isinstance(func, ast.Attribute):
-                self.moves.append(ModuleMove(call.lineno, how, _small(self.term(func.value, scope))))
-            spec = _device_move(call, scope) if how is None else None
-            if spec is not None and isinstance(func, ast.Attribute):
-                moved = func.value
-                receiver = ("sub", self.term(self.loops[moved.id], scope), 0) \
-                    if isinstance(moved, ast.Name) and moved.id in self.loops else self.term(moved, scope)
-                self.moves.append(ModuleMove(call.lineno, f".to({ast_dotted(spec) or 'device'})",
-                                             _small(receiver), _small(_device_param(spec, scope) or self.term(spec, scope))))
+            if isinstance(func, ast.Attribute) and func.attr in _MOVING_METHODS:
+                self._moves(call, func, scope)
             if isinstance(func, ast.Name):
                 callee, bound = func.id, False
                 if callee in self.aliases and (scope.function is None or (
@@ -725,14 +727,39 @@ class _Builder:
             if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
                     and (func.value.id in _LIBRARY_MODULES or func.value.id in scope.torch):
                 continue  # (two look-ups: the union of the sets was built for every call)
-            starred = any(isinstance(a, ast.Starred) for a in call.args) or any(
-                k.arg is None for k in call.keywords)
-            args = tuple(self._argument(a, scope) for a in call.args if not isinstance(a, ast.Starred))
-            keywords = tuple((k.arg, self._argument(k.value, scope)) for k in call.keywords if k.arg) \
-                + self._unpacked(call, scope)
+            # One loop each over the arguments and keywords, in their order (`*`/`**` mark the
+            # positions unknown); `_unpacked` only where there is a `**`.
+            starred = False
+            terms: List[Term] = []
+            for a in call.args:
+                if isinstance(a, ast.Starred):
+                    starred = True
+                else:
+                    terms.append(self._argument(a, scope))
+            named: List[Tuple[str, Term]] = []
+            for k in call.keywords:
+                if k.arg:
+                    named.append((k.arg, self._argument(k.value, scope)))
+                elif k.arg is None:
+                    starred = True
+            args = tuple(terms)
+            keywords = tuple(named) + self._unpacked(call, scope) if starred else tuple(named)
             own = scope.owner if scope.instance and isinstance(func, ast.Attribute) \
                 and _is_name(func.value, scope.self_name or "") and not scope.env.get(scope.self_name or "") else None
             self.calls.append(CallSite(callee, bound, call.lineno, args, keywords, starred, own))
+
+    def _moves(self, call: ast.Call, func: ast.Attribute, scope: _Scope) -> None:
+        """`obj.cuda()` / `obj.to(...)`: the module move it may be (`ModuleMove`)."""
+        how = _accelerator_move(call, scope)
+        if how is not None:
+            self.moves.append(ModuleMove(call.lineno, how, _small(self.term(func.value, scope))))
+        spec = _device_move(call, scope) if how is None else None
+        if spec is not None:
+            moved = func.value
+            receiver = ("sub", self.term(self.loops[moved.id], scope), 0) \
+                if isinstance(moved, ast.Name) and moved.id in self.loops else self.term(moved, scope)
+            self.moves.append(ModuleMove(call.lineno, f".to({ast_dotted(spec) or 'device'})",
+                                         _small(receiver), _small(_device_param(spec, scope) or self.term(spec, scope))))
 
     def _argument(self, node: ast.expr, scope: _Scope) -> Term:
         """A call's argument's term, cut to size; a method's own instance (`Helper(self)`,
@@ -970,16 +997,21 @@ class _Builder:
             return known
         provisional = scope.pending.get(key)
         if provisional is not None:
+            self.cycle_reads += 1
             return provisional[0]
         if values and key in scope.active:
+            self.cycle_reads += 1
             return ("cycle", key)  # a version read inside its own values (the plain name empties `env`)
         if values:
             if key == name:
                 scope.env[name] = []  # a name defined by itself: a cycle
             scope.active.append(key)
+            before = self.cycle_reads
             try:
                 terms = [self._bound_term(v, scope) for v in values]
-                reading = [_mentions_cycle(t, key) for t in terms]
+                # No cycle read while they were built (most names): none of them holds one.
+                cyclic = self.cycle_reads != before
+                reading = [_mentions_cycle(t, key) for t in terms] if cyclic else [False]
                 if all(reading):
                     term = UNK  # no value but through itself: bound before (`global`, `nonlocal`)
                 elif any(reading):
@@ -997,7 +1029,7 @@ class _Builder:
             # Terms that read this name as "nothing yet" are settled now: drop them.
             for other in [n for n, (_, reads) in scope.pending.items() if key in reads]:
                 del scope.pending[other]
-            reads = _cycles_in(term)
+            reads = _cycles_in(term) if cyclic else frozenset()
             if reads:
                 scope.pending[key] = (term, reads)
             else:
@@ -1006,7 +1038,10 @@ class _Builder:
         if values is not None:
             # Read inside its own values: the cycle's "nothing yet" (`settle_cycle` keeps it
             # only where a fixpoint of number arithmetic is sound, else it is unknown).
-            return ("cycle", name) if name in scope.active else UNK
+            if name in scope.active:
+                self.cycle_reads += 1
+                return ("cycle", name)
+            return UNK
         if name in ("True", "False"):
             return SCALAR
         return ("global", name)
@@ -1014,8 +1049,12 @@ class _Builder:
     def _bound_term(self, value: ast.expr, scope: _Scope) -> Term:
         """The term of a value bound to a name, read where its statement is (the names it
         reads are those reaching that statement)."""
-        with _placed_at(scope, scope.sites.get(scope.bound_at.get(id(value), -1))):
+        saved = scope.here  # (`_placed_at`, inline: this runs for every value of every name read)
+        scope.here = scope.sites.get(scope.bound_at.get(id(value), -1))
+        try:
             return self.term(value, scope)
+        finally:
+            scope.here = saved
 
     def _reaching(self, name: str, values: Sequence[ast.expr], scope: _Scope) -> Optional[Tuple[int, ...]]:
         """`reaching.reaching` for `name` read at `scope.here`: the indices of the values that
@@ -1275,6 +1314,8 @@ class _placed_at:  # noqa: N801 (used as `with _placed_at(...)`, like a context-
         self.scope.here = self.saved
 
 
+# The methods `_accelerator_move` and `_device_move` read (`calls_in` asks them of no other call).
+_MOVING_METHODS = frozenset({"cuda", "to"})
 # Builtins that return one of their arguments or elements (or, `sum`, adds them to `start`).
 _FOLDS = frozenset({"min", "max", "sum"})
 
@@ -1585,6 +1626,8 @@ def _size(term: Any) -> int:
 
 def _larger_than(term: Any, limit: int) -> bool:
     """`_size(term) > limit`, counting no further than the limit (terms are often large)."""
+    if type(term) is tuple and tuple not in map(type, term):
+        return len(term) + 1 > limit  # a flat term (most): its size, counted in C
     count = 0
     stack = [term]
     pop, extend = stack.pop, stack.extend
@@ -1961,77 +2004,74 @@ def _collect_env(body: Sequence[ast.stmt], env: Dict[str, List[ast.expr]],
     statement (by id) that bound each value (by id), so that a read can tell which reach it."""
     declared: Set[str] = set()  # annotated names: what they hold is what they declare
     inert = _BINDS_NOTHING
+    binder = _Binder(env, bound_at)
     for stmt in _own_statements(body) if own is None else own:
         if type(stmt) in inert:
             continue
-        if bound_at is None:
-            _collect_statement(stmt, env, declared)
-            continue
-        before = {name: len(env.get(name, ())) for name in _bound_names(stmt)}
-        _collect_statement(stmt, env, declared)
-        for name, count in before.items():
-            for value in env.get(name, ())[count:]:
-                bound_at[id(value)] = id(stmt)
+        binder.stmt_id = id(stmt)
+        _collect_statement(stmt, env, declared, binder)
 
 
-# Statements that bind no name (`_collect_statement` adds nothing for them, `_bound_names`
-# finds none): `_collect_env` skips them without asking (most statements of a body are
-# these or calls; asking cost ~5 % of the summaries' CPU).
+class _Binder:
+    """Where `_collect_statement` adds a value bound to a name: `env`, and with `bound_at`
+    the statement that bound it (by id), noted as the value is added.  (It was found after
+    the statement, by the names `_bound_names` said it might bind and their lists' lengths
+    before and after: a walk of every `self.x = ...` target and two dicts a statement, ~5 %
+    of the summaries' CPU.)"""
+
+    __slots__ = ("bound_at", "env", "stmt_id")
+
+    def __init__(self, env: Dict[str, List[ast.expr]], bound_at: Optional[Dict[int, int]]) -> None:
+        self.env = env
+        self.bound_at = bound_at
+        self.stmt_id = 0  # the statement being collected (`_collect_env` sets it)
+
+    def add(self, name: str, value: ast.expr) -> None:
+        """`value` is one more value of `name` (bound by this statement)."""
+        self.env.setdefault(name, []).append(value)
+        if self.bound_at is not None:
+            self.bound_at[id(value)] = self.stmt_id
+
+
+# Statements that bind no name (`_collect_statement` adds nothing for them): `_collect_env`
+# skips them without asking (most statements of a body are these or calls; asking cost ~5 %
+# of the summaries' CPU).
 _BINDS_NOTHING = frozenset({
     ast.Return, ast.If, ast.While, ast.Raise, ast.Pass, ast.Break, ast.Continue, ast.Global,
     ast.Nonlocal, ast.Delete, ast.Assert,
 })
 
 
-def _bound_names(stmt: ast.stmt) -> Set[str]:
-    """The names whose `env` entries `_collect_statement(stmt)` may add to (a superset)."""
-    if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-        if len(targets) == 1 and type(targets[0]) is ast.Name:
-            return {targets[0].id}  # `x = ...` (most bindings): `_names_in`'s answer, without the walk
-        return {n for t in targets for n in _names_in(t)}
-    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-        return {alias.asname or alias.name.split(".")[0] for alias in stmt.names}
-    if isinstance(stmt, ast.Expr):
-        call = stmt.value
-        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name):
-            return {call.func.value.id}
-        return set()
-    return {n for target in _loop_targets(stmt) for n in _names_in(target)}
-
-
-def _collect_statement(stmt: ast.stmt, env: Dict[str, List[ast.expr]], declared: Set[str]) -> None:
-    """What one statement binds (`_collect_env`)."""
+def _collect_statement(stmt: ast.stmt, env: Dict[str, List[ast.expr]], declared: Set[str],
+                       binder: _Binder) -> None:
+    """What one statement binds (`_collect_env`): each value added through `binder`."""
+    bind = binder.add
     if isinstance(stmt, ast.Assign):
         if len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript):
-            _stored(stmt.targets[0], stmt.value, env, declared)
+            _stored(stmt.targets[0], stmt.value, env, declared, binder)
         for target in stmt.targets:
             for t, v in _pairs(target, stmt.value, positions=True):
                 if isinstance(t, ast.Name):
-                    env.setdefault(t.id, [])
-                    if v is not None:
-                        env[t.id].append(v)
-                    else:
-                        env[t.id].append(ast.Constant(value=...))  # unknown element
+                    bind(t.id, v if v is not None else ast.Constant(value=...))  # (unknown element)
     elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) and isinstance(stmt.target, ast.Name):
-        env.setdefault(stmt.target.id, [])
+        env.setdefault(stmt.target.id, [])  # `x: int` alone: bound, to nothing known
         if isinstance(stmt, ast.AnnAssign):
             declared.add(stmt.target.id)
         if stmt.value is not None and isinstance(stmt, ast.AnnAssign):
-            env[stmt.target.id].append(stmt.value)
+            bind(stmt.target.id, stmt.value)
         elif isinstance(stmt, ast.AugAssign):
-            env[stmt.target.id].append(ast.BinOp(left=stmt.target, op=stmt.op, right=stmt.value))
+            bind(stmt.target.id, ast.BinOp(left=stmt.target, op=stmt.op, right=stmt.value))
     elif isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name):
         # `for i in range(n)`, `for i in tqdm(range(n))`, `for i in bar` (`with tqdm(...) as
         # bar`), `for s in slots` of a list of ints: a number where what it iterates holds
         # numbers (`_ELEMENT_OF`); any other element is unknown, as before.
-        env.setdefault(stmt.target.id, []).append(ast.copy_location(
+        bind(stmt.target.id, ast.copy_location(
             ast.Call(func=ast.Name(id=_ELEMENT_OF, ctx=ast.Load()), args=[stmt.iter], keywords=[]), stmt.iter))
     elif isinstance(stmt, (ast.With, ast.AsyncWith)) and any(_progress_bar(i.context_expr) for i in stmt.items):
         for item in stmt.items:
             bar = isinstance(item.optional_vars, ast.Name) and _progress_bar(item.context_expr)
             for name in _names_in(item.optional_vars) if item.optional_vars is not None else ():
-                env.setdefault(name, []).append(item.context_expr if bar else ast.Constant(value=...))
+                bind(name, item.context_expr if bar else ast.Constant(value=...))
     elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.Try)) or \
             type(stmt).__name__ in ("Match", "TryStar"):
         for loop_target in _loop_targets(stmt):
@@ -2040,13 +2080,13 @@ def _collect_statement(stmt: ast.stmt, env: Dict[str, List[ast.expr]], declared:
             counter = isinstance(loop_target, ast.Name) and isinstance(stmt, ast.For) \
                 and isinstance(stmt.iter, ast.Call) and _is_name(stmt.iter.func, "range")
             for name in _names_in(loop_target):
-                env.setdefault(name, []).append(ast.Constant(value=0 if counter else ...))
+                bind(name, ast.Constant(value=0 if counter else ...))
     elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
         for alias in stmt.names:
             bound = alias.asname or alias.name.split(".")[0]
-            env.setdefault(bound, []).append(ast.Constant(value=...))
+            bind(bound, ast.Constant(value=...))
     elif isinstance(stmt, ast.Expr):
-        _grown(stmt.value, env, declared)
+        _grown(stmt.value, env, declared, binder)
     # The Ellipsis constant stands for "unknown": it is not a number.
 
 
@@ -2075,7 +2115,8 @@ def _display_bound(name: str, env: Dict[str, List[ast.expr]], declared: Set[str]
     return bool(values) and name not in declared and all(isinstance(v, _DISPLAYS) for v in values or ())
 
 
-def _stored(target: ast.Subscript, value: ast.expr, env: Dict[str, List[ast.expr]], declared: Set[str]) -> None:
+def _stored(target: ast.Subscript, value: ast.expr, env: Dict[str, List[ast.expr]], declared: Set[str],
+            binder: _Binder) -> None:
     """`d[k] = v` into a dict or list this body builds from displays: it holds `v` too; with
     a string key (`d["buf"] = v`), a one-key display, so that key's value joins `v`."""
     if isinstance(target.value, ast.Name) and not isinstance(target.slice, ast.Slice) \
@@ -2085,10 +2126,10 @@ def _stored(target: ast.Subscript, value: ast.expr, env: Dict[str, List[ast.expr
             setattr(added, _STORED_KEY, True)
         else:
             added = ast.List(elts=[value], ctx=ast.Load())
-        env[target.value.id].append(ast.copy_location(added, value))
+        binder.add(target.value.id, ast.copy_location(added, value))
 
 
-def _grown(expr: ast.expr, env: Dict[str, List[ast.expr]], declared: Set[str]) -> None:
+def _grown(expr: ast.expr, env: Dict[str, List[ast.expr]], declared: Set[str], binder: _Binder) -> None:
     """`xs.append(v)` / `xs.insert(i, v)` / `xs.extend(ys)` on a list this body binds: what
     it holds grows by `v` (a one-element display joins in) or by `ys`'s elements (`ys` joins
     in: a list term's element is what both hold).  A name the body does not bind is left
@@ -2100,11 +2141,11 @@ def _grown(expr: ast.expr, env: Dict[str, List[ast.expr]], declared: Set[str]) -
         return
     name, method, args = expr.func.value.id, expr.func.attr, expr.args
     if method == "append" and len(args) == 1:
-        env[name].append(ast.copy_location(ast.List(elts=[args[0]], ctx=ast.Load()), expr))
+        binder.add(name, ast.copy_location(ast.List(elts=[args[0]], ctx=ast.Load()), expr))
     elif method == "insert" and len(args) == 2:
-        env[name].append(ast.copy_location(ast.List(elts=[args[1]], ctx=ast.Load()), expr))
+        binder.add(name, ast.copy_location(ast.List(elts=[args[1]], ctx=ast.Load()), expr))
     elif method == "extend" and len(args) == 1:
-        env[name].append(args[0] if isinstance(args[0], (ast.List, ast.Tuple)) else ast.Constant(value=...))
+        binder.add(name, args[0] if isinstance(args[0], (ast.List, ast.Tuple)) else ast.Constant(value=...))
 
 
 # What may make `self.x = []` hold elements (`_grown_fields`): the list methods that add
