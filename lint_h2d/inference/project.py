@@ -208,6 +208,9 @@ class _Resolver:
         self._fn_keys: Dict[int, List[Optional[Tuple[Any, ...]]]] = {}
         self._param_terms: Dict[Term, Optional[Tuple[str, FunctionSummary, int]]] = {}  # `_param_of`
         self._fields_by_attr: Dict[str, Dict[str, List[Tuple[str, Term]]]] = {}  # `_assignments`
+        # `own_definitions` by (function name, file): asked for each call term a walk reads.
+        self._terms_memo: Dict[Tuple[int, str, int], List[Optional[Term]]] = {}  # `_passed_terms`
+        self._own: Dict[Tuple[str, str], Optional[List[Tuple[str, FunctionSummary]]]] = {}
         self.on_device: Dict[str, _BuiltOn] = {}  # class → where it is built on the device
         # Constructions of a class chosen at run time by a function called under a device
         # context (`_loader_built`), marked once the contexts and vLLM's convention are.
@@ -702,7 +705,11 @@ class _Resolver:
         return value
 
     def field(self, cls: str, attr: str) -> Value:
-        return self._memo(("field", cls, attr), lambda: self._field(cls, attr, set()))
+        key = ("field", cls, attr)
+        found = self._known(key)  # most asks are answered: no closure made for them (as `param`)
+        if found is not None:
+            return found
+        return self._memo(key, lambda: self._field(cls, attr, set()))
 
     def _field(self, cls: str, attr: str, seen: Set[str], instance: Optional[str] = None) -> Value:
         """`attr` of an instance of `cls`, its own assignments first, else its bases'.  A base's
@@ -860,7 +867,10 @@ class _Resolver:
         `def name` where it has one (Python binds the bare name to the module's global),
         else every project function of the name (an import: the name is all a call shows).
         Two modules' `def alloc` must not join: a caller of one sees only its module's."""
-        own = own_definitions(self.functions.get(name, []), path)
+        try:
+            own = self._own[(name, path)]
+        except KeyError:
+            own = self._own[(name, path)] = own_definitions(self.functions.get(name, []), path)
         if own is None:
             return self.returns(name)
         return self._memo(("returns", name, path), lambda: self._returns(own))
@@ -971,8 +981,7 @@ class _Resolver:
         if not sites or len(sites) > 200:
             return UNKNOWN
         values: List[Tuple[str, int, Value]] = []
-        for path, site in sites:
-            term = _passed(site, name, position)
+        for (path, site), term in zip(sites, self._passed_terms(fn, name, position)):
             if term is None and omitted and not site.starred:
                 continue  # it takes the default
             if term is None:
@@ -1055,6 +1064,18 @@ class _Resolver:
                 return Value(kind, v.rank, element=v.element).because(EvidenceStep(
                     f"a call of `{callee}` passes a {kind.value} as `{name}`", path, line))
         return UNKNOWN
+
+    def _passed_terms(self, fn: FunctionSummary, name: str, position: int) -> List[Optional[Term]]:
+        """What each of the first 200 of `_sites(fn)` passes as parameter `name` (at `position`),
+        by site (`_passed`; None where the site leaves it out): `_param` and `passes_no_number`
+        ask again for a parameter each time a fixpoint pass drops its fact, and scanned every
+        site's keywords each time (~400k scans on vLLM).  Built once per function object and
+        parameter; no more than 200 sites are read (past that, nothing is)."""
+        key = (id(fn), name, position)
+        found = self._terms_memo.get(key)
+        if found is None:
+            found = self._terms_memo[key] = [_passed(site, name, position) for _, site in self._sites(fn)[:200]]
+        return found
 
     def _unpacked(self, site: CallSite, name: str, path: str, callee: str) -> Optional[Value]:
         """What `f(**d)` passes as parameter `name`: the value of `d`'s key `name`, where `d`
@@ -1196,8 +1217,7 @@ class _Resolver:
         default) a value that is no Python number (`_no_number`).  The calls that leave it out
         take the default; an unknown value refutes nothing."""
         name, position = _at_call(fn, index)
-        for path, site in self._sites(fn)[:200]:
-            term = _passed(site, name, position)
+        for (path, _), term in zip(self._sites(fn), self._passed_terms(fn, name, position)):  # the first 200
             if term is not None and _no_number(self.eval(term, path, None)):
                 return True
         return False
@@ -1428,8 +1448,10 @@ class _Resolver:
         """The first definition a `param` term's function may be (its file, its summary, the
         parameter's index), or None: looked up once per term, not once per read (the term of
         a function named as common methods are scanned every method of the name)."""
-        if term in self._param_terms:
-            return self._param_terms[term]
+        try:
+            return self._param_terms[term]  # one hash of the term, not two (`in`, then `[]`)
+        except KeyError:
+            pass
         _, fname, pname, fowner = term
         found: Optional[Tuple[str, FunctionSummary, int]] = None
         for fpath, fn in self.methods.get((fowner, fname), []) if fowner else self.functions.get(fname, []):
