@@ -184,47 +184,11 @@ CALLS = {
 }
 
 
-@pytest.mark.parametrize("summaries", [
-    pytest.param(_summaries(CALLS), id="keyword-position-starred"),
-    *[pytest.param(_project(folder), id=folder.name) for folder in PROJECTS],
-])
-def test_passed_terms_are_what_each_site_passes(summaries: List[FileSummary]) -> None:
-    """`_Resolver._passed_terms` (built once per function and parameter) gives, for each of the
-    function's first 200 call sites, what `_passed` reads off that site: by keyword, by
-    position, None where the site leaves the parameter out or `*args` hides it."""
-    from lint_h2d.inference.project import _at_call, _passed
-
-    resolver = _Resolver(sorted(summaries, key=lambda s: s.path))
-    checked = 0
-    for definitions in resolver.functions.values():
-        for _, fn in definitions:
-            for index in range(len(fn.params)):
-                name, position = _at_call(fn, index)
-                plain = [_passed(site, name, position) for _, site in resolver._sites(fn)[:200]]
-                assert resolver._passed_terms(fn, name, position) == plain
-                checked += len(plain)
-    assert checked
-
-
-def test_passed_terms_of_keyword_positional_and_starred_sites() -> None:
-    """On `CALLS`: `place`'s `scale` is the keyword's 2, the position's 3, then left out (None)
-    by `place(x=t)`, hidden by `*args`, and left out by `place(t, **kw)`; `Head.run`'s `n` skips
-    `self`.  What the sites that pass `scale` pass (`passed`) is a number once no starred site
-    may pass something else."""
-    from lint_h2d.inference.project import _at_call
-
+def test_passed_of_keyword_positional_and_starred_sites() -> None:
+    """On `CALLS`: what the sites that pass `place`'s `scale` pass (`passed`: the keyword's 2,
+    the position's 3) is a number once no starred site may pass something else."""
     resolver = _Resolver(_summaries(CALLS))
     (_, place), = resolver.functions["place"]
-    name, position = _at_call(place, 1)
-    assert (name, position) == ("scale", 1)
-    assert [t[0] if t is not None else None for t in resolver._passed_terms(place, name, position)] == [
-        "scalar", "scalar", None, None, None]
-    (_, run), = resolver.functions["run"]
-    name, position = _at_call(run, 2)
-    assert (name, position) == ("n", 1)
-    assert [t is not None for t in resolver._passed_terms(run, name, position)] == [True, False, True]
-    x_terms = resolver._passed_terms(place, *_at_call(place, 0))
-    assert [t is not None for t in x_terms] == [True, True, True, False, False]  # `**kw` hides positions too
     assert resolver.passed(place, 1).kind == Kind.UNKNOWN  # `place(*args)`, `**kw` may pass anything
     plain = CALLS["use.py"].replace("    place(*args)\n", "").replace("    place(t, **kw)\n", "")
     without_starred = _Resolver(_summaries(dict(CALLS, **{"use.py": plain})))

@@ -209,7 +209,6 @@ class _Resolver:
         self._param_terms: Dict[Term, Optional[Tuple[str, FunctionSummary, int]]] = {}  # `_param_of`
         self._fields_by_attr: Dict[str, Dict[str, List[Tuple[str, Term]]]] = {}  # `_assignments`
         # `own_definitions` by (function name, file): asked for each call term a walk reads.
-        self._terms_memo: Dict[Tuple[int, str, int], List[Optional[Term]]] = {}  # `_passed_terms`
         self._own: Dict[Tuple[str, str], Optional[List[Tuple[str, FunctionSummary]]]] = {}
         self.on_device: Dict[str, _BuiltOn] = {}  # class → where it is built on the device
         # Constructions of a class chosen at run time by a function called under a device
@@ -981,7 +980,8 @@ class _Resolver:
         if not sites or len(sites) > 200:
             return UNKNOWN
         values: List[Tuple[str, int, Value]] = []
-        for (path, site), term in zip(sites, self._passed_terms(fn, name, position)):
+        for path, site in sites:
+            term = _passed(site, name, position)
             if term is None and omitted and not site.starred:
                 continue  # it takes the default
             if term is None:
@@ -1064,18 +1064,6 @@ class _Resolver:
                 return Value(kind, v.rank, element=v.element).because(EvidenceStep(
                     f"a call of `{callee}` passes a {kind.value} as `{name}`", path, line))
         return UNKNOWN
-
-    def _passed_terms(self, fn: FunctionSummary, name: str, position: int) -> List[Optional[Term]]:
-        """What each of the first 200 of `_sites(fn)` passes as parameter `name` (at `position`),
-        by site (`_passed`; None where the site leaves it out): `_param` and `passes_no_number`
-        ask again for a parameter each time a fixpoint pass drops its fact, and scanned every
-        site's keywords each time (~400k scans on vLLM).  Built once per function object and
-        parameter; no more than 200 sites are read (past that, nothing is)."""
-        key = (id(fn), name, position)
-        found = self._terms_memo.get(key)
-        if found is None:
-            found = self._terms_memo[key] = [_passed(site, name, position) for _, site in self._sites(fn)[:200]]
-        return found
 
     def _unpacked(self, site: CallSite, name: str, path: str, callee: str) -> Optional[Value]:
         """What `f(**d)` passes as parameter `name`: the value of `d`'s key `name`, where `d`
@@ -1217,7 +1205,8 @@ class _Resolver:
         default) a value that is no Python number (`_no_number`).  The calls that leave it out
         take the default; an unknown value refutes nothing."""
         name, position = _at_call(fn, index)
-        for (path, _), term in zip(self._sites(fn), self._passed_terms(fn, name, position)):  # the first 200
+        for path, site in self._sites(fn)[:200]:
+            term = _passed(site, name, position)
             if term is not None and _no_number(self.eval(term, path, None)):
                 return True
         return False
