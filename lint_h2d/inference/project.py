@@ -154,11 +154,20 @@ from lint_h2d.inference.values import (  # noqa: E402
     Value,
     join,
     module_tensor,
+    CPU_KIND,
+    NUMPY_KIND,
+    CPU_PLACE_KIND,
+    DEVICE_KIND,
+    DEVICE_PLACE_KIND,
+    OTHER_KIND,
+    SCALAR_KIND,
+    TENSOR_KIND,
+    UNKNOWN_KIND,
 )
 
 
 
-_PLACE_KINDS = (Kind.DEVICE, Kind.CPU, Kind.TENSOR)
+_PLACE_KINDS = (DEVICE_KIND, CPU_KIND, TENSOR_KIND)
 # Annotations that leave a parameter's place open: none, or `torch.Tensor` (call sites tell).
 _OPEN_ANNOTATIONS = (("unk",), ("tensor", None))
 # Calls too common to be worth a call-site fact.
@@ -198,6 +207,9 @@ class _Resolver:
         # By function, each parameter's two keys (`param`, `passed`) at `2 * index (+ 1)`.
         self._fn_keys: Dict[int, List[Optional[Tuple[Any, ...]]]] = {}
         self._param_terms: Dict[Term, Optional[Tuple[str, FunctionSummary, int]]] = {}  # `_param_of`
+        self._fields_by_attr: Dict[str, Dict[str, List[Tuple[str, Term]]]] = {}  # `_assignments`
+        # `own_definitions` by (function name, file): asked for each call term a walk reads.
+        self._own: Dict[Tuple[str, str], Optional[List[Tuple[str, FunctionSummary]]]] = {}
         self.on_device: Dict[str, _BuiltOn] = {}  # class → where it is built on the device
         # Constructions of a class chosen at run time by a function called under a device
         # context (`_loader_built`), marked once the contexts and vLLM's convention are.
@@ -309,9 +321,9 @@ class _Resolver:
         if place[0] == "attr" and len(place) > 2 and place[2] == "device":
             base = place[1]
             value = self.eval(base, path, base[3] if base[0] == "param" else None)
-            if value.kind == Kind.DEVICE:
+            if value.kind == DEVICE_KIND:
                 return "the `.device` of a device tensor"
-            if base[0] == "param" and value.kind != Kind.CPU and not _uncalled(value) \
+            if base[0] == "param" and value.kind != CPU_KIND and not _uncalled(value) \
                     and base[1] not in self.passed_through:
                 site = self._call_site(base[1], base[3], path)
                 if site is not None:
@@ -321,7 +333,7 @@ class _Resolver:
             return None
         value = self.eval(place, path, place[3])
         site = self._call_site(place[1], place[3], path)
-        if site is None or value.kind in (Kind.CPU_PLACE, Kind.CPU) or _uncalled(value) \
+        if site is None or value.kind in (CPU_PLACE_KIND, CPU_KIND) or _uncalled(value) \
                 or place[1] in self.passed_through:
             return None
         return f"parameter `{place[2]}`, {site}"
@@ -683,7 +695,7 @@ class _Resolver:
             for stale in self.order[start:]:
                 self.memo.pop(stale, None)
             del self.order[start:]
-            if value.kind == Kind.UNKNOWN and value.type_name is None and value.element is None:
+            if value.kind == UNKNOWN_KIND and value.type_name is None and value.element is None:
                 break  # nothing to check: a larger guess gives no less
             self.passes -= 1
             previous = value
@@ -692,7 +704,11 @@ class _Resolver:
         return value
 
     def field(self, cls: str, attr: str) -> Value:
-        return self._memo(("field", cls, attr), lambda: self._field(cls, attr, set()))
+        key = ("field", cls, attr)
+        found = self._known(key)  # most asks are answered: no closure made for them (as `param`)
+        if found is not None:
+            return found
+        return self._memo(key, lambda: self._field(cls, attr, set()))
 
     def _field(self, cls: str, attr: str, seen: Set[str], instance: Optional[str] = None) -> Value:
         """`attr` of an instance of `cls`, its own assignments first, else its bases'.  A base's
@@ -710,40 +726,37 @@ class _Resolver:
         stores: List[Tuple[str, Term, Optional[str]]] = []  # `self.d[k] = v`: v, and k where a string
         augments: List[Tuple[str, Term]] = []  # `self.x += v`: what each adds
         assigned: List[Tuple[str, Term]] = []
-        for path, summary in self.classes[cls]:
-            for name, term in summary.fields:
-                if name != attr:
-                    continue
-                if term == ("none",):
-                    defaulted = True  # `= None`: a write through it raises, it adds no value
-                    continue
-                if term[0] == EMPTY_LIST:
-                    # `= []` that nothing grows: indexing it raises `IndexError`, so it adds
-                    # no value next to others (`summary._grown_fields`), as `None`.
-                    empty.append((path, term[1]))
-                    continue
-                if term[0] == "store":
-                    stores.append((path, term[1], term[2] if len(term) > 2 else None))
-                    continue
-                if term[0] == "aug":
-                    augments.append((path, term[1]))
-                    continue
-                if term[0] == "ann":
-                    # A declaration (`buf: Optional[Tensor] = None`): what the values
-                    # assigned elsewhere do not say (a class for a chain, a scalar).
-                    value = self.eval(term[1], path, owner)
-                    declared = value if declared is None else join(declared, value)
-                    continue
-                rest = _without(term, ("field", cls, attr))
-                if rest is None:
-                    continue  # `self.x = self.x`: nothing new
-                assigned.append((path, rest))
-                value = self.eval(rest, path, owner)
-                found = value if found is None else join(found, value)
+        for path, term in self._assignments(cls).get(attr, ()):
+            if term == ("none",):
+                defaulted = True  # `= None`: a write through it raises, it adds no value
+                continue
+            if term[0] == EMPTY_LIST:
+                # `= []` that nothing grows: indexing it raises `IndexError`, so it adds
+                # no value next to others (`summary._grown_fields`), as `None`.
+                empty.append((path, term[1]))
+                continue
+            if term[0] == "store":
+                stores.append((path, term[1], term[2] if len(term) > 2 else None))
+                continue
+            if term[0] == "aug":
+                augments.append((path, term[1]))
+                continue
+            if term[0] == "ann":
+                # A declaration (`buf: Optional[Tensor] = None`): what the values
+                # assigned elsewhere do not say (a class for a chain, a scalar).
+                value = self.eval(term[1], path, owner)
+                declared = value if declared is None else join(declared, value)
+                continue
+            rest = _without(term, ("field", cls, attr))
+            if rest is None:
+                continue  # `self.x = self.x`: nothing new
+            assigned.append((path, rest))
+            value = self.eval(rest, path, owner)
+            found = value if found is None else join(found, value)
         for store_path, outside, target in self.object_stores.get((cls, attr), ()):
             # `state.attr = v` outside the class, `state` an instance of it (or a subclass).
             value = self.eval(outside.value, store_path, None)
-            if value.kind == Kind.DEVICE:
+            if value.kind == DEVICE_KIND:
                 value = value.because(self.step(
                     f"`{outside.shown} = ...` stores a device tensor in the `{attr}` of a `{target}`",
                     store_path, outside.line))
@@ -751,9 +764,9 @@ class _Resolver:
             found = value if found is None else join(found, value)
         if empty and found is None:
             found = self.eval(EMPTY_DISPLAY, empty[0][0], owner)  # only `[]`: an empty list
-        elif empty and found is not None and found.kind == Kind.DEVICE:
+        elif empty and found is not None and found.kind == DEVICE_KIND:
             found = found.because(self.step(empty_list_message(attr), *empty[0]))
-        if stores and found is not None and found.kind == Kind.OTHER and found.type_name is None \
+        if stores and found is not None and found.kind == OTHER_KIND and found.type_name is None \
                 and (found.length == 0 or found.element is not None):
             # A dict or list field filled by `self.d[k] = t`: its elements are those values.
             for store_path, store, key in stores:
@@ -766,14 +779,14 @@ class _Resolver:
                     found = replace(found, entries=tuple(held.items()))
                     continue
                 element = added if found.element is None else join(found.element, added)
-                found = Value(Kind.OTHER, element=element)
+                found = Value(OTHER_KIND, element=element)
         if declared is not None and (cls, "__init__") not in self.methods:
             # A dataclass (no `__init__` of its own): what its constructions pass.
             built = self._constructed(cls, attr, defaulted=defaulted or found is not None)
             if built is not None:
                 found = built if found is None else join(found, built)
         if declared is not None and _informative(declared) and (found is None or _vague(found)) \
-                and not (declared.kind == Kind.SCALAR
+                and not (declared.kind == SCALAR_KIND
                          and any(self._mentions_tensor(t, p, cls) for p, t in assigned)):
             # The annotation fills what the assignments leave open, but never against them:
             # `qscale_max: float` assigned `torch.max(w) * p` holds a tensor (direct evidence
@@ -783,10 +796,23 @@ class _Resolver:
             for path, summary in self.classes[cls]:
                 for base in summary.bases:
                     inherited = self._field(base, attr, seen, instance or cls)
-                    if inherited.kind != Kind.UNKNOWN or inherited.type_name is not None:
+                    if inherited.kind != UNKNOWN_KIND or inherited.type_name is not None:
                         found = inherited if found is None else join(found, inherited)
         return _augmented(found, [self.eval(added, p, owner) for p, added in augments]) \
             if found is not None else UNKNOWN
+
+    def _assignments(self, cls: str) -> Dict[str, List[Tuple[str, Term]]]:
+        """The field assignments of `cls`'s definitions (`ClassSummary.fields`, each with its
+        file) by attribute, in their order: `_field` asks for one attribute at a time, for
+        every attribute of a class, and scanning every assignment each time cost a tenth of
+        the resolve on vLLM.  Built once per class name."""
+        found = self._fields_by_attr.get(cls)
+        if found is None:
+            found = self._fields_by_attr[cls] = {}
+            for path, summary in self.classes[cls]:
+                for name, term in summary.fields:
+                    found.setdefault(name, []).append((path, term))
+        return found
 
     def _mentions_tensor(self, term: Term, path: str, owner: Optional[str], budget: int = 64) -> bool:
         """Whether `term` or one of its operands evaluates to a tensor: an expression built
@@ -822,7 +848,7 @@ class _Resolver:
                     return None
                 continue
             value = self.eval(term, path, None)
-            if value.kind == Kind.DEVICE:
+            if value.kind == DEVICE_KIND:
                 message = f"`{cls}({attr}=...)` passes a device tensor" \
                     if any(k == attr for k, _ in site.keywords) else \
                     f"`{cls}(...)` passes a device tensor as `{attr}` (argument {positional.index(attr) + 1})"
@@ -840,7 +866,10 @@ class _Resolver:
         `def name` where it has one (Python binds the bare name to the module's global),
         else every project function of the name (an import: the name is all a call shows).
         Two modules' `def alloc` must not join: a caller of one sees only its module's."""
-        own = own_definitions(self.functions.get(name, []), path)
+        try:
+            own = self._own[(name, path)]
+        except KeyError:
+            own = self._own[(name, path)] = own_definitions(self.functions.get(name, []), path)
         if own is None:
             return self.returns(name)
         return self._memo(("returns", name, path), lambda: self._returns(own))
@@ -866,31 +895,31 @@ class _Resolver:
         for path, fn in definitions:
             value = join_all([self.eval(t, path, fn.owner) for t in fn.returns])
             if fn.return_annotation[0] in ("inst", "tensor", "list") and (
-                    value.kind == Kind.UNKNOWN or value.kind == Kind.TENSOR and value.rank is None):
+                    value.kind == UNKNOWN_KIND or value.kind == TENSOR_KIND and value.rank is None):
                 annotated = self.eval(fn.return_annotation, path, fn.owner)
-                value = annotated if value.kind == Kind.UNKNOWN else value
-            elif fn.return_annotation[0] == "list" and value.kind == Kind.OTHER and value.type_name is None \
-                    and (value.element is None or value.element.kind == Kind.UNKNOWN):
+                value = annotated if value.kind == UNKNOWN_KIND else value
+            elif fn.return_annotation[0] == "list" and value.kind == OTHER_KIND and value.type_name is None \
+                    and (value.element is None or value.element.kind == UNKNOWN_KIND):
                 # `-> tuple[int, ...]` where the body's container says nothing of its
                 # elements (`tuple(f(r) for r in rows)`): the declaration fills the gap,
                 # unless a returned term is built from a tensor (the body beats it).
                 element = self.eval(fn.return_annotation, path, fn.owner).element
                 if element is not None and _informative(element) and not (
-                        element.kind == Kind.SCALAR
+                        element.kind == SCALAR_KIND
                         and any(self._mentions_tensor(t, path, fn.owner) for t in fn.returns)):
                     value = replace(value, element=element.because(self.step(
                         f"`{_qual(fn)}()` is annotated to return a container of "
                         f"{element.kind.value}s", path, fn.line)))
             elif fn.return_annotation == ("scalar",):
                 value = SCALAR
-            if value.kind == Kind.DEVICE:
+            if value.kind == DEVICE_KIND:
                 value = value.because(EvidenceStep(
                     f"`{_qual(fn)}()` returns a device tensor", path, fn.line))
             elif value.type_name is not None and not value.evidence:
                 value = value.because(EvidenceStep(
                     f"`{_qual(fn)}()` returns a `{value.type_name}`", path, fn.line))
             items = self._return_items(fn, path)
-            if items is not None and value.kind == Kind.OTHER:
+            if items is not None and value.kind == OTHER_KIND:
                 value = replace(value, items=items)
             value = _keyed_steps(value, f"`{_qual(fn)}()` returns a dict", path, fn.line)
             found = value if found is None else join(found, value)
@@ -907,7 +936,7 @@ class _Resolver:
             value = self.eval(fn.return_items[0][k], path, fn.owner)
             for display in fn.return_items[1:]:
                 value = join(value, self.eval(display[k], path, fn.owner))
-            if value.kind == Kind.DEVICE:
+            if value.kind == DEVICE_KIND:
                 value = value.because(EvidenceStep(
                     f"`{_qual(fn)}()` returns a device tensor as position {k} of its tuple", path, fn.line))
             value = _keyed_steps(value, f"`{_qual(fn)}()` returns a dict as position {k} of its tuple", path, fn.line)
@@ -963,12 +992,12 @@ class _Resolver:
                 continue
             value = self.eval(term, path, None)
             module = self.forward_calls.get(id(site)) if callee == "forward" else None
-            if module is not None and value.kind == Kind.DEVICE:
+            if module is not None and value.kind == DEVICE_KIND:
                 value = value.because(self.step(
                     f"`self.{module[0]}(...)` calls an `nn.Module` (`{module[1]}`): it runs `forward` with "
                     "the call's arguments", path, site.line))
             instance = self.instance_calls.get(id(site)) if fn.name == "__call__" else None
-            if instance is not None and value.kind == Kind.DEVICE:
+            if instance is not None and value.kind == DEVICE_KIND:
                 value = value.because(self.step(
                     f"`self.{instance[0]}(...)` calls an instance of `{instance[1]}`: Python runs its class's "
                     "`__call__` with the call's arguments", path, site.line))
@@ -980,40 +1009,40 @@ class _Resolver:
             return NONE
         kinds = {v.kind for _, _, v in values}
         first_path, first_line, _ = values[0]
-        if kinds == {Kind.DEVICE}:
+        if kinds == {DEVICE_KIND}:
             merged = values[0][2]
             for _, _, v in values[1:]:
                 merged = join(merged, v)
             return merged.because(EvidenceStep(
                 f"every call of `{callee}` passes a device tensor as `{name}` ({_shown_sites(self.site_words, values)})",
                 first_path, first_line))
-        if kinds == {Kind.SCALAR}:
+        if kinds == {SCALAR_KIND}:
             # A number only by a caller's int default (`n_ctx=512` passed on) says so too.
             defaults = tuple(dict.fromkeys(step for _, _, v in values for step in v.evidence
                                            if _INT_DEFAULT_STEP in getattr(step, "message", "")))
             return SCALAR.because(EvidenceStep(
                 f"every call of `{callee}` passes a Python number as `{name}` ({_shown_sites(self.site_words, values)})",
                 first_path, first_line), *defaults)
-        if kinds in ({Kind.CPU_PLACE}, {Kind.DEVICE_PLACE}):
+        if kinds in ({CPU_PLACE_KIND}, {DEVICE_PLACE_KIND}):
             # `f(..., device=torch.device("cpu"))` at every call: `device=device` is the CPU.
             (place,) = kinds
-            what = "the CPU" if place == Kind.CPU_PLACE else "an accelerator"
+            what = "the CPU" if place == CPU_PLACE_KIND else "an accelerator"
             return Value(place).because(EvidenceStep(
                 f"every call of `{callee}` passes {what} as `{name}` ({_shown_sites(self.site_words, values)})", first_path, first_line))
-        if kinds == {Kind.OTHER} and all(_numbers(v) for _, _, v in values):
+        if kinds == {OTHER_KIND} and all(_numbers(v) for _, _, v in values):
             # `f(tuple(slots))` with `slots` built of ints: a container of Python numbers.
             step = EvidenceStep(
                 f"every call of `{callee}` passes a container of Python numbers as `{name}` ({_shown_sites(self.site_words, values)})",
                 first_path, first_line)
-            return Value(Kind.OTHER, element=SCALAR.because(step)).because(step)
-        if kinds <= {Kind.SCALAR, Kind.OTHER, Kind.UNKNOWN} and all(_one_or_many(v) for _, _, v in values):
+            return Value(OTHER_KIND, element=SCALAR.because(step)).because(step)
+        if kinds <= {SCALAR_KIND, OTHER_KIND, UNKNOWN_KIND} and all(_one_or_many(v) for _, _, v in values):
             # `f(ids)` with `ids: int | list[int]`, or some calls an int and some a list of ints:
             # iterating or indexing it (a number cannot be) yields a Python number.
             step = EvidenceStep(
                 f"every call of `{callee}` passes a Python number or a container of Python numbers as "
                 f"`{name}` ({_shown_sites(self.site_words, values)})", first_path, first_line)
-            return Value(Kind.UNKNOWN, element=SCALAR.because(step)).because(step)
-        if kinds == {Kind.OTHER} and all(v.entries is not None for _, _, v in values):
+            return Value(UNKNOWN_KIND, element=SCALAR.because(step)).because(step)
+        if kinds == {OTHER_KIND} and all(v.entries is not None for _, _, v in values):
             # `f(state)` at every call with a dict of string keys (`{"buf": t, "n": 3}`): each
             # key's value, joined over the calls.
             merged = values[0][2]
@@ -1021,17 +1050,17 @@ class _Resolver:
                 merged = join(merged, v)
             return _keyed_steps(merged, f"every call of `{callee}` passes as `{name}` a dict", first_path, first_line)
         types = {v.type_name for _, _, v in values}
-        if kinds == {Kind.OTHER} and len(types) == 1 and None not in types:
+        if kinds == {OTHER_KIND} and len(types) == 1 and None not in types:
             # Every call passes an instance of one project class: its fields and methods apply.
             (type_name,) = types
-            return Value(Kind.OTHER, type_name=type_name).because(EvidenceStep(
+            return Value(OTHER_KIND, type_name=type_name).because(EvidenceStep(
                 f"every call of `{callee}` passes a `{type_name}` as `{name}` ({_shown_sites(self.site_words, values)})",
                 first_path, first_line))
         for path, line, v in values:
             if _no_number(v):
                 # A place among other values is, as a string was, no tensor.
-                kind = Kind.TENSOR if v.kind == Kind.DEVICE else Kind.OTHER if v.kind in (
-                    Kind.CPU_PLACE, Kind.DEVICE_PLACE) else v.kind
+                kind = TENSOR_KIND if v.kind == DEVICE_KIND else OTHER_KIND if v.kind in (
+                    CPU_PLACE_KIND, DEVICE_PLACE_KIND) else v.kind
                 return Value(kind, v.rank, element=v.element).because(EvidenceStep(
                     f"a call of `{callee}` passes a {kind.value} as `{name}`", path, line))
         return UNKNOWN
@@ -1046,7 +1075,7 @@ class _Resolver:
         held = entry(self.eval(term, path, None), name)
         if held is None:
             return None
-        if held.kind == Kind.DEVICE:
+        if held.kind == DEVICE_KIND:
             held = held.because(self.step(f"`{callee}(**...)` passes the dict's key \"{name}\" as `{name}`",
                                           path, site.line))
         return held
@@ -1192,7 +1221,7 @@ class _Resolver:
             fpath, fn, index = defined
             pname = term[2]
             value = self.param(fn, index)
-            if value.kind == Kind.UNKNOWN and pname in fn.int_defaults \
+            if value.kind == UNKNOWN_KIND and pname in fn.int_defaults \
                     and fn.annotations[index] == ("unk",):
                 return self._memo(("int_default", fpath, _qual(fn), pname),
                                   lambda: self._int_default(fpath, fn, index))
@@ -1201,8 +1230,8 @@ class _Resolver:
                 return forward
             if fn.annotations[index] == ("tensor", None) and not value.kind.is_tensor \
                     and not value.none:
-                return Value(Kind.TENSOR)  # `x: torch.Tensor`, the call sites tell nothing
-            if fn.annotations[index] == OTHER_TERM and value.kind not in (Kind.CPU_PLACE, Kind.DEVICE_PLACE):
+                return Value(TENSOR_KIND)  # `x: torch.Tensor`, the call sites tell nothing
+            if fn.annotations[index] == OTHER_TERM and value.kind not in (CPU_PLACE_KIND, DEVICE_PLACE_KIND):
                 return OTHER  # `device: str`: an object, unless every call names one place
             return value
         if tag == "attr":
@@ -1214,7 +1243,7 @@ class _Resolver:
                 return base
             return UNKNOWN
         if tag == "inst":
-            return Value(Kind.OTHER, type_name=term[1])
+            return Value(OTHER_KIND, type_name=term[1])
         if tag == "scalar":
             return SCALAR
         if tag == "same":
@@ -1226,20 +1255,20 @@ class _Resolver:
                     # An operator of one tensor and Python numbers (`x / t`, `x < p`) keeps the
                     # tensor's rank; anything else (a reduction, two tensors) may not.
                     others = sides[:index] + sides[index + 1:]
-                    keeps = len(sides) == 2 and all(self.eval(o, path, owner).kind == Kind.SCALAR for o in others)
+                    keeps = len(sides) == 2 and all(self.eval(o, path, owner).kind == SCALAR_KIND for o in others)
                     return Value(value.kind, value.rank if keeps else None, evidence=value.evidence)
                 kinds.add("none" if value.none else value.kind)
-            if kinds <= {Kind.SCALAR}:
+            if kinds <= {SCALAR_KIND}:
                 return SCALAR  # also an operator of numbers (`n + 1`, `-n`, `a < b`)
             if kinds == {"none"}:
                 return NONE  # only a cycle's "nothing yet"
-            if kinds <= {Kind.SCALAR, "none"}:
+            if kinds <= {SCALAR_KIND, "none"}:
                 return SCALAR
             return UNKNOWN
         if tag == "call":
             name = term[1]
             if name in self.classes:
-                return Value(Kind.OTHER, type_name=name)
+                return Value(OTHER_KIND, type_name=name)
             if name in self.functions:
                 return self.returns_in(name, path)
             return UNKNOWN
@@ -1250,19 +1279,19 @@ class _Resolver:
             base = self.eval(recv, path, owner)
             if base.type_name is not None and base.type_name in self.classes:
                 found = self.method_returns(base.type_name, method)
-                if found.kind == Kind.UNKNOWN and not self._has_method(base.type_name, method):
+                if found.kind == UNKNOWN_KIND and not self._has_method(base.type_name, method):
                     # `self.model.head(h)`: a field of a project class that holds a module.
                     return self._module_output(self.field(base.type_name, method), method, path, _line)
                 return found
             return UNKNOWN
         if tag == "list":
             if term[1] == ("none",):
-                return Value(Kind.OTHER, length=0)  # `{}`, `[]`: elements come from stores
+                return Value(OTHER_KIND, length=0)  # `{}`, `[]`: elements come from stores
             element = self.eval(term[1], path, owner)
             if len(term) > 2:  # a dict with string keys (`summary._keyed`)
-                return Value(Kind.OTHER, element=element,
+                return Value(OTHER_KIND, element=element,
                              entries=tuple((k, self.eval(t, path, owner)) for k, t in term[2]))
-            return Value(Kind.OTHER, element=element)
+            return Value(OTHER_KIND, element=element)
         if tag in ("unk", "none"):
             return UNKNOWN
         if tag == "global":
@@ -1298,12 +1327,12 @@ class _Resolver:
             return base.items[k] if base.items is not None and 0 <= k < len(base.items) else UNKNOWN
         if tag == "ret":
             found = self.method_returns(term[1], term[2])
-            if len(term) > 3 and found.kind == Kind.UNKNOWN and not self._has_method(term[1], term[2]):
+            if len(term) > 3 and found.kind == UNKNOWN_KIND and not self._has_method(term[1], term[2]):
                 # `self.lm_head(h)`: a field holding a module, not a method.
                 return self._module_output(self.field(term[1], term[2]), f"self.{term[2]}", path, term[3])
             return found
         if tag == "tensor":
-            return Value(Kind.TENSOR, term[1])
+            return Value(TENSOR_KIND, term[1])
         if tag == "keep":
             # `x.clone()`, `torch.log_softmax(x, dim=0)`: where `x` is, and of its rank.
             inner = self.eval(term[1], path, owner)
@@ -1319,18 +1348,18 @@ class _Resolver:
             return self.eval(("same", term[1], None), path, owner)
         if tag == "dev":
             _, rank, line, how, integer = term
-            return Value(Kind.DEVICE, rank, integer=bool(integer)).because(
+            return Value(DEVICE_KIND, rank, integer=bool(integer)).because(
                 self.step(f"allocated on the device here (`{how}`)", path, line))
         if tag == "wrap":
             # `nn.Buffer(t)`, `nn.Parameter(t)`, `register_buffer(name, t)`
             return module_tensor(self.eval(term[1], path, owner), self.step(MODULE_TENSOR_STEP, path, term[2]))
         if tag == "to":
             target = self.eval(term[2], path, owner)
-            if target.kind in (Kind.CPU, Kind.DEVICE) and not forward_input_only(target):
+            if target.kind in (CPU_KIND, DEVICE_KIND) and not forward_input_only(target):
                 return Value(target.kind, evidence=target.evidence)
-            return Value(Kind.DEVICE)  # `.to(x.device)` of a tensor nothing tells about
+            return Value(DEVICE_KIND)  # `.to(x.device)` of a tensor nothing tells about
         if tag == "cpu":
-            return Value(Kind.CPU, term[1])
+            return Value(CPU_KIND, term[1])
         if tag == "invoke":
             _, callee, line, shown = term
             return self._module_output(self.eval(callee, path, owner), shown, path, line)
@@ -1350,13 +1379,13 @@ class _Resolver:
             integer = bool(term[3]) if len(term) > 3 else False
             where = self.on_device.get(owner or "")
             if where is not None and owner is not None:
-                return Value(Kind.DEVICE, rank, integer=integer).because(
+                return Value(DEVICE_KIND, rank, integer=integer).because(
                     EvidenceStep(f"{DEFAULT_DEVICE_STEP}: on the default device", path, line),
                     where.step(owner))
-            return Value(Kind.TENSOR, rank)
+            return Value(TENSOR_KIND, rank)
         if tag == "nn":
             _, layer, _line, first = term
-            value = Value(Kind.OTHER, type_name=f"nn.{layer}")
+            value = Value(OTHER_KIND, type_name=f"nn.{layer}")
             if layer in NN_CONTAINERS:
                 held = self.eval(first, path, owner).element
                 if held is not None and self._module_class(held) is not None:
@@ -1370,17 +1399,17 @@ class _Resolver:
             _, recv, line, how = term
             inner = self.eval(recv, path, owner)
             rank = inner.rank if inner.kind.is_tensor else None
-            return Value(Kind.DEVICE, rank, integer=inner.integer).because(
+            return Value(DEVICE_KIND, rank, integer=inner.integer).because(
                 self.step(f"moved to the device here (`{how}`)", path, line))
         if tag == "place":  # `"cpu"`, `torch.device("cuda")` (`summary.place_term`)
-            return Value(Kind.CPU_PLACE if term[1] == "cpu" else Kind.DEVICE_PLACE) if term[1] != "meta" \
+            return Value(CPU_PLACE_KIND if term[1] == "cpu" else DEVICE_PLACE_KIND) if term[1] != "meta" \
                 else UNKNOWN
         if tag == "hook":
             _, function, line = term
-            return Value(Kind.DEVICE, 2).because(EvidenceStep(
+            return Value(DEVICE_KIND, 2).because(EvidenceStep(
                 sampling_hook_message(function, "logits"), path, line, kind=EvidenceKind.CONVENTION))
         if tag == "vlogits":
-            return Value(Kind.DEVICE, 2).because(EvidenceStep(
+            return Value(DEVICE_KIND, 2).because(EvidenceStep(
                 compute_logits_message(), path, term[1], kind=EvidenceKind.CONVENTION))
         if tag == "json":  # `json.load(f)`: a container of host values (`expressions.json_data`)
             return json_data(self.step(JSON_STEP, path, term[1]))
@@ -1394,21 +1423,24 @@ class _Resolver:
         """A parameter of `forward` of a project `nn.Module` that no call site places (`value`
         what they pass says no place): on the module's device by convention, of an unknown rank
         (`resolved.forward_input_message`; the walk's `scope._forward_input`).  None else."""
-        if value.kind not in (Kind.UNKNOWN, Kind.TENSOR) or value.none or value.element is not None \
-                or (fn.bound and index == 0) or fn.params[index] in fn.int_params \
+        # `fn.name` first: of the ~150k parameter reads on vLLM, few are of a `forward`.
+        if fn.name != "forward" or value.kind not in (UNKNOWN_KIND, TENSOR_KIND) or value.none \
+                or value.element is not None or (fn.bound and index == 0) or fn.params[index] in fn.int_params \
                 or not forward_input_param(fn.name, fn.owner, self.modules, fn.params[index] in fn.defaults,
                                            fn.annotations[index] in _OPEN_ANNOTATIONS):
             return None
         assert fn.owner is not None
-        return Value(Kind.DEVICE, value.rank if value.kind == Kind.TENSOR else None, integer=value.integer).because(
+        return Value(DEVICE_KIND, value.rank if value.kind == TENSOR_KIND else None, integer=value.integer).because(
             EvidenceStep(forward_input_message(fn.owner, fn.params[index]), path, fn.line, kind=EvidenceKind.CONVENTION))
 
     def _param_of(self, term: Term) -> Optional[Tuple[str, FunctionSummary, int]]:
         """The first definition a `param` term's function may be (its file, its summary, the
         parameter's index), or None: looked up once per term, not once per read (the term of
         a function named as common methods are scanned every method of the name)."""
-        if term in self._param_terms:
-            return self._param_terms[term]
+        try:
+            return self._param_terms[term]  # one hash of the term, not two (`in`, then `[]`)
+        except KeyError:
+            pass
         _, fname, pname, fowner = term
         found: Optional[Tuple[str, FunctionSummary, int]] = None
         for fpath, fn in self.methods.get((fowner, fname), []) if fowner else self.functions.get(fname, []):
@@ -1424,7 +1456,7 @@ class _Resolver:
         something (a cycle's "nothing yet" is not) is one; otherwise unknown (a tensor among
         them may be the result)."""
         known = [v for v in values if not v.none]
-        return SCALAR if known and all(v.kind == Kind.SCALAR for v in known) else UNKNOWN
+        return SCALAR if known and all(v.kind == SCALAR_KIND for v in known) else UNKNOWN
 
     def _has_method(self, cls: str, name: str, depth: int = 0) -> bool:
         """Whether `cls` (or a project base) defines a method `name`."""
@@ -1435,7 +1467,7 @@ class _Resolver:
 
     def _module_class(self, value: Value) -> Optional[str]:
         name = value.type_name
-        if value.kind != Kind.OTHER or name is None:
+        if value.kind != OTHER_KIND or name is None:
             return None
         return name if name.startswith("nn.") or name in self.modules else None
 
@@ -1448,13 +1480,13 @@ class _Resolver:
             return UNKNOWN
         step = EvidenceStep(module_step_message(shown, cls), path, line, kind=EvidenceKind.CONVENTION)
         if cls.startswith("nn."):
-            return Value(Kind.DEVICE).because(step) if cls[3:] in NN_TENSOR_MODULES else UNKNOWN
+            return Value(DEVICE_KIND).because(step) if cls[3:] in NN_TENSOR_MODULES else UNKNOWN
         forward = self.method_returns(cls, "forward")
-        if forward.kind == Kind.DEVICE:
+        if forward.kind == DEVICE_KIND:
             return forward.because(self.step(f"`{shown}(...)` runs `{cls}.forward`", path, line))
-        if forward.kind not in (Kind.TENSOR, Kind.UNKNOWN) or forward.none:
+        if forward.kind not in (TENSOR_KIND, UNKNOWN_KIND) or forward.none:
             return forward
-        return Value(Kind.DEVICE, forward.rank if forward.kind == Kind.TENSOR else None).because(step)
+        return Value(DEVICE_KIND, forward.rank if forward.kind == TENSOR_KIND else None).because(step)
 
     def _on(self, term: Term, path: str, owner: Optional[str]) -> Value:
         """`torch.zeros(n, device=x.device)`: on `x`'s device (`device=self.device`: `base_term` is
@@ -1464,27 +1496,27 @@ class _Resolver:
         teaches no field and no return, so the walk's exception for them is not needed here)."""
         _, base_term, rank, line, how, integer = term
         base = self.eval(base_term, path, owner)
-        if base.kind in (Kind.CPU, Kind.CPU_PLACE):
+        if base.kind in (CPU_KIND, CPU_PLACE_KIND):
             # `x.device` of a CPU tensor, or `self.device` that the class points at the CPU.
-            return Value(Kind.CPU, rank)
-        if base.kind == Kind.DEVICE and not forward_input_only(base):
-            return Value(Kind.DEVICE, rank, integer=bool(integer)).because(
+            return Value(CPU_KIND, rank)
+        if base.kind == DEVICE_KIND and not forward_input_only(base):
+            return Value(DEVICE_KIND, rank, integer=bool(integer)).because(
                 self.step(f"allocated on the device of a device tensor here (`{how}`)", path, line),
                 *base.evidence)
         module: Optional[str] = None
         if base.type_name is not None:
             place = self.field(base.type_name, "device")
-            if place.kind == Kind.CPU_PLACE:
-                return Value(Kind.CPU, rank)
-            module = base.type_name if place.kind != Kind.DEVICE_PLACE else None
-        elif base_term[0] == "field" and base_term[2] == "device" and base.kind != Kind.DEVICE_PLACE:
+            if place.kind == CPU_PLACE_KIND:
+                return Value(CPU_KIND, rank)
+            module = base.type_name if place.kind != DEVICE_PLACE_KIND else None
+        elif base_term[0] == "field" and base_term[2] == "device" and base.kind != DEVICE_PLACE_KIND:
             module = base_term[1]  # `self.device` of a class that does not say where it points
         if module is not None and module in self.modules:
             # As the walk's `_module_device`: where the module's parameters are (a convention).
-            return Value(Kind.DEVICE, rank, integer=bool(integer)).because(EvidenceStep(
+            return Value(DEVICE_KIND, rank, integer=bool(integer)).because(EvidenceStep(
                 f"allocated on the device of an `nn.Module` (`{module}`) here (`{how}`), {MODULE_DEVICE_NOTE}",
                 path, line, kind=EvidenceKind.CONVENTION))
-        return Value(Kind.DEVICE, rank, integer=bool(integer)).because(
+        return Value(DEVICE_KIND, rank, integer=bool(integer)).because(
             self.step(f"allocated on the device here (`{how}`): nothing in the project proves where that points, "
                       f"and a `device=` that is not provably the CPU is taken to be the accelerator", path, line))
 
@@ -1685,7 +1717,7 @@ def _site(sites: SiteWords, path: str, line: int) -> str:
 
 def _vague(value: Value) -> bool:
     """A field value that says no more than an annotation would (an unknown, a bare tensor)."""
-    return value.kind in (Kind.UNKNOWN, Kind.TENSOR) and value.rank is None \
+    return value.kind in (UNKNOWN_KIND, TENSOR_KIND) and value.rank is None \
         and value.type_name is None and value.element is None
 
 
@@ -1736,11 +1768,11 @@ def _can_bind(site: CallSite, required: Tuple[Tuple[int, str], ...]) -> bool:
 def _keyed_steps(value: Value, what: str, path: str, line: int) -> Value:
     """`value` with a step on each of its dict keys that holds a device tensor (`what`, e.g.
     "`make_state()` returns a dict", then `whose key "buf" is a device tensor`)."""
-    if not value.entries or all(v.kind != Kind.DEVICE for _, v in value.entries):
+    if not value.entries or all(v.kind != DEVICE_KIND for _, v in value.entries):
         return value
     return replace(value, entries=tuple(
         (k, v.because(EvidenceStep(f"{what} whose key \"{k}\" is a device tensor", path, line))
-         if v.kind == Kind.DEVICE else v) for k, v in value.entries))
+         if v.kind == DEVICE_KIND else v) for k, v in value.entries))
 
 
 def _passed(site: CallSite, name: str, position: int) -> Optional[Term]:
@@ -1769,8 +1801,8 @@ def _no_number(value: Value) -> bool:
     """A value known not to be a Python number (nor a 0-dim tensor, which indexes like one):
     a tensor of another or unknown rank, a numpy array, a device specification, an object or
     container of no project class."""
-    return (value.kind.is_tensor and value.rank != 0) or (value.kind == Kind.OTHER and value.type_name is None) \
-        or value.kind in (Kind.NUMPY, Kind.CPU_PLACE, Kind.DEVICE_PLACE)
+    return (value.kind.is_tensor and value.rank != 0) or (value.kind == OTHER_KIND and value.type_name is None) \
+        or value.kind in (NUMPY_KIND, CPU_PLACE_KIND, DEVICE_PLACE_KIND)
 
 
 # How the step of a parameter that is an int by its default ends (`_Resolver._int_default`).
@@ -1781,21 +1813,21 @@ def _numbers(value: Value) -> bool:
     """A list, tuple or set whose every element is a Python number.  A dict display's term
     looks the same (`{"a": 1}` holds numbers as values, and iterating it gives its keys): read
     as an index, such a key is a number too, or the write raises before any copy."""
-    return value.kind == Kind.OTHER and value.type_name is None and value.key is None \
-        and value.element is not None and value.element.kind == Kind.SCALAR and value.items is None
+    return value.kind == OTHER_KIND and value.type_name is None and value.key is None \
+        and value.element is not None and value.element.kind == SCALAR_KIND and value.items is None
 
 
 def _one_or_many(value: Value) -> bool:
     """A Python number, a container of numbers (`_numbers`), or either (`int | list[int]`,
     a join whose element is a number): what iterating or indexing it yields is a number."""
-    if value.kind == Kind.SCALAR or _numbers(value):
+    if value.kind == SCALAR_KIND or _numbers(value):
         return True
-    return value.kind == Kind.UNKNOWN and value.type_name is None and value.items is None \
-        and value.element is not None and value.element.kind == Kind.SCALAR
+    return value.kind == UNKNOWN_KIND and value.type_name is None and value.items is None \
+        and value.element is not None and value.element.kind == SCALAR_KIND
 
 
 def _informative(value: Value) -> bool:
-    return value.kind != Kind.UNKNOWN or value.type_name is not None or value.element is not None
+    return value.kind != UNKNOWN_KIND or value.type_name is not None or value.element is not None
 
 
 def _device_param(pname: str, annotation: Term) -> bool:
@@ -1955,7 +1987,7 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
             if attr in API_NAMES and _may_hold_device(value):
                 continue  # see API_NAMES
             # A `device` that is a place: `device=self.device` / `device=obj.device` is there.
-            place = attr == "device" and value.kind in (Kind.CPU_PLACE, Kind.DEVICE_PLACE)
+            place = attr == "device" and value.kind in (CPU_PLACE_KIND, DEVICE_PLACE_KIND)
             if _informative(value) and (convention or place or _worth_keeping(value)):
                 fields.setdefault(name, {})[attr] = value
                 if _may_hold_device(value):
@@ -2021,9 +2053,9 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                     continue
                 pvalue = resolver.param(fn, index)
                 if not is_open:
-                    if pvalue.kind not in (Kind.CPU_PLACE, Kind.DEVICE_PLACE):
+                    if pvalue.kind not in (CPU_PLACE_KIND, DEVICE_PLACE_KIND):
                         continue  # `device: torch.device`: only where the calls point adds to it
-                elif annotation != ("unk",) and pvalue.kind != Kind.DEVICE:
+                elif annotation != ("unk",) and pvalue.kind != DEVICE_KIND:
                     continue  # `x: torch.Tensor`: only "on the device" adds to the annotation
                 if _informative(pvalue):
                     key = (param_key(fn.name, fn.owner), pname)
@@ -2087,7 +2119,7 @@ def _constants(summaries: Sequence[FileSummary]) -> Tuple[Dict[str, Dict[str, Va
                                 + ("Python numbers" if shape == "number" else f"a {shape} display of numbers"),
                                 summary.path, line)
             value = SCALAR if shape == "number" else Value(
-                Kind.OTHER, element=SCALAR.because(step), key=UNKNOWN if shape == "dict" else None)
+                OTHER_KIND, element=SCALAR.because(step), key=UNKNOWN if shape == "dict" else None)
             constants.setdefault(module, {})[name] = value.because(step)
     return constants, frozenset(names)
 
@@ -2172,9 +2204,9 @@ def _worth_keeping(value: Value) -> bool:
     """What the walk can use from a field or a return: a device tensor, a typed object (for
     chains), a container of those, a Python number (an index), or a one-element CPU tensor
     (a value)."""
-    if value.kind in (Kind.DEVICE, Kind.SCALAR) or value.type_name is not None:
+    if value.kind in (DEVICE_KIND, SCALAR_KIND) or value.type_name is not None:
         return True
-    if value.kind == Kind.CPU and value.rank == 0:
+    if value.kind == CPU_KIND and value.rank == 0:
         return True
     if value.element is not None and _worth_keeping(value.element):
         return True
@@ -2184,7 +2216,7 @@ def _worth_keeping(value: Value) -> bool:
 
 
 def _may_hold_device(value: Value) -> bool:
-    if value.kind == Kind.DEVICE:
+    if value.kind == DEVICE_KIND:
         return True
     if value.element is not None and _may_hold_device(value.element):
         return True

@@ -29,9 +29,14 @@ class Kind(str, enum.Enum):
     OTHER = "other python object"
     UNKNOWN = "unknown"
 
-    @property
-    def is_tensor(self) -> bool:
-        return self in (Kind.DEVICE, Kind.CPU, Kind.TENSOR)
+    # A tensor of some place (DEVICE, CPU, TENSOR): set on each member below, a plain
+    # attribute rather than a property, as it is asked half a million times in a resolve.
+    is_tensor: bool
+
+
+for _kind in Kind:
+    _kind.is_tensor = _kind in (Kind.DEVICE, Kind.CPU, Kind.TENSOR)
+del _kind
 
 
 class Origin(str, enum.Enum):
@@ -44,7 +49,15 @@ class Origin(str, enum.Enum):
     UNKNOWN = "unknown"
 
 
-@dataclass(frozen=True)
+# Kind's members as module names, for the hot paths (the project's resolve, `join`): in Python
+# 3.11 a read of `Kind.DEVICE` goes through `EnumType.__getattr__`'s slow hook (~0.3 µs, a
+# module name ~0.02 µs), and a resolve of vLLM reads them millions of times.
+DEVICE_KIND, CPU_KIND, TENSOR_KIND, NUMPY_KIND, SCALAR_KIND = Kind.DEVICE, Kind.CPU, Kind.TENSOR, Kind.NUMPY, Kind.SCALAR
+CPU_PLACE_KIND, DEVICE_PLACE_KIND, OTHER_KIND, UNKNOWN_KIND = Kind.CPU_PLACE, Kind.DEVICE_PLACE, Kind.OTHER, Kind.UNKNOWN
+_ORIGIN_UNKNOWN = Origin.UNKNOWN
+
+
+@dataclass(frozen=True, init=False)
 class Value:
     kind: Kind
     rank: Optional[int] = None
@@ -88,6 +101,40 @@ class Value:
     # so that `d["buf"]` is `t` rather than the join of every value (`element`).  A key a
     # store adds (`d["buf"] = u`) joins in; a key not listed reads `element`.  None unknown.
     entries: Optional[Tuple[Tuple[str, "Value"], ...]] = None
+
+    def __init__(self, kind: Kind, rank: Optional[int] = None, origin: Origin = Origin.UNKNOWN,
+                 type_name: Optional[str] = None, length: Optional[int] = None, root: Optional[str] = None,
+                 path: Optional[str] = None, element: Optional["Value"] = None,
+                 items: Optional[Tuple["Value", ...]] = None, integer: bool = False,
+                 evidence: Tuple[Any, ...] = (), memory: Optional["HostMemory"] = None, none: bool = False,
+                 key: Optional["Value"] = None, fields: Optional[Tuple[str, ...]] = None,
+                 returns: Optional["Value"] = None,
+                 entries: Optional[Tuple[Tuple[str, "Value"], ...]] = None) -> None:
+        """The dataclass's own `__init__`, the fields and defaults as declared above, but each
+        field stored in the instance's dict directly: a frozen dataclass's generated one calls
+        `object.__setattr__` once per field (17), and the project's resolve and the walk build
+        a Value per term they read (a million on vLLM): a third of the cost.  Stored one key
+        at a time in the fields' order, so that the dict is the class's key-sharing one (a
+        dict built whole and assigned took twice the memory per Value: +34 MB of peak RSS on
+        vLLM) and its keys are in the order a pickle of the facts writes them, as before."""
+        state = self.__dict__
+        state["kind"] = kind
+        state["rank"] = rank
+        state["origin"] = origin
+        state["type_name"] = type_name
+        state["length"] = length
+        state["root"] = root
+        state["path"] = path
+        state["element"] = element
+        state["items"] = items
+        state["integer"] = integer
+        state["evidence"] = evidence
+        state["memory"] = memory
+        state["none"] = none
+        state["key"] = key
+        state["fields"] = fields
+        state["returns"] = returns
+        state["entries"] = entries
 
     def with_kind(self, kind: Kind, rank: Optional[int] = None) -> "Value":
         return replace(self, kind=kind, rank=rank)
@@ -194,7 +241,7 @@ def runtime_steps(evidence: Tuple[Any, ...]) -> Tuple[Any, ...]:
     return tuple(s for s in evidence if any(n in getattr(s, "message", "") for n in RUNTIME_NOTES))
 
 
-UNKNOWN = Value(Kind.UNKNOWN)
+UNKNOWN = Value(UNKNOWN_KIND)
 
 
 # What the step that marks a module's buffer or parameter says (`module_tensor`): the walk
@@ -213,14 +260,14 @@ def json_data(step: Any) -> Value:
     rejects).  Only the first level is known (`cfg["window"]`: a nested container's contents
     are not followed), and iterating it gives what nothing tells (keys of a dict, entries of a
     list), so no loop over it yields numbers."""
-    return Value(Kind.OTHER, origin=Origin.LOCAL, element=Value(Kind.SCALAR, 0, Origin.LOCAL, evidence=(step,)),
+    return Value(OTHER_KIND, origin=Origin.LOCAL, element=Value(SCALAR_KIND, 0, Origin.LOCAL, evidence=(step,)),
                  key=UNKNOWN)
 
 
 def is_json_data(value: Value) -> bool:
     """A container `json_data` made (its entries read as host values by a JSON step)."""
     element = value.element
-    return value.kind == Kind.OTHER and element is not None and element.kind == Kind.SCALAR \
+    return value.kind == OTHER_KIND and element is not None and element.kind == SCALAR_KIND \
         and read_from_json(element)
 
 
@@ -234,18 +281,18 @@ def module_tensor(data: Value, step: Any) -> Value:
     `data`, but a host one only until the module moves (`module.to(dev)` / `.cuda()` moves
     buffers and parameters, not plain tensor attributes), so a CPU tensor there is a tensor of
     unknown place, marked by `step` (a `MODULE_TENSOR_STEP`)."""
-    if data.kind == Kind.CPU:
-        return Value(Kind.TENSOR, data.rank, data.origin, integer=data.integer, evidence=(step,) + data.evidence)
+    if data.kind == CPU_KIND:
+        return Value(TENSOR_KIND, data.rank, data.origin, integer=data.integer, evidence=(step,) + data.evidence)
     return data
 
 
 def is_module_tensor(value: Value) -> bool:
     """A tensor of unknown place held as a module's buffer or parameter (`module_tensor`)."""
-    return value.kind == Kind.TENSOR and any(getattr(s, "message", None) == MODULE_TENSOR_STEP
+    return value.kind == TENSOR_KIND and any(getattr(s, "message", None) == MODULE_TENSOR_STEP
                                              for s in value.evidence)
-SCALAR = Value(Kind.SCALAR, 0)
-OTHER = Value(Kind.OTHER)
-NONE = Value(Kind.OTHER, none=True)
+SCALAR = Value(SCALAR_KIND, 0)
+OTHER = Value(OTHER_KIND)
+NONE = Value(OTHER_KIND, none=True)
 
 
 def tensor(kind: Kind, rank: Optional[int] = None, origin: Origin = Origin.LOCAL) -> Value:
@@ -266,7 +313,7 @@ def _several_dims(a: Value, b: Value) -> Optional[int]:
     other proves none (`buf = torch.empty((0, k), device=d)`, then `buf = grow(buf)` of
     unknown rank): the proven rank, so that `buf[i] = 0` is read as the row fill it is on the
     proven path rather than as a one-element copy on a path nothing says anything about."""
-    if a.kind != Kind.DEVICE or b.kind != Kind.DEVICE:
+    if a.kind != DEVICE_KIND or b.kind != DEVICE_KIND:
         return None
     known = a.rank if b.rank is None else b.rank if a.rank is None else None
     return known if known is not None and known >= 2 else None
@@ -274,7 +321,7 @@ def _several_dims(a: Value, b: Value) -> Optional[int]:
 
 def join(a: Value, b: Value) -> Value:
     """The value of a name after two control-flow paths meet (if/else, loop back-edges)."""
-    if a == b:
+    if a is b or a.kind is b.kind and a == b:  # values of two kinds differ: no field tuples built
         return a
     if a.none or b.none:
         # `buf = None` on one path, a tensor on the other: `buf[0] = 0` raises on None, so a
@@ -282,20 +329,20 @@ def join(a: Value, b: Value) -> Value:
         # project summaries' `("none",)` term).
         return b if a.none else a
     rank = a.rank if a.rank == b.rank else _several_dims(a, b)
-    origin = a.origin if a.origin == b.origin else Origin.UNKNOWN
+    origin = a.origin if a.origin == b.origin else _ORIGIN_UNKNOWN
     type_name = a.type_name if a.type_name == b.type_name else None
     root = a.root if a.root == b.root else None
     path = a.path if a.path == b.path else None
     if a.kind == b.kind:
         kind = a.kind
     elif a.kind.is_tensor and b.kind.is_tensor:
-        kind = Kind.TENSOR
+        kind = TENSOR_KIND
     else:
-        kind = Kind.UNKNOWN
+        kind = UNKNOWN_KIND
     length = a.length if a.length == b.length else None
     if a.element is not None and b.element is not None:
         element: Optional[Value] = join(a.element, b.element)
-    elif a.kind == b.kind == Kind.OTHER and (a.length == 0 or b.length == 0):
+    elif a.kind == b.kind == OTHER_KIND and (a.length == 0 or b.length == 0):
         # An empty list on one path, a list built by `append` on the other (a loop).
         element = a.element if a.element is not None else b.element
     elif _number_or_many(a, b) or _number_or_many(b, a):
@@ -308,10 +355,10 @@ def join(a: Value, b: Value) -> Value:
     if a.items is not None and b.items is not None and len(a.items) == len(b.items):
         items = tuple(join(x, y) for x, y in zip(a.items, b.items))
     evidence = a.evidence if kind == a.kind else (b.evidence if kind == b.kind else ())
-    if kind == Kind.SCALAR and a.kind == b.kind:
+    if kind == SCALAR_KIND and a.kind == b.kind:
         # A number on every path: for every path's reasons (`off = 0` then `off += size`).
         evidence = a.evidence + tuple(s for s in b.evidence if s not in a.evidence)
-    if kind == Kind.DEVICE and a.kind == b.kind and a.evidence != b.evidence:
+    if kind == DEVICE_KIND and a.kind == b.kind and a.evidence != b.evidence:
         # One path's device tensor is a module's output (a convention): the joined value
         # rests on it too, whichever path's reasons are shown first.
         missing = tuple(s for s in runtime_steps(b.evidence) if s not in evidence)
@@ -327,8 +374,8 @@ def join(a: Value, b: Value) -> Value:
 def _number_or_many(container: Value, number: Value) -> bool:
     """`container` holds elements (a list, a dict) and `number` is a Python number: their join
     iterates and indexes as the container does (iterating or indexing a number raises)."""
-    return container.kind in (Kind.OTHER, Kind.UNKNOWN) and container.element is not None \
-        and number.kind == Kind.SCALAR and not number.none
+    return container.kind in (OTHER_KIND, UNKNOWN_KIND) and container.element is not None \
+        and number.kind == SCALAR_KIND and not number.none
 
 
 def augmented_number(current: Value, added: Value) -> Optional[Value]:
@@ -343,9 +390,9 @@ def augmented_number(current: Value, added: Value) -> Optional[Value]:
     `x += v` read while `x` was still unknown)."""
     if not added.kind.is_tensor:
         return None
-    if current.kind == Kind.SCALAR:
+    if current.kind == SCALAR_KIND:
         return Value(added.kind, added.rank, Origin.LOCAL, evidence=added.evidence)
-    if current.kind == Kind.UNKNOWN and current.type_name is None and current.element is None \
+    if current.kind == UNKNOWN_KIND and current.type_name is None and current.element is None \
             and current.items is None:
         return Value(added.kind, None, Origin.LOCAL, evidence=added.evidence)
     return None
