@@ -63,6 +63,7 @@ _TABLES = ("fields", "returns", "params", "int_params", "bases", "forwards", "bu
 
 def main(argv: List[str]) -> int:
     import lint_h2d.analysis as analysis
+    import lint_h2d.triage as triage
     from lint_h2d.config import Resolver
     from lint_h2d.discovery import discover
     from lint_h2d.plan import Options, units
@@ -86,7 +87,7 @@ def main(argv: List[str]) -> int:
     kept: Dict[str, Tuple[List[str], float]] = {}
     reparsed: Set[str] = set()
     parse_module = getattr(analysis, "parse_module_in_chunks")
-    cpython_parse = analysis.cpython_parse
+    cpython_parse = triage.cpython_parse
 
     def recording_parse(*args: Any, **kwargs: Any) -> Any:
         caller = sys._getframe(1).f_locals
@@ -101,7 +102,7 @@ def main(argv: List[str]) -> int:
         return cpython_parse(path, text)
 
     setattr(analysis, "parse_module_in_chunks", recording_parse)
-    setattr(analysis, "cpython_parse", recording_cpython)
+    setattr(triage, "cpython_parse", recording_cpython)
     found: Dict[str, Set[str]] = {}
     spent: Dict[str, float] = {}
     gc.disable()
@@ -113,7 +114,7 @@ def main(argv: List[str]) -> int:
             spent[unit.path] = time.process_time() - t
     finally:
         setattr(analysis, "parse_module_in_chunks", parse_module)
-        setattr(analysis, "cpython_parse", cpython_parse)
+        setattr(triage, "cpython_parse", cpython_parse)
         gc.enable()
 
     print("\n1. files reaching LibCST: rules left after the prefilter, with a finding?, files, "

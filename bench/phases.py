@@ -123,7 +123,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
 
-    from lint_h2d import analysis
+    from lint_h2d import analysis, triage
     from lint_h2d.config import resolve as resolve_settings
     from lint_h2d.inference.project import class_fields_of, from_classes, read_callees, resolve
     from lint_h2d.inference.scope import ModuleWalker
@@ -181,7 +181,7 @@ def _run(args: argparse.Namespace) -> int:
         return count
 
     with Timed(analysis, "parse_module_in_chunks", parts, "LibCST parse"), \
-            Timed(analysis, "cpython_parse", parts, "CPython parse again"), \
+            Timed(triage, "cpython_parse", parts, "CPython parse again"), \
             Timed(ModuleWalker, "run", parts, "walk"), \
             Timed(analysis, "_run_rule", parts, "rules"):
         findings = clock.run("analysis", analyze)

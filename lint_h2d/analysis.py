@@ -32,7 +32,7 @@ from lint_h2d.prefilter import TreeVerdict, h2d001_may_statements, mentions_hint
 from lint_h2d.rules import all_rules
 from lint_h2d.rules.base import FileContext, Rule
 from lint_h2d.suppression import is_suppressed, noqa_lines
-from lint_h2d.triage import Kept, cpython_parse, triage
+from lint_h2d import triage
 
 
 def _trim_heap() -> None:
@@ -171,11 +171,12 @@ class Engine:
             return [error_finding(INTERNAL_ERROR, path, "internal error: nesting too deep to analyze")]
 
     def _analyze(self, path: str, text: str, verdict: Optional[TreeVerdict] = None) -> List[Finding]:
-        kept = triage(self.rules_for(path), path, text, verdict, self.settings, self.project.prefilter_names,
-                      self.use_prefilter, parse=cpython_parse)
-        if not isinstance(kept, Kept):
+        kept = triage.triage(self.rules_for(path), path, text, verdict, self.settings, self.project.prefilter_names,
+                             self.use_prefilter)
+        if not isinstance(kept, triage.Kept):
             return kept
         rules, tree = kept.rules, kept.tree
+        del kept  # with `tree` below, CPython's tree goes before LibCST parses
         if self.use_prefilter:
             tree, may_find = self._may_find(path, text, tree, rules)
             if not may_find:
@@ -201,7 +202,7 @@ class Engine:
         if tests is None or any(r.capture_only for r in rules) or not may_stub(text) or not parsed_whole(text):
             return tree, True
         if tree is None:  # the verdict decided stage 2: the text parses
-            tree = cpython_parse(path, text)[0]
+            tree = triage.cpython_parse(path, text)[0]
         if not isinstance(tree, ast.Module):
             return tree, True  # the whole parse reports why
         if "H2D001" in codes and not mentions_hint(text, self.settings.device_hints):
@@ -237,7 +238,7 @@ class Engine:
                     _trim_heap()  # the parsers' freed memory (CPython's tree, LibCST's tokens) back
                 heap.parsed()
             except cst.ParserSyntaxError as exc:
-                cpython = cpython_parse(path, text)[1]
+                cpython = triage.cpython_parse(path, text)[1]
                 if cpython:
                     return cpython
                 return [_libcst_only_error(path, text, exc, view)]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, AbstractSet, Callable, Generic, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, AbstractSet, Generic, List, Optional, Sequence, Tuple, Union
 
 from lint_h2d.diagnostics import SYNTAX_ERROR, error_finding
 from lint_h2d.findings import Finding
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from lint_h2d.config import Settings
 
 
-Parse = Callable[[str, str], Tuple[Optional[ast.AST], List[Finding]]]
 
 
 def cpython_parse(path: str, text: str) -> Tuple[Optional[ast.AST], List[Finding]]:
@@ -51,15 +50,15 @@ class Kept(Generic[R]):
 
 
 def triage(rules: Sequence[R], path: str, text: str, verdict: Optional[TreeVerdict], settings: "Settings",
-           device_fields: AbstractSet[str], use_prefilter: bool = True,
-           parse: Parse = cpython_parse) -> Union[List[Finding], Kept[R]]:
+           device_fields: AbstractSet[str], use_prefilter: bool = True) -> Union[List[Finding], Kept[R]]:
     """The file's findings when no rule survives the prefilter ([] or CPython's syntax error),
     else the rules left and the tree.
 
     CPython's parser checks the syntax of every file, so a file that is not Python is reported
     with or without the prefilter; its tree feeds the prefilter's stage 2.  A verdict on this
     text (its hash) says the file parses and what stage 2 answers, without parsing it again.
-    `parse` is looked up by the caller, so that a test or benchmark can count the parses."""
+    `cpython_parse` is this module's, looked up when called: the one name a test or benchmark
+    patches to count every parse (the engine's and `pipeline.LazyEngine.decide`'s)."""
     tree: Optional[ast.AST] = None
     kept = list(rules)
     if use_prefilter and kept:
@@ -76,11 +75,11 @@ def triage(rules: Sequence[R], path: str, text: str, verdict: Optional[TreeVerdi
             if not kept:
                 return []  # it parses: the verdict comes from its tree
         else:
-            tree, syntax_errors = parse(path, text)
+            tree, syntax_errors = cpython_parse(path, text)
             if tree is not None:
                 kept = tree_filter(kept, tree, text, settings, device_fields)
             if not kept or syntax_errors:
                 return syntax_errors  # CPython's verdict and position, not LibCST's
     if not kept:
-        return parse(path, text)[1]
+        return cpython_parse(path, text)[1]
     return Kept(kept, tree)

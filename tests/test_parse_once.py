@@ -17,7 +17,7 @@ from typing import AbstractSet, List
 
 import pytest
 
-from lint_h2d import analysis, cli, prefilter
+from lint_h2d import cli, prefilter, triage
 from lint_h2d.config import Settings
 from lint_h2d.engine import Engine
 from lint_h2d.inference.project import collect
@@ -149,13 +149,13 @@ def test_a_scan_parses_a_file_once(tmp_path: Path, capsys: pytest.CaptureFixture
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text, encoding="utf-8")
     parsed: List[str] = []
-    real = analysis.cpython_parse
+    real = triage.cpython_parse
 
     def counting(path: str, text: str) -> tuple:
         parsed.append(os.path.basename(path))
         return real(path, text)
 
-    monkeypatch.setattr(analysis, "cpython_parse", counting)
+    monkeypatch.setattr(triage, "cpython_parse", counting)
     with_verdicts = _scan(root, capsys)
     # Only the file that does not parse (no verdict) and the one whose H2D001 check asks about
     # a project fact (`meta.query_start_loc`) are parsed again.  Before: every file.
