@@ -25,7 +25,7 @@ from lint_h2d.discovery import per_file_ignored
 from lint_h2d.findings import Finding
 from lint_h2d.inference.project import ProjectFacts
 from lint_h2d.inference.scope import ModuleWalker, StatementFact
-from lint_h2d.parse_chunks import ChunkPlan, chunk_plan, parse_module_in_chunks, parse_python, parsed_whole
+from lint_h2d.parse_chunks import ChunkPlan, chunk_plan, parse_module_in_chunks, parsed_whole
 from lint_h2d.parse_units import may_stub, one_of, stubbed_text, unit_tests_for
 from lint_h2d.parse_view import ParseView, parse_view
 from lint_h2d.prefilter import TreeVerdict, h2d001_may_statements, mentions_hint
