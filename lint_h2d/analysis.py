@@ -21,7 +21,7 @@ import libcst as cst
 from fixers.edits import split_lines
 from lint_h2d.config import Settings, select_codes
 from lint_h2d.diagnostics import ERROR_CODES, INTERNAL_ERROR, SYNTAX_ERROR, describe_exception, error_finding
-from lint_h2d.discovery import per_file_ignored
+from lint_h2d.discovery import codes_for_file
 from lint_h2d.findings import Finding
 from lint_h2d.inference.project import ProjectFacts
 from lint_h2d.inference.scope import ModuleWalker, StatementFact
@@ -149,8 +149,8 @@ class Engine:
         self.selected = [r for r in self.rules if r.code in codes]
 
     def rules_for(self, path: str) -> List[Rule]:
-        ignored = per_file_ignored(self.settings, path)
-        return [r for r in self.selected if not any(r.code.startswith(c) or c == "ALL" for c in ignored)]
+        kept = set(codes_for_file(self.settings, path, [r.code for r in self.selected]))
+        return [r for r in self.selected if r.code in kept]
 
     def analyze(self, path: str, text: str, verdict: Optional[TreeVerdict] = None) -> List[Finding]:
         """The file's findings.  Deep but valid code (a 350-piece implicit string

@@ -141,6 +141,14 @@ def per_file_ignored(settings: Settings, path: str) -> Set[str]:
     return codes
 
 
+def codes_for_file(settings: Settings, path: str, codes: Sequence[str]) -> List[str]:
+    """Of the selected `codes`, those `per-file-ignores` leaves on for `path` (an ignored
+    prefix, or `ALL`, turns a code off): the engine's rules for a file and the prefilter's
+    `RULE_FILTERS` a run decides a file with before building the engine are the same."""
+    ignored = per_file_ignored(settings, path)
+    return [c for c in codes if not any(c.startswith(i) or i == "ALL" for i in ignored)]
+
+
 def explicitly_excluded(settings: Settings, given: str) -> bool:
     """For --force-exclude: a named file under an excluded folder, or not included."""
     rel = relative(given, settings.root)

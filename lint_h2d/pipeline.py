@@ -528,13 +528,12 @@ class LazyEngine:
         if self._engine is not None or not self.use_prefilter:
             return None
         from lint_h2d.config import select_codes
-        from lint_h2d.discovery import per_file_ignored
+        from lint_h2d.discovery import codes_for_file
         from lint_h2d.prefilter import RULE_FILTERS
         from lint_h2d.triage import Kept, triage
 
-        ignored = per_file_ignored(self.settings, path)
-        filters = [RULE_FILTERS[c] for c in select_codes(list(RULE_FILTERS), self.settings.select, self.settings.ignore)
-                   if not any(c.startswith(i) or i == "ALL" for i in ignored)]
+        selected = select_codes(list(RULE_FILTERS), self.settings.select, self.settings.ignore)
+        filters = [RULE_FILTERS[c] for c in codes_for_file(self.settings, path, selected)]
         try:
             kept = triage(filters, path, text, verdict, self.settings, self.facts().prefilter_names)
         except RecursionError:
