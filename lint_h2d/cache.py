@@ -23,7 +23,7 @@ import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from lint_h2d import __version__
 from lint_h2d.code_id import code_id
@@ -49,29 +49,61 @@ def cache_key(settings: "Settings", project_fingerprint: str) -> str:
     return f"{settings.fingerprint()}|{settings.root.resolve()}|{project_fingerprint}"
 
 
+def _hashed(key: str) -> str:
+    # code_id: a source checkout's edits change findings without a version bump.
+    return hashlib.sha256(f"{FORMAT}|{__version__}|{code_id()}|{key}".encode()).hexdigest()[:24]
+
+
 class Cache:
-    def __init__(self, folder: Path, key: str) -> None:
+    """The findings cache of one key (`cache_key`).
+
+    `carry`: (the key of the facts this run's were carried from, the names of the files whose
+    lines moved), when the run's facts are the stored ones with an edit's moved lines carried
+    to their new lines (`ProjectIndex.reused_facts`).  Such facts differ from the old ones only
+    in those files' lines, so they have a new key, yet a file's findings under them are its
+    findings under the old ones with those lines renumbered: the analysis reads the facts'
+    lines only to copy them into evidence (a step's file and row, `name.py:N` words), as the
+    resolver does (`moved_lines`).  An old entry that names none of the moved files anywhere
+    is therefore what analysing the file again would give, and is taken over (`_carry`); one
+    that names one is left behind (analysed again).  Without it an edit that moved a line,
+    almost any edit, made the next scan of the tree analyse every file again."""
+
+    def __init__(self, folder: Path, key: str, carry: Optional[Tuple[str, FrozenSet[str]]] = None) -> None:
         self.folder = folder
-        # code_id: a source checkout's edits change findings without a version bump.
-        self.key = hashlib.sha256(f"{FORMAT}|{__version__}|{code_id()}|{key}".encode()).hexdigest()[:24]
+        self.key = _hashed(key)
         self.file = folder / f"{__version__}-{self.key}.json"
-        self.entries: Dict[str, Dict[str, Any]] = {}
         self.dirty = False
         self.started = time.time_ns()
-        self._load()
+        self.entries: Dict[str, Dict[str, Any]] = self._load(self.file, self.key)
+        if carry is not None and carry[0] != key:
+            self._carry(_hashed(carry[0]), carry[1])
 
-    def _load(self) -> None:
+    def _load(self, file: Path, key: str) -> Dict[str, Dict[str, Any]]:
         try:
-            data = json.loads(self.file.read_text(encoding="utf-8"))
+            data = json.loads(file.read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            return
-        if not isinstance(data, dict) or data.get("key") != self.key or not isinstance(data.get("files"), dict):
-            return
-        self.entries = data["files"]
+            return {}
+        if not isinstance(data, dict) or data.get("key") != key or not isinstance(data.get("files"), dict):
+            return {}
         try:  # used: the pruning of other runs (`prune`) keeps the files used last
-            os.utime(self.file)
+            os.utime(file)
         except OSError:
             pass
+        files: Dict[str, Dict[str, Any]] = data["files"]
+        return files
+
+    def _carry(self, key: str, moved: FrozenSet[str]) -> None:
+        """Take over the entries of the cache file of `key` that this one lacks and that name
+        no file of `moved` (`evidence_file_name`s: a file's path ends with its name, so an
+        evidence step's path and `name.py:N` words both hold it)."""
+        if not moved:
+            return
+        names = _named(moved)
+        for path, entry in self._load(self.folder / f"{__version__}-{key}.json", key).items():
+            if path in self.entries or not isinstance(entry, dict) or _names_any(entry.get("findings"), names):
+                continue
+            self.entries[path] = entry
+            self.dirty = True
 
     def lookup(self, path: str) -> Optional[List[Finding]]:
         """The findings of `path` if its stat proves it unchanged since they were recorded
@@ -182,6 +214,24 @@ def prune(folder: Path, current: Path) -> None:
             target.unlink()
         except OSError:
             pass
+
+
+def _named(names: FrozenSet[str]) -> "re.Pattern[str]":
+    """Any of `names` as a whole path component or word (`/utils.py`, `utils.py:12`), not as
+    the tail of another name (`mamba_utils.py`): a step that names a moved file holds it so."""
+    return re.compile(r"(?<![\w.-])(?:" + "|".join(map(re.escape, sorted(names))) + r")(?!\w)")
+
+
+def _names_any(data: Any, names: "re.Pattern[str]") -> bool:
+    """Whether any string in `data` (an entry's findings as JSON data) holds a match of
+    `names`; anything but JSON data counts as one (the entry is not taken over)."""
+    if isinstance(data, str):
+        return names.search(data) is not None
+    if isinstance(data, list):
+        return any(_names_any(item, names) for item in data)
+    if isinstance(data, dict):
+        return any(_names_any(key, names) or _names_any(value, names) for key, value in data.items())
+    return not (data is None or isinstance(data, (int, float, bool)))
 
 
 def _trusted(entry: Dict[str, Any]) -> bool:

@@ -124,7 +124,12 @@ def units(resolver: Resolver, sources: Sequence[Union[Source, str]], options: Op
         cache: Optional[Cache] = None
         if folder is not None and findings_cache and fingerprint is not None:
             # Keyed by the project's facts: a file's own facts are part of its content.
-            cache = Cache(folder, cache_key(settings, fingerprint))
+            # Facts carried to an edit's moved lines: the old key's entries that name no moved
+            # file are still right (`Cache`), so a tree scan after an edit analyses only the
+            # edited files and those whose evidence points into them.
+            carried = index.carried if index is not None else None
+            carry = (cache_key(settings, carried[0]), carried[1]) if carried is not None else None
+            cache = Cache(folder, cache_key(settings, fingerprint), carry)
             caches.append(cache)
         if index is not None:
             verdicts = {_path(s): index.verdicts[absolute[_path(s)]] for s in covered

@@ -343,6 +343,11 @@ class ProjectIndex:
         self._resolved_from: Optional[Dict[str, Any]] = resolved_from
         # The rows already read by the process that resolves them (`RowsRead`), there only.
         self.read: Optional[RowsRead] = None
+        # Set by `reused_facts` when it carried the stored facts to an edit's moved lines: the
+        # fingerprint of the facts before, and the names of the files whose lines moved
+        # (`findings.evidence_file_name`); the findings cache takes over the old key's
+        # entries that name none of them (`cache.Cache`).
+        self.carried: Optional[Tuple[str, FrozenSet[str]]] = None
         # This run's facts, sent as they were built to the process that will resolve them
         # (`pipeline.RowReader`), if it was started; `pipeline.facts_from_index` uses it.
         self.reader: Optional[RowReader] = None
@@ -449,9 +454,12 @@ class ProjectIndex:
         if facts is None or not moves:
             return facts
         try:
-            facts = remap_facts(facts, moves)
+            remapped = remap_facts(facts, moves)
         except Unmappable:
             return None
+        if remapped.fingerprint != facts.fingerprint:
+            self.carried = (facts.fingerprint, frozenset(m.short for m in moves.values() if m.moved()))
+        facts = remapped
         # The next run compares its files with these: the old facts files are not needed.
         self._store_resolved(current, pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL))
         return facts
