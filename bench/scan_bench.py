@@ -14,7 +14,9 @@ times, each in its own process (wall time, CPU time of the process tree, peak RS
   comment line inserted at the top of the staged file, which moves every line below it: the
   stored resolved facts are carried to the new lines where `moved_lines` can prove the map,
   else the project is resolved again; and the same edit of SECOND_FILE; the file is restored
-  and the cache primed again, untimed, after each such run), one file edited in place (the text of its first line, a
+  and the cache primed again, untimed, after each such run), the whole tree scanned again
+  right after SECOND_FILE's one-file run, before it is restored (what a developer's next
+  `lint-h2d check .` costs after an edit), one file edited in place (the text of its first line, a
   comment, changed: no file's facts change, so the stored resolved facts are reused), and CI's fresh checkout with the cache folder restored (the
   tree copied anew in place: every file with a new mtime, ctime and inode, the same bytes);
 * `ruff check --no-cache --isolated` on the same tree (needs `pip install .[bench]`);
@@ -189,8 +191,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     edited = "lint-h2d one file edited (pre-commit)"
     second = "lint-h2d another file edited, lines carried (pre-commit)"
     in_place = "lint-h2d one file edited in place, no fact changed (pre-commit)"
+    after_edit = "lint-h2d tree after another file's edit (warm)"
     checkout = "lint-h2d fresh checkout, cache restored (CI)"
-    results: Dict[str, List[Dict[str, object]]] = {name: [] for name in [*cases, edited, second, in_place, checkout]}
+    results: Dict[str, List[Dict[str, object]]] = {name: [] for name in [*cases, edited, second, after_edit, in_place, checkout]}
     one_path = root / ONE_FILE
     original = one_path.read_bytes()
     second_path = root / SECOND_FILE
@@ -216,6 +219,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         run(cases["lint-h2d warm (cache primed)"], root, env)  # the next round's warm case is warm
         second_path.write_bytes(f"# edited in round {r + 1}\n".encode() + second_original)
         timed(r, second, lint(SECOND_FILE, "--cache-dir", str(cache_dir), *common))
+        timed(r, after_edit, cases["lint-h2d warm (cache primed)"])
         second_path.write_bytes(second_original)
         time.sleep(3.5)
         run(cases["lint-h2d warm (cache primed)"], root, env)
@@ -253,6 +257,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "one file edited in place == unchanged": all(x["stdout"] == one_out for x in results[in_place]),
         # A line inserted at its top: the whole tree's findings for it, one line further down.
         "another file edited == its lines of the whole tree, moved by one": all(x["stdout"] == moved_down for x in results[second]),
+        # The tree scanned right after: the cold findings, that file's one line further down.
+        "tree after another file's edit == cold, its lines moved by one": all(x["stdout"] == "".join(
+            (_moved_by_one(line) if line.startswith(SECOND_FILE + ":") else line) + "\n"
+            for line in cold_out.splitlines()) for x in results[after_edit]),
         "findings": sum(1 for line in cold_out.splitlines() if ": H2D" in line),
     }
     if not args.skip_no_prefilter:
@@ -295,6 +303,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ok = bool(checks["cold == warm == primed"]) and bool(checks["one file == its lines of the whole tree (warm and cold)"]) \
         and bool(checks["fresh checkout == cold"]) and bool(checks["one file edited in place == unchanged"]) \
         and bool(checks["another file edited == its lines of the whole tree, moved by one"]) \
+        and bool(checks["tree after another file's edit == cold, its lines moved by one"]) \
         and bool(checks.get("prefilter == no prefilter", True))
     return 0 if ok else 1
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
-from typing import (TYPE_CHECKING, AbstractSet, Callable, FrozenSet, Iterable, List, Optional, Sequence, Tuple,
+from typing import (TYPE_CHECKING, AbstractSet, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple,
                     TypeVar, Union)
 
 import libcst as cst
@@ -472,7 +472,14 @@ def _proven_int_names(fact: StatementFact, target: cst.Subscript, scopes: ScopeM
     chain = scopes.chain(fact.owner)
     function = chain[-1] if chain and isinstance(chain[-1], cst.FunctionDef) else None
     bound = _memo(ctx, "module_bound", lambda: bound_names([ctx.module]))
-    return frozenset(int_names(names, function, bound))
+    # Each proof walks the whole function twice: made once per function and name, not once
+    # per finding (vLLM's `mamba_utils._populate_metadata` holds 15 writes indexed by `idx`/`i`).
+    # (Keyed by the node itself, which the table keeps alive: an id could be reused.)
+    proven: Dict[Tuple[Optional[cst.FunctionDef], str], bool] = _memo(ctx, "int_names", dict)
+    for name in names:
+        if (function, name) not in proven:
+            proven[(function, name)] = bool(int_names([name], function, bound))
+    return frozenset(name for name in names if proven[(function, name)])
 
 
 def _one_literal_index(target: cst.Subscript) -> bool:
