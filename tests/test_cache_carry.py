@@ -141,3 +141,53 @@ def test_names_match_whole_components_only() -> None:
     assert not _names_any(["/a/mamba_utils.py", "a.utils.py", "utils.pyc", 3, None, True], names)
     assert _names_any("`a-b.py:2`", names) and not _names_any("x-a-b.py", names)
     assert _names_any([object()], names)  # not JSON data: not taken over
+
+
+def test_a_run_of_line_moving_edits_always_gives_the_cold_findings(
+        tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch, clock_ahead: None) -> None:
+    """Edits one after another (one file, two at once, one undone), each checked first by a
+    one-file run of what changed or straight by the tree: the tree's warm findings, evidence
+    lines included, are the cold run's every time, and files that name no edited file are not
+    read again."""
+    import random
+
+    root = project(tmp_path / "p")
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    report(capsys, root, *cache, ".")
+    rng = random.Random(int(os.environ.get("LINT_H2D_TEST_SEED", "12")))
+    original = {"pkg/state.py": STATE, "pkg/use.py": USE, "pkg/own.py": OWN, "pkg/other_state.py": OTHER}
+    texts = dict(original)
+    for step in range(8):
+        edited = rng.sample(sorted(texts), 1 if step % 2 else 2)
+        for name in edited:
+            if step == 5:  # undone
+                texts[name] = original[name]
+                (root / name).write_text(texts[name], encoding="utf-8")
+                continue
+            lines = texts[name].splitlines(keepends=True)
+            # A blank line or a comment between two top-level or body lines, never inside a
+            # bracket: every file here keeps each statement on one line.
+            at = rng.randrange(len(lines) + 1)
+            texts[name] = "".join(lines[:at] + [rng.choice(["\n", "# note\n"])] + lines[at:])
+            if at < len(lines) and lines[at][:1] == " ":  # inside a body: keep the indentation
+                texts[name] = "".join(lines[:at] + ["    # note\n"] + lines[at:])
+            (root / name).write_text(texts[name], encoding="utf-8")
+        if step % 3 == 0:
+            report(capsys, root, *cache, *edited)
+        reads = _count_reads(monkeypatch)
+        warm = report(capsys, root, *cache, ".")
+        assert "quiet.py" not in reads and "__init__.py" not in reads, (step, reads)
+        assert warm == report(capsys, root, "--no-cache", "."), (step, edited)
+        monkeypatch.undo()
+        clock_ahead_again(monkeypatch)
+
+
+def clock_ahead_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`monkeypatch.undo` (to stop counting reads) also undid the clock: set it ahead again."""
+    import time
+
+    from lint_h2d import cache, project_index
+
+    ahead = time.time_ns() + 3600 * 10**9
+    monkeypatch.setattr(cache.time, "time_ns", lambda: ahead)
+    monkeypatch.setattr(project_index.time, "time_ns", lambda: ahead)
