@@ -30,9 +30,9 @@ import hashlib
 import re
 from dataclasses import dataclass, fields, replace
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Set, Tuple
 
-from lint_h2d.findings import EvidenceStep
+from lint_h2d.findings import EvidenceStep, evidence_file_name
 from lint_h2d.inference.values import HostMemory, Value
 
 if TYPE_CHECKING:
@@ -168,6 +168,47 @@ def remap_facts(facts: "ProjectFacts", moves: Mapping[str, FileMove]) -> "Projec
     if resolved is module.resolved:
         return facts  # no line of a moved file is in them: the same facts, the same key
     return ProjectFacts(replace(module, resolved=resolved), carried_fingerprint(facts.fingerprint, moves))
+
+
+class _EveryLine(Mapping[int, int]):
+    """Every line of a file to 0, as a `FileMove.lines`: the facts with that file's lines
+    erased (`same_but_lines`).  Iterates one line that moved, so the move counts
+    (`FileMove.moved`)."""
+
+    def __getitem__(self, line: int) -> int:
+        return 0
+
+    def __contains__(self, line: object) -> bool:
+        return True
+
+    def __iter__(self) -> Iterator[int]:
+        return iter((1,))
+
+    def __len__(self) -> int:
+        return 1
+
+
+def same_but_lines(old: "ProjectFacts", new: "ProjectFacts", paths: Iterable[str]) -> bool:
+    """Whether `new` (facts just resolved after an edit of `paths`) says what `old` (the facts
+    resolved before it) says, but for lines of those files: equal once every line of theirs
+    is erased (rows, class definitions, `name.py:N` and `line N` words), every other part of
+    every value compared.
+
+    Why: an edit that adds a call of a function the project does not define (or any change a
+    summary records and the resolve then ignores) changes the file's facts, so the project is
+    resolved again; the result is the old facts with the file's lines moved.  A file whose
+    findings name none of `paths` has the same findings under both (the analysis copies
+    facts' lines into evidence, nothing more: `cache.Cache`), so its cached findings are
+    still right.  Anything this cannot erase for sure (`Unmappable`) is False."""
+    if old.module_facts.class_fields != new.module_facts.class_fields:
+        return False
+    moves = {path: FileMove(path, _EveryLine(), evidence_file_name(path)) for path in paths}
+    try:
+        before = _Remap(moves, old.module_facts.resolved.site_words).resolved(old.module_facts.resolved)
+        after = _Remap(moves, new.module_facts.resolved.site_words).resolved(new.module_facts.resolved)
+    except Unmappable:
+        return False
+    return bool(before == after)
 
 
 def carried_fingerprint(fingerprint: str, moves: Mapping[str, FileMove]) -> str:

@@ -251,11 +251,12 @@ def facts_from_index(index: "ProjectIndex", sources: Sequence[Source] = ()) -> P
             index.fresh = {}  # as below
             with gc_paused():
                 streamed: ProjectFacts = pickle.loads(blob)
+            index.carried = streamed.carried_from
             return streamed
     if len(index.rows) < RESOLVE_APART or "fork" not in multiprocessing.get_all_start_methods():
         facts = _resolved_from(index, sources)
         if not sources:
-            index.save_resolved(pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL))
+            index.carried = index.save_resolved(pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL), facts)
         return facts
     from concurrent.futures import ProcessPoolExecutor
 
@@ -272,6 +273,7 @@ def facts_from_index(index: "ProjectIndex", sources: Sequence[Source] = ()) -> P
     index.fresh = {}  # as `index.facts()` does: a later call reads them back
     with gc_paused():
         resolved: ProjectFacts = pickle.loads(blob)
+    index.carried = resolved.carried_from
     return resolved
 
 
@@ -301,7 +303,9 @@ def _index_facts_blob(index: "ProjectIndex", sources: Sequence[Source]) -> bytes
         with span("facts.pickle"):
             blob = pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL)
     if not sources:  # the project's own facts, without a file the index does not cover
-        index.save_resolved(blob)
+        carried = index.save_resolved(blob, facts)
+        if carried is not None:  # for the parent's findings cache; stored without it
+            blob = pickle.dumps(replace(facts, carried_from=carried), protocol=pickle.HIGHEST_PROTOCOL)
     return blob
 
 

@@ -489,12 +489,42 @@ class ProjectIndex:
             return None
         return FileMove(path, lines, evidence_file_name(path), texts)
 
-    def save_resolved(self, blob: bytes) -> None:
+    def save_resolved(self, blob: bytes, facts: Optional["ProjectFacts"] = None) -> Optional[Tuple[str, FrozenSet[str]]]:
         """Store the pickled facts just resolved from these files (`reused_facts`), with the
-        digest of every file's facts; nothing when one is not known (a facts file missing)."""
-        current = self._facts_digests(self._stored_resolution())
-        if current is not None:
-            self._store_resolved(current, blob)
+        digest of every file's facts; nothing when one is not known (a facts file missing).
+
+        With `facts` (what `blob` holds): when they are the stored ones but for the lines of
+        the files whose facts changed (up to `MAX_MOVED_FILES`: `moved_lines.same_but_lines`),
+        (the stored facts' fingerprint, those files' names), for the findings cache's carry;
+        else None."""
+        stored = self._stored_resolution()
+        current = self._facts_digests(stored)
+        if current is None:
+            return None
+        carried = None
+        if facts is not None and stored and len(stored) == len(current):
+            with span("facts.compare"):
+                carried = self._carried_by_resolve(stored, current, facts)
+        self._store_resolved(current, blob)
+        return carried
+
+    def _carried_by_resolve(self, stored: Mapping[str, Any], current: Mapping[str, List[str]],
+                            facts: "ProjectFacts") -> Optional[Tuple[str, FrozenSet[str]]]:
+        from lint_h2d.moved_lines import same_but_lines
+
+        edited = []
+        for path, (_, digest) in current.items():
+            known = stored.get(path)
+            if not (isinstance(known, list) and len(known) == 2):
+                return None
+            if known[1] != digest:
+                edited.append(path)
+        if not edited or len(edited) > MAX_MOVED_FILES:
+            return None
+        old = _load_resolved(self.index_file, self.stored.get("key"), stored)
+        if old is None or old.fingerprint == facts.fingerprint or not same_but_lines(old, facts, edited):
+            return None
+        return (old.fingerprint, frozenset(evidence_file_name(path) for path in edited))
 
     def _store_resolved(self, files: Mapping[str, Any], blob: bytes) -> None:
         """Write the resolved facts with the digests of the files they come from, then delete

@@ -91,6 +91,31 @@ def test_a_tree_scan_right_after_the_edit_carries_them_too(
     assert warm == report(capsys, root, "--no-cache", ".")
 
 
+@pytest.mark.parametrize("apart", [False, True], ids=["resolved here", "resolved in a child"])
+def test_an_edit_the_resolve_ignores_carries_them_too(
+        tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch, clock_ahead: None,
+        apart: bool) -> None:
+    """A call of a function the project does not define changes the file's facts (its summary
+    records call sites), so the project is resolved again; the resolved facts are the old ones
+    with the file's lines moved (`moved_lines.same_but_lines`), so the entries that name the
+    file are the only ones left behind."""
+    from lint_h2d import pipeline
+
+    if apart:
+        monkeypatch.setattr(pipeline, "RESOLVE_APART", 1)  # the forked child's way, as on vLLM
+    root = project(tmp_path / "p")
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    report(capsys, root, *cache, ".")
+    _edit(root, STATE.replace("        self.active", "        self.probe = probe_helper(n)\n        self.active"))
+    assert report(capsys, root, *cache, "pkg/state.py") == report(capsys, root, "--no-cache", "pkg/state.py")
+    reads = _count_reads(monkeypatch)
+    warm = report(capsys, root, *cache, ".")
+    assert reads == ["use.py"]
+    assert warm == report(capsys, root, "--no-cache", ".")
+    assert [e["location"]["row"] for d in warm if d["filename"].endswith("use.py")
+            for e in d["evidence"] if (e["filename"] or "").endswith("state.py")] == [4, 7]
+
+
 def test_an_edit_that_changes_a_fact_carries_nothing(
         tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch, clock_ahead: None) -> None:
     root = project(tmp_path / "p")

@@ -430,3 +430,22 @@ def test_the_carried_facts_key_is_made_from_the_old_key_and_the_moves() -> None:
     assert carried_fingerprint("k", {**one, "c.py": FileMove("c.py", {1: 1}, "c.py")}) == carried_fingerprint("k", one)
     facts = collect(["import torch\n\nx = torch.zeros(3, device='cuda')\n"])
     assert remap_facts(facts, {"elsewhere.py": FileMove("elsewhere.py", {1: 2}, "elsewhere.py")}) is facts
+
+
+def test_same_but_lines_erases_the_edited_files_lines_and_compares_the_rest() -> None:
+    from lint_h2d.inference.project import collect
+    from lint_h2d.moved_lines import same_but_lines
+
+    base = ("import torch\n\n\nclass State:\n    def __init__(self, n):\n"
+            "        self.active = torch.zeros(n, device='cuda')\n\n\ndef make(n):\n"
+            "    return torch.zeros(n, device='cuda')\n")
+    old = collect([base])
+    moved = collect(["# header\n\n" + base.replace("    def __init__(self, n):\n",
+                                                   "    def __init__(self, n):\n        unknown_helper(n)\n")])
+    assert old.fingerprint != moved.fingerprint  # the lines differ ...
+    assert same_but_lines(old, moved, ["<text 0>"])  # ... and nothing else
+    assert not same_but_lines(old, moved, ["<text 1>"])  # another file's lines are not erased
+    cpu = collect([base.replace("self.active = torch.zeros(n, device='cuda')", "self.active = torch.zeros(n)")])
+    assert not same_but_lines(old, cpu, ["<text 0>"])
+    returns = collect([base.replace("    return torch.zeros(n, device='cuda')", "    return None")])
+    assert not same_but_lines(old, returns, ["<text 0>"])

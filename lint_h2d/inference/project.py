@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from functools import cached_property, lru_cache
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from fixers.edits import split_lines
@@ -61,6 +61,11 @@ def class_fields_in(text: str) -> Dict[str, FrozenSet[str]]:
 class ProjectFacts:
     module_facts: ModuleFacts
     fingerprint: str
+    # Set on the facts a resolve hands back after an edit when they equal the stored ones but
+    # for the edited files' lines (`moved_lines.same_but_lines`): (the stored facts'
+    # fingerprint, the edited files' names), for the findings cache (`cache.Cache`'s carry).
+    # Never stored with the facts, and no part of what they say (not compared).
+    carried_from: Optional[Tuple[str, FrozenSet[str]]] = field(default=None, compare=False)
 
     @cached_property
     def prefilter_names(self) -> FrozenSet[str]:
@@ -2269,6 +2274,12 @@ def fingerprint_of(resolved: Resolved) -> str:
     digest.update("empty:" + ",".join(f"{c}.{a}" for c, a in sorted(resolved.empty_lists)))
     # Module names come from file paths, which may hold undecodable bytes (surrogates).
     digest.update("module_names:" + ",".join(sorted(resolved.module_names)))
+    # Where each class is defined: evidence names it (`x` is a field of `C`, file:line), so
+    # a class moved by an edit that moved no fact of it still starts a new findings cache.
+    for name, (path, line) in sorted(resolved.classes.items()):
+        digest.update(f"class:{name}={path}:{line}\n")
+    # What the prefilter reads as possible device tensors: which files are analysed at all.
+    digest.update("device_names:" + ",".join(sorted(resolved.device_names)))
     return digest.hexdigest()[:16]
 
 
