@@ -16,7 +16,9 @@ times, each in its own process (wall time, CPU time of the process tree, peak RS
   else the project is resolved again; and the same edit of SECOND_FILE; the file is restored
   and the cache primed again, untimed, after each such run), the whole tree scanned again
   right after SECOND_FILE's one-file run, before it is restored (what a developer's next
-  `lint-h2d check .` costs after an edit), one file edited in place (the text of its first line, a
+  `lint-h2d check .` costs after an edit), ONE_FILE edited so that a fact changes (a call of a
+  function vLLM does not define added: the project is resolved again) and the tree scanned
+  right after it (checked against a cold scan of that tree), one file edited in place (the text of its first line, a
   comment, changed: no file's facts change, so the stored resolved facts are reused), and CI's fresh checkout with the cache folder restored (the
   tree copied anew in place: every file with a new mtime, ctime and inode, the same bytes);
 * `ruff check --no-cache --isolated` on the same tree (needs `pip install .[bench]`);
@@ -79,6 +81,16 @@ def _moved_by_one(line: str) -> str:
     """A concise finding line (`path:row:col: CODE message`) one row further down."""
     path, row, rest = line.split(":", 2)
     return f"{path}:{int(row) + 1}:{rest}"
+
+
+# The fact-changing edit: a call of a function vLLM does not define, in ONE_FILE's first
+# function (summaries record every call site, so the file's facts change).
+CALL_ANCHOR = b"    for variant in impl.get_impl_variants():\n"
+
+
+def _with_call(original: bytes) -> bytes:
+    assert CALL_ANCHOR in original, f"{ONE_FILE} changed: pick another anchor for the call"
+    return original.replace(CALL_ANCHOR, b"    _probe = compute_probe(1)\n" + CALL_ANCHOR, 1)
 
 
 def ensure_tree() -> Path:
@@ -192,8 +204,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     second = "lint-h2d another file edited, lines carried (pre-commit)"
     in_place = "lint-h2d one file edited in place, no fact changed (pre-commit)"
     after_edit = "lint-h2d tree after another file's edit (warm)"
+    call_edit = "lint-h2d one file edited, a fact changed (pre-commit)"
+    after_call = "lint-h2d tree after that edit (warm)"
     checkout = "lint-h2d fresh checkout, cache restored (CI)"
-    results: Dict[str, List[Dict[str, object]]] = {name: [] for name in [*cases, edited, second, after_edit, in_place, checkout]}
+    results: Dict[str, List[Dict[str, object]]] = {name: [] for name in [*cases, edited, second, after_edit, call_edit, after_call, in_place, checkout]}
     one_path = root / ONE_FILE
     original = one_path.read_bytes()
     second_path = root / SECOND_FILE
@@ -223,6 +237,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         second_path.write_bytes(second_original)
         time.sleep(3.5)
         run(cases["lint-h2d warm (cache primed)"], root, env)
+        one_path.write_bytes(_with_call(original))
+        timed(r, call_edit, cases["lint-h2d one file (pre-commit, warm)"])
+        timed(r, after_call, cases["lint-h2d warm (cache primed)"])
+        one_path.write_bytes(original)
+        time.sleep(3.5)
+        run(cases["lint-h2d warm (cache primed)"], root, env)
         first, _, rest = original.partition(b"\n")
         assert first.startswith(b"#"), f"{ONE_FILE} no longer starts with a comment"
         one_path.write_bytes(first + f" (edited in round {r + 1})\n".encode() + rest)
@@ -246,6 +266,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     cold_out = str(results["lint-h2d cold (--no-cache)"][0]["stdout"])
     one_out = str(results["lint-h2d one file (pre-commit, warm)"][0]["stdout"])
     one_cold = run(lint(ONE_FILE, "--no-cache", *common), root, env)
+    one_path.write_bytes(_with_call(original))  # the tree with the fact-changing edit, cold
+    call_cold = run(lint("vllm", "--no-cache", *common), root, env)
+    one_path.write_bytes(original)
     moved_down = "".join(_moved_by_one(line) + "\n" for line in cold_out.splitlines() if line.startswith(SECOND_FILE + ":"))
     checks: Dict[str, object] = {
         "cold == warm == primed": cold_out == results["lint-h2d warm (cache primed)"][0]["stdout"] == primed["stdout"],
@@ -261,6 +284,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "tree after another file's edit == cold, its lines moved by one": all(x["stdout"] == "".join(
             (_moved_by_one(line) if line.startswith(SECOND_FILE + ":") else line) + "\n"
             for line in cold_out.splitlines()) for x in results[after_edit]),
+        # A call of a function vLLM does not define, added to ONE_FILE: its facts changed, the
+        # project resolved again; the tree scanned right after equals a cold scan of that tree.
+        "tree after a fact-changing edit == its cold scan": all(
+            x["stdout"] == call_cold["stdout"] for x in results[after_call]),
         "findings": sum(1 for line in cold_out.splitlines() if ": H2D" in line),
     }
     if not args.skip_no_prefilter:
@@ -304,6 +331,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         and bool(checks["fresh checkout == cold"]) and bool(checks["one file edited in place == unchanged"]) \
         and bool(checks["another file edited == its lines of the whole tree, moved by one"]) \
         and bool(checks["tree after another file's edit == cold, its lines moved by one"]) \
+        and bool(checks["tree after a fact-changing edit == its cold scan"]) \
         and bool(checks.get("prefilter == no prefilter", True))
     return 0 if ok else 1
 
