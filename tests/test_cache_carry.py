@@ -10,16 +10,14 @@ again, and the findings equal a cold run's, evidence lines included.
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any, Dict, List
 
 import pytest
 
-from lint_h2d import cli
 from lint_h2d.cache import Cache, _named, _names_any
-from tests.test_warm_path import _count_reads, clock_ahead  # noqa: F401 (a fixture)
+from tests.test_warm_path import _count_reads, clock_ahead, json_report, set_clock_ahead  # noqa: F401 (a fixture)
 
 STATE = 'import torch\n\n\nclass State:\n    def __init__(self, n: int) -> None:\n        self.active = torch.zeros(n, device="cuda")\n'
 USE = "from pkg.state import State\n\n\ndef reset(state: State, rank: int) -> None:\n    state.active[rank] = 1\n"
@@ -42,13 +40,7 @@ def project(root: Path) -> Path:
 
 def report(capsys: pytest.CaptureFixture, root: Path, *args: str) -> List[Dict[str, Any]]:
     """The JSON report (evidence included), paths made real."""
-    old = os.getcwd()
-    os.chdir(root)
-    try:
-        cli.main(["check", "--jobs", "1", "--output-format", "json", "--exit-zero", *args])
-    finally:
-        os.chdir(old)
-    out = json.loads(capsys.readouterr().out)
+    out = json_report(capsys, root, *args)
     for d in out:
         d["filename"] = os.path.realpath(d["filename"])
     return sorted(out, key=lambda d: (d["filename"], d["location"]["row"], d["code"]))
@@ -204,15 +196,5 @@ def test_a_run_of_line_moving_edits_always_gives_the_cold_findings(
         assert "quiet.py" not in reads and "__init__.py" not in reads, (step, reads)
         assert warm == report(capsys, root, "--no-cache", "."), (step, edited)
         monkeypatch.undo()
-        clock_ahead_again(monkeypatch)
+        set_clock_ahead(monkeypatch)  # (`undo` undid the clock too)
 
-
-def clock_ahead_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`monkeypatch.undo` (to stop counting reads) also undid the clock: set it ahead again."""
-    import time
-
-    from lint_h2d import cache, project_index
-
-    ahead = time.time_ns() + 3600 * 10**9
-    monkeypatch.setattr(cache.time, "time_ns", lambda: ahead)
-    monkeypatch.setattr(project_index.time, "time_ns", lambda: ahead)

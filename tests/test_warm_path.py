@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import List, Set, Tuple
+from typing import Any, Dict, List, Set, Tuple
 
 import pytest
 
@@ -43,25 +43,35 @@ def project(root: Path) -> Path:
     return root
 
 
-def rows(capsys: pytest.CaptureFixture, root: Path, *args: str) -> Set[Row]:
+def json_report(capsys: pytest.CaptureFixture, root: Path, *args: str) -> List[Dict[str, Any]]:
+    """`lint-h2d check --output-format json ARGS` run in `root`, parsed."""
     old = os.getcwd()
     os.chdir(root)
     try:
         cli.main(["check", "--jobs", "1", "--output-format", "json", "--exit-zero", *args])
     finally:
         os.chdir(old)
+    found: List[Dict[str, Any]] = json.loads(capsys.readouterr().out)
+    return found
+
+
+def rows(capsys: pytest.CaptureFixture, root: Path, *args: str) -> Set[Row]:
     return {(os.path.realpath(d["filename"]), d["location"]["row"], d["location"]["column"], d["code"])
-            for d in json.loads(capsys.readouterr().out)}
+            for d in json_report(capsys, root, *args)}
 
 
-@pytest.fixture
-def clock_ahead(monkeypatch: pytest.MonkeyPatch) -> None:
+def set_clock_ahead(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every stamp is old enough to trust (the racy window lies behind the files' stamps)."""
     from lint_h2d import cache, project_index
 
     ahead = time.time_ns() + 3600 * 10**9
     monkeypatch.setattr(cache.time, "time_ns", lambda: ahead)
     monkeypatch.setattr(project_index.time, "time_ns", lambda: ahead)
+
+
+@pytest.fixture
+def clock_ahead(monkeypatch: pytest.MonkeyPatch) -> None:
+    set_clock_ahead(monkeypatch)
 
 
 def _count_reads(monkeypatch: pytest.MonkeyPatch) -> List[str]:
