@@ -343,10 +343,11 @@ class ProjectIndex:
         self._resolved_from: Optional[Dict[str, Any]] = resolved_from
         # The rows already read by the process that resolves them (`RowsRead`), there only.
         self.read: Optional[RowsRead] = None
-        # Set by `reused_facts` when it carried the stored facts to an edit's moved lines: the
-        # fingerprint of the facts before, and the names of the files whose lines moved
-        # (`findings.evidence_file_name`); the findings cache takes over the old key's
-        # entries that name none of them (`cache.Cache`).
+        # Set by `reused_facts` when it carried the stored facts to an edit's moved lines, and by
+        # `pipeline.facts_from_index` when a resolve gave the stored facts but for the edited
+        # files' lines (`save_resolved`): the fingerprint of the facts before, and the names of
+        # those files (`findings.evidence_file_name`); the findings cache takes over the old
+        # key's entries that name none of them (`cache.Cache`).
         self.carried: Optional[Tuple[str, FrozenSet[str]]] = None
         # This run's facts, sent as they were built to the process that will resolve them
         # (`pipeline.RowReader`), if it was started; `pipeline.facts_from_index` uses it.
