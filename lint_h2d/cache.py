@@ -60,7 +60,7 @@ class Cache:
     `carry`: (the key of the facts this run's were carried from, the names of the files whose
     lines moved), when the run's facts are the stored ones with an edit's moved lines carried
     to their new lines (`ProjectIndex.reused_facts`), or a resolve gave the stored ones but for
-    the edited files' lines (`ProjectIndex.save_resolved`).  Such facts differ from the old ones
+    the edited files' lines (`ProjectIndex.carry_resolved`).  Such facts differ from the old ones
     only in those files' lines, so they have a new key, yet a file's findings under them are its
     findings under the old ones with those lines renumbered: the analysis reads the facts'
     lines only to copy them into evidence (a step's file and row, `name.py:N` words), as the

@@ -244,19 +244,27 @@ def facts_from_index(index: "ProjectIndex", sources: Sequence[Source] = ()) -> P
                 reader.close()
             index.fresh = {}  # as below
             return reused
+    # The facts stored before this resolve, when an edit changed some files' facts: if the
+    # resolve gives them back but for those files' lines, the findings cache is carried
+    # (`ProjectIndex.carry_resolved`).  Read here, not in the resolving child (its peak).
+    previous = None
     if reader is not None:
+        previous = index.previous_facts()  # (the reader was forked before: it does not hold them)
         with span("facts.wait"):
             blob = reader.resolved(index)  # None when it could not: resolved as without it
         if blob is not None:
             index.fresh = {}  # as below
             with gc_paused():
                 streamed: ProjectFacts = pickle.loads(blob)
-            index.carried = streamed.carried_from
+            index.carry_resolved(previous, streamed)
             return streamed
     if len(index.rows) < RESOLVE_APART or "fork" not in multiprocessing.get_all_start_methods():
+        if not sources and previous is None:
+            previous = index.previous_facts()
         facts = _resolved_from(index, sources)
         if not sources:
-            index.carried = index.save_resolved(pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL), facts)
+            index.save_resolved(pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL))
+            index.carry_resolved(previous, facts)
         return facts
     from concurrent.futures import ProcessPoolExecutor
 
@@ -266,6 +274,8 @@ def facts_from_index(index: "ProjectIndex", sources: Sequence[Source] = ()) -> P
         with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork")) as pool:
             pending = pool.submit(_index_facts_job)  # the child is forked here
             _import_engine()
+            if not sources and previous is None:
+                previous = index.previous_facts()  # while the child resolves
             with span("facts.wait"):
                 blob = pending.result()
     finally:
@@ -273,7 +283,7 @@ def facts_from_index(index: "ProjectIndex", sources: Sequence[Source] = ()) -> P
     index.fresh = {}  # as `index.facts()` does: a later call reads them back
     with gc_paused():
         resolved: ProjectFacts = pickle.loads(blob)
-    index.carried = resolved.carried_from
+    index.carry_resolved(previous, resolved)
     return resolved
 
 
@@ -303,9 +313,7 @@ def _index_facts_blob(index: "ProjectIndex", sources: Sequence[Source]) -> bytes
         with span("facts.pickle"):
             blob = pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL)
     if not sources:  # the project's own facts, without a file the index does not cover
-        carried = index.save_resolved(blob, facts)
-        if carried is not None:  # for the parent's findings cache; stored without it
-            blob = pickle.dumps(replace(facts, carried_from=carried), protocol=pickle.HIGHEST_PROTOCOL)
+        index.save_resolved(blob)
     return blob
 
 

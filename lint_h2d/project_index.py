@@ -344,8 +344,8 @@ class ProjectIndex:
         # The rows already read by the process that resolves them (`RowsRead`), there only.
         self.read: Optional[RowsRead] = None
         # Set by `reused_facts` when it carried the stored facts to an edit's moved lines, and by
-        # `pipeline.facts_from_index` when a resolve gave the stored facts but for the edited
-        # files' lines (`save_resolved`): the fingerprint of the facts before, and the names of
+        # `carry_resolved` when a resolve gave the stored facts but for the edited files'
+        # lines: the fingerprint of the facts before, and the names of
         # those files (`findings.evidence_file_name`); the findings cache takes over the old
         # key's entries that name none of them (`cache.Cache`).
         self.carried: Optional[Tuple[str, FrozenSet[str]]] = None
@@ -490,29 +490,25 @@ class ProjectIndex:
             return None
         return FileMove(path, lines, evidence_file_name(path), texts)
 
-    def save_resolved(self, blob: bytes, facts: Optional["ProjectFacts"] = None) -> Optional[Tuple[str, FrozenSet[str]]]:
+    def save_resolved(self, blob: bytes) -> None:
         """Store the pickled facts just resolved from these files (`reused_facts`), with the
-        digest of every file's facts; nothing when one is not known (a facts file missing).
+        digest of every file's facts; nothing when one is not known (a facts file missing)."""
+        current = self._facts_digests(self._stored_resolution())
+        if current is not None:
+            self._store_resolved(current, blob)
 
-        With `facts` (what `blob` holds): when they are the stored ones but for the lines of
-        the files whose facts changed (up to `MAX_MOVED_FILES`: `moved_lines.same_but_lines`),
-        (the stored facts' fingerprint, those files' names), for the findings cache's carry;
-        else None."""
+    def previous_facts(self) -> Optional[Tuple["ProjectFacts", List[str]]]:
+        """The stored resolved facts and the files whose facts changed since (1 to
+        `MAX_MOVED_FILES` of them, no file added or removed), read before the project is
+        resolved again (`carry_resolved`); else None.
+
+        Read by the process that runs the analysis, after the resolving child was forked and
+        while it resolves: that child's peak memory is the run's, and a stored file replaced
+        meanwhile fails the header check (`_load_resolved`)."""
         stored = self._stored_resolution()
-        current = self._facts_digests(stored)
-        if current is None:
+        current = self._facts_digests(stored) if stored else None
+        if current is None or len(current) != len(stored):
             return None
-        carried = None
-        if facts is not None and stored and len(stored) == len(current):
-            with span("facts.compare"):
-                carried = self._carried_by_resolve(stored, current, facts)
-        self._store_resolved(current, blob)
-        return carried
-
-    def _carried_by_resolve(self, stored: Mapping[str, Any], current: Mapping[str, List[str]],
-                            facts: "ProjectFacts") -> Optional[Tuple[str, FrozenSet[str]]]:
-        from lint_h2d.moved_lines import same_but_lines
-
         edited = []
         for path, (_, digest) in current.items():
             known = stored.get(path)
@@ -522,10 +518,24 @@ class ProjectIndex:
                 edited.append(path)
         if not edited or len(edited) > MAX_MOVED_FILES:
             return None
-        old = _load_resolved(self.index_file, self.stored.get("key"), stored)
-        if old is None or old.fingerprint == facts.fingerprint or not same_but_lines(old, facts, edited):
-            return None
-        return (old.fingerprint, frozenset(evidence_file_name(path) for path in edited))
+        with span("facts.previous"):
+            old = _load_resolved(self.index_file, self.stored.get("key"), stored)
+        return None if old is None else (old, edited)
+
+    def carry_resolved(self, previous: Optional[Tuple["ProjectFacts", List[str]]], facts: "ProjectFacts") -> None:
+        """Set `carried` when the facts just resolved are the `previous` ones but for the
+        edited files' lines (`moved_lines.same_but_lines`): a call added of a function the
+        project does not define changes a summary, not what the resolve gives."""
+        from lint_h2d.moved_lines import same_but_lines
+
+        if previous is None:
+            return
+        old, edited = previous
+        if old.fingerprint == facts.fingerprint:
+            return
+        with span("facts.compare"):
+            if same_but_lines(old, facts, edited):
+                self.carried = (old.fingerprint, frozenset(evidence_file_name(path) for path in edited))
 
     def _store_resolved(self, files: Mapping[str, Any], blob: bytes) -> None:
         """Write the resolved facts with the digests of the files they come from, then delete

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from functools import cached_property, lru_cache
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from fixers.edits import split_lines
@@ -61,11 +61,6 @@ def class_fields_in(text: str) -> Dict[str, FrozenSet[str]]:
 class ProjectFacts:
     module_facts: ModuleFacts
     fingerprint: str
-    # Set on the facts a resolve hands back after an edit when they equal the stored ones but
-    # for the edited files' lines (`moved_lines.same_but_lines`): (the stored facts'
-    # fingerprint, the edited files' names), for the findings cache (`cache.Cache`'s carry).
-    # Never stored with the facts, and no part of what they say (not compared).
-    carried_from: Optional[Tuple[str, FrozenSet[str]]] = field(default=None, compare=False)
 
     @cached_property
     def prefilter_names(self) -> FrozenSet[str]:
