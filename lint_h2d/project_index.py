@@ -431,20 +431,10 @@ class ProjectIndex:
         new lines (`moved_lines.remap_facts`: what resolving again would give) and stored
         again.  Anything else, or any doubt, is None: the caller resolves."""
         stored = self._stored_resolution()
-        if not stored:
+        changed = self._edited_since(stored)
+        if changed is None:
             return None
-        current = self._facts_digests(stored)
-        if current is None or len(current) != len(stored):
-            return None
-        edited: List[str] = []
-        for path, (_, digest) in current.items():
-            known = stored.get(path)
-            if not (isinstance(known, list) and len(known) == 2):
-                return None
-            if known[1] != digest:  # (the bytes may differ: an edit that changed no fact)
-                edited.append(path)
-        if len(edited) > MAX_MOVED_FILES:
-            return None
+        current, edited = changed
         moves: Dict[str, FileMove] = {}
         for path in edited:
             move = self._moved_lines(path, stored[path])
@@ -464,6 +454,25 @@ class ProjectIndex:
         # The next run compares its files with these: the old facts files are not needed.
         self._store_resolved(current, pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL))
         return facts
+
+    def _edited_since(self, stored: Mapping[str, Any]) -> Optional[Tuple[Dict[str, List[str]], List[str]]]:
+        """Every file's [bytes digest, facts digest] now (`_facts_digests`) and the files whose
+        facts differ from those the stored resolved facts were resolved from (`stored`), when
+        the file set is the same and at most `MAX_MOVED_FILES` differ (the bytes may differ
+        where the facts do not: an edit that changed no fact); else None."""
+        if not stored:
+            return None
+        current = self._facts_digests(stored)
+        if current is None or len(current) != len(stored):
+            return None
+        edited: List[str] = []
+        for path, (_, digest) in current.items():
+            known = stored.get(path)
+            if not (isinstance(known, list) and len(known) == 2):
+                return None
+            if known[1] != digest:
+                edited.append(path)
+        return (current, edited) if len(edited) <= MAX_MOVED_FILES else None
 
     def _moved_lines(self, path: str, known: List[str]) -> Optional[FileMove]:
         """How an edit of `path` moved the lines of its facts, if it changed nothing else in
@@ -506,18 +515,10 @@ class ProjectIndex:
         while it resolves: that child's peak memory is the run's, and a stored file replaced
         meanwhile fails the header check (`_load_resolved`)."""
         stored = self._stored_resolution()
-        current = self._facts_digests(stored) if stored else None
-        if current is None or len(current) != len(stored):
+        changed = self._edited_since(stored)
+        if changed is None or not changed[1]:
             return None
-        edited = []
-        for path, (_, digest) in current.items():
-            known = stored.get(path)
-            if not (isinstance(known, list) and len(known) == 2):
-                return None
-            if known[1] != digest:
-                edited.append(path)
-        if not edited or len(edited) > MAX_MOVED_FILES:
-            return None
+        edited = changed[1]
         with span("facts.previous"):
             old = _load_resolved(self.index_file, self.stored.get("key"), stored)
         return None if old is None else (old, edited)
