@@ -36,7 +36,7 @@ import time
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, AbstractSet, Any, BinaryIO, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from lint_h2d import __version__
 from lint_h2d.cache import RACY_NS, STALE_TEMP_S, save_json
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from lint_h2d.pipeline import RowReader
     from lint_h2d.prefilter import TreeVerdict
 
-INDEX_FORMAT = 27  # 3: entries hold the file's summary (inference/summary.py); 4: facts stored apart; 5: summary terms changed (issue 17); 6: dataclass positional fields; 7: long operator terms kept in part; a `torch.Tensor` parameter is a param term; 8: calls in the branches of a conditional expression are call sites; 9: module calls (`nn`, `invoke`, `shape` terms, `ret` with a line); 10: factories inside `with torch.device(...)` are on its device, `meta` is no device; 11: a file's summary says whether it imports vLLM (its model classes are built under the loader's device context); 12: string and `torch.device(...)` arguments are places (`place` terms); 13: a name read in its own values is a `cycle` (settled: `n += k`), `min`/`max`/`sum` are `fold`/`fold1` terms; 14: elementwise and softmax-family torch functions and methods keep their input's place (`same`, `keep` terms), a call of an import alias names the imported function (the 13th's terms and these merged); 15: a module moved with `.to(device)` / `.to(x.device)` records the place (`ModuleMove.device`), a loop element as its iterable; 16: `index_select`, `cumsum` and `cumprod` keep their input's rank (`keep` terms), `torch.cat` is a `cat` term; a function says what it calls (`called`, `self_called`), a device context the methods of its object it calls (`owner`, `methods`); a file's module-level names bound only to numbers or displays of them (`constants`); `device=self.device` is an `on` term of the class's `device` field, a `device: str` parameter a `param` term (its call sites may name the CPU); 17: a function whose every return is a tuple display of one length says each position's term (`FunctionSummary.return_items`); 18: a dict display (or `dict(k=v)`) with constant string keys and values of different terms keeps each key's term (a third part of its `list` term), `d["k"]` says the key read (a fourth part of `sub`), `a, b = f(...)` binds each name to an `item` term, and `f(**d)` records `d`'s term as the keyword `**`; a method's own instance passed as an argument (`Helper(self)`) is an `inst` term of its class, and `self.m(...)` says its class (`CallSite.self_owner`); 19: an argument's `on` / `shape` term too deep keeps its own facts around a cut of its base; 20: a name read in a function body is what reaches that statement (an outright rebinding hides the values before it), and `obj.attr = v` stores into an instance of a project class a term names are kept (`FileSummary.stores`); 21: an allocation's `how` names its `device=` (`torch.zeros(..., device=self.dev)`); 22: `self.x += v` in a method is a field term (`aug`: what is added); 23: `t.new(...)`, the legacy constructor, is a `same` term of `t` like `t.new_zeros(...)`, and `torch.nan_to_num(x)` / `x.nan_to_num()` a `keep` term of `x`; 24: `self.x = []` that no method of the class grows is an `emptylist` term (an item store into it raises); 25: `json.load(f)` / `json.loads(s)` is a `json` term (a container of host values); 26: a union of numbers and containers (`int | list[int]`) annotates as the join of its members, not unknown; 27: the parameters of `Owner.__call__` are keyed by its class (`resolved.param_key`)
+INDEX_FORMAT = 28  # 3: entries hold the file's summary (inference/summary.py); 4: facts stored apart; 5: summary terms changed (issue 17); 6: dataclass positional fields; 7: long operator terms kept in part; a `torch.Tensor` parameter is a param term; 8: calls in the branches of a conditional expression are call sites; 9: module calls (`nn`, `invoke`, `shape` terms, `ret` with a line); 10: factories inside `with torch.device(...)` are on its device, `meta` is no device; 11: a file's summary says whether it imports vLLM (its model classes are built under the loader's device context); 12: string and `torch.device(...)` arguments are places (`place` terms); 13: a name read in its own values is a `cycle` (settled: `n += k`), `min`/`max`/`sum` are `fold`/`fold1` terms; 14: elementwise and softmax-family torch functions and methods keep their input's place (`same`, `keep` terms), a call of an import alias names the imported function (the 13th's terms and these merged); 15: a module moved with `.to(device)` / `.to(x.device)` records the place (`ModuleMove.device`), a loop element as its iterable; 16: `index_select`, `cumsum` and `cumprod` keep their input's rank (`keep` terms), `torch.cat` is a `cat` term; a function says what it calls (`called`, `self_called`), a device context the methods of its object it calls (`owner`, `methods`); a file's module-level names bound only to numbers or displays of them (`constants`); `device=self.device` is an `on` term of the class's `device` field, a `device: str` parameter a `param` term (its call sites may name the CPU); 17: a function whose every return is a tuple display of one length says each position's term (`FunctionSummary.return_items`); 18: a dict display (or `dict(k=v)`) with constant string keys and values of different terms keeps each key's term (a third part of its `list` term), `d["k"]` says the key read (a fourth part of `sub`), `a, b = f(...)` binds each name to an `item` term, and `f(**d)` records `d`'s term as the keyword `**`; a method's own instance passed as an argument (`Helper(self)`) is an `inst` term of its class, and `self.m(...)` says its class (`CallSite.self_owner`); 19: an argument's `on` / `shape` term too deep keeps its own facts around a cut of its base; 20: a name read in a function body is what reaches that statement (an outright rebinding hides the values before it), and `obj.attr = v` stores into an instance of a project class a term names are kept (`FileSummary.stores`); 21: an allocation's `how` names its `device=` (`torch.zeros(..., device=self.dev)`); 22: `self.x += v` in a method is a field term (`aug`: what is added); 23: `t.new(...)`, the legacy constructor, is a `same` term of `t` like `t.new_zeros(...)`, and `torch.nan_to_num(x)` / `x.nan_to_num()` a `keep` term of `x`; 24: `self.x = []` that no method of the class grows is an `emptylist` term (an item store into it raises); 25: `json.load(f)` / `json.loads(s)` is a `json` term (a container of host values); 26: a union of numbers and containers (`int | list[int]`) annotates as the join of its members, not unknown; 27: the parameters of `Owner.__call__` are keyed by its class (`resolved.param_key`); 28: a function says how calls may bind to it (`FunctionSummary.arity`: positional parameters, `*args`, `**kwargs`)
 # A folder this large is not a project root someone meant (a home folder): skip the index.
 MAX_FILES = 50_000
 # Stamps this close to (or after) the recording run are not trusted (RACY_NS, `cache.py`): file
@@ -435,15 +435,16 @@ class ProjectIndex:
         if changed is None:
             return None
         current, edited = changed
+        facts = _load_resolved(self.index_file, self.stored.get("key"), stored)
+        if facts is None or not edited:
+            return facts
         moves: Dict[str, FileMove] = {}
+        kept = facts.module_facts.resolved.read_callees
         for path in edited:
-            move = self._moved_lines(path, stored[path])
+            move = self._moved_lines(path, stored[path], kept)
             if move is None:
                 return None
             moves[path] = move
-        facts = _load_resolved(self.index_file, self.stored.get("key"), stored)
-        if facts is None or not moves:
-            return facts
         try:
             remapped = remap_facts(facts, moves)
         except Unmappable:
@@ -474,11 +475,14 @@ class ProjectIndex:
                 edited.append(path)
         return (current, edited) if len(edited) <= MAX_MOVED_FILES else None
 
-    def _moved_lines(self, path: str, known: List[str]) -> Optional[FileMove]:
+    def _moved_lines(self, path: str, known: List[str], kept: AbstractSet[str]) -> Optional[FileMove]:
         """How an edit of `path` moved the lines of its facts, if it changed nothing else in
-        them (`moved_lines.line_map`); else None.  `known`: [digest of its bytes, digest of
+        them (`moved_lines.line_map`) but calls of names the resolve never reads (not in
+        `kept`: `summary.without_calls`); else None.  `known`: [digest of its bytes, digest of
         its facts] when the stored facts were resolved; the facts file of those bytes is kept
         for this (`prune_facts`)."""
+        from lint_h2d.inference.summary import without_calls
+
         row = self.rows[path]
         old = _read_facts(self.index_file, path, known[0], known[1])
         packed = self.fresh.get(path)
@@ -494,7 +498,8 @@ class ProjectIndex:
             return None  # written again since it was indexed
         try:
             shifted = shifted_summary(path, data)
-            lines, texts = line_map(old["summary"], new["summary"], new["summary"] if shifted is None else shifted)
+            lines, texts = line_map(*(without_calls(summary, kept) for summary in (
+                old["summary"], new["summary"], new["summary"] if shifted is None else shifted)))
         except (Unmappable, KeyError, TypeError):
             return None
         return FileMove(path, lines, evidence_file_name(path), texts)
@@ -717,7 +722,7 @@ def _summary_fields() -> Dict[type, Tuple[str, ...]]:
 
 # 2: `Resolved.site_words` (which file each `name.py:N` of the evidence names); 3: `ModuleFacts`
 # pickled from `inference.resolved` (it was `inference.scope`'s).
-RESOLVED_FORMAT = 3
+RESOLVED_FORMAT = 4  # 4: `Resolved.read_callees`
 # More edited files than this: resolve the project rather than map each one's lines.
 MAX_MOVED_FILES = 16
 

@@ -56,13 +56,15 @@ def test_an_edit_that_changes_no_fact_reuses_the_resolved_facts(tmp_path: Path, 
     assert first.module_facts.resolved.fields  # (a project with facts: equality could fail)
 
 
-CALLING = BUILDER + "    helper(meta)\n"
+CALLING = BUILDER + "    build(meta)\n"  # a call of a project function: its sites are read
 
 
 @pytest.mark.parametrize("before, after", [
     (BUILDER, BUILDER + "\n\ndef other(meta):\n    return meta.query_start_loc\n"),  # a new function
     (CALLING, BUILDER),  # a call deleted
+    (BUILDER, CALLING),  # a call added
     (BUILDER, BUILDER.replace("(meta)", "(meta, extra=None)")),  # a parameter added
+    (BUILDER, BUILDER + "    record(meta.cuda())\n"),  # a call nothing reads, but around a move
 ])
 def test_an_edit_that_changes_a_fact_resolves_again(tmp_path: Path, resolves: List[int], before: str,
                                                     after: str) -> None:
@@ -75,6 +77,30 @@ def test_an_edit_that_changes_a_fact_resolves_again(tmp_path: Path, resolves: Li
     assert len(resolves) == 2
     assert facts == _facts(root, None)  # as without any cache
     assert _facts(root, cache) == facts and len(resolves) == 3  # stored again: reused now
+
+
+@pytest.mark.parametrize("before, after", [
+    (BUILDER, BUILDER + "    helper(meta)\n"),  # a call added of a function the project does not define
+    (BUILDER + "    helper(meta)\n", BUILDER),  # and deleted
+    (BUILDER, "record(1)\n\n\n" + BUILDER),  # at module level, every line below it moved
+    (BUILDER, BUILDER + "    helper(meta, 2)\n    helper(meta)\n"),  # two of them, its first line moved
+    (BUILDER, BUILDER + "    probe = meta.query_start_loc\n    record(probe)\n"),  # of a new local name
+])
+def test_an_edit_that_adds_or_removes_only_calls_nothing_reads_reuses_them(
+        tmp_path: Path, resolves: List[int], before: str, after: str) -> None:
+    """A call of a name that is no project function, method or class, nor one a return calls
+    (`Resolved.read_callees`), is read by nothing in the resolve (`summary.without_calls`):
+    such an edit, the most common one a pre-commit run sees, carries the stored facts (to the
+    new lines) instead of resolving the project again, and they are what a resolve gives."""
+    root = project(tmp_path / "p")
+    _edit(root, before)
+    cache = tmp_path / "cache"
+    _facts(root, cache)
+    _edit(root, after)
+    facts = _facts(root, cache)
+    assert len(resolves) == 1  # carried, not resolved again
+    assert facts == _facts(root, None) and len(resolves) == 2  # the second: no cache
+    assert facts.fingerprint == _facts(root, None).fingerprint
 
 
 def test_a_line_inserted_above_reuses_them_at_the_new_lines(tmp_path: Path, resolves: List[int]) -> None:

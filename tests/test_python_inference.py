@@ -537,3 +537,38 @@ def test_one_or_many_names_the_annotation_or_the_calls(results: Dict[str, List[F
     chain = _chain(results, "one_or_many.py", 25)
     assert chain[1] == ("one_or_many.py:29: every call of `complete_mask` passes a Python number or a container "
                         "of Python numbers as `has_mask` (one_or_many.py:29)")
+
+
+def test_a_summary_says_how_calls_may_bind_and_on_what() -> None:
+    """`FunctionSummary.arity` (positional parameters, `*args`, `**kwargs`) where the `def`
+    alone decides how a call binds, () under a decorator that may change it; a call on the
+    method's own instance or an attribute chain of it is marked (`CallSite.instance`), a call
+    on any other object is not (it may be a class: `Cls.m(obj, x)`).  Both survive the
+    index's JSON form."""
+    from lint_h2d.inference.summary import from_json, summarize
+
+    source = (
+        "import functools\n"
+        "def plain(a, b=1, *, c): pass\n"
+        "def varied(a, /, b, *rest, **named): pass\n"
+        "@functools.lru_cache()\n"
+        "def cached(a): pass\n"
+        "@register\n"
+        "def registered(a): pass\n"
+        "class K:\n"
+        "    @staticmethod\n"
+        "    def helper(a, b): pass\n"
+        "    def run(self, x, other):\n"
+        "        self.go(x)\n"
+        "        self.inner.deep.go(x)\n"
+        "        other.go(x)\n"
+        "        K.go(self, x)\n"
+        "        self.make().go(x)\n"
+    )
+    summary = summarize("m.py", source)
+    arity = {f.name: f.arity for f in summary.functions}
+    assert arity == {"plain": (2, 0, 0), "varied": (2, 1, 1), "cached": (1, 0, 0), "registered": (),
+                     "helper": (2, 0, 0), "run": (3, 0, 0)}
+    go = [c for c in summary.calls if c.callee == "go"]
+    assert [(c.line, c.instance) for c in go] == [(12, True), (13, True), (14, False), (15, False), (16, False)]
+    assert from_json("m.py", summary.to_json()) == summary

@@ -1088,7 +1088,7 @@ class _Resolver:
         found = self._fn_sites.get(id(fn))
         if found is None:
             required = _required(fn)
-            key = (fn.name, fn.owner, fn.bound, required)
+            key = (fn.name, fn.owner, fn.bound, required, fn.arity, fn.params if fn.arity else ())
             found = self._site_memo.get(key)
             if found is None:
                 found = self._site_memo[key] = self._find_sites(fn, required)
@@ -1100,11 +1100,14 @@ class _Resolver:
         # passes every required one (thousands of `forward` calls per signature on vLLM).
         last = max((position for position, _ in required), default=-1)
         if fn.name == "__init__" and fn.owner is not None:
-            return [(p, c) for p, c in self.calls.get(fn.owner, []) if not c.bound and (
+            found = [(p, c) for p, c in self.calls.get(fn.owner, []) if not c.bound and (
                 c.starred or last < len(c.args) or _can_bind(c, required))]
+            # A construction passes no object of its own: `self` takes no argument of it.
+            return _binding(found, fn, -1)
         sites = self.calls.get(fn.name, [])
         if not fn.bound:
-            return [(p, c) for p, c in sites if c.starred or last < len(c.args) or _can_bind(c, required)]
+            return _binding([(p, c) for p, c in sites if c.starred or last < len(c.args) or _can_bind(c, required)],
+                            fn, 0)
         found = [(p, c) for p, c in sites if c.bound and (c.starred or last < len(c.args) or _can_bind(c, required))
                  and (c.self_owner is None or not self._elsewhere(c, fn))]
         if fn.name == "forward" and fn.owner in self.modules:
@@ -1113,7 +1116,9 @@ class _Resolver:
         elif fn.name == "__call__" and fn.owner is not None and fn.owner not in self.modules:
             found += [(p, c) for p, c in self._instance_calls().get(fn.owner, [])
                       if c.starred or last < len(c.args) or _can_bind(c, required)]
-        return found
+        # `obj.m(x)` passes `obj` as `self`, but `Cls.m(obj, x)` passes it as an argument: a
+        # method's own parameter may take one positional argument of the call.
+        return _binding(found, fn, 0)
 
     def _module_calls(self) -> Dict[str, List[Tuple[str, CallSite]]]:
         """The calls `self.head(x)` of a field holding an instance of a project `nn.Module`
@@ -1765,6 +1770,29 @@ def _can_bind(site: CallSite, required: Tuple[Tuple[int, str], ...]) -> bool:
     return all(name in keywords or 0 <= position < len(site.args) for position, name in required)
 
 
+def _binding(sites: List[Tuple[str, CallSite]], fn: FunctionSummary, own: int) -> List[Tuple[str, CallSite]]:
+    """The calls of `sites` whose arguments Python could bind to `fn`'s parameters (all of them
+    where the summary does not know `fn`'s signature: `FunctionSummary.arity`).  A call that
+    passes more positional arguments than `fn` takes, without `*args` there, or a keyword `fn`
+    does not name, without `**kwargs` there, raises `TypeError` before `fn` runs: it is a call
+    of another function of that name (`scheduler.step(pred, t, x, return_dict=False)` is no
+    call of `Runner.step(self, token)`), and what it passes says nothing about `fn`'s
+    parameters.  `own` is added to the positional parameters: -1 where the call passes no
+    object of its own to the first one (a construction runs `__init__`), else 0; a method
+    called on its own instance (`CallSite.instance`) takes one fewer.  A call with `*args`
+    passes at least its other positional arguments, one with `**kwargs` at least its named
+    keywords."""
+    arity = fn.arity
+    if not arity:
+        return sites
+    positional, varargs, varkw = arity
+    most = positional + own
+    names = frozenset(fn.params) | {"**"}
+    return [(p, c) for p, c in sites
+            if (varargs or len(c.args) <= most - (fn.bound and c.instance))
+            and (varkw or all(k in names for k, _ in c.keywords))]
+
+
 def _keyed_steps(value: Value, what: str, path: str, line: int) -> Value:
     """`value` with a step on each of its dict keys that holds a device tensor (`what`, e.g.
     "`make_state()` returns a dict", then `whose key "buf" is a device tensor`)."""
@@ -2090,7 +2118,8 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                     passed_numbers=passed_numbers, construction_calls=construction_calls,
                     own_returns=own_returns, split_returns=split_returns,
                     empty_lists=_empty_lists(resolver.classes),
-                    site_words={word: frozenset(pairs) for word, pairs in sorted(resolver.site_words.items())})
+                    site_words={word: frozenset(pairs) for word, pairs in sorted(resolver.site_words.items())},
+                    read_callees=read_callees(summaries))
 
 
 def _empty_lists(classes: Mapping[str, List[Tuple[str, ClassSummary]]]) -> FrozenSet[Tuple[str, str]]:

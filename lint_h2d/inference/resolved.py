@@ -205,6 +205,12 @@ class Resolved:
     # edited file's moved lines (`moved_lines`) maps such words only where they name that file
     # (vLLM has 59 `utils.py`: the name alone does not say which file is meant).
     site_words: Mapping[str, FrozenSet[Tuple[str, int]]] = _field(default_factory=dict)
+    # Every name the resolve may look call sites up under, or called names (`project.
+    # read_callees`: the project's functions and classes, the names its returns call, the
+    # fields holding a project class).  Not read by the walk: a call of any other name, added
+    # or removed by an edit, changes no fact (`summary.without_calls`), so a run after such an
+    # edit carries the stored facts rather than resolving the project again.
+    read_callees: FrozenSet[str] = frozenset()
 
     def _inherited(self, cls: str, own: Callable[[str], Optional[Value]]) -> Optional[Value]:
         """`own(name)` of `cls` or, breadth-first, of its project base classes (a class

@@ -145,6 +145,12 @@ class FunctionSummary:
     # display's positions, so that `buf, n = f()` at a caller binds each name to its own
     # position rather than to what all positions share (`returns` joins them).  () else.
     return_items: Tuple[Tuple[Term, ...], ...] = ()
+    # How a call can bind to the function, where Python decides it from the `def` alone:
+    # (parameters that take a positional argument, 1 with `*args` else 0, 1 with `**kwargs`
+    # else 0).  A call passing more positional arguments, or a keyword it does not name,
+    # raises `TypeError` before the body runs (`project._binds`).  () where a decorator
+    # may stand another signature in its place (`_SIGNATURE_KEEPING` lists those that do not).
+    arity: Tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -158,6 +164,13 @@ class CallSite:
     # `self.callee(...)` in a method of this class (not a classmethod): the call reaches the
     # class's own `callee` (or a subclass's), not a method of that name of an unrelated class.
     self_owner: Optional[str] = None
+    # `x.callee(...)` where `x` is the calling method's own instance or reached through its
+    # attributes (`self.m(...)`, `self.sched.m(...)`): `x` is passed as the method's first
+    # parameter, not as a class whose method then takes an instance as an argument
+    # (`Cls.m(obj, t)`), so the call's positional arguments start at the second parameter
+    # (`project._binding`).  A class object kept in an attribute and called that way
+    # (`self.cls.m(obj, t)`) is taken not to happen.  Stored as `bound` 2 in the JSON form.
+    instance: bool = False
 
 
 @dataclass(frozen=True)
@@ -236,12 +249,13 @@ class FileSummary:
                         for c in self.classes],
             "functions": [[f.name, f.owner, f.line, list(f.params), list(f.annotations), f.bound,
                            list(f.returns), f.return_annotation, list(f.int_params), list(f.seq_params),
-                           list(f.defaults), list(f.int_defaults)]
+                           list(f.defaults), list(f.int_defaults), list(f.arity)]
                           + ([[list(c) for c in f.called], [list(c) for c in f.self_called]]
                              if f.called or f.self_called or f.return_items else [])
                           + ([[list(r) for r in f.return_items]] if f.return_items else [])
                           for f in self.functions],
-            "calls": [[c.callee, c.bound, c.line, list(c.args), [[k, t] for k, t in c.keywords], c.starred]
+            "calls": [[c.callee, 2 if c.instance else c.bound, c.line, list(c.args), [[k, t] for k, t in c.keywords],
+                       c.starred]
                       + ([c.self_owner] if c.self_owner is not None else [])
                       for c in self.calls],
             "contexts": [[d.line, d.how, list(d.constructs)]
@@ -265,12 +279,7 @@ def from_json(path: str, data: Dict[str, Any], memo: Optional[Dict[Any, Any]] = 
         tuple(ClassSummary(c(n), c(ln), c.seq(b), tuple(c((a, t)) for a, t in fs), c.seq(cs),
                            c.seq(rest[0]) if rest else ())
               for n, ln, b, fs, cs, *rest in data.get("classes", ())),
-        tuple(FunctionSummary(c(n), c(o), c(ln), c.seq(p), c.seq(an), bd,
-                              c.seq(rs), c(ra), c.seq(ip), c.seq(sp), c.seq(df),
-                              c.seq(rest[0]) if rest else (),
-                              *(tuple(c((name, cl)) for name, cl in calls) for calls in rest[1:3]),
-                              *(tuple(c.seq(r) for r in items) for items in rest[3:4]))
-              for n, o, ln, p, an, bd, rs, ra, ip, sp, df, *rest in data.get("functions", ())),
+        tuple(_function_from_json(c, row) for row in data.get("functions", ())),
         _calls(c, data.get("calls", ()), None),
         tuple(DeviceContext(ln, how, c.seq(cs), *(rest[:1]), *(tuple((m, ml) for m, ml in ms) for ms in rest[1:2]))
               for ln, how, cs, *rest in data.get("contexts", ())),
@@ -280,6 +289,53 @@ def from_json(path: str, data: Dict[str, Any], memo: Optional[Dict[Any, Any]] = 
         tuple((n, ln, shape) for n, ln, shape in data.get("constants", ())),
         tuple(ObjectStore(c(ln), c(r), c(a), c(v), shown) for ln, r, a, v, shown in data.get("stores", ())),
     )
+
+
+def without_calls(data: Dict[str, Any], kept: AbstractSet[str]) -> Dict[str, Any]:
+    """The JSON form of a summary (`FileSummary.to_json`) without the call sites of names not
+    in `kept`, and without those names in what each function calls (`called`, `self_called`),
+    as if the file made no such calls.
+
+    Why: `kept` is `project.read_callees` (`Resolved.read_callees`), every name the resolve
+    looks call sites up under (the project's index keeps no other site: `ProjectIndex.facts`)
+    or reads a called name against (a project function, method or class).  A call of any
+    other name is read by nothing, so two summaries equal without such calls resolve to the
+    same facts: an edit that adds `probe(x)` of a function the project does not define keeps
+    the stored facts (`ProjectIndex._moved_lines`).  The rest of the form is left as it is:
+    anything else the edit changed (a move `x.cuda()` in the arguments, a device context's
+    constructions, a return that reads the call) still differs."""
+    out = dict(data)
+    if "calls" in out:
+        out["calls"] = [row for row in out["calls"] if row[0] in kept]
+    if "functions" in out:
+        out["functions"] = [_without_called(row, kept) for row in out["functions"]]
+    return out
+
+
+def _without_called(row: List[Any], kept: AbstractSet[str]) -> List[Any]:
+    """A function row of `to_json` without the called names not in `kept`, in the form
+    `to_json` gives a function that calls none of them (the two lists left out when both end
+    up empty and no return positions follow)."""
+    if len(row) <= _CALLED_AT:
+        return row
+    called, self_called = ([entry for entry in row[i] if entry[0] in kept] for i in (_CALLED_AT, _CALLED_AT + 1))
+    rest = row[_CALLED_AT + 2:]
+    return row[:_CALLED_AT] + ([called, self_called] if called or self_called or rest else []) + rest
+
+
+# Where a function row of `FileSummary.to_json` holds `called` (then `self_called`, then
+# `return_items`), when it holds them.
+_CALLED_AT = 13
+
+
+def _function_from_json(c: "_Shared", row: Sequence[Any]) -> FunctionSummary:
+    """One function row of `FileSummary.to_json`: its fixed parts, then `called`,
+    `self_called` and `return_items` where the row holds them (() where it leaves them out)."""
+    n, o, ln, p, an, bd, rs, ra, ip, sp, df, idf, ar, *rest = row
+    called, self_called = (tuple(c((name, line)) for name, line in calls) for calls in (rest[:2] or [(), ()]))
+    items = tuple(c.seq(r) for r in rest[2]) if len(rest) > 2 else ()
+    return FunctionSummary(c(n), c(o), c(ln), c.seq(p), c.seq(an), bd, c.seq(rs), c(ra), c.seq(ip), c.seq(sp),
+                           c.seq(df), c.seq(idf), called, self_called, items, c.seq(ar))
 
 
 def calls_from_json(data: Sequence[Any], memo: Dict[Any, Any],
@@ -292,8 +348,8 @@ def calls_from_json(data: Sequence[Any], memo: Dict[Any, Any],
 
 
 def _calls(c: "_Shared", data: Sequence[Any], callees: Optional[AbstractSet[str]]) -> Tuple[CallSite, ...]:
-    return tuple(CallSite(c(callee), bd, c(ln), c.seq(args), tuple(c((k, t)) for k, t in kws), st,
-                          *(c(owner) for owner in rest[:1]))
+    return tuple(CallSite(c(callee), bool(bd), c(ln), c.seq(args), tuple(c((k, t)) for k, t in kws), st,
+                          rest[0] if rest else None, bd == 2)
                  for callee, bd, ln, args, kws, st, *rest in data if callees is None or callee in callees)
 
 
@@ -611,6 +667,7 @@ class _Builder:
             bound and "staticmethod" not in decorators, tuple(returns), ret,
             tuple(sorted(scope.ints)), tuple(sorted(seqs)), _with_defaults(args), _with_defaults(args, ints=True),
             called, self_called, self._return_items(displays, len(returns), scope),
+            _arity(args, decorators),
         ))
 
     def _return_items(self, displays: Sequence[Tuple[Optional[Site], ast.Tuple]], returned: int,
@@ -744,9 +801,11 @@ class _Builder:
                     starred = True
             args = tuple(terms)
             keywords = tuple(named) + self._unpacked(call, scope) if starred else tuple(named)
-            own = scope.owner if scope.instance and isinstance(func, ast.Attribute) \
-                and _is_name(func.value, scope.self_name or "") and not scope.env.get(scope.self_name or "") else None
-            self.calls.append(CallSite(callee, bound, call.lineno, args, keywords, starred, own))
+            own, instance = None, False
+            if isinstance(func, ast.Attribute) and scope.instance and not scope.env.get(scope.self_name or ""):
+                own = scope.owner if _is_name(func.value, scope.self_name or "") else None
+                instance = _rooted_at(func.value, scope.self_name or "")
+            self.calls.append(CallSite(callee, bound, call.lineno, args, keywords, starred, own, instance))
 
     def _moves(self, call: ast.Call, func: ast.Attribute, scope: _Scope) -> None:
         """`obj.cuda()` / `obj.to(...)`: the module move it may be (`ModuleMove`)."""
@@ -1548,6 +1607,26 @@ def _registered_buffer(stmt: ast.stmt, self_name: str) -> Optional[Tuple[str, as
     return None
 
 
+# Decorators that hand back the function itself, or a wrapper that calls it with the call's own
+# arguments: a call of the decorated name binds as a call of the `def` would.  By last name
+# (`functools.lru_cache`, `torch.no_grad()`, `torch.inference_mode()`); any other decorator
+# (`triton.jit`, `click.option`, a project's own) may change what a call may pass.
+_SIGNATURE_KEEPING = frozenset({
+    "staticmethod", "classmethod", "abstractmethod", "lru_cache", "cache", "wraps",
+    "no_grad", "inference_mode", "enable_grad", "contextmanager", "asynccontextmanager",
+    "override", "final",
+})
+
+
+def _arity(args: ast.arguments, decorators: AbstractSet[str]) -> Tuple[int, ...]:
+    """`FunctionSummary.arity`: how many positional arguments a call may pass (positional-only
+    and ordinary parameters, the bound object's included) and whether `*args` / `**kwargs`
+    take more; () when a decorator may change that."""
+    if not decorators <= _SIGNATURE_KEEPING:
+        return ()
+    return (len(args.posonlyargs) + len(args.args), int(args.vararg is not None), int(args.kwarg is not None))
+
+
 def _with_defaults(args: ast.arguments, ints: bool = False) -> Tuple[str, ...]:
     """The parameters with a default (`ints`: an int literal one, `n_ctx=512`)."""
     positional = list(args.posonlyargs) + list(args.args)
@@ -1932,6 +2011,13 @@ def ast_dotted(node: ast.AST) -> Optional[str]:
         base = ast_dotted(node.value)
         return f"{base}.{node.attr}" if base is not None else None
     return None
+
+
+def _rooted_at(node: ast.expr, name: str) -> bool:
+    """`node` is the name `name` or an attribute chain of it (`self`, `self.a.b`)."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return _is_name(node, name)
 
 
 def _last_name(node: ast.expr) -> str:
