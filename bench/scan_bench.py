@@ -83,14 +83,17 @@ def _moved_by_one(line: str) -> str:
     return f"{path}:{int(row) + 1}:{rest}"
 
 
-# The fact-changing edit: a call of a function vLLM does not define, in ONE_FILE's first
-# function (summaries record every call site, so the file's facts change).
+# The fact-changing edits, in ONE_FILE's first function: a call of a vLLM function (`cdiv`: the
+# resolve reads the call sites of every project function, so the project is resolved again), and
+# a call of a function vLLM does not define (nothing reads it: the stored facts are carried).
 CALL_ANCHOR = b"    for variant in impl.get_impl_variants():\n"
+READ_CALL = b"    _probe = cdiv(7, 2)\n"
+UNREAD_CALL = b"    _probe = compute_probe(1)\n"
 
 
-def _with_call(original: bytes) -> bytes:
+def _with_call(original: bytes, call: bytes = READ_CALL) -> bytes:
     assert CALL_ANCHOR in original, f"{ONE_FILE} changed: pick another anchor for the call"
-    return original.replace(CALL_ANCHOR, b"    _probe = compute_probe(1)\n" + CALL_ANCHOR, 1)
+    return original.replace(CALL_ANCHOR, call + CALL_ANCHOR, 1)
 
 
 def ensure_tree() -> Path:
@@ -204,10 +207,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     second = "lint-h2d another file edited, lines carried (pre-commit)"
     in_place = "lint-h2d one file edited in place, no fact changed (pre-commit)"
     after_edit = "lint-h2d tree after another file's edit (warm)"
-    call_edit = "lint-h2d one file edited, a fact changed (pre-commit)"
+    call_edit = "lint-h2d one file edited, a call of a project function added: resolved again (pre-commit)"
     after_call = "lint-h2d tree after that edit (warm)"
+    unread_edit = "lint-h2d one file edited, a call of a name vLLM does not define added (pre-commit)"
     checkout = "lint-h2d fresh checkout, cache restored (CI)"
-    results: Dict[str, List[Dict[str, object]]] = {name: [] for name in [*cases, edited, second, after_edit, call_edit, after_call, in_place, checkout]}
+    results: Dict[str, List[Dict[str, object]]] = {
+        name: [] for name in [*cases, edited, second, after_edit, call_edit, after_call, unread_edit, in_place, checkout]}
     one_path = root / ONE_FILE
     original = one_path.read_bytes()
     second_path = root / SECOND_FILE
@@ -244,6 +249,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         timed(r, call_edit, cases["lint-h2d one file (pre-commit, warm)"])
         timed(r, after_call, cases["lint-h2d warm (cache primed)"])
         restored(one_path, original)
+        one_path.write_bytes(_with_call(original, UNREAD_CALL))
+        timed(r, unread_edit, cases["lint-h2d one file (pre-commit, warm)"])
+        restored(one_path, original)
         first, _, rest = original.partition(b"\n")
         assert first.startswith(b"#"), f"{ONE_FILE} no longer starts with a comment"
         one_path.write_bytes(first + f" (edited in round {r + 1})\n".encode() + rest)
@@ -267,6 +275,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     one_cold = run(lint(ONE_FILE, "--no-cache", *common), root, env)
     one_path.write_bytes(_with_call(original))  # the tree with the fact-changing edit, cold
     call_cold = run(lint("vllm", "--no-cache", *common), root, env)
+    one_path.write_bytes(_with_call(original, UNREAD_CALL))
+    unread_cold = run(lint(ONE_FILE, "--no-cache", *common), root, env)
     one_path.write_bytes(original)
     moved_down = "".join(_moved_by_one(line) + "\n" for line in cold_out.splitlines() if line.startswith(SECOND_FILE + ":"))
     checks: Dict[str, object] = {
@@ -283,10 +293,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "tree after another file's edit == cold, its lines moved by one": all(x["stdout"] == "".join(
             (_moved_by_one(line) if line.startswith(SECOND_FILE + ":") else line) + "\n"
             for line in cold_out.splitlines()) for x in results[after_edit]),
-        # A call of a function vLLM does not define, added to ONE_FILE: its facts changed, the
-        # project resolved again; the tree scanned right after equals a cold scan of that tree.
+        # A call of a vLLM function added to ONE_FILE: its facts changed, the project resolved
+        # again; the tree scanned right after equals a cold scan of that tree.
         "tree after a fact-changing edit == its cold scan": all(
             x["stdout"] == call_cold["stdout"] for x in results[after_call]),
+        # A call of a name vLLM does not define: the stored facts carried, the file's findings
+        # those of a run without any cache.
+        "one file with a call nothing reads == its cold run": all(
+            x["stdout"] == unread_cold["stdout"] for x in results[unread_edit]),
         "findings": sum(1 for line in cold_out.splitlines() if ": H2D" in line),
     }
     if not args.skip_no_prefilter:
@@ -331,6 +345,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         and bool(checks["another file edited == its lines of the whole tree, moved by one"]) \
         and bool(checks["tree after another file's edit == cold, its lines moved by one"]) \
         and bool(checks["tree after a fact-changing edit == its cold scan"]) \
+        and bool(checks["one file with a call nothing reads == its cold run"]) \
         and bool(checks.get("prefilter == no prefilter", True))
     return 0 if ok else 1
 

@@ -7,7 +7,7 @@ import json
 import os
 import pickle
 from pathlib import Path
-from typing import Any, List
+from typing import Any, List, Tuple
 
 import pytest
 
@@ -59,6 +59,17 @@ def test_an_edit_that_changes_no_fact_reuses_the_resolved_facts(tmp_path: Path, 
 CALLING = BUILDER + "    build(meta)\n"  # a call of a project function: its sites are read
 
 
+def _facts_after_edit(tmp_path: Path, before: str, after: str) -> Tuple[Path, Path, Any]:
+    """The project with `before` as its builder, its facts stored by a first run, then
+    `after` written: the project, the cache folder and the facts the next run gets."""
+    root = project(tmp_path / "p")
+    _edit(root, before)
+    cache = tmp_path / "cache"
+    _facts(root, cache)
+    _edit(root, after)
+    return root, cache, _facts(root, cache)
+
+
 @pytest.mark.parametrize("before, after", [
     (BUILDER, BUILDER + "\n\ndef other(meta):\n    return meta.query_start_loc\n"),  # a new function
     (CALLING, BUILDER),  # a call deleted
@@ -68,12 +79,7 @@ CALLING = BUILDER + "    build(meta)\n"  # a call of a project function: its sit
 ])
 def test_an_edit_that_changes_a_fact_resolves_again(tmp_path: Path, resolves: List[int], before: str,
                                                     after: str) -> None:
-    root = project(tmp_path / "p")
-    _edit(root, before)
-    cache = tmp_path / "cache"
-    _facts(root, cache)
-    _edit(root, after)
-    facts = _facts(root, cache)
+    root, cache, facts = _facts_after_edit(tmp_path, before, after)
     assert len(resolves) == 2
     assert facts == _facts(root, None)  # as without any cache
     assert _facts(root, cache) == facts and len(resolves) == 3  # stored again: reused now
@@ -90,14 +96,9 @@ def test_an_edit_that_adds_or_removes_only_calls_nothing_reads_reuses_them(
         tmp_path: Path, resolves: List[int], before: str, after: str) -> None:
     """A call of a name that is no project function, method or class, nor one a return calls
     (`Resolved.read_callees`), is read by nothing in the resolve (`summary.without_calls`):
-    such an edit, the most common one a pre-commit run sees, carries the stored facts (to the
-    new lines) instead of resolving the project again, and they are what a resolve gives."""
-    root = project(tmp_path / "p")
-    _edit(root, before)
-    cache = tmp_path / "cache"
-    _facts(root, cache)
-    _edit(root, after)
-    facts = _facts(root, cache)
+    such an edit (a common one in a pre-commit run) carries the stored facts (to the new lines)
+    instead of resolving the project again, and they are what a resolve gives."""
+    root, _, facts = _facts_after_edit(tmp_path, before, after)
     assert len(resolves) == 1  # carried, not resolved again
     assert facts == _facts(root, None) and len(resolves) == 2  # the second: no cache
     assert facts.fingerprint == _facts(root, None).fingerprint
