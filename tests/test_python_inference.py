@@ -417,6 +417,13 @@ def test_forward_inputs_rest_on_the_convention(results: Dict[str, List[Finding]]
     count = next(f for f in results["forward_inputs.py"] if f.location.row == 31)
     assert "convention" not in [s.kind.value for s in count.evidence]
     assert count.fix is not None and count.fix.applicability.value == "safe"
+    # The same through a name bound to the input's `.device`: the allocation's step says what it
+    # rests on (it said nothing at all before).
+    aliased = next(f for f in results["forward_inputs.py"] if "seen[0]" in f.message)
+    assert "convention" not in [s.kind.value for s in aliased.evidence]
+    assert aliased.evidence[0].message == (
+        "allocated on `place` here (`torch.zeros(..., device=...)`): nothing in the project proves where `place` "
+        "points, and a `device=` that is not provably the CPU is taken to be the accelerator")
     # `self.mask(...)` runs the holder's method: MaskHead's input rests on the convention, no call.
     chain = _chain(results, "module_call.py", 43)
     assert chain[1].startswith("module_call.py:41: `scores` is an input of `MaskHead.forward`")

@@ -1346,8 +1346,11 @@ def _attribute(node: cst.Attribute, facts: Facts) -> Value:
         if attr == "device":
             if base.kind == Kind.CPU:
                 return Value(Kind.CPU_PLACE)
-            if base.kind == Kind.DEVICE:
+            if base.kind == Kind.DEVICE and not forward_input_only(base):
                 return Value(Kind.DEVICE_PLACE)
+            # On the device only by the forward-input convention: `device = x.device` then
+            # `torch.zeros(n, device=device)` reads as `device=x.device` does (`_factory`): an
+            # explicit `device=` nothing places, said so in the allocation's own step.
             return UNKNOWN
         if attr in ("ndim", "is_cuda", "dtype", "layout"):
             return SCALAR if attr == "ndim" else OTHER
