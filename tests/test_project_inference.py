@@ -467,3 +467,50 @@ def test_the_facts_do_not_depend_on_how_a_path_is_spelled(tmp_path: Path, monkey
     absolute = summary_and_verdict(str(tmp_path / "pkg" / "a.py"), _TWIN_A)[0]
     assert relative.path == absolute.path == str(tmp_path / "pkg" / "a.py")
     assert fingerprint_of(resolve([relative])) == fingerprint_of(resolve([absolute]))
+
+
+def _flatbuffer_like(n: int) -> str:
+    """`n` classes built as flatbuffers' generated Python is: each `InitFromObj(cls, obj)`
+    calls `_UnPack`, which calls other classes' `InitFromObj` by name on the object's parts,
+    so every parameter's calls pass what other parameters hold: one cycle through them all."""
+    return "".join(
+        f"class T{i}:\n    @classmethod\n    def InitFromObj(cls, obj{i}):\n        x = T{i}()\n"
+        f"        x._UnPack(obj{i})\n        return x\n\n    def _UnPack(self, obj{i}):\n"
+        f"        if obj{i} is None:\n            return\n"
+        f"        self.f = T{(i + 1) % n}.InitFromObj(obj{i}.Child())\n        self.g = []\n"
+        f"        for k in range(obj{i}.OtherLength()):\n"
+        f"            self.g.append(T{(i + 2) % n}.InitFromObj(obj{i}.Other(k)))\n"
+        f"        self.h = T{(i + 3) % n}.InitFromObj(obj{i}.Third())\n\n\n"
+        for i in range(n))
+
+
+def test_a_resolve_that_drops_the_same_facts_again_and_again_gives_up_on_its_cycles(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """ExecuTorch's generated serialization classes sent the resolve into hours: each fact of
+    one big cycle, when asked, computed the whole cycle with a guess, dropped it, and the next
+    fact did the same.  Past a floor, when the facts dropped are the same ones over and over,
+    every cycle reads unknown at once (`_DROP_FLOOR`, `_DROPS_PER_FACT`): the count of facts
+    computed stays near the floor however many classes there are (counts, not time), and what
+    the resolve gives is what a spent pass budget gives."""
+    from lint_h2d.inference import project
+    from lint_h2d.inference.summary import summarize
+
+    monkeypatch.setattr(project, "_DROP_FLOOR", 2_000)
+    monkeypatch.setattr(project, "_DROPS_PER_FACT", 20)
+    computed = [0]
+    fixpoint = project._Resolver._fixpoint
+
+    def counted(self: Any, key: Any, compute: Any) -> Any:
+        computed[0] += 1
+        assert computed[0] < 20_000, "the resolve keeps computing the same cycle"
+        return fixpoint(self, key, compute)
+
+    monkeypatch.setattr(project._Resolver, "_fixpoint", counted)
+    for n in (10, 20):
+        computed[0] = 0
+        resolved = project.resolve([summarize(f"gen{n}.py", _flatbuffer_like(n))])
+        assert computed[0] < 5_000, n
+        assert not any(v.kind.is_tensor for v in resolved.params.values())
+    monkeypatch.setattr(project, "_MAX_PASSES", 0)  # no guess at all: the same facts
+    spent = project.resolve([summarize("gen20.py", _flatbuffer_like(20))])
+    assert project.fingerprint_of(spent) == project.fingerprint_of(resolved)
