@@ -500,7 +500,7 @@ class ProjectIndex:
             shifted = shifted_summary(path, data)
             lines, texts = line_map(*(without_calls(summary, kept) for summary in (
                 old["summary"], new["summary"], new["summary"] if shifted is None else shifted)))
-        except (Unmappable, KeyError, TypeError):
+        except (Unmappable, KeyError, TypeError, IndexError):
             return None
         return FileMove(path, lines, evidence_file_name(path), texts)
 
@@ -721,8 +721,9 @@ def _summary_fields() -> Dict[type, Tuple[str, ...]]:
 # anything else is ignored and the facts are resolved again.
 
 # 2: `Resolved.site_words` (which file each `name.py:N` of the evidence names); 3: `ModuleFacts`
-# pickled from `inference.resolved` (it was `inference.scope`'s).
-RESOLVED_FORMAT = 4  # 4: `Resolved.read_callees`
+# pickled from `inference.resolved` (it was `inference.scope`'s); 4: `Resolved.read_callees` (the
+# names whose calls an edit may not add or remove without a resolve).
+RESOLVED_FORMAT = 4
 # More edited files than this: resolve the project rather than map each one's lines.
 MAX_MOVED_FILES = 16
 

@@ -148,7 +148,7 @@ class FunctionSummary:
     # How a call can bind to the function, where Python decides it from the `def` alone:
     # (parameters that take a positional argument, 1 with `*args` else 0, 1 with `**kwargs`
     # else 0).  A call passing more positional arguments, or a keyword it does not name,
-    # raises `TypeError` before the body runs (`project._binds`).  () where a decorator
+    # raises `TypeError` before the body runs (`project._binding`).  () where a decorator
     # may stand another signature in its place (`_SIGNATURE_KEEPING` lists those that do not).
     arity: Tuple[int, ...] = ()
 
