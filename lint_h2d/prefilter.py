@@ -55,7 +55,7 @@ from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, List, 
 
 from lint_h2d.capture import is_capture_name, is_graph_context_in
 from lint_h2d.inference.summary import _SIMPLE_STATEMENTS, ast_dotted as _dotted
-from lint_h2d.inference.torch_api import (ALL_FACTORIES, INDEX_OPS, NEW_METHODS, NONZERO_OPS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS,
+from lint_h2d.inference.torch_api import (ALL_FACTORIES, INDEX_OPS, NEW_METHODS, NONZERO_OPS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SPLIT_OPS,
                                          TORCH_DTYPE_NAMES, VIEW_METHODS)
 
 if TYPE_CHECKING:
@@ -216,7 +216,8 @@ _KEEP_ATTRS = frozenset({"T", "mT", "data", "real", "imag", "values", "indices"}
 
 # `t.new_zeros(n)`, `t.new(n)`: on `t`'s device, as the ops that keep it (`_new_tensor`);
 # `t.topk(k)`, `t.median(dim)`, `t.nonzero()`: results on `t`'s device (`_index_result`).
-_KEEP_METHODS = VIEW_METHODS | SAME_DEVICE_METHODS | NEW_METHODS | frozenset(INDEX_OPS) | NONZERO_OPS
+# `t.chunk(n)`, `torch.split(t, k)`: pieces on `t`'s device (`expressions._pieces`).
+_KEEP_METHODS = VIEW_METHODS | SAME_DEVICE_METHODS | NEW_METHODS | frozenset(INDEX_OPS) | NONZERO_OPS | SPLIT_OPS
 
 
 _SIMPLE_CPU_STRING = re.compile(r"""[rRuU]?(['"])cpu(?::[^'"\\\r\n]*)?\1""")
@@ -343,7 +344,7 @@ class _MayDevice:
 
     def __init__(self, tree: ast.AST, device_fields: AbstractSet[str], text: str = "") -> None:
         self.factories: FrozenSet[str] = ALL_FACTORIES
-        self.same_device_functions: FrozenSet[str] = SAME_DEVICE_FUNCTIONS
+        self.same_device_functions: FrozenSet[str] = SAME_DEVICE_FUNCTIONS | SPLIT_OPS
         self.keep_methods: FrozenSet[str] = _KEEP_METHODS
         self.dtype_names: FrozenSet[str] = TORCH_DTYPE_NAMES
         self.device_fields = device_fields

@@ -579,3 +579,13 @@ def test_a_summary_says_how_calls_may_bind_and_on_what() -> None:
     go = [c for c in summary.calls if c.callee == "go"]
     assert [(c.line, c.instance) for c in go] == [(12, True), (13, True), (14, False), (15, False), (16, False)]
     assert from_json("m.py", summary.to_json()) == summary
+
+
+def test_a_row_unpacked_from_a_device_tensor_says_so(results: Dict[str, List[Finding]]) -> None:
+    """`total, count = stats`: the finding names the unpacking (why the row has one dimension
+    fewer), then where `stats` was allocated."""
+    chain = _chain(results, "unpacked_rows.py", 12)
+    assert chain[0] == "unpacked_rows.py:11: `total` is a row of a 2-D tensor, unpacked by position"
+    assert chain[1].startswith("unpacked_rows.py:10: allocated on `device` here")
+    # A 3-D tensor's rows are 2-D: the step says which rank was unpacked.
+    assert _chain(results, "unpacked_rows.py", 17)[0].endswith("`first` is a row of a 3-D tensor, unpacked by position")

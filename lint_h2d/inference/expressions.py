@@ -18,7 +18,7 @@ from lint_h2d.inference.names import layer
 from lint_h2d.inference.resolved import (NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK_PLUS_ONE, NN_TENSOR_MODULES,
                                          UNCALLED_NOTE, Resolved, compute_logits_message, module_step_message)
 from lint_h2d.inference.summary import CONCATENATIONS, NN_TENSOR_WRAPPERS, PROGRESS_BARS, SCALAR_BUILTINS, place_term
-from lint_h2d.inference.torch_api import (ALL_FACTORIES, DATA_FACTORIES, INDEX_OPS, INTEGER_DTYPES, IndexOp, LEGACY_TENSOR_TYPES, LIKE_FACTORIES, NEW_METHODS, NONZERO_OPS, ONE_D_FACTORIES, PAIR_FIELDS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SCALAR_METHODS, SCALAR_WITH_ARG_METHODS, SIZE_FACTORIES, TORCH_DTYPE_NAMES, VIEW_METHODS)
+from lint_h2d.inference.torch_api import (ALL_FACTORIES, DATA_FACTORIES, INDEX_OPS, INTEGER_DTYPES, IndexOp, LEGACY_TENSOR_TYPES, LIKE_FACTORIES, NEW_METHODS, NONZERO_OPS, ONE_D_FACTORIES, PAIR_FIELDS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SCALAR_METHODS, SPLIT_OPS, SCALAR_WITH_ARG_METHODS, SIZE_FACTORIES, TORCH_DTYPE_NAMES, VIEW_METHODS)
 from lint_h2d.inference.values import (entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        join, module_tensor, read_from_json)
 
@@ -618,7 +618,22 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
         return Value(receiver.kind, rank, Origin.LOCAL, integer=integer, evidence=receiver.evidence)
     if method in NEW_METHODS:
         return _new_tensor(receiver, method, call, facts)
+    if method in SPLIT_OPS:
+        return _pieces(receiver, method)
     return UNKNOWN
+
+
+def _pieces(source: Value, op: str) -> Value:
+    """What `torch.split(x, ...)`, `x.chunk(n)`, `x.unbind(dim)` return: a tuple of tensors on
+    `x`'s device, each with `x`'s rank (`unbind`: one less, each piece a slice along `dim`).
+    The number of pieces is not known here, so the tuple knows only its element."""
+    if not source.kind.is_tensor:
+        return UNKNOWN
+    rank = source.rank
+    if op == "unbind":
+        rank = rank - 1 if rank is not None and rank > 0 else None
+    return Value(Kind.OTHER, origin=Origin.LOCAL, element=Value(
+        source.kind, rank, Origin.LOCAL, integer=source.integer, evidence=source.evidence))
 
 
 # `nn.Module` methods that return the module itself.
@@ -878,7 +893,7 @@ def _call(call: cst.Call, facts: Facts) -> Value:
         if name in _SAME_ELEMENTS and name not in facts.names and len(call.args) == 1 \
                 and call.args[0].keyword is None and not call.args[0].star:
             # `sorted(xs)`, `list(range(n))`: a list of what `xs` holds.
-            element = _element_of(infer(call.args[0].value, facts))
+            element = element_of(infer(call.args[0].value, facts))
             return Value(Kind.OTHER, element=element) if element is not None else OTHER
         if name == "divmod" and name not in facts.names and len(call.args) == 2 \
                 and all(infer(a.value, facts).kind == Kind.SCALAR for a in call.args):
@@ -910,7 +925,7 @@ def _call(call: cst.Call, facts: Facts) -> Value:
     if method == "fromkeys" and dotted == "dict" + ".fromkeys" and "dict" not in facts.names and call.args \
             and not any(a.star or a.keyword is not None for a in call.args):
         # `dict.fromkeys(range(n))`: a dict whose keys are what the iterable yields.
-        key = _element_of(infer(call.args[0].value, facts))
+        key = element_of(infer(call.args[0].value, facts))
         held = infer(call.args[1].value, facts) if len(call.args) > 1 else NONE
         return Value(Kind.OTHER, element=held, key=key if key is not None else UNKNOWN)
     layer_name = _nn_layer(func, facts)
@@ -948,6 +963,11 @@ def _call(call: cst.Call, facts: Facts) -> Value:
                 found = _index_result(method, call, None, facts)
                 if found is not None:
                     return found
+            if method in SPLIT_OPS:
+                head = call.args[0] if call.args else None
+                first = head.value if head is not None and head.keyword is None and not head.star \
+                    else _keyword(call, "tensor" if method == "split" else "input")
+                return _pieces(infer(first, facts), method) if first is not None else UNKNOWN
             if method in SAME_DEVICE_FUNCTIONS:
                 return _same_device_function(call, facts)
             return UNKNOWN
@@ -975,7 +995,7 @@ def _fold_of_numbers(call: cst.Call, facts: Facts) -> bool:
             or any(a.star or a.keyword is None or a.keyword.value not in ("key", "default", "start")
                    for a in keywords):
         return False
-    element = _element_of(infer(positional[0].value, facts))
+    element = element_of(infer(positional[0].value, facts))
     if element is None or element.kind != Kind.SCALAR:
         return False
     return all(infer(a.value, facts).kind == Kind.SCALAR for a in keywords
@@ -1028,7 +1048,7 @@ def _progress_bar(name: str, call: cst.Call, facts: Facts) -> Value:
     first = call.args[0] if call.args else None
     if first is None or first.keyword is not None or first.star:
         return OTHER
-    element = _element_of(infer(first.value, facts))
+    element = element_of(infer(first.value, facts))
     return Value(Kind.OTHER, element=element) if element is not None else OTHER
 
 
@@ -1040,11 +1060,11 @@ def _zip(call: cst.Call, facts: Facts) -> Value:
     items = []
     for arg in (a for a in call.args if a.keyword is None):
         value = infer(arg.value, facts)
-        items.append(_element_of(value) or UNKNOWN)
+        items.append(element_of(value) or UNKNOWN)
     return Value(Kind.OTHER, element=Value(Kind.OTHER, length=len(items), items=tuple(items)))
 
 
-def _element_of(value: Value) -> Optional[Value]:
+def element_of(value: Value) -> Optional[Value]:
     """What iterating over a container yields, when known (a dict's keys)."""
     if value.key is not None:
         return value.key if not value.key.none else None
@@ -1746,7 +1766,7 @@ def _comprehension_element(elt: cst.BaseExpression, for_in: cst.CompFor, facts: 
     names = layer(facts.names)
     clause: Optional[cst.CompFor] = for_in
     while clause is not None:
-        item = _element_of(infer(clause.iter, facts.with_names(names)))
+        item = element_of(infer(clause.iter, facts.with_names(names)))
         if isinstance(clause.iter, cst.Call) and isinstance(clause.iter.func, cst.Name) \
                 and clause.iter.func.value == "range" and clause.iter.func.value not in names:
             item = SCALAR

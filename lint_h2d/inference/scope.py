@@ -25,6 +25,7 @@ from lint_h2d.inference.expressions import (
     ANNOTATED_DEVICE_STEP,
     CPU_DEFAULT_STEP,
     dotted_name,
+    element_of,
     infer,
     is_device_context,
     is_torch_device_call,
@@ -694,7 +695,12 @@ class _Walker:
                     item_value = SCALAR  # enumerate()
                 elif not starred and unpacked is not None:
                     item_value = unpacked  # `a, b = make_pair()`, `for r, c in pairs`
-                    if item_value.kind == Kind.SCALAR:
+                    if value.kind.is_tensor and item_value.rank is not None:
+                        shown = dotted_name(element.value) or "the target"
+                        item_value = item_value.because(LocalStep(
+                            f"`{shown}` is a row of a {value.rank}-D tensor, unpacked by position",
+                            element.value))
+                    elif item_value.kind == Kind.SCALAR:
                         shown = dotted_name(element.value) or "the target"
                         item_value = item_value.because(LocalStep(
                             f"`{shown}` is unpacked from a container whose every element is a Python number",
@@ -748,8 +754,12 @@ def _unpacked(value: Value) -> Optional[Value]:
     """What each target gets when `value` is unpacked by position (`a, b = v`) and its elements
     are alike: a tensor every element is (`a, b = make_pair()`), or a Python number every element
     is (`for r, c in pairs` with `pairs: list[tuple[int, int]]`, a row of `zip` of int lists).
-    Unpacking a dict binds its keys (`a, b = {1: x, 2: y}`), so there the keys count.  None when
-    the elements are not known to be alike."""
+    Unpacking a dict binds its keys (`a, b = {1: x, 2: y}`), so there the keys count.  Unpacking
+    a tensor binds its rows (`total, count = stats` with `stats` of shape `(2, n)`: each a 1-D
+    tensor on `stats`' device, a view of its memory).  None when the elements are not known to
+    be alike."""
+    if value.kind.is_tensor:
+        return element_of(value)
     if value.kind != Kind.OTHER:
         return None
     if value.key is not None:
@@ -890,11 +900,9 @@ ONE_OR_MANY_STEP = ("`{}` is annotated as a number or a container: a loop over i
 
 def _enumerated(call: cst.Call, facts: Facts) -> Value:
     """The element of `enumerate(xs)`'s second position."""
-    from lint_h2d.inference.expressions import _element_of
-
     if not call.args or call.args[0].keyword is not None or call.args[0].star:
         return UNKNOWN
-    return _element_of(infer(call.args[0].value, facts)) or UNKNOWN
+    return element_of(infer(call.args[0].value, facts)) or UNKNOWN
 
 
 def _statements_of(body: cst.BaseSuite) -> Sequence[cst.BaseStatement]:

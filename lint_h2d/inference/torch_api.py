@@ -34,11 +34,15 @@ SAME_DEVICE_FUNCTIONS = frozenset(
         "repeat_interleave", "gather", "index_select", "masked_select", "nonzero", "diff",
         "exp", "log", "sqrt", "sigmoid", "softmax", "log_softmax", "logsumexp", "topk",
         "searchsorted", "bucketize",
-        "roll", "flip", "select", "chunk", "split", "einsum", "matmul", "bmm", "mm",
+        "roll", "flip", "select", "einsum", "matmul", "bmm", "mm",
         "logical_and", "logical_or", "logical_not", "eq", "ne", "lt", "le", "gt", "ge",
         "nan_to_num",
     }
 )
+# Functions and methods that cut a tensor into a tuple of tensors on its device: `unbind` drops
+# the dimension it cuts along (each piece is a row), the others keep every dimension.
+SPLIT_OPS = frozenset({"split", "chunk", "tensor_split", "unbind", "split_with_sizes", "hsplit",
+                       "vsplit", "dsplit"})
 # Tensor methods that return a view (or the tensor itself): same storage, same owner.
 VIEW_METHODS = frozenset(
     {

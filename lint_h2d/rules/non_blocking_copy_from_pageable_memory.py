@@ -16,7 +16,7 @@ from lint_h2d.findings import Applicability, EvidenceKind, EvidenceStep, Finding
 from lint_h2d.inference.expressions import (
     Facts,
     _bind_pattern,
-    _element_of,
+    element_of,
     _is_dtype,
     dotted_name,
     infer,
@@ -117,7 +117,7 @@ def _comprehension_facts(for_in: cst.CompFor, facts: Facts) -> Facts:
     names: Dict[str, Value] = dict(facts.names)
     clause: Optional[cst.CompFor] = for_in
     while clause is not None:
-        item = _element_of(infer(clause.iter, facts.with_names(names)))
+        item = element_of(infer(clause.iter, facts.with_names(names)))
         _bind_pattern(clause.target, item or UNKNOWN, names)
         clause = clause.inner_for_in
     return facts.with_names(names)
