@@ -589,3 +589,11 @@ def test_a_row_unpacked_from_a_device_tensor_says_so(results: Dict[str, List[Fin
     assert chain[1].startswith("unpacked_rows.py:10: allocated on `device` here")
     # A 3-D tensor's rows are 2-D: the step says which rank was unpacked.
     assert _chain(results, "unpacked_rows.py", 17)[0].endswith("`first` is a row of a 3-D tensor, unpacked by position")
+
+
+def test_a_class_built_through_a_type_parameter_is_that_class(results: Dict[str, List[Finding]]) -> None:
+    """`meter = meter_class(); meter.to(device)` with `meter_class: Type[Meter]`: the move names
+    `Meter`, and the buffer's write rests on it."""
+    chain = _chain(results, "class_params.py", 14)
+    assert chain[0].startswith("class_params_use.py:13: an instance of `Meter` is moved here (`.to(device)`)")
+    assert chain[1].startswith("class_params.py:11: held by the module as a buffer or parameter")

@@ -1860,6 +1860,14 @@ def annotated_value(annotation: Optional[cst.Annotation], facts: Facts) -> Value
     args = [e.slice.value for e in node.slice if isinstance(e.slice, cst.Index)]
     if len(args) != len(node.slice) or not args:
         return Value(kind)
+    if head in ("Type", "type") and len(args) == 1:
+        # `metric_class: Type[Metrics]`: a class object; calling it builds a `Metrics` (or an
+        # instance of a subclass), as the summary's `class_annotation` reads it.
+        built = annotated_value(cst.Annotation(args[0]), facts)
+        if built.kind == Kind.OTHER and built.type_name is not None \
+                and built.type_name not in ("Any", "object", "type"):
+            return Value(Kind.OTHER, returns=Value(Kind.OTHER, type_name=built.type_name))
+        return Value(kind)
     inner = [annotated_value(cst.Annotation(a), facts) for a in args]
     if head in _SEQUENCE_ANNOTATIONS and len(args) == 1:
         return Value(Kind.OTHER, element=inner[0])

@@ -1158,7 +1158,7 @@ class ModuleWalker:
                 # the container holds.
                 declared = annotated_value(param.annotation, base)
                 value = replace(value, element=declared.element, key=declared.key,
-                                items=declared.items, length=declared.length)
+                                items=declared.items, length=declared.length, returns=declared.returns)
                 if kind == Kind.UNKNOWN and declared.element is not None:
                     step = LocalStep(ONE_OR_MANY_STEP.format(pname), param)
                     value = replace(value, element=declared.element.because(step)).because(step)

@@ -463,6 +463,9 @@ class _Scope:
     # Names the body declares `global` / `nonlocal`: another scope may rebind them between
     # two statements, so every binding is kept.
     shared: FrozenSet[str] = frozenset()
+    # Parameters annotated as a class (`metric_class: Type[Metrics]`): calling one builds an
+    # instance of that class or of a subclass (`class_annotation`).
+    class_params: Dict[str, str] = field(default_factory=dict)
 
 
 class _Builder:
@@ -624,6 +627,9 @@ class _Builder:
                 # So does `device: str` (or `torch.device`): its call sites may name the CPU.
                 open_term = term in (UNK, _TENSOR) or term == OTHER and _names_device(arg.arg)
                 scope.params[arg.arg] = ("param", node.name, arg.arg, owner) if open_term else term
+                declared_class = class_annotation(arg.annotation)
+                if declared_class is not None:
+                    scope.class_params[arg.arg] = declared_class
         for arg in everything:
             if arg.arg not in scope.params and arg.arg != self_name:
                 scope.params[arg.arg] = OTHER  # *args / **kwargs: a tuple / a dict
@@ -1164,6 +1170,10 @@ class _Builder:
                 return _keyed(("list", _join(values)), [k.arg for k in node.keywords], values)
             if func.id in ("zip", "enumerate", "list", "tuple", "sorted", "reversed"):
                 return ("list", UNK)
+            if func.id in scope.class_params:
+                # `metric_class(...)` of `metric_class: Type[Metrics]`: an instance of `Metrics`
+                # (or of a subclass: the resolver's readers of `inst` allow for them).
+                return ("inst", scope.class_params[func.id])
             if scope.function is not None and func.id not in scope.params and scope.env.get(func.id) \
                     and not any(isinstance(v, ast.Constant) and v.value is ... for v in scope.env[func.id]):
                 return ("invoke", self._name(func.id, scope), line, func.id)  # `head(x)`: a local
@@ -1822,6 +1832,41 @@ def annotation_term(node: Optional[ast.expr]) -> Term:
     if last == "device":
         return OTHER
     return ("inst", last)
+
+
+def class_annotation(node: Optional[ast.expr]) -> Optional[str]:
+    """The class an annotation declares a class object of: `Type[C]`, `type[C]`, `Type["C"]`,
+    also under `Optional[...]` or `... | None` (a call of None raises, so a call of the
+    parameter builds a `C`).  None for anything else, `Type[Any]` and `type` alone included."""
+    if node is None:
+        return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            return class_annotation(ast.parse(node.value, mode="eval").body)
+        except SyntaxError:
+            return None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        sides = [s for s in (node.left, node.right) if not _is_none(s)]
+        return class_annotation(sides[0]) if len(sides) == 1 else None
+    if not isinstance(node, ast.Subscript):
+        return None
+    head = _last_name(node.value)
+    inner = node.slice
+    if head in ("Optional", "Union"):
+        args = [a for a in (inner.elts if isinstance(inner, ast.Tuple) else [inner]) if not _is_none(a)]
+        return class_annotation(args[0]) if len(args) == 1 else None
+    if head not in ("Type", "type"):
+        return None
+    if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
+        try:
+            inner = ast.parse(inner.value, mode="eval").body
+        except SyntaxError:
+            return None
+    name = ast_dotted(inner)
+    if name is None:
+        return None
+    last = name.split(".")[-1]
+    return None if last in ("Any", "object", "type") else last
 
 
 def _one_or_many(members: Sequence[ast.expr]) -> Term:
