@@ -376,6 +376,33 @@ def test_reaching_hides_only_what_an_outright_rebinding_precedes() -> None:
     assert reaching(sites[id(loop.body[1])], bindings) == (2,)
 
 
+def test_a_rebinding_inside_the_loop_hides_the_last_iterations_binding() -> None:
+    """`for ...: a = x.cpu(); a = a.to(dev); use(a)`: the second line's read of `a` is the first
+    line's binding; the second line's own binding of the iteration before runs the first line
+    again on its way back.  A rebinding before the loop hides nothing of the kind."""
+    import ast
+
+    from lint_h2d.inference.reaching import reaching, rebinds, statement_sites
+    body = ast.parse("for i in r:\n    a = f()\n    a = g(a)\n    use(a)\n"
+                     "b = f()\nfor i in r:\n    b = g(b)\n"
+                     "for i in r:\n    c = f()\n    while k:\n        use(c)\n        c = g(c)\n").body
+    sites = statement_sites(body)
+    first_loop, outside, second_loop, third_loop = body[0], body[1], body[2], body[3]
+    assert isinstance(first_loop, ast.For) and isinstance(second_loop, ast.For) and isinstance(third_loop, ast.For)
+    fresh, moved, used = first_loop.body
+    bindings = [(sites[id(s)], rebinds(s, "a")) for s in (fresh, moved)]
+    assert reaching(sites[id(moved)], bindings) == (0,)  # `g(a)` reads `f()`'s `a` only
+    assert reaching(sites[id(used)], bindings) == (1,)
+    again = second_loop.body[0]
+    bindings = [(sites[id(s)], rebinds(s, "b")) for s in (outside, again)]
+    assert reaching(sites[id(again)], bindings) is None  # the loop's own `b` comes round again
+    inner = third_loop.body[1]
+    assert isinstance(inner, ast.While)
+    read, rebound = inner.body
+    bindings = [(sites[id(s)], rebinds(s, "c")) for s in (third_loop.body[0], rebound)]
+    assert reaching(sites[id(read)], bindings) is None  # the inner loop comes round without `c = f()`
+
+
 def test_legacy_new_names_the_method_then_the_source(results: Dict[str, List[Finding]]) -> None:
     """`t.new(n)` (legacy_new.py): the step names the method, then where `t` was allocated."""
     chain = _chain(results, "legacy_new.py", 13)

@@ -123,14 +123,25 @@ def dominates(binding: Site, use: Site) -> bool:
 def reaching(use: Site, bindings: Sequence[Tuple[Optional[Site], bool]]) -> Optional[Tuple[int, ...]]:
     """Of `bindings` (each: its statement's site, or None where unknown, and whether it rebinds
     the name outright), the indices of those that may reach `use`; None where every one may."""
-    cut: Optional[int] = None
+    cut: Optional[Site] = None
     for site, outright in bindings:
-        if outright and site is not None and dominates(site, use) and (cut is None or site.order > cut):
-            cut = site.order
+        if outright and site is not None and dominates(site, use) and (cut is None or site.order > cut.order):
+            cut = site
     kept = tuple(i for i, (site, _) in enumerate(bindings) if site is None or _may_reach(site, use, cut))
     return kept if len(kept) < len(bindings) else None
 
 
-def _may_reach(binding: Site, use: Site, cut: Optional[int]) -> bool:
-    """Not hidden by the rebinding at `cut`, and textually before the use or in a loop with it."""
-    return (cut is None or binding.order >= cut) and (binding.order < use.order or bool(binding.loops & use.loops))
+def _may_reach(binding: Site, use: Site, cut: Optional[Site]) -> bool:
+    """Not hidden by the rebinding at `cut` (the last outright rebinding that runs before the use
+    on every path), and textually before the use or in a loop with it.
+
+    A binding at or after the use reaches it only through the back edge of a loop around both,
+    which re-enters that loop's body from the top: when `cut` is inside that loop too, the
+    path runs `cut` again before the use, so only a loop that holds both but not `cut` lets it
+    through (`for ...: a = x.cpu(); a = a.to(dev); use(a)`: the second line's `a` is the first
+    line's, never the one the second line bound in the iteration before)."""
+    if cut is not None and binding.order < cut.order:
+        return False
+    if binding.order < use.order:
+        return True
+    return bool((binding.loops & use.loops) - (cut.loops if cut is not None else frozenset()))
