@@ -1862,10 +1862,13 @@ def annotated_value(annotation: Optional[cst.Annotation], facts: Facts) -> Value
         return Value(kind)
     if head in ("Type", "type") and len(args) == 1:
         # `metric_class: Type[Metrics]`: a class object; calling it builds a `Metrics` (or an
-        # instance of a subclass), as the summary's `class_annotation` reads it.
+        # instance of a subclass) where the project defines `Metrics`, as the summary's
+        # `class_annotation` and the resolver's `built` terms read it.
         built = annotated_value(cst.Annotation(args[0]), facts)
+        shown = dotted_name(args[0]) if not isinstance(args[0], cst.SimpleString) else None
         if built.kind == Kind.OTHER and built.type_name is not None \
-                and built.type_name not in ("Any", "object", "type"):
+                and not (shown or "").startswith(("nn.", "torch.")) \
+                and facts.project.knows_class(built.type_name):
             return Value(Kind.OTHER, returns=Value(Kind.OTHER, type_name=built.type_name))
         return Value(kind)
     inner = [annotated_value(cst.Annotation(a), facts) for a in args]

@@ -394,7 +394,7 @@ class _Resolver:
             return found
         if elements:
             return set()
-        if tag in ("inst", "call") and isinstance(term[1], str) and term[1] in self.modules:
+        if tag in ("inst", "call", "built") and isinstance(term[1], str) and term[1] in self.modules:
             return {term[1]}
         cls = self.eval(term, path, None).type_name
         return {cls} if cls is not None and cls in self.modules else set()
@@ -510,7 +510,7 @@ class _Resolver:
         tag = term[0]
         if tag == "join":
             return {c for part in term[1] for c in self._instance_classes(part)}
-        if tag in ("call", "inst") and term[1] in self.classes:
+        if tag in ("call", "inst", "built") and term[1] in self.classes:
             return {term[1]}
         if tag == "ret" and len(term) > 3:
             return self._held_classes(term[1], term[2])
@@ -1272,6 +1272,12 @@ class _Resolver:
             return UNKNOWN
         if tag == "inst":
             return Value(OTHER_KIND, type_name=term[1])
+        if tag == "built":
+            # `cls_param(...)` of `cls_param: Type[C]` (`summary.class_annotation`): a `C` where
+            # the project defines it, else what a call of that name gives.
+            if term[1] in self.classes:
+                return Value(OTHER_KIND, type_name=term[1])
+            return self.eval(("call", term[2], term[3]), path, owner)
         if tag == "scalar":
             return SCALAR
         if tag == "same":
@@ -1639,7 +1645,7 @@ def _constructed_module(term: Term, modules: AbstractSet[str]) -> Set[str]:
     tag = term[0]
     if tag == "join":
         return {m for part in term[1] for m in _constructed_module(part, modules)}
-    name = term[1] if tag == "call" else term[2] if tag == "mcall" and len(term) > 2 else None
+    name = term[1] if tag in ("call", "built") else term[2] if tag == "mcall" and len(term) > 2 else None
     return {name} if isinstance(name, str) and name in modules else set()
 
 
@@ -1701,6 +1707,10 @@ def _called_names(term: Term) -> List[Tuple[str, int]]:
     a conditional, a local bound to a class a registry gives)."""
     if term[0] == "call":
         return [(term[1], term[2] if len(term) > 2 and isinstance(term[2], int) else 0)]
+    if term[0] == "built":
+        # `model_class(...)` of `model_class: type[Model]`: `Model`, and the parameter's name
+        # (a loader's registry class: `_loader_built` reads the call's keywords by that name).
+        return [(term[1], term[3]), (term[2], term[3])]
     if term[0] == "invoke" and len(term) > 3 and isinstance(term[3], str):
         return [(term[3], term[2])]  # `cls = REGISTRY[arch]; return cls(...)`: the name called
     if term[0] == "join":

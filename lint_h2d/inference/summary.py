@@ -216,7 +216,7 @@ class ObjectStore:
 
 # The receiver terms an `ObjectStore` is kept for: those that may name a class (the resolver
 # reads which, `project._instance_classes`); any other store says nothing about a class.
-_INSTANCE_TAGS = frozenset({"call", "ret", "inst"})
+_INSTANCE_TAGS = frozenset({"call", "ret", "inst", "built"})
 
 
 @dataclass(frozen=True)
@@ -727,7 +727,7 @@ class _Builder:
                         and not _is_none(v):
                     term = (EMPTY_LIST, v.lineno) if isinstance(v, ast.List) and not v.elts else self.term(v, scope)
                     fields.append((t.attr, term))
-                    if scope.in_init and term[0] == "call":
+                    if scope.in_init and term[0] in ("call", "built"):
                         constructs.append(term[1])
         # `return cls(x=...)` / `cls(...)` in a classmethod: the keywords are fields.
         if classmethod and cls is not None:
@@ -1172,8 +1172,9 @@ class _Builder:
                 return ("list", UNK)
             if func.id in scope.class_params:
                 # `metric_class(...)` of `metric_class: Type[Metrics]`: an instance of `Metrics`
-                # (or of a subclass: the resolver's readers of `inst` allow for them).
-                return ("inst", scope.class_params[func.id])
+                # (or of a subclass), where `Metrics` is a project class; otherwise the call of
+                # the name it was (a loader's `model_class: type[nn.Module]`, `_loader_built`).
+                return ("built", scope.class_params[func.id], func.id, line)
             if scope.function is not None and func.id not in scope.params and scope.env.get(func.id) \
                     and not any(isinstance(v, ast.Constant) and v.value is ... for v in scope.env[func.id]):
                 return ("invoke", self._name(func.id, scope), line, func.id)  # `head(x)`: a local
@@ -1837,7 +1838,8 @@ def annotation_term(node: Optional[ast.expr]) -> Term:
 def class_annotation(node: Optional[ast.expr]) -> Optional[str]:
     """The class an annotation declares a class object of: `Type[C]`, `type[C]`, `Type["C"]`,
     also under `Optional[...]` or `... | None` (a call of None raises, so a call of the
-    parameter builds a `C`).  None for anything else, `Type[Any]` and `type` alone included."""
+    parameter builds a `C`).  None for anything else, `Type[Any]`, `type[nn.Module]` and `type`
+    alone included."""
     if node is None:
         return None
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -1863,8 +1865,8 @@ def class_annotation(node: Optional[ast.expr]) -> Optional[str]:
         except SyntaxError:
             return None
     name = ast_dotted(inner)
-    if name is None:
-        return None
+    if name is None or name.startswith(("nn.", "torch.")):
+        return None  # `type[nn.Module]`: any module class, none the project defines by that name
     last = name.split(".")[-1]
     return None if last in ("Any", "object", "type") else last
 
