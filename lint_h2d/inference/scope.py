@@ -756,10 +756,11 @@ def _unpacked(value: Value) -> Optional[Value]:
     is (`for r, c in pairs` with `pairs: list[tuple[int, int]]`, a row of `zip` of int lists).
     Unpacking a dict binds its keys (`a, b = {1: x, 2: y}`), so there the keys count.  Unpacking
     a tensor binds its rows (`total, count = stats` with `stats` of shape `(2, n)`: each a 1-D
-    tensor on `stats`' device, a view of its memory).  None when the elements are not known to
-    be alike."""
+    tensor on `stats`' device, a view of its memory), where its rank is known: a value of unknown
+    rank may be a tuple taken for a tensor (`out, state = self.block(x)`, a module's output by
+    the convention).  None when the elements are not known to be alike."""
     if value.kind.is_tensor:
-        return element_of(value)
+        return element_of(value) if value.rank is not None and value.rank >= 1 else None
     if value.kind != Kind.OTHER:
         return None
     if value.key is not None:
