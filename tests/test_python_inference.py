@@ -624,3 +624,12 @@ def test_a_class_built_through_a_type_parameter_is_that_class(results: Dict[str,
     chain = _chain(results, "class_params.py", 14)
     assert chain[0].startswith("class_params_use.py:13: an instance of `Meter` is moved here (`.to(device)`)")
     assert chain[1].startswith("class_params.py:11: held by the module as a buffer or parameter")
+
+
+def test_a_tokenizer_special_token_id_is_a_number_by_convention(results: Dict[str, List[Finding]]) -> None:
+    """`self.ids[i] = self.tokenizer.eos_token_id`: the value step says it is a convention, and
+    the finding gets no safe fix."""
+    for row in (15, 16):
+        finding = next(f for f in results["tokenizer_ids.py"] if f.location.row == row)
+        assert any(s.kind.value == "convention" and "special-token id" in s.message for s in finding.evidence), row
+        assert finding.fix is None or finding.fix.applicability.value == "unsafe"

@@ -23,7 +23,7 @@ from lint_h2d.inference.expressions import index_effect, index_evidence, infer
 from lint_h2d.inference.resolved import rests_on_module_output
 from lint_h2d.inference.scope import StatementFact
 from lint_h2d.inference.usage import rank_floor
-from lint_h2d.inference.values import Kind, Value
+from lint_h2d.inference.values import SCALAR, Kind, LocalStep, Value
 from lint_h2d.rules._gate_site import GateSite, ModuleImports, gate_site, module_flags
 from lint_h2d.rules._int_index import int_names
 from lint_h2d.rules._redundant import Redundant, redundant_write
@@ -202,7 +202,8 @@ It is **unsafe** (applied only with `--unsafe-fixes`, after reading it) when:
         steps = ctx.evidence(tensor.evidence)
         # A finding that rests on a convention or a hint alone gets an unsafe fix at most.
         convention_only = not any(step.kind == EvidenceKind.DIRECT for step in steps) and bool(steps) \
-            or rests_on_module_output(tensor.evidence)
+            or rests_on_module_output(tensor.evidence) \
+            or any(step.kind == EvidenceKind.CONVENTION for step in ctx.evidence(value.evidence))
         proven_index = all(e in ("int", "ellipsis") for e in effects) and not convention_only
         fix, reason, suggestion, proven = self._fix(fact, target, assign.value, proven_index, ctx)
         written = _one_line(ctx.module.code_for_node(target))
@@ -362,6 +363,32 @@ It is **unsafe** (applied only with `--unsafe-fixes`, after reading it) when:
 T = TypeVar("T")
 
 
+# A tokenizer's special-token ids (`tokenizer.eos_token_id`, NeMo's `tokenizer.eos`): Python
+# ints in Hugging Face's, SentencePiece wrappers' and NeMo's tokenizers.
+SPECIAL_TOKEN_IDS = frozenset({
+    "bos_token_id", "eos_token_id", "pad_token_id", "unk_token_id", "sep_token_id", "cls_token_id",
+    "mask_token_id", "bos_id", "eos_id", "pad_id", "unk_id", "bos", "eos", "pad", "eod",
+})
+
+
+def special_token_id(node: cst.BaseExpression) -> Optional[Value]:
+    """A Python number by convention, where nothing else says what `node` is and it reads a
+    special-token id off a tokenizer (`self.tokenizer.eos_token_id`, `tok.pad_id`: the object's
+    own name says tokenizer).  Only as the value of a write: there an int is the one thing a
+    working program can write into one element (a string or a list raises), while as an index
+    `None` (a tokenizer without that token) would add a dimension.  A `[convention]` step, so a
+    finding that rests on it gets no safe fix."""
+    if not (isinstance(node, cst.Attribute) and node.attr.value in SPECIAL_TOKEN_IDS):
+        return None
+    owner = node.value
+    name = owner.attr.value if isinstance(owner, cst.Attribute) else owner.value if isinstance(owner, cst.Name) else ""
+    if "tokenizer" not in name.lower():
+        return None
+    return SCALAR.because(LocalStep(
+        f"`{name}.{node.attr.value}` is a tokenizer's special-token id: a Python int (a convention)",
+        node, EvidenceKind.CONVENTION.value))
+
+
 @dataclass(frozen=True)
 class Decision:
     """What H2D001 concluded about one `t[...] = v`, in the order it checks: the destination
@@ -397,6 +424,8 @@ def decide(fact: StatementFact, ctx: FileContext) -> Decision:
         return Decision(tensor, effects, reason="the function indexes the destination with more positions "
                                                 "elsewhere: this write keeps a dimension (a fill, no copy)")
     value = infer(assign.value, fact.facts)
+    if value.kind == Kind.UNKNOWN:
+        value = special_token_id(assign.value) or value
     # A Python number, or a 0-dim CPU tensor (a checkpoint's per-tensor scale): both are
     # copied host-to-device into the selected element.
     if value.kind != Kind.SCALAR and not (value.kind == Kind.CPU and value.rank == 0):
