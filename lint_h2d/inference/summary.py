@@ -1793,11 +1793,8 @@ def annotation_term(node: Optional[ast.expr]) -> Term:
     if node is None:
         return UNK
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        try:
-            parsed = ast.parse(node.value, mode="eval").body
-        except SyntaxError:
-            return UNK
-        return annotation_term(parsed)
+        parsed = _unquoted(node)
+        return annotation_term(parsed) if parsed is not None else UNK
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
         sides = [s for s in (node.left, node.right) if not _is_none(s)]
         return annotation_term(sides[0]) if len(sides) == 1 else _one_or_many(sides)
@@ -1835,6 +1832,15 @@ def annotation_term(node: Optional[ast.expr]) -> Term:
     return ("inst", last)
 
 
+def _unquoted(node: ast.Constant) -> Optional[ast.expr]:
+    """The expression a string annotation holds (`"Pool"`, `"Optional[Pool]"`), or None where
+    it holds none (a string that does not parse, or nests past the parser's limit)."""
+    try:
+        return ast.parse(str(node.value), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def class_annotation(node: Optional[ast.expr]) -> Optional[str]:
     """The class an annotation declares a class object of: `Type[C]`, `type[C]`, `Type["C"]`,
     also under `Optional[...]` or `... | None` (a call of None raises, so a call of the
@@ -1843,10 +1849,7 @@ def class_annotation(node: Optional[ast.expr]) -> Optional[str]:
     if node is None:
         return None
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        try:
-            return class_annotation(ast.parse(node.value, mode="eval").body)
-        except SyntaxError:
-            return None
+        return class_annotation(_unquoted(node))
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
         sides = [s for s in (node.left, node.right) if not _is_none(s)]
         return class_annotation(sides[0]) if len(sides) == 1 else None
@@ -1860,10 +1863,10 @@ def class_annotation(node: Optional[ast.expr]) -> Optional[str]:
     if head not in ("Type", "type"):
         return None
     if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
-        try:
-            inner = ast.parse(inner.value, mode="eval").body
-        except SyntaxError:
+        unquoted = _unquoted(inner)
+        if unquoted is None:
             return None
+        inner = unquoted
     name = ast_dotted(inner)
     if name is None or name.startswith(("nn.", "torch.")):
         return None  # `type[nn.Module]`: any module class, none the project defines by that name
