@@ -129,6 +129,31 @@ def _per_file_ignore(text: str) -> Tuple[str, Tuple[str, ...]]:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        return _reader_gone()
+
+
+def _reader_gone() -> int:
+    """The reader of the output went away (`lint-h2d explain ... | head`): stop quietly, as a
+    Unix filter does on SIGPIPE, with the shell's status for it (128 + 13).  Standard output is
+    pointed at the null device first, so that the interpreter's flush at exit cannot raise
+    again.  Files a `--fix` rewrote are written whole before any output (atomically, one by
+    one), so none is left half-written."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return EXIT_BROKEN_PIPE
+
+
+#: `lint-h2d ... | head`: the status a process killed by SIGPIPE reports in a shell.
+EXIT_BROKEN_PIPE = 141
+
+
+def _main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
@@ -156,6 +181,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             with open(args.output_file, "w", encoding="utf-8", newline="") as report:
                 return _run(args, report)
         return _run(args, sys.stdout)
+    except BrokenPipeError:
+        raise  # the reader went away: `main`
     except OSError as exc:
         sys.stderr.write(f"lint-h2d: error: {args.output_file}: {exc.strerror or exc}\n")
         return EXIT_ERROR

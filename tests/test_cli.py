@@ -303,3 +303,28 @@ def test_capture_functions_setting(tmp_path: Path) -> None:
     write(tmp_path, "pyproject.toml", '[tool.lint-h2d]\ncapture-functions = ["warmup_*"]\n')
     custom = run_cli("check", "--no-cache", "--output-format", "concise", "-q", "a.py", cwd=tmp_path).stdout
     assert [line.split(":")[1] for line in custom.splitlines()] == ["2"]
+
+
+@pytest.mark.parametrize("command", [["check", "--no-cache", "--output-format", "full", "big.py"],
+                                     ["explain", "big.py"]])
+def test_a_reader_that_goes_away_stops_the_output_quietly(tmp_path: Path, command: list) -> None:
+    """`lint-h2d explain big.py | head`: once the reader closes the pipe, the process stops with
+    the shell's SIGPIPE status (141) and no traceback or error line, rather than a
+    `BrokenPipeError` traceback (or `error: None: Broken pipe`)."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    lines = ["import torch", "", "", "def f(n: int) -> None:", "    t = torch.zeros(n, device='cuda')"]
+    lines += [f"    t[{i}] = {i}" for i in range(3000)]  # far more output than a pipe holds
+    (tmp_path / "big.py").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen([sys.executable, "-m", "lint_h2d", *command], cwd=str(tmp_path), env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.read(200)  # some output came, then the reader goes away
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=600) == 141, err
+    assert "Traceback" not in err and "Broken pipe" not in err, err
