@@ -18,7 +18,7 @@ from lint_h2d.inference.names import layer
 from lint_h2d.inference.resolved import (NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK_PLUS_ONE, NN_TENSOR_MODULES,
                                          UNCALLED_NOTE, Resolved, compute_logits_message, module_step_message)
 from lint_h2d.inference.summary import CONCATENATIONS, NN_TENSOR_WRAPPERS, PROGRESS_BARS, SCALAR_BUILTINS, place_term
-from lint_h2d.inference.torch_api import (ALL_FACTORIES, DATA_FACTORIES, INDEX_OPS, INTEGER_DTYPES, IndexOp, LEGACY_TENSOR_TYPES, LIKE_FACTORIES, NEW_METHODS, NONZERO_OPS, ONE_D_FACTORIES, PAIR_FIELDS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SCALAR_METHODS, SPLIT_OPS, SCALAR_WITH_ARG_METHODS, SIZE_FACTORIES, TORCH_DTYPE_NAMES, VIEW_METHODS)
+from lint_h2d.inference.torch_api import (ALL_FACTORIES, DATA_FACTORIES, INDEX_OPS, INTEGER_DTYPES, IndexOp, LEGACY_TENSOR_TYPES, LIKE_FACTORIES, NEW_METHODS, NONZERO_OPS, ONE_D_FACTORIES, PAIR_FIELDS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SCALAR_METHODS, SCALAR_WITH_ARG_METHODS, SIZE_FACTORIES, SPLIT_OPS, TORCH_DTYPE_NAMES, VIEW_METHODS)
 from lint_h2d.inference.values import (entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        join, module_tensor, read_from_json)
 
