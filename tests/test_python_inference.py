@@ -633,3 +633,23 @@ def test_a_tokenizer_special_token_id_is_a_number_by_convention(results: Dict[st
         finding = next(f for f in results["tokenizer_ids.py"] if f.location.row == row)
         assert any(s.kind.value == "convention" and "special-token id" in s.message for s in finding.evidence), row
         assert finding.fix is None or finding.fix.applicability.value == "unsafe"
+
+
+def test_a_row_of_a_device_tensor_iterated_says_so(results: Dict[str, List[Finding]]) -> None:
+    """`for row in table.unbind(1)` iterates a tuple of tensors (no row step: its elements are
+    what `unbind` cut), while iterating a tensor names the tensor and its rank."""
+    chain = _chain(results, "unpacked_rows.py", 27)
+    assert not any("per iteration" in step for step in chain)
+    chain = _chain(results, "containers.py", 19)  # `for b in self.bufs`: a list of tensors
+    assert not any("per iteration" in step for step in chain)
+    assert _chain(results, "unpacked_rows.py", 29)[0] == \
+        "unpacked_rows.py:28: one row of `table` (a 2-D tensor) per iteration"
+
+
+def test_a_row_of_a_module_output_keeps_the_convention(results: Dict[str, List[Finding]]) -> None:
+    """A row of what an `nn.Module` returns (unpacked or iterated) rests on the module-output
+    convention like the output itself: the row step is a convention too, and no fix is safe."""
+    for row in (78, 80):
+        finding = next(f for f in results["unpacked_rows.py"] if f.location.row == row)
+        assert any("row" in s.message and s.kind.value == "convention" for s in finding.evidence), row
+        assert finding.fix is None or finding.fix.applicability.value == "unsafe", row

@@ -38,7 +38,7 @@ from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, EMPTY_MODULE_FACTS
                                         passed_through_message, sampling_hook_message, uncalled_message)
 from lint_h2d.inference.summary import sampling_hook
 from lint_h2d.inference.usage import RangeBounds
-from lint_h2d.inference.values import (augmented_number, join_all, join_entries, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
+from lint_h2d.inference.values import (augmented_number, derived_step_kind, join_all, join_entries, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        is_module_tensor, join, module_tensor)
 
 
@@ -560,8 +560,14 @@ class _Walker:
         value = infer(iterable, self.facts(names))
         if value.kind.is_tensor:
             rank = value.rank - 1 if value.rank is not None and value.rank > 0 else None
-            return Value(value.kind, rank, value.origin, root=value.root, path=value.path,
-                         integer=value.integer, evidence=value.evidence)
+            row = Value(value.kind, rank, value.origin, root=value.root, path=value.path,
+                        integer=value.integer, evidence=value.evidence)
+            if value.kind == Kind.DEVICE and rank is not None:
+                # `for row in buf:` says why `row` has one dimension fewer (as unpacking does).
+                shown = dotted_name(iterable) or "the tensor"
+                row = row.because(LocalStep(f"one row of `{shown}` (a {value.rank}-D tensor) per iteration", iterable,
+                                            derived_step_kind(value)))
+            return row
         if value.key is not None:
             return value.key if not value.key.none else UNKNOWN  # a dict: its keys
         if value.element is not None:
@@ -699,7 +705,7 @@ class _Walker:
                         shown = dotted_name(element.value) or "the target"
                         item_value = item_value.because(LocalStep(
                             f"`{shown}` is a row of a {value.rank}-D tensor, unpacked by position",
-                            element.value))
+                            element.value, derived_step_kind(value)))
                     elif item_value.kind == Kind.SCALAR:
                         shown = dotted_name(element.value) or "the target"
                         item_value = item_value.because(LocalStep(

@@ -308,6 +308,18 @@ class LocalStep:
     kind: str = "direct"  # an EvidenceKind value
 
 
+def derived_step_kind(value: Value) -> str:
+    """The kind of a step that says how something was derived from `value` (a row of it): as
+    strong as the evidence it rests on.  `direct` where some step of that evidence is direct
+    (or there is none), else the first step's (a convention, a hint), so that saying "a row of
+    the module's output" never gives a finding that rests on a convention a direct step, which
+    would make its fix safe (`scalar_write_to_device_tensor`'s `convention_only`)."""
+    kinds = [getattr(kind, "value", kind) for kind in (getattr(step, "kind", "direct") for step in value.evidence)]
+    if not kinds or "direct" in kinds:
+        return "direct"
+    return kinds[0]
+
+
 def _several_dims(a: Value, b: Value) -> Optional[int]:
     """The rank of two device tensors' join where one path proves several dimensions and the
     other proves none (`buf = torch.empty((0, k), device=d)`, then `buf = grow(buf)` of
