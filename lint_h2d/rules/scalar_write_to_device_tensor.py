@@ -373,11 +373,11 @@ SPECIAL_TOKEN_IDS = frozenset({
 
 def special_token_id(node: cst.BaseExpression) -> Optional[Value]:
     """A Python number by convention, where nothing else says what `node` is and it reads a
-    special-token id off a tokenizer (`self.tokenizer.eos_token_id`, `tok.pad_id`: the object's
-    own name says tokenizer).  Only as the value of a write: there an int is the one thing a
-    working program can write into one element (a string or a list raises), while as an index
-    `None` (a tokenizer without that token) would add a dimension.  A `[convention]` step, so a
-    finding that rests on it gets no safe fix."""
+    special-token id off a tokenizer (`self.tokenizer.eos_token_id`, `self._tokenizer.pad_id`: the
+    object's own name says tokenizer; `tok.pad_id` is not read).  Only as the value of a write:
+    there a working program writes a number into one element (a string or `None` raises), while
+    as an index `None` (a tokenizer without that token) would add a dimension.  A `[convention]`
+    step, so a finding that rests on it gets no safe fix."""
     if not (isinstance(node, cst.Attribute) and node.attr.value in SPECIAL_TOKEN_IDS):
         return None
     owner = node.value
