@@ -218,6 +218,7 @@ _KEEP_ATTRS = frozenset({"T", "mT", "data", "real", "imag", "values", "indices"}
 # `t.topk(k)`, `t.median(dim)`, `t.nonzero()`: results on `t`'s device (`_index_result`).
 # `t.chunk(n)`, `torch.split(t, k)`: pieces on `t`'s device (`expressions._pieces`).
 _KEEP_METHODS = VIEW_METHODS | SAME_DEVICE_METHODS | NEW_METHODS | frozenset(INDEX_OPS) | NONZERO_OPS | SPLIT_OPS
+_KEEP_FUNCTIONS = SAME_DEVICE_FUNCTIONS | SPLIT_OPS
 
 
 _SIMPLE_CPU_STRING = re.compile(r"""[rRuU]?(['"])cpu(?::[^'"\\\r\n]*)?\1""")
@@ -344,7 +345,7 @@ class _MayDevice:
 
     def __init__(self, tree: ast.AST, device_fields: AbstractSet[str], text: str = "") -> None:
         self.factories: FrozenSet[str] = ALL_FACTORIES
-        self.same_device_functions: FrozenSet[str] = SAME_DEVICE_FUNCTIONS | SPLIT_OPS
+        self.same_device_functions: FrozenSet[str] = _KEEP_FUNCTIONS
         self.keep_methods: FrozenSet[str] = _KEEP_METHODS
         self.dtype_names: FrozenSet[str] = TORCH_DTYPE_NAMES
         self.device_fields = device_fields

@@ -1071,10 +1071,16 @@ def element_of(value: Value) -> Optional[Value]:
     if value.element is not None:
         return value.element
     if value.kind.is_tensor:
-        rank = value.rank - 1 if value.rank is not None and value.rank > 0 else None
-        return Value(value.kind, rank, value.origin, root=value.root, path=value.path,
-                     integer=value.integer, evidence=value.evidence)
+        return tensor_row(value)
     return None
+
+
+def tensor_row(value: Value) -> Value:
+    """What iterating (or unpacking) the tensor `value` yields: a tensor on its device with one
+    dimension fewer (of unknown rank where `value`'s rank is unknown or 0), its dtype kept."""
+    rank = value.rank - 1 if value.rank is not None and value.rank > 0 else None
+    return Value(value.kind, rank, value.origin, root=value.root, path=value.path,
+                 integer=value.integer, evidence=value.evidence)
 
 
 def _same_device_function(call: cst.Call, facts: Facts) -> Value:

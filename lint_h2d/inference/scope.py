@@ -27,6 +27,7 @@ from lint_h2d.inference.expressions import (
     dotted_name,
     element_of,
     infer,
+    tensor_row,
     is_device_context,
     is_torch_device_call,
     literal_int,
@@ -559,10 +560,8 @@ class _Walker:
                 return joined
         value = infer(iterable, self.facts(names))
         if value.kind.is_tensor:
-            rank = value.rank - 1 if value.rank is not None and value.rank > 0 else None
-            row = Value(value.kind, rank, value.origin, root=value.root, path=value.path,
-                        integer=value.integer, evidence=value.evidence)
-            if value.kind == Kind.DEVICE and rank is not None:
+            row = tensor_row(value)
+            if value.kind == Kind.DEVICE and row.rank is not None:
                 # `for row in buf:` says why `row` has one dimension fewer (as unpacking does).
                 shown = dotted_name(iterable) or "the tensor"
                 row = row.because(LocalStep(f"one row of `{shown}` (a {value.rank}-D tensor) per iteration", iterable,
