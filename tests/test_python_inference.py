@@ -653,3 +653,15 @@ def test_a_row_of_a_module_output_keeps_the_convention(results: Dict[str, List[F
         finding = next(f for f in results["unpacked_rows.py"] if f.location.row == row)
         assert any("row" in s.message and s.kind.value == "convention" for s in finding.evidence), row
         assert finding.fix is None or finding.fix.applicability.value == "unsafe", row
+
+
+def test_an_index_ordered_against_a_number_is_an_int_by_convention(results: Dict[str, List[Finding]]) -> None:
+    """`if 0 <= i < n: t[i, 0, 0] = 1.0`: the test's step names the ordering and says it is a
+    convention (a one-element tensor also passes it), the index step says "taken to be", and
+    the fix is unsafe; a look-alike with `==` stays silent (the fixture's other rows)."""
+    for row, test_row in ((17, 16), (20, 19), (29, 27)):
+        finding = next(f for f in results["ordered_indices.py"] if f.location.row == row)
+        (ordered,) = [s for s in finding.evidence if "is ordered against a number" in s.message]
+        assert ordered.kind.value == "convention" and ordered.row == test_row, row
+        assert "taken to be integers" in finding.evidence[-1].message
+        assert finding.fix is not None and finding.fix.applicability.value == "unsafe"

@@ -1457,6 +1457,10 @@ def index_effect(element: cst.SubscriptElement, facts: Facts) -> str:
         # A 0-dim integer tensor indexes like an int: PyTorch reads it back (`item()`) and
         # selects one element, so the value is still copied host-to-device.
         return "int-tensor"
+    if inferred.kind == Kind.UNKNOWN and inferred.integer:
+        # Ordered against a number in a test that held (`if 0 <= i < n:`): an int, unless a
+        # one-element tensor (`scope.compared_names`); a convention, so the fix stays unsafe.
+        return "maybe-int"
     if _looks_integral(value, facts):
         return "maybe-int"
     return "advanced"
@@ -1479,7 +1483,8 @@ def index_evidence(node: cst.BaseExpression, facts: Facts) -> Tuple[object, ...]
     ever hold ints (`self.total`)."""
     if isinstance(node, (cst.Name, cst.Attribute)):
         value = infer(node, facts)
-        return value.evidence if value.origin == Origin.PARAM or value.kind == Kind.SCALAR else ()
+        ordered = value.kind == Kind.UNKNOWN and value.integer  # `if 0 <= i < n:` (`index_effect`)
+        return value.evidence if value.origin == Origin.PARAM or value.kind == Kind.SCALAR or ordered else ()
     if isinstance(node, cst.Subscript):
         value = infer(node, facts)  # an element of a container of ints (`order[i]`)
         return value.evidence if value.kind == Kind.SCALAR else ()

@@ -33,7 +33,7 @@ from lint_h2d.inference.expressions import (
     literal_int,
     place_of,
 )
-from lint_h2d.findings import EvidenceStep, evidence_file_name
+from lint_h2d.findings import EvidenceKind, EvidenceStep, evidence_file_name
 from lint_h2d.inference.names import LayeredNames, Names, copy_names, join_names, layer
 from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, EMPTY_MODULE_FACTS, ModuleFacts, Resolved, forward_input_message, forward_input_param, empty_list_message, module_dotted, param_key,
                                         passed_through_message, sampling_hook_message, uncalled_message)
@@ -472,6 +472,19 @@ class _Walker:
             if names.get(type_name) is None:  # the builtin, not a name the module rebinds
                 self.bind_name(name, SCALAR.because(LocalStep(
                     f"`{name}` is a Python `{type_name}` here (`isinstance` check)", test)), names)
+        for node, other in compared_names(test, holds):
+            facts = self.facts(names)
+            current = infer(node, facts)
+            if current.kind != Kind.UNKNOWN or current.integer or current.element is not None \
+                    or current.items is not None or current.key is not None:
+                continue  # known otherwise (a tensor, a number, a container): that stays
+            if literal_int(other) is None and infer(other, facts).kind != Kind.SCALAR:
+                continue  # ordered against a tensor or an object: nothing follows
+            step = LocalStep(f"`{node.value}` is ordered against a number in this test: an integer when it indexes"
+                             " (a list, `None` or a tensor of several elements would raise there; a float"
+                             " index raises), unless it is a one-element tensor (a convention)",
+                             test, EvidenceKind.CONVENTION.value)
+            self.bind_name(node.value, replace(current, integer=True, evidence=current.evidence + (step,)), names)
         return names
 
     def loop(self, stmt: Union[cst.For, cst.While], names: Names) -> Names:
@@ -1682,6 +1695,38 @@ def number_checks(test: cst.BaseExpression, holds: bool) -> Tuple[Tuple[str, str
     if isinstance(subject, cst.Name) and types is not None:
         return ((subject.value, types),)
     return ()
+
+
+_ORDERINGS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
+
+
+def compared_names(test: cst.BaseExpression, holds: bool) -> Tuple[Tuple[cst.Name, cst.BaseExpression], ...]:
+    """The names that `test` evaluating to `holds` orders against another operand, each with
+    that operand (`0 <= i < n`: `(i, 0)` and `(i, n)`).  Such an ordering was evaluated and its
+    truth taken: for a list or `None` against a number Python raises `TypeError`, and for a
+    tensor of several elements `bool()` raises, so a name that then indexes a tensor is a
+    number (an int, or a float that raises there) or a one-element tensor.  As `number_checks`:
+    through `not`, every operand of a true `and` or of a false `or`; of a false chain
+    (`0 <= i < n`) only its first pair, the one surely evaluated.  `==` and `!=` prove nothing
+    (a list compares equal or not without raising)."""
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, holds = test.expression, not holds
+    if isinstance(test, cst.BooleanOperation):
+        if holds == isinstance(test.operator, cst.And):
+            return compared_names(test.left, holds) + compared_names(test.right, holds)
+        return ()
+    if not isinstance(test, cst.Comparison):
+        return ()
+    pairs: List[Tuple[cst.BaseExpression, cst.BaseCompOp, cst.BaseExpression]] = []
+    left = test.left
+    for target in test.comparisons:
+        pairs.append((left, target.operator, target.comparator))
+        left = target.comparator
+    found: List[Tuple[cst.Name, cst.BaseExpression]] = []
+    for left, operator, right in pairs if holds else pairs[:1]:
+        if isinstance(operator, _ORDERINGS):
+            found.extend((mine, other) for mine, other in ((left, right), (right, left)) if isinstance(mine, cst.Name))
+    return tuple(found)
 
 
 def _always_leaves(suite: cst.BaseSuite) -> bool:

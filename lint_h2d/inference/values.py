@@ -75,7 +75,9 @@ class Value:
     # positions of a tuple (`slots.append((slot, t.numel(), x))`); None when unknown.
     element: Optional["Value"] = None
     items: Optional[Tuple["Value", ...]] = None
-    # An integer dtype is known (sort indices, `dtype=torch.long`): a 0-dim one indexes.
+    # An integer dtype is known (sort indices, `dtype=torch.long`): a 0-dim one indexes.  On a
+    # value of unknown kind: ordered against a number in a test that held (`if 0 <= i < n:`,
+    # `scope.compared_names`), so an int where it indexes, unless a one-element tensor.
     integer: bool = False
     # Why the value is what it is: `lint_h2d.findings.EvidenceStep` for facts from the
     # project, `LocalStep` for the file at hand (a node, positioned only when reported).

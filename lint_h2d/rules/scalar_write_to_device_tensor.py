@@ -524,7 +524,7 @@ def _why_scalar(effects: List[str], cpu_tensor_value: bool, target: cst.Subscrip
     index = ("a 0-dim integer tensor" if all(e == "int-tensor" for e in effects) else
              "an integer or a 0-dim integer tensor") if "int-tensor" in effects else (
         "integers" if all(e in ("int", "ellipsis") for e in effects) else
-        "taken to be integers (an un-annotated parameter, by the evidence above)")
+        "taken to be integers (by the evidence above)")
     what = "a 0-dim CPU tensor" if cpu_tensor_value else "a Python number"
     # Why a parameter used as an index is taken to be an int (call sites, a default, `range`).
     loose = tuple(step for element, effect in zip(target.slice, effects) if effect in ("maybe-int", "int")
