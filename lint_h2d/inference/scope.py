@@ -1677,24 +1677,33 @@ def _number_types(node: cst.BaseExpression) -> Optional[str]:
     return None
 
 
-def number_checks(test: cst.BaseExpression, holds: bool) -> Tuple[Tuple[str, str], ...]:
-    """The (name, builtin) pairs that `test` evaluating to `holds` proves are Python numbers:
-    `isinstance(x, int)` when true, `not isinstance(x, int)` when false, and every operand
-    of a true `and` (or of a false `or`).  Nothing else is read as proof."""
+def _surely_evaluated(test: cst.BaseExpression, holds: bool) -> Tuple[Tuple[cst.BaseExpression, bool], ...]:
+    """The parts of `test` that surely ran when it evaluated to `holds`, each with the truth it
+    had: through `not`, every operand of a true `and` or of a false `or` (otherwise either
+    operand may have decided alone, and the other not run)."""
     while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         test, holds = test.expression, not holds
     if isinstance(test, cst.BooleanOperation):
         if holds == isinstance(test.operator, cst.And):
-            return number_checks(test.left, holds) + number_checks(test.right, holds)
+            return _surely_evaluated(test.left, holds) + _surely_evaluated(test.right, holds)
         return ()
-    if not holds or not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name)
-                         and test.func.value == "isinstance" and len(test.args) == 2
-                         and all(a.keyword is None and not a.star for a in test.args)):
-        return ()
-    subject, types = test.args[0].value, _number_types(test.args[1].value)
-    if isinstance(subject, cst.Name) and types is not None:
-        return ((subject.value, types),)
-    return ()
+    return ((test, holds),)
+
+
+def number_checks(test: cst.BaseExpression, holds: bool) -> Tuple[Tuple[str, str], ...]:
+    """The (name, builtin) pairs that `test` evaluating to `holds` proves are Python numbers:
+    `isinstance(x, int)` when true, `not isinstance(x, int)` when false, and every operand
+    of a true `and` (or of a false `or`).  Nothing else is read as proof."""
+    found: List[Tuple[str, str]] = []
+    for part, truth in _surely_evaluated(test, holds):
+        if not truth or not (isinstance(part, cst.Call) and isinstance(part.func, cst.Name)
+                             and part.func.value == "isinstance" and len(part.args) == 2
+                             and all(a.keyword is None and not a.star for a in part.args)):
+            continue
+        subject, types = part.args[0].value, _number_types(part.args[1].value)
+        if isinstance(subject, cst.Name) and types is not None:
+            found.append((subject.value, types))
+    return tuple(found)
 
 
 _ORDERINGS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
@@ -1705,27 +1714,23 @@ def compared_names(test: cst.BaseExpression, holds: bool) -> Tuple[Tuple[cst.Nam
     that operand (`0 <= i < n`: `(i, 0)` and `(i, n)`).  Such an ordering was evaluated and its
     truth taken: for a list or `None` against a number Python raises `TypeError`, and for a
     tensor of several elements `bool()` raises, so a name that then indexes a tensor is a
-    number (an int, or a float that raises there) or a one-element tensor.  As `number_checks`:
-    through `not`, every operand of a true `and` or of a false `or`; of a false chain
-    (`0 <= i < n`) only its first pair, the one surely evaluated.  `==` and `!=` prove nothing
-    (a list compares equal or not without raising)."""
-    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        test, holds = test.expression, not holds
-    if isinstance(test, cst.BooleanOperation):
-        if holds == isinstance(test.operator, cst.And):
-            return compared_names(test.left, holds) + compared_names(test.right, holds)
-        return ()
-    if not isinstance(test, cst.Comparison):
-        return ()
-    pairs: List[Tuple[cst.BaseExpression, cst.BaseCompOp, cst.BaseExpression]] = []
-    left = test.left
-    for target in test.comparisons:
-        pairs.append((left, target.operator, target.comparator))
-        left = target.comparator
+    number (an int, or a float that raises there) or a one-element tensor.  The orderings that
+    surely ran (`_surely_evaluated`), and of a false chain (`0 <= i < n`) only its first pair,
+    the one surely evaluated.  `==` and `!=` prove nothing (a list compares equal or not
+    without raising)."""
     found: List[Tuple[cst.Name, cst.BaseExpression]] = []
-    for left, operator, right in pairs if holds else pairs[:1]:
-        if isinstance(operator, _ORDERINGS):
-            found.extend((mine, other) for mine, other in ((left, right), (right, left)) if isinstance(mine, cst.Name))
+    for part, truth in _surely_evaluated(test, holds):
+        if not isinstance(part, cst.Comparison):
+            continue
+        pairs: List[Tuple[cst.BaseExpression, cst.BaseCompOp, cst.BaseExpression]] = []
+        left = part.left
+        for target in part.comparisons:
+            pairs.append((left, target.operator, target.comparator))
+            left = target.comparator
+        for first, operator, second in pairs if truth else pairs[:1]:
+            if isinstance(operator, _ORDERINGS):
+                found.extend((mine, other) for mine, other in ((first, second), (second, first))
+                             if isinstance(mine, cst.Name))
     return tuple(found)
 
 
