@@ -118,3 +118,35 @@ def test_a_lock_left_by_a_killed_build_is_cleared(tmp_path) -> None:  # type: ig
     old = lock.stat().st_mtime - STALE_LOCK_SECONDS - 5
     os.utime(lock, (old, old))
     assert clear_stale_lock(tmp_path) is True and not lock.exists()
+
+
+def test_a_fresh_lock_of_a_dead_build_is_cleared_under_the_build_lock(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A killed build leaves torch's `lock` however young: holding `build_lock` (a `flock` the
+    kernel drops with its process) proves no live build owns it, so it goes at once; a second
+    builder waits while the first holds it."""
+    import threading
+
+    fcntl = pytest.importorskip("fcntl")
+    from lint_h2d.verify.fake_cuda import build_lock
+
+    lock = tmp_path / "lock"
+    lock.write_text("")  # just now, by a build that died
+    with build_lock(tmp_path):
+        assert not lock.exists()
+    # Another process's build in progress: its flock held on another open file.
+    with open(tmp_path / "build.flock", "a+b") as other:
+        fcntl.flock(other.fileno(), fcntl.LOCK_EX)
+        lock.write_text("")  # that build's own torch lock
+        entered = threading.Event()
+
+        def second() -> None:
+            with build_lock(tmp_path):
+                entered.set()
+
+        thread = threading.Thread(target=second, daemon=True)
+        thread.start()
+        assert not entered.wait(0.3) and lock.exists()  # waits, and leaves the live build's lock
+        lock.unlink()
+        fcntl.flock(other.fileno(), fcntl.LOCK_UN)
+        assert entered.wait(30)
+        thread.join(30)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import os
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -61,6 +62,36 @@ def clear_stale_lock(folder: Path, now: Optional[float] = None) -> bool:
     return True
 
 
+@contextmanager
+def build_lock(folder: Path) -> Iterator[None]:
+    """Held while the guard is built into ``folder``: an exclusive ``flock`` on
+    ``folder/build.flock``, which the kernel releases when its process dies, and, once held,
+    torch's own ``folder/lock`` removed whatever its age.
+
+    Why: torch's ``load_inline`` waits, forever and silently, while ``lock`` exists, and a
+    build killed between creating and removing it (Ctrl-C during a first ``verify``, a test run
+    stopped) leaves it behind: the next run hung until :data:`STALE_LOCK_SECONDS` had passed,
+    and one already waiting hung for good.  Every build here holds the flock first, so a
+    ``lock`` found while holding it belongs to no live build.  Where ``fcntl`` is missing
+    (Windows) only an old lock is cleared (`clear_stale_lock`)."""
+    try:
+        import fcntl
+    except ImportError:
+        clear_stale_lock(folder)
+        yield
+        return
+    with open(folder / "build.flock", "a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)  # waits for a live build to finish
+        try:
+            try:
+                (folder / "lock").unlink()
+            except FileNotFoundError:
+                pass
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
 def _cuda_compiled() -> bool:
     return bool(torch.version.cuda or torch.version.hip)
 
@@ -81,13 +112,13 @@ def ensure_fake_cuda() -> str:
     folder = cache_dir()
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        clear_stale_lock(folder)
         from torch.utils.cpp_extension import load_inline
 
-        load_inline(  # type: ignore[no-untyped-call]
-            "lint_h2d_fake_cuda_guard", cpp_sources=[_GUARD_SOURCE],
-            functions=["lint_h2d_fake_cuda_guard"], build_directory=str(folder), verbose=False,
-        )
+        with build_lock(folder):
+            load_inline(  # type: ignore[no-untyped-call]
+                "lint_h2d_fake_cuda_guard", cpp_sources=[_GUARD_SOURCE],
+                functions=["lint_h2d_fake_cuda_guard"], build_directory=str(folder), verbose=False,
+            )
     except Exception as exc:  # compiler, ninja or headers missing: say which
         _STATE["failed"] = (
             f"cannot build the fake CUDA guard extension in {folder}: {type(exc).__name__}: "
