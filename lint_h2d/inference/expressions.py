@@ -20,7 +20,7 @@ from lint_h2d.inference.resolved import (NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK
 from lint_h2d.inference.summary import CONCATENATIONS, NN_TENSOR_WRAPPERS, PROGRESS_BARS, SCALAR_BUILTINS, place_term
 from lint_h2d.inference.torch_api import (ALL_FACTORIES, DATA_FACTORIES, INDEX_OPS, INTEGER_DTYPES, IndexOp, LEGACY_TENSOR_TYPES, LIKE_FACTORIES, NEW_METHODS, NONZERO_OPS, ONE_D_FACTORIES, PAIR_FIELDS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SCALAR_METHODS, SCALAR_WITH_ARG_METHODS, SIZE_FACTORIES, SPLIT_OPS, TORCH_DTYPE_NAMES, VIEW_METHODS)
 from lint_h2d.inference.values import (entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
-                                       join, module_tensor, read_from_json)
+                                       join, module_tensor, ordered_number, read_from_json)
 
 SCALAR_FOLDS = frozenset({"min", "max", "sum"})
 CONTAINER_BUILTINS = frozenset(
@@ -1457,7 +1457,7 @@ def index_effect(element: cst.SubscriptElement, facts: Facts) -> str:
         # A 0-dim integer tensor indexes like an int: PyTorch reads it back (`item()`) and
         # selects one element, so the value is still copied host-to-device.
         return "int-tensor"
-    if inferred.kind == Kind.UNKNOWN and inferred.integer:
+    if ordered_number(inferred):
         # Ordered against a number in a test that held (`if 0 <= i < n:`): an int, unless a
         # one-element tensor (`scope.compared_names`); a convention, so the fix stays unsafe.
         return "maybe-int"
@@ -1483,8 +1483,8 @@ def index_evidence(node: cst.BaseExpression, facts: Facts) -> Tuple[object, ...]
     ever hold ints (`self.total`)."""
     if isinstance(node, (cst.Name, cst.Attribute)):
         value = infer(node, facts)
-        ordered = value.kind == Kind.UNKNOWN and value.integer  # `if 0 <= i < n:` (`index_effect`)
-        return value.evidence if value.origin == Origin.PARAM or value.kind == Kind.SCALAR or ordered else ()
+        return value.evidence if value.origin == Origin.PARAM or value.kind == Kind.SCALAR \
+            or ordered_number(value) else ()
     if isinstance(node, cst.Subscript):
         value = infer(node, facts)  # an element of a container of ints (`order[i]`)
         return value.evidence if value.kind == Kind.SCALAR else ()

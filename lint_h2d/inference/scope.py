@@ -40,7 +40,7 @@ from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, EMPTY_MODULE_FACTS
 from lint_h2d.inference.summary import sampling_hook
 from lint_h2d.inference.usage import RangeBounds
 from lint_h2d.inference.values import (augmented_number, derived_step_kind, join_all, join_entries, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
-                                       is_module_tensor, join, module_tensor)
+                                       is_module_tensor, join, module_tensor, ordered_number)
 
 
 Statement = Union[cst.SimpleStatementLine, cst.SimpleStatementSuite]
@@ -475,7 +475,7 @@ class _Walker:
         for node, other in compared_names(test, holds):
             facts = self.facts(names)
             current = infer(node, facts)
-            if current.kind != Kind.UNKNOWN or current.integer or current.element is not None \
+            if current.kind != Kind.UNKNOWN or ordered_number(current) or current.element is not None \
                     or current.items is not None or current.key is not None:
                 continue  # known otherwise (a tensor, a number, a container): that stays
             if literal_int(other) is None and infer(other, facts).kind != Kind.SCALAR:

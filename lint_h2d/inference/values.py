@@ -273,6 +273,13 @@ def is_json_data(value: Value) -> bool:
         and read_from_json(element)
 
 
+def ordered_number(value: Value) -> bool:
+    """A value nothing else tells about that a test which held ordered against a number
+    (`if 0 <= i < n:`, `scope.compared_names`), kept as `integer` on the unknown kind: where it
+    indexes, an int unless a one-element tensor (`expressions.index_effect`)."""
+    return value.kind == UNKNOWN_KIND and value.integer
+
+
 def read_from_json(value: Value) -> bool:
     """Whether `value` rests on a JSON step (`json_data`): a host object of unknown type."""
     return any(getattr(step, "message", None) == JSON_STEP for step in value.evidence)
