@@ -665,3 +665,16 @@ def test_an_index_ordered_against_a_number_is_an_int_by_convention(results: Dict
         assert ordered.kind.value == "convention" and ordered.row == test_row, row
         assert "taken to be integers" in finding.evidence[-1].message
         assert finding.fix is not None and finding.fix.applicability.value == "unsafe"
+
+
+def test_a_field_only_subclasses_set_is_theirs_by_convention(results: Dict[str, List[Finding]]) -> None:
+    """`self.queue_ptr[0] = ptr` in a mixin that never sets `queue_ptr`: the chain says that
+    the subclasses that set it hold a device tensor, names them, and marks the step as a
+    convention (a subclass outside the project could hold anything): no safe fix."""
+    finding = next(f for f in results["mixin_fields.py"] if f.location.row == 11)
+    (below,) = [s for s in finding.evidence if "does not set `queue_ptr`" in s.message]
+    assert below.kind.value == "convention"
+    assert "`OtherQueueModel`, `QueueModel`" in below.message
+    assert Path(below.path or "").name == "mixin_fields_use.py"
+    assert any("is moved to the accelerator here" in s.message for s in finding.evidence)
+    assert finding.fix is None or finding.fix.applicability.value == "unsafe"

@@ -567,7 +567,7 @@ class _Resolver:
         todo: List[str] = [cls]
         found: Set[str] = set()
         while todo and len(found) < 200:
-            for sub in self.subclasses.get(todo.pop(), ()):
+            for sub in sorted(self.subclasses.get(todo.pop(), ())):  # a fixed cut at the bound
                 if sub not in found and sub != cls:
                     found.add(sub)
                     todo.append(sub)
@@ -824,6 +824,41 @@ class _Resolver:
                         found = inherited if found is None else join(found, inherited)
         return _augmented(found, [self.eval(added, p, owner) for p, added in augments]) \
             if found is not None else UNKNOWN
+
+    def in_methods(self, cls: str, attr: str, moved: Mapping[str, EvidenceStep]) -> Value:
+        """`cls`'s own field `attr` as its methods see it: a buffer or parameter it registers
+        (every assignment an `nn.Buffer` / `nn.Parameter` / `register_buffer`) is on the device
+        where `cls` is in `moved` (`moved_modules`), as `scope._moved_fields` reads it."""
+        value = self.field(cls, attr)
+        if cls not in moved or value.kind not in (TENSOR_KIND, CPU_KIND):
+            return value
+        terms = [(p, t) for p, t in self._assignments(cls).get(attr, ()) if t[0] not in ("none", "aug", "store")]
+        if not terms or any(t[0] != "wrap" for _, t in terms):
+            return value
+        path, term = terms[0]
+        return Value(DEVICE_KIND, value.rank, integer=value.integer).because(
+            moved[cls], self.step(MODULE_TENSOR_STEP, path, term[2]))
+
+    def defined_below(self, cls: str, attr: str, moved: Mapping[str, EvidenceStep]) -> Value:
+        """`attr` of `self` in a method of `cls` that neither `cls` nor a project base sets to
+        anything but `None`: what the project subclasses that set it hold, joined (a mixin's or
+        an abstract base's method reading a buffer each subclass allocates: `self` there is an
+        instance of one of them, since an instance of any other class raises at the read).
+        A buffer or parameter of a subclass in `moved` (`moved_modules`) is on the device, as in
+        that subclass's own methods.  UNKNOWN where no subclass sets it.  A device value says
+        so, as a convention: a subclass outside the project, or code setting the field from
+        outside the class, could hold anything."""
+        definers = sorted(sub for sub in self._descendants(cls) if any(
+            a == attr and t[0] not in ("aug", "none") for _, c in self.classes[sub] for a, t in c.fields))
+        found = join_all([self.in_methods(sub, attr, moved) for sub in definers])
+        if found.kind != DEVICE_KIND:
+            return found
+        path, summary = self.classes[definers[0]][0]
+        shown = ", ".join(f"`{s}`" for s in definers[:4]) + (", ..." if len(definers) > 4 else "")
+        return found.because(EvidenceStep(
+            f"`{cls}` does not set `{attr}`: `self` in its methods is an instance of a project subclass, "
+            f"and those that set it ({shown}) hold a device tensor there", path, summary.line,
+            kind=EvidenceKind.CONVENTION))
 
     def _assignments(self, cls: str) -> Dict[str, List[Tuple[str, Term]]]:
         """The field assignments of `cls`'s definitions (`ClassSummary.fields`, each with its
@@ -2037,6 +2072,7 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
     classes: Dict[str, Tuple[str, int]] = {}
     bases: Dict[str, Tuple[str, ...]] = {}
     device_names: Set[str] = set()
+    own_attrs: Dict[str, Set[str]] = {}
     # Sorted: a cycle resolves to unknown on first sight, so the order must not vary by run.
     for name, class_definitions in sorted(resolver.classes.items()):
         classes[name] = (class_definitions[0][0], class_definitions[0][1].line)
@@ -2047,19 +2083,23 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
             # Built under a default device: the buffers its bases' `__init__` registers are its own.
             attrs |= {a for base in resolver._with_bases(name)[1:] for _, c in resolver.classes[base]
                       for a, t in c.fields if _allocates_by_default(t)}
+        own_attrs[name] = attrs
         for attr in sorted(attrs):
-            value = resolver.field(name, attr)
-            # A field that is not a device tensor matters only where a convention would
-            # say otherwise (`.gpu`, a `_cpu` sibling, a `_cpu` name): direct evidence wins.
-            convention = attr == "gpu" or attr + "_cpu" in attrs or attr.endswith(("_cpu", "_host"))
-            if attr in API_NAMES and _may_hold_device(value):
-                continue  # see API_NAMES
-            # A `device` that is a place: `device=self.device` / `device=obj.device` is there.
-            place = attr == "device" and value.kind in (CPU_PLACE_KIND, DEVICE_PLACE_KIND)
-            if _informative(value) and (convention or place or _worth_keeping(value)):
-                fields.setdefault(name, {})[attr] = value
-                if _may_hold_device(value):
-                    device_names.add(attr)  # read as `.attr`
+            _keep_field(fields, device_names, name, attr, resolver.field(name, attr), attrs)
+    moved = resolver.moved_modules()
+    for name in sorted(n for n in resolver.subclasses if n in resolver.classes):
+        # A device field its subclasses set and it does not (`_Resolver.defined_below`): not
+        # set, or set only to `None` (a store `self.x[i] = v` or `self.x += v` sets nothing).
+        assigned_here = own_attrs[name]
+        setting = {a for _, c in resolver.classes[name] for a, t in c.fields if t[0] not in ("store", "aug", "none")}
+        # In a fixed order: the fields' evaluation order decides where a cycle is cut.
+        below = {a for sub in sorted(resolver._descendants(name)) for a in sorted(own_attrs.get(sub, ()))
+                 if a not in setting and resolver.in_methods(sub, a, moved).kind == DEVICE_KIND}
+        for attr in sorted(below):
+            if resolver.field(name, attr).kind == UNKNOWN_KIND:
+                value = resolver.defined_below(name, attr, moved)
+                if value.kind == DEVICE_KIND:
+                    _keep_field(fields, device_names, name, attr, value, assigned_here)
     returns: Dict[str, Value] = {}
     params: Dict[Tuple[str, str], Value] = {}
     int_params: Dict[Tuple[str, str], Value] = {}
@@ -2143,7 +2183,6 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
     built = {name: where.step(name) for name, where in sorted(resolver.on_device.items())}
     construction_calls = {name: calls for name in sorted(resolver.on_device)
                           if (calls := resolver.construction_calls(name))}
-    moved = resolver.moved_modules()
     # A file defining one: its factories without `device=` may be on the device (prefilter),
     # and a moved module's buffers and parameters, read as `.attr`, may be.
     device_names.update(f"built:{name}" for name in built)
@@ -2191,6 +2230,23 @@ def _constants(summaries: Sequence[FileSummary]) -> Tuple[Dict[str, Dict[str, Va
                 OTHER_KIND, element=SCALAR.because(step), key=UNKNOWN if shape == "dict" else None)
             constants.setdefault(module, {})[name] = value.because(step)
     return constants, frozenset(names)
+
+
+def _keep_field(fields: Dict[str, Dict[str, Value]], device_names: Set[str], cls: str, attr: str,
+                value: Value, attrs: AbstractSet[str]) -> None:
+    """Keep `cls.attr`'s resolved `value` in `fields` where a walk can use it (and its name in
+    `device_names`, for the prefilter), given `attrs`, the fields `cls` sets."""
+    # A field that is not a device tensor matters only where a convention would
+    # say otherwise (`.gpu`, a `_cpu` sibling, a `_cpu` name): direct evidence wins.
+    convention = attr == "gpu" or attr + "_cpu" in attrs or attr.endswith(("_cpu", "_host"))
+    if attr in API_NAMES and _may_hold_device(value):
+        return  # see API_NAMES
+    # A `device` that is a place: `device=self.device` / `device=obj.device` is there.
+    place = attr == "device" and value.kind in (CPU_PLACE_KIND, DEVICE_PLACE_KIND)
+    if _informative(value) and (convention or place or _worth_keeping(value)):
+        fields.setdefault(cls, {})[attr] = value
+        if _may_hold_device(value):
+            device_names.add(attr)  # read as `.attr`
 
 
 def uncalled_functions(functions: Mapping[str, Sequence[Tuple[str, FunctionSummary]]],
