@@ -217,7 +217,11 @@ _KEEP_ATTRS = frozenset({"T", "mT", "data", "real", "imag", "values", "indices"}
 # `t.new_zeros(n)`, `t.new(n)`: on `t`'s device, as the ops that keep it (`_new_tensor`);
 # `t.topk(k)`, `t.median(dim)`, `t.nonzero()`: results on `t`'s device (`_index_result`).
 # `t.chunk(n)`, `torch.split(t, k)`: pieces on `t`'s device (`expressions._pieces`).
-_KEEP_METHODS = VIEW_METHODS | SAME_DEVICE_METHODS | NEW_METHODS | frozenset(INDEX_OPS) | NONZERO_OPS | SPLIT_OPS
+# `d.values()`, `d.items()`, `xs.pop()`, `d.get(k)`: what a container holds
+# (`expressions._container_method`).
+_CONTAINER_METHODS = frozenset({"values", "items", "copy", "get", "pop", "setdefault"})
+_KEEP_METHODS = VIEW_METHODS | SAME_DEVICE_METHODS | NEW_METHODS | frozenset(INDEX_OPS) | NONZERO_OPS | SPLIT_OPS \
+    | _CONTAINER_METHODS
 _KEEP_FUNCTIONS = SAME_DEVICE_FUNCTIONS | SPLIT_OPS
 
 

@@ -368,6 +368,27 @@ def _factory(call: cst.Call, name: str, facts: Facts) -> Value:
     return replace(value, integer=integer) if integer != value.integer else value
 
 
+_LEGACY_INTEGER_TYPES = frozenset({"LongTensor", "IntTensor", "ShortTensor", "CharTensor"})
+
+
+def _legacy_cuda_tensor(call: cst.Call, type_name: str, facts: Facts) -> Value:
+    """`torch.cuda.LongTensor(n)`, `torch.cuda.FloatTensor(2, 3)`, `torch.cuda.IntTensor([1, 2])`:
+    the legacy typed constructors of the CUDA module allocate on the current CUDA device.  The
+    rank: the number of sizes where every argument is a Python int (`*sizes`), the nesting of a
+    list or tuple display (the data); else open (a single tensor or sequence argument is data of
+    any rank).  The integer types index like ints when 0-dim (`uint8` indexes as a mask: not one)."""
+    rank: Optional[int] = None
+    args = call.args
+    if args and all(a.keyword is None and not a.star for a in args):
+        only = args[0].value
+        if len(args) == 1 and isinstance(only, (cst.List, cst.Tuple, cst.ListComp)):
+            rank = _data_rank(only, facts)  # the data, as `torch.tensor(data)` reads it
+        elif all(infer(a.value, facts).kind == Kind.SCALAR for a in args):
+            rank = len(args)
+    return Value(Kind.DEVICE, rank, Origin.LOCAL, integer=type_name in _LEGACY_INTEGER_TYPES).because(
+        LocalStep(f"allocated on the current CUDA device here (`torch.cuda.{type_name}(...)`)", call))
+
+
 def _placed_by(value: Value, device: cst.BaseExpression, source: Optional[Value], how: str, call: cst.Call,
                facts: Facts) -> Value:
     """`value` (a device tensor made by `how(..., device=<device>)`) with a step that says what
@@ -527,6 +548,12 @@ def _names_a_device(node: cst.BaseExpression) -> bool:
     return "device" in name or name == "dev" or name.endswith("_dev")
 
 
+def _is_super(node: cst.BaseExpression, facts: Facts) -> bool:
+    """`super()` or `super(Cls, self)`, the builtin (not a name the module rebinds)."""
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "super" \
+        and "super" not in facts.names
+
+
 def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, facts: Facts) -> Value:
     receiver = infer(receiver_node, facts)
     if isinstance(receiver_node, cst.Name) and facts.self_class is not None and receiver.kind == Kind.UNKNOWN \
@@ -540,6 +567,13 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
             # `self.lm_head(h)`: a field holding a module (no method of that name).
             return _called_module(infer(call.func, facts), call.func, call, facts) or UNKNOWN
         return replace(found, origin=Origin.LOCAL)
+    if _is_super(receiver_node, facts) and facts.self_class is not None:
+        # `super().make()`: the method as the class's project bases have it (the first that
+        # does, in the order the class lists them), resolved with the project.
+        for base in facts.project.bases.get(facts.self_class, ()):
+            found = facts.project.method_return(base, method)
+            if found is not None:
+                return replace(found, origin=Origin.LOCAL)
     if method in MODULE_SELF_METHODS and module_type(receiver, facts) is not None:
         return receiver  # `nn.Linear(...).to(device)`, `.eval()`: the module itself
     if method in SCALAR_METHODS:
@@ -728,11 +762,15 @@ def _container_method(receiver: Value, method: str, call: cst.Call, facts: Facts
     args = [a for a in call.args if a.keyword is None and not a.star]
     if len(args) != len(call.args):
         return None
-    if method == "values" and not args and receiver.key is not None and element is not None:
+    # `.values()` / `.items()` exist on a mapping only: a container of known elements that
+    # answers them is a dict, whether or not its keys are known (a project field's dict display
+    # and a list display read alike).
+    mapping = receiver.key is not None or (receiver.kind == Kind.OTHER and receiver.items is None)
+    if method == "values" and not args and mapping and element is not None:
         return Value(Kind.OTHER, element=element)
     if method == "keys" and not args and key is not None:
         return Value(Kind.OTHER, element=key)
-    if method == "items" and not args and receiver.key is not None and element is not None:
+    if method == "items" and not args and mapping and element is not None:
         return Value(Kind.OTHER, element=Value(Kind.OTHER, length=2, items=(key or UNKNOWN, element)))
     if method == "copy" and not args:
         return replace(receiver, origin=Origin.LOCAL)
@@ -823,7 +861,7 @@ def _view_rank(receiver: Value, method: str, call: cst.Call, facts: Facts) -> Op
             return 1 if infer(only, facts).kind == Kind.SCALAR else None
         return len(positional) if positional and not any(a.star for a in positional) else None
     if method == "flatten":
-        return 1 if not call.args else None
+        return flattened_rank(receiver.rank, _arg(call, 0, "start_dim"), _arg(call, 1, "end_dim"))
     if method in ("narrow", "transpose", "t", "permute", "contiguous", "detach", "movedim",
                   "swapaxes", "as_strided", "view_as", "reshape_as", "expand_as"):
         return receiver.rank if method not in ("as_strided", "view_as", "reshape_as", "expand_as") else None
@@ -890,9 +928,11 @@ def _call(call: cst.Call, facts: Facts) -> Value:
             return Value(Kind.OTHER, element=SCALAR)
         if name in PROGRESS_BARS and _imported_name(name, facts):
             return _progress_bar(name, call, facts)
-        if name in _SAME_ELEMENTS and name not in facts.names and len(call.args) == 1 \
-                and call.args[0].keyword is None and not call.args[0].star:
-            # `sorted(xs)`, `list(range(n))`: a list of what `xs` holds.
+        if name in _SAME_ELEMENTS and name not in facts.names and call.args \
+                and call.args[0].keyword is None and not call.args[0].star \
+                and all(a.keyword is not None and a.keyword.value in ("key", "reverse") and name == "sorted"
+                        for a in call.args[1:]):
+            # `sorted(xs)`, `sorted(xs, key=len)`, `list(range(n))`: a list of what `xs` holds.
             element = element_of(infer(call.args[0].value, facts))
             return Value(Kind.OTHER, element=element) if element is not None else OTHER
         if name == "divmod" and name not in facts.names and len(call.args) == 2 \
@@ -941,6 +981,10 @@ def _call(call: cst.Call, facts: Facts) -> Value:
             and "super" not in facts.names:
         # A vLLM model's parent `compute_logits`: the language-model head's 2-D device logits.
         return Value(Kind.DEVICE, 2, Origin.LOCAL).because(LocalStep(compute_logits_message(), call, "convention"))
+    if method in LEGACY_TENSOR_TYPES and isinstance(func.value, cst.Attribute) and func.value.attr.value == "cuda" \
+            and isinstance(func.value.value, cst.Name) and func.value.value.value in facts.torch_names \
+            and func.value.value.value not in facts.names:
+        return _legacy_cuda_tensor(call, method, facts)
     if isinstance(func.value, cst.Name):
         module = func.value.value
         if module in facts.torch_names and module not in facts.names:
@@ -975,6 +1019,9 @@ def _call(call: cst.Call, facts: Facts) -> Value:
             return Value(Kind.NUMPY, None, Origin.LOCAL)
         if module == "math":
             return SCALAR
+        if method in _STDLIB_NUMBERS.get(module, ()) \
+                and facts.names.get(module, Value(Kind.OTHER, origin=Origin.GLOBAL)).origin == Origin.GLOBAL:
+            return SCALAR  # `bisect.bisect_left(xs, x)`, `random.randint(a, b)`: a Python number
         if module == "json" and method in ("load", "loads") \
                 and facts.names.get("json", Value(Kind.OTHER, origin=Origin.GLOBAL)).origin == Origin.GLOBAL:
             return json_data(LocalStep(JSON_STEP, call))
@@ -1008,6 +1055,28 @@ _INT_METHODS = frozenset({"index", "count", "bit_length", "find", "rfind"})
 # `torch.finfo(dtype).min`, `torch.iinfo(dtype).max`: Python numbers.
 _INFO_FIELDS = frozenset({"min", "max", "eps", "tiny", "smallest_normal", "resolution", "bits"})
 _MATH_CONSTANTS = frozenset({"inf", "nan", "pi", "e", "tau"})
+# Standard-library functions that return a Python number whatever their arguments.
+_STDLIB_NUMBERS: Dict[str, FrozenSet[str]] = {
+    "bisect": frozenset({"bisect", "bisect_left", "bisect_right"}),
+    "random": frozenset({"randint", "randrange", "random", "uniform", "gauss", "getrandbits"}),
+}
+
+
+def flattened_rank(rank: Optional[int], start: Optional[cst.BaseExpression],
+                   end: Optional[cst.BaseExpression]) -> Optional[int]:
+    """The rank of `flatten(start_dim, end_dim)` of a tensor of `rank` (defaults 0 and -1): the
+    dimensions from `start_dim` to `end_dim` become one.  `flatten()` of anything is 1-D (a
+    0-dim tensor too); otherwise the rank and both bounds (int literals) must be known."""
+    if start is None and end is None:
+        return 1
+    first = 0 if start is None else literal_int(start)
+    last = -1 if end is None else literal_int(end)
+    if rank is None or first is None or last is None or rank == 0:
+        return None
+    first, last = first % rank if -rank <= first < rank else None, last % rank if -rank <= last < rank else None
+    if first is None or last is None or first > last:
+        return None  # out of range or reversed: `flatten` raises
+    return rank - (last - first)
 
 
 def _project_call(key: str, shown: str, call: cst.Call, facts: Facts) -> Value:
@@ -1137,8 +1206,9 @@ def _function_rank(name: str, source: Value, call: cst.Call, facts: Facts) -> Op
         return reduced_rank(source.rank, _arg(call, 1, "dim"), _arg(call, 2, "keepdim"), facts)
     if name == "squeeze":
         return squeezed_rank(source.rank, _arg(call, 1, "dim"), facts)
-    if name == "flatten" and len(call.args) == 1:
-        return 1  # `torch.flatten(x)`: every dimension into one (a 0-dim `x` gives 1-D too)
+    if name == "flatten":
+        # `torch.flatten(x)`: every dimension into one (a 0-dim `x` gives 1-D too)
+        return flattened_rank(source.rank, _arg(call, 1, "start_dim"), _arg(call, 2, "end_dim"))
     if name == "reshape" and len(call.args) == 2 and not call.args[1].star:
         shape = _sequence_length(call.args[1].value, facts)  # `torch.reshape(x, (-1,))`
         return shape if shape is not None and shape > 0 else None

@@ -803,7 +803,8 @@ class _Resolver:
                     found = replace(found, entries=tuple(held.items()))
                     continue
                 element = added if found.element is None else join(found.element, added)
-                found = Value(OTHER_KIND, element=element)
+                # A dict stays one (`obj.d.values()` iterates what is stored), its keys now open.
+                found = Value(OTHER_KIND, element=element, key=UNKNOWN if found.key is not None else None)
         if declared is not None and (cls, "__init__") not in self.methods:
             # A dataclass (no `__init__` of its own): what its constructions pass.
             built = self._constructed(cls, attr, defaulted=defaulted or found is not None)

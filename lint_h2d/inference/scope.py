@@ -339,7 +339,11 @@ class _Walker:
                 added = infer(small.value, self.facts(names))
                 if is_declared(current) and _vague(added):
                     return  # `self.d: Dict[K, Tuple[int, int]] = {}`: a store nothing tells about adds nothing
-                self.on_self_assign(base.attr.value, Value(Kind.OTHER, element=added))
+                stored_key: Optional[Value] = None
+                if current.key is not None and len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
+                    # Into a dict: it stays one (`self.d.values()`, `.items()` iterate what is stored).
+                    stored_key = infer(target.slice[0].slice.value, self.facts(names))
+                self.on_self_assign(base.attr.value, Value(Kind.OTHER, element=added, key=stored_key))
 
     def track_container(self, small: cst.BaseSmallStatement, names: Names) -> None:
         """`xs.append(v)` / `xs.insert(i, v)` / `xs.extend(ys)` on a list whose every element is
@@ -697,13 +701,17 @@ class _Walker:
             # Evaluate every right-hand element before binding any (`a, b = b, a`).
             pairs: List[Tuple[cst.BaseExpression, Value, Optional[cst.BaseExpression]]] = []
             unpacked = _unpacked(value)  # what every position gets, when the elements are alike
+            starred = any(isinstance(e, cst.StarredElement) for e in elements)
             for i, element in enumerate(elements):
                 if isinstance(element, cst.StarredElement):
-                    pairs.append((element.value, OTHER, None))
+                    # `first, *rest = bufs`: a list of what the other positions get, when the
+                    # elements are alike (of a tuple display's positions, nothing is said).
+                    rest = Value(Kind.OTHER, element=unpacked) if unpacked is not None and source_elements is None \
+                        else OTHER
+                    pairs.append((element.value, rest, None))
                     continue
                 item_value = UNKNOWN
                 item_source: Optional[cst.BaseExpression] = None
-                starred = any(isinstance(e, cst.StarredElement) for e in elements)
                 if source_elements is not None and len(source_elements) == len(elements):
                     item_source = source_elements[i].value
                     item_value = infer(item_source, self.facts(names))
@@ -711,8 +719,9 @@ class _Walker:
                     item_value = value.items[i]  # `for slot, n, _ in slots`, `a, b = pair`
                 elif value.kind == Kind.OTHER and value.length == 2 and i == 0:
                     item_value = SCALAR  # enumerate()
-                elif not starred and unpacked is not None:
-                    item_value = unpacked  # `a, b = make_pair()`, `for r, c in pairs`
+                elif unpacked is not None and (not starred or source_elements is None):
+                    # `a, b = make_pair()`, `for r, c in pairs`, `first, *rest = bufs`
+                    item_value = unpacked
                     if value.kind.is_tensor and item_value.rank is not None:
                         shown = dotted_name(element.value) or "the target"
                         item_value = item_value.because(LocalStep(

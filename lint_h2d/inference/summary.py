@@ -973,8 +973,12 @@ class _Builder:
             sides = [s for s in (node.body, node.orelse) if not _is_none(s)]
             return _join([self.term(s, scope) for s in sides])
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-            elements = [e for e in node.elts if not isinstance(e, ast.Starred)]
-            return ("list", _join([self.term(e, scope) for e in elements]) if elements else ("none",))
+            displayed = [self.term(e, scope) for e in node.elts if not isinstance(e, ast.Starred)]
+            for starred in (e for e in node.elts if isinstance(e, ast.Starred)):
+                # `(t, *rest)`: what `rest` holds joins in (a display's elements), else nothing known.
+                inner = self.term(starred.value, scope)
+                displayed.append(inner[1] if inner[0] == "list" else UNK)
+            return ("list", _join(displayed) if displayed else ("none",))
         if isinstance(node, ast.Dict):
             values = [self.term(v, scope) for v in node.values]
             held = ("list", _join(values)) if node.values else ("list", ("none",))
