@@ -548,6 +548,30 @@ def _names_a_device(node: cst.BaseExpression) -> bool:
     return "device" in name or name == "dev" or name.endswith("_dev")
 
 
+def _class_reference(node: cst.BaseExpression, facts: Facts) -> Optional[str]:
+    """The project class `node` names: `cls` in a classmethod, `type(self)` or
+    `self.__class__` in a method (the method's class), or a project class's own name that
+    nothing in the body rebinds.  None for anything else."""
+    if isinstance(node, cst.Name):
+        if facts.cls_name is not None and node.value == facts.cls_name:
+            return facts.self_class
+        bound = facts.names.get(node.value)
+        if facts.project.knows_class(node.value) and (
+                bound is None or (bound.kind == Kind.OTHER and bound.origin == Origin.GLOBAL)):
+            return node.value  # defined or imported at module level, not rebound here
+        return None
+    if facts.self_name is None:
+        return None
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "type" \
+            and "type" not in facts.names and len(node.args) == 1 \
+            and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == facts.self_name:
+        return facts.self_class
+    if isinstance(node, cst.Attribute) and node.attr.value == "__class__" \
+            and isinstance(node.value, cst.Name) and node.value.value == facts.self_name:
+        return facts.self_class
+    return None
+
+
 def _is_super(node: cst.BaseExpression, facts: Facts) -> bool:
     """`super()` or `super(Cls, self)`, the builtin (not a name the module rebinds)."""
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "super" \
@@ -1411,6 +1435,14 @@ def _attribute(node: cst.Attribute, facts: Facts) -> Value:
         return _hinted(attr, _by_name_convention(attr, Value(Kind.UNKNOWN, origin=Origin.SELF,
                                                              root=facts.self_name, path=self_path)),
                        node, facts)
+    owner = _class_reference(base_node, facts)
+    if owner is not None:
+        # `cls.table` in a classmethod, `type(self).table`, `Table.table`: the class's own
+        # attribute (an instance-only field read through the class raises, so it adds no case).
+        own = facts.self_attributes.get(attr) if owner == facts.self_class else None
+        known = own if own is not None else facts.project.field(owner, attr)
+        if known is not None:
+            return replace(known, origin=Origin.LOCAL, root=None, path=None)
     base = infer(base_node, facts)
     if base.fields is not None and base.items is not None and attr in base.fields:
         return base.items[base.fields.index(attr)]  # `torch.sort(x).indices`: `[1]`
@@ -1794,7 +1826,18 @@ def _infer(node: cst.BaseExpression, facts: Facts) -> Value:
         return Value(Kind.OTHER, element=_comprehension_element(node.value, node.for_in, facts),
                      key=_comprehension_element(node.key, node.for_in, facts))
     if isinstance(node, cst.Lambda):
-        return OTHER
+        # `make = lambda: torch.zeros(n, device=d)`: calling it gives what its body gives, read
+        # where it is defined (its parameters nothing known, the names it closes over as here),
+        # as a nested `def`'s `return`s are.
+        called = layer(facts.names)
+        parameters = node.params
+        for param in (*parameters.posonly_params, *parameters.params, *parameters.kwonly_params):
+            called[param.name.value] = UNKNOWN
+        for star in (parameters.star_arg, parameters.star_kwarg):
+            if isinstance(star, cst.Param):
+                called[star.name.value] = UNKNOWN
+        # It runs when called, not here: a `with torch.device(...)` around the definition does not apply.
+        return Value(Kind.OTHER, returns=infer(node.body, replace(facts, names=called, default_device=None)))
     if isinstance(node, cst.UnaryOperation):
         inner = infer(node.expression, facts)
         if isinstance(node.operator, cst.Not):
