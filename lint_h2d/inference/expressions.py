@@ -1043,8 +1043,7 @@ def _call(call: cst.Call, facts: Facts) -> Value:
             return Value(Kind.NUMPY, None, Origin.LOCAL)
         if module == "math":
             return SCALAR
-        if method in _STDLIB_NUMBERS.get(module, ()) \
-                and facts.names.get(module, Value(Kind.OTHER, origin=Origin.GLOBAL)).origin == Origin.GLOBAL:
+        if _stdlib_number(module, method, call, facts):
             return SCALAR  # `bisect.bisect_left(xs, x)`, `random.randint(a, b)`: a Python number
         if module == "json" and method in ("load", "loads") \
                 and facts.names.get("json", Value(Kind.OTHER, origin=Origin.GLOBAL)).origin == Origin.GLOBAL:
@@ -1079,11 +1078,23 @@ _INT_METHODS = frozenset({"index", "count", "bit_length", "find", "rfind"})
 # `torch.finfo(dtype).min`, `torch.iinfo(dtype).max`: Python numbers.
 _INFO_FIELDS = frozenset({"min", "max", "eps", "tiny", "smallest_normal", "resolution", "bits"})
 _MATH_CONSTANTS = frozenset({"inf", "nan", "pi", "e", "tau"})
-# Standard-library functions that return a Python number whatever their arguments.
-_STDLIB_NUMBERS: Dict[str, FrozenSet[str]] = {
-    "bisect": frozenset({"bisect", "bisect_left", "bisect_right"}),
-    "random": frozenset({"randint", "randrange", "random", "uniform", "gauss", "getrandbits"}),
+# Standard-library functions that return a Python number, with the most positional arguments
+# each takes.  Beyond them, or with `size=`, a `random` bound to `numpy.random` returns an array.
+_STDLIB_NUMBERS: Dict[str, Dict[str, int]] = {
+    "bisect": {"bisect": 4, "bisect_left": 4, "bisect_right": 4},
+    "random": {"randint": 2, "randrange": 3, "random": 0, "uniform": 2, "gauss": 2, "getrandbits": 1},
 }
+
+
+def _stdlib_number(module: str, method: str, call: cst.Call, facts: Facts) -> bool:
+    """`bisect.bisect_left(xs, x)`, `random.randint(a, b)`: a Python number, `module` being a
+    module-level name and the call within the standard library function's arity."""
+    most = _STDLIB_NUMBERS.get(module, {}).get(method)
+    if most is None or facts.names.get(module, Value(Kind.OTHER, origin=Origin.GLOBAL)).origin != Origin.GLOBAL:
+        return False
+    positional = [a for a in call.args if a.keyword is None]
+    return len(positional) <= most and not any(a.star for a in call.args) \
+        and all(a.keyword is None or a.keyword.value not in ("size", "dtype") for a in call.args)
 
 
 def flattened_rank(rank: Optional[int], start: Optional[cst.BaseExpression],
@@ -1097,9 +1108,11 @@ def flattened_rank(rank: Optional[int], start: Optional[cst.BaseExpression],
     last = -1 if end is None else literal_int(end)
     if rank is None or first is None or last is None or rank == 0:
         return None
-    first, last = first % rank if -rank <= first < rank else None, last % rank if -rank <= last < rank else None
-    if first is None or last is None or first > last:
-        return None  # out of range or reversed: `flatten` raises
+    if not (-rank <= first < rank and -rank <= last < rank):
+        return None  # out of range: `flatten` raises
+    first, last = first % rank, last % rank  # a negative dimension counts from the end
+    if first > last:
+        return None  # reversed: `flatten` raises
     return rank - (last - first)
 
 
