@@ -79,6 +79,18 @@ def test_attribute_chain_targets() -> None:
     assert verdict.verified and verdict.dtypes == equivalence.DTYPES
 
 
+def test_class_attribute_chain_targets() -> None:
+    """`self.__class__.table[-1] = 1`: the bound `self` is an instance of a class holding the
+    tensor (a namespace entry named `__class__` is not what `self.__class__` reads), so cases
+    run; a wrong rewrite of it is still caught."""
+    verdict = verify_statements("self.__class__.table[-1] = 1", "self.__class__.table[-1].fill_(1)",
+                                "self.__class__.table", 1)
+    assert verdict.verified and verdict.dtypes == equivalence.DTYPES
+    wrong = verify_statements("self.__class__.table[-1] = 1", "self.__class__.table[-1:0].fill_(1)",
+                              "self.__class__.table", 1)
+    assert wrong.verified is False
+
+
 # -- level 1: the matrix, built by the real fixer ---------------------------------------------
 
 

@@ -119,10 +119,17 @@ def build_namespace(target: str, tensor: Any, bindings: Mapping[str, Any], gate:
 
 
 def _chain(chain: Sequence[str], leaf: Any) -> Dict[str, Any]:
-    """``["self", "a", "buf"]`` → ``{"self": SimpleNamespace(a=SimpleNamespace(buf=leaf))}``."""
+    """``["self", "a", "buf"]`` → ``{"self": SimpleNamespace(a=SimpleNamespace(buf=leaf))}``.
+
+    A ``__class__`` link (``self.__class__.table``) is the class of the object before it: that
+    object is an instance of a class made to hold what follows (an instance's ``__class__`` is
+    its type, which no namespace entry can stand for)."""
     value = leaf
     for attr in reversed(chain[1:]):
-        value = types.SimpleNamespace(**{attr: value})
+        if attr == "__class__":
+            value = type("Bound", (), dict(vars(value)))()
+        else:
+            value = types.SimpleNamespace(**{attr: value})
     return {chain[0]: value}
 
 
