@@ -2131,7 +2131,9 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                 method = resolver.method_returns(fn.owner, fn.name)
                 if fn.name in API_NAMES and _may_hold_device(method):
                     if param_key(fn.name, fn.owner) == fn.name:
-                        continue  # see API_NAMES
+                        # See API_NAMES; but the walk still places its inputs by convention.
+                        device_names.update(_forward_input_names(fn, resolver.modules))
+                        continue
                     # Not its return; but the parameters of `Owner.__call__` are keyed by its
                     # class, so what its calls pass reaches no other class's method.
                 elif _informative(method) and _worth_keeping(method):
@@ -2143,6 +2145,7 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                 int_params[(_qual(fn), pname)] = SCALAR.because(EvidenceStep(
                     f"`{_qual(fn)}` passes `{pname}` to `range()`: an int",
                     _path_of(definitions, fn), fn.line))
+            device_names.update(_forward_input_names(fn, resolver.modules))
             for index, pname in enumerate(fn.params):
                 if fn.bound and index == 0:
                     continue
@@ -2154,10 +2157,6 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                     if _numbers(given):
                         passed_numbers[(_qual(fn), pname)] = given
                 is_open = annotation in _OPEN_ANNOTATIONS
-                if forward_input_param(fn.name, fn.owner, resolver.modules, pname in fn.defaults, is_open):
-                    # The walk places it by convention (`scope._forward_input`): the prefilter
-                    # must read it as a possible device tensor in the file defining `forward`.
-                    device_names.update((f"param:{fn.name}.{pname}", f"def:{fn.name}"))
                 if not is_open and not _device_param(pname, annotation):
                     continue
                 pvalue = resolver.param(fn, index)
@@ -2231,6 +2230,21 @@ def _constants(summaries: Sequence[FileSummary]) -> Tuple[Dict[str, Dict[str, Va
                 OTHER_KIND, element=SCALAR.because(step), key=UNKNOWN if shape == "dict" else None)
             constants.setdefault(module, {})[name] = value.because(step)
     return constants, frozenset(names)
+
+
+def _forward_input_names(fn: FunctionSummary, modules: AbstractSet[str]) -> Set[str]:
+    """The prefilter names of `fn`'s parameters that the walk places on the device by the
+    forward-input convention (`scope._forward_input`), in the file defining `forward`: wherever
+    the resolve keeps or drops `fn`'s own facts (an API name's), the prefilter must read them as
+    possible device tensors, or a file with no other device name is dropped before the walk."""
+    names: Set[str] = set()
+    for index, pname in enumerate(fn.params):
+        if fn.bound and index == 0:
+            continue
+        if forward_input_param(fn.name, fn.owner, modules, pname in fn.defaults,
+                               fn.annotations[index] in _OPEN_ANNOTATIONS):
+            names.update((f"param:{fn.name}.{pname}", f"def:{fn.name}"))
+    return names
 
 
 def _keep_field(fields: Dict[str, Dict[str, Value]], device_names: Set[str], cls: str, attr: str,
