@@ -833,7 +833,7 @@ class _Resolver:
         value = self.field(cls, attr)
         if cls not in moved or value.kind not in (TENSOR_KIND, CPU_KIND):
             return value
-        terms = [(p, t) for p, t in self._assignments(cls).get(attr, ()) if t[0] not in ("none", "aug", "store")]
+        terms = [(p, t) for p, t in self._assignments(cls).get(attr, ()) if t[0] not in _NOT_SETTING]
         if not terms or any(t[0] != "wrap" for _, t in terms):
             return value
         path, term = terms[0]
@@ -849,6 +849,8 @@ class _Resolver:
         that subclass's own methods.  UNKNOWN where no subclass sets it.  A device value says
         so, as a convention: a subclass outside the project, or code setting the field from
         outside the class, could hold anything."""
+        # A subclass that only stores into it (`self.x[i] = v`) counts too: what it reads then
+        # comes from its other bases, and an unknown there keeps the join from claiming a device.
         definers = sorted(sub for sub in self._descendants(cls) if any(
             a == attr and t[0] not in ("aug", "none") for _, c in self.classes[sub] for a, t in c.fields))
         found = join_all([self.in_methods(sub, attr, moved) for sub in definers])
@@ -2092,7 +2094,7 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
         # A device field its subclasses set and it does not (`_Resolver.defined_below`): not
         # set, or set only to `None` (a store `self.x[i] = v` or `self.x += v` sets nothing).
         assigned_here = own_attrs[name]
-        setting = {a for _, c in resolver.classes[name] for a, t in c.fields if t[0] not in ("store", "aug", "none")}
+        setting = {a for _, c in resolver.classes[name] for a, t in c.fields if t[0] not in _NOT_SETTING}
         # In a fixed order: the fields' evaluation order decides where a cycle is cut.
         below = {a for sub in sorted(resolver._descendants(name)) for a in sorted(own_attrs.get(sub, ()))
                  if a not in setting and resolver.in_methods(sub, a, moved).kind == DEVICE_KIND}
@@ -2127,13 +2129,14 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                     if _may_hold_device(own):
                         device_names.add(f"call:{name}")
         for _, fn in definitions:
+            # Whatever facts of `fn` are kept below (none for an API name's), the walk places
+            # these inputs by convention.
+            device_names.update(_forward_input_names(fn, resolver.modules))
             if fn.owner is not None:
                 method = resolver.method_returns(fn.owner, fn.name)
                 if fn.name in API_NAMES and _may_hold_device(method):
                     if param_key(fn.name, fn.owner) == fn.name:
-                        # See API_NAMES; but the walk still places its inputs by convention.
-                        device_names.update(_forward_input_names(fn, resolver.modules))
-                        continue
+                        continue  # see API_NAMES
                     # Not its return; but the parameters of `Owner.__call__` are keyed by its
                     # class, so what its calls pass reaches no other class's method.
                 elif _informative(method) and _worth_keeping(method):
@@ -2145,7 +2148,6 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                 int_params[(_qual(fn), pname)] = SCALAR.because(EvidenceStep(
                     f"`{_qual(fn)}` passes `{pname}` to `range()`: an int",
                     _path_of(definitions, fn), fn.line))
-            device_names.update(_forward_input_names(fn, resolver.modules))
             for index, pname in enumerate(fn.params):
                 if fn.bound and index == 0:
                     continue
@@ -2245,6 +2247,11 @@ def _forward_input_names(fn: FunctionSummary, modules: AbstractSet[str]) -> Set[
                                fn.annotations[index] in _OPEN_ANNOTATIONS):
             names.update((f"param:{fn.name}.{pname}", f"def:{fn.name}"))
     return names
+
+
+# Field terms that set nothing: `= None` (a write through it raises), `self.x += v` and
+# `self.x[k] = v` (they change what is there).
+_NOT_SETTING = frozenset({"none", "aug", "store"})
 
 
 def _keep_field(fields: Dict[str, Dict[str, Value]], device_names: Set[str], cls: str, attr: str,
