@@ -24,7 +24,7 @@ import libcst as cst
 from fixers.imports import target_names
 
 from lint_h2d.capture import is_capture_name, is_graph_context_in
-from lint_h2d.cst_children import any_node, recorded_children
+from lint_h2d.cst_children import any_node, every_param, recorded_children
 
 # A `fill_` literal every dtype accepts: int8/uint8 take -128..255 (uint8 wraps -1), float8 and
 # bool take any of these.  Larger ones raise "value cannot be converted ... without overflow".
@@ -339,10 +339,7 @@ def binding_count(scope: cst.CSTNode, name: str) -> int:
         node = stack.pop()
         count += sum(1 for bound in _binding_names(node) if bound == name)
         if isinstance(node, (cst.FunctionDef, cst.Lambda)):
-            params = node.params
-            every = (list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
-                     + [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)])
-            count += sum(1 for p in every if p.name.value == name)
+            count += sum(1 for p in every_param(node.params) if p.name.value == name)
         stack.extend(node.children)
     return count
 
@@ -573,10 +570,7 @@ class _Collector:
 def shadows(fn: cst.FunctionDef, name: str) -> bool:
     """`fn` binds `name` itself: as a parameter, or by a binding in its own body other than an
     import (nested definitions are their own scopes)."""
-    params = fn.params
-    every = (list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
-             + [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)])
-    if any(p.name.value == name for p in every):
+    if any(p.name.value == name for p in every_param(fn.params)):
         return True
     stack: List[cst.CSTNode] = [fn.body]
     while stack:

@@ -101,3 +101,11 @@ def type_test(*classes: type) -> Callable[[object], bool]:
         return hit
 
     return test
+
+
+def every_param(params: cst.Parameters) -> List[cst.Param]:
+    """Every parameter a ``def`` or ``lambda`` binds: positional-only, ordinary and keyword-only
+    ones in order, then ``*args`` and ``**kwargs`` where present (a bare ``*`` binds nothing)."""
+    every = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
+    every.extend(star for star in (params.star_arg, params.star_kwarg) if isinstance(star, cst.Param))
+    return every

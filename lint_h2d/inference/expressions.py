@@ -12,6 +12,7 @@ from typing import Container, Dict, FrozenSet, List, Mapping, MutableMapping, Op
 
 import libcst as cst
 
+from lint_h2d.cst_children import every_param
 from lint_h2d.findings import EvidenceStep
 from lint_h2d.inference.memory import annotate as annotate_memory
 from lint_h2d.inference.names import layer
@@ -1843,12 +1844,8 @@ def _infer(node: cst.BaseExpression, facts: Facts) -> Value:
         # where it is defined (its parameters nothing known, the names it closes over as here),
         # as a nested `def`'s `return`s are.
         called = layer(facts.names)
-        parameters = node.params
-        for param in (*parameters.posonly_params, *parameters.params, *parameters.kwonly_params):
+        for param in every_param(node.params):
             called[param.name.value] = UNKNOWN
-        for star in (parameters.star_arg, parameters.star_kwarg):
-            if isinstance(star, cst.Param):
-                called[star.name.value] = UNKNOWN
         # It runs when called, not here: a `with torch.device(...)` around the definition does not apply.
         return Value(Kind.OTHER, returns=infer(node.body, replace(facts, names=called, default_device=None)))
     if isinstance(node, cst.UnaryOperation):

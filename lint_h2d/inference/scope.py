@@ -15,7 +15,7 @@ import libcst as cst
 
 from lint_h2d.capture import DEFAULT_CAPTURE_FUNCTIONS
 from lint_h2d.capture_flow import CaptureRegions, capture_regions
-from lint_h2d.cst_children import any_node, recorded_children, type_test
+from lint_h2d.cst_children import any_node, every_param, recorded_children, type_test
 from lint_h2d.inference.expressions import (
     progress_bar,
     string_key,
@@ -987,13 +987,7 @@ def _own_fields_of(names: Mapping[str, Value]) -> FrozenSet[str]:
 
 
 def _params(fn: cst.FunctionDef) -> List[cst.Param]:
-    p = fn.params
-    out = list(p.posonly_params) + list(p.params) + list(p.kwonly_params)
-    if isinstance(p.star_arg, cst.Param):
-        out.append(p.star_arg)
-    if p.star_kwarg is not None:
-        out.append(p.star_kwarg)
-    return out
+    return every_param(fn.params)
 
 
 def _unplaced(value: Value, uncalled: Optional[Tuple[str, Optional[str]]], param: cst.Param) -> Value:

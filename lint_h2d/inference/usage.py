@@ -20,7 +20,7 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from fixers.imports import target_names
-from lint_h2d.cst_children import recorded_children
+from lint_h2d.cst_children import every_param, recorded_children
 from lint_h2d.inference.expressions import literal_int
 
 # In-place methods that can change a tensor's number of dimensions.
@@ -75,11 +75,7 @@ class _Usage(cst.CSTVisitor):
         self.floor = 0
 
     def add_params(self, params: cst.Parameters) -> None:
-        every: List[cst.Param] = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
-        for star in (params.star_arg, params.star_kwarg):
-            if isinstance(star, cst.Param):
-                every.append(star)
-        self.bindings += sum(1 for p in every if p.name.value == self.name)
+        self.bindings += sum(1 for p in every_param(params) if p.name.value == self.name)
 
     def _bound(self, target: cst.CSTNode) -> None:
         for node in target_names(target):
