@@ -122,6 +122,7 @@ from lint_h2d.inference.resolved import (  # noqa: E402
     DEFAULT_DEVICE_STEP,
     forward_input_message,
     forward_input_param,
+    OWNED_BY_CLASS,
     param_key,
     NN_CONTAINERS,
     UNCALLED_NOTE,
@@ -201,6 +202,8 @@ class _Resolver:
         self.calls: Dict[str, List[Tuple[str, CallSite]]] = {}
         # (class of a `self.m(...)` call, class of a method `m`, `m`): the call never runs it.
         self._unrelated: Dict[Tuple[str, str, str], bool] = {}
+        # (receiver term of `x.m(...)`, class of a method `m`): whether the call may run it.
+        self._receivers: Dict[Tuple[Term, str], bool] = {}
         self._site_memo: Dict[Tuple[Any, ...], List[Tuple[str, CallSite]]] = {}
         # `self.head(x)` calls of project modules, by the class whose `forward` runs
         # (`_module_calls`), and for each such site (by `id`) the field and its class.
@@ -1173,7 +1176,8 @@ class _Resolver:
                             fn, 0)
         found = [site for site in sites if (c := site[1]).bound and (c.starred or last < len(c.args)
                                                                     or _can_bind(c, required))
-                 and (c.self_owner is None or not self._elsewhere(c, fn))]
+                 and (c.self_owner is None or not self._elsewhere(c, fn))
+                 and (c.receiver is None or self._receives(c.receiver, fn))]
         if fn.name == "forward" and fn.owner in self.modules:
             found += [site for site in self._module_calls().get(fn.owner, [])
                       if (c := site[1]).starred or last < len(c.args) or _can_bind(c, required)]
@@ -1242,6 +1246,39 @@ class _Resolver:
         `cls`'s own, else its nearest project base's (breadth first); None where no project
         class defines one."""
         return self._nearest(cls, lambda current: (current, method) in self.methods, limit=20)
+
+    def _receives(self, receiver: Term, fn: FunctionSummary) -> bool:
+        """Whether `x.m(...)`, `x` of the term `receiver` (`CallSite.receiver`), may run the
+        method `fn`: where every part of the term names project classes, only if `fn`'s class
+        is one of them, one of their project bases (an inherited `m`) or one of their
+        subclasses (an override, for an instance of a subclass).  Python looks `m` up on
+        `type(x)`: a `Sched().step(t)` never runs `Runner.step`.  True where the term names no
+        project class, where a class's bases or subclasses are too many to walk whole, or where
+        one of them defines `__getattr__` (a method it forwards may be any class's)."""
+        if fn.owner is None:
+            return True
+        key = (receiver, fn.owner)
+        known = self._receivers.get(key)
+        if known is None:
+            known = self._receivers[key] = self._may_receive(receiver, fn.owner)
+        return known
+
+    def _may_receive(self, receiver: Term, owner: str) -> bool:
+        parts = receiver[1] if receiver[0] == "join" else (receiver,)
+        related: Set[str] = set()
+        for part in parts:
+            classes = self._instance_classes(part)
+            if not classes:
+                return True
+            for cls in classes:
+                family = self._with_bases(cls)
+                below = self._descendants(cls)
+                if len(family) >= 20 or len(below) >= 200 or any(
+                        (c, name) in self.methods for c in family + sorted(below)
+                        for name in ("__getattr__", "__getattribute__")):
+                    return True
+                related.update(family, below)
+        return owner in related
 
     def _elsewhere(self, site: CallSite, fn: FunctionSummary) -> bool:
         """`self.m(...)` in a method of a class X whose own or project bases' `m` answers it,
@@ -1808,14 +1845,12 @@ def _at_call(fn: FunctionSummary, index: int) -> Tuple[str, int]:
 
 def _call_key(kind: str, fn: FunctionSummary, index: int) -> Tuple[Any, ...]:
     """The memo key of what call sites pass parameter `index` of `fn` (`_Resolver.param`,
-    `passed`): by name, as the call sites are found (`_sites`), but with the owner for an
-    `__init__`, whose call sites are its own class's constructions (two classes'
-    `__init__(self, device)` are told apart, as `resolved.param_key` keys them), and for a
-    `__call__`, whose call sites are the calls of its class's instances, and with the
+    `passed`): what decides the call sites (`_sites`): the name, the owner of a method
+    called on an instance or its class (its class decides which `self.m(...)`, `x.m(...)`,
+    constructions and module calls may run it, as `resolved.param_key` keys them), and the
     parameters a call must pass (`_required`), which decide the sites that can bind."""
     name, position = _at_call(fn, index)
-    return (kind, fn.owner if fn.name in ("__init__", "__call__") else None, fn.name, fn.bound, position, name,
-            _required(fn))
+    return (kind, fn.owner if fn.bound else None, fn.name, fn.bound, position, name, _required(fn))
 
 
 def _required(fn: FunctionSummary) -> Tuple[Tuple[int, str], ...]:
@@ -2135,9 +2170,9 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
             if fn.owner is not None:
                 method = resolver.method_returns(fn.owner, fn.name)
                 if fn.name in API_NAMES and _may_hold_device(method):
-                    if param_key(fn.name, fn.owner) == fn.name:
+                    if fn.name not in OWNED_BY_CLASS:
                         continue  # see API_NAMES
-                    # Not its return; but the parameters of `Owner.__call__` are keyed by its
+                    # Not its return; but the call sites of `Owner.__call__` are found by its
                     # class, so what its calls pass reaches no other class's method.
                 elif _informative(method) and _worth_keeping(method):
                     returns[f"{fn.owner}.{fn.name}"] = method
@@ -2168,7 +2203,7 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                 elif annotation != ("unk",) and pvalue.kind != DEVICE_KIND:
                     continue  # `x: torch.Tensor`: only "on the device" adds to the annotation
                 if _informative(pvalue):
-                    key = (param_key(fn.name, fn.owner), pname)
+                    key = (param_key(fn.name, fn.owner if fn.bound else None), pname)
                     params[key] = join(params[key], pvalue) if key in params else pvalue
                     if _may_hold_device(pvalue):
                         # Only inside `def <fn>(...)`: the file must define it.

@@ -113,16 +113,19 @@ def module_dotted(path: str) -> str:
 
 
 def param_key(function: str, owner: Optional[str]) -> str:
-    """The name `Resolved.params` keys a function's parameters by: its name, as its call sites
-    are found by name, but `Owner.__init__` for a constructor, whose call sites are its own
-    class's constructions (two classes' `__init__(self, device)` are told apart), and
-    `Owner.__call__` for a call of an instance, whose call sites are the calls of fields
-    holding its class's instances (`_Resolver._instance_calls`)."""
-    return f"{owner}.{function}" if function in _OWNED and owner is not None else function
+    """The name `Resolved.params` keys a function's parameters by: `Owner.name` for a method
+    called on an instance or on its class (`owner`: a `def` with `self` or `cls` in a class
+    body), whose call sites are those that may run that class's method (`_Resolver._sites`:
+    a `self.m(...)` of an unrelated class, an `x.m(...)` on an instance of one, a
+    construction of another class, reach no other class's `m`); its plain name for any other
+    function (a module-level function, a static method, a nested `def`), whose call sites
+    are found by name.  Two classes' `forward(self, x)` keep what their own calls pass."""
+    return f"{owner}.{function}" if owner is not None else function
 
 
-# The methods whose call sites are found by their class, not by their name (`param_key`).
-_OWNED = frozenset({"__init__", "__call__"})
+# The methods whose call sites are found by their class, not by their name: a construction
+# runs `Owner.__init__`, a call of an instance `Owner.__call__` (`_Resolver._sites`).
+OWNED_BY_CLASS = frozenset({"__init__", "__call__"})
 
 
 @dataclass(frozen=True)

@@ -1159,6 +1159,9 @@ class ModuleWalker:
                 uncalled = (name, None)
             elif name in base.project.passed_through:
                 uncalled = (name, base.project.passed_through[name])
+        # The class `fn` is a method of, called on an instance or the class: its parameters
+        # are keyed by it (`param_key`); a nested `def` or a static method is keyed by name.
+        method_of = base.self_class if self_name is not None or cls_name is not None else None
         # `forward` of a project `nn.Module`: its tensor inputs are where the module computes.
         forward_of = base.self_class if name == "forward" and self_name is not None \
             and base.self_class in base.project.modules else None
@@ -1200,7 +1203,7 @@ class ModuleWalker:
                 continue
             if kind == Kind.TENSOR and param.star == "" and param.default is None:
                 # `buf: torch.Tensor` says a tensor, not where: every call site may tell.
-                known = base.project.params.get((param_key(name, base.self_class), pname))
+                known = base.project.params.get((param_key(name, method_of), pname))
                 if known is not None and known.kind.is_tensor:
                     value = replace(known, origin=Origin.PARAM, root=pname, path=pname)
                 else:
@@ -1210,7 +1213,7 @@ class ModuleWalker:
             elif param.annotation is None and param.star == "":
                 # What every call site in the project passes (`lint_h2d.inference.project`),
                 # else what the body (`range(p)`) or an int default says.
-                known = base.project.params.get((param_key(name, base.self_class), pname)) or base.project.int_params.get(
+                known = base.project.params.get((param_key(name, method_of), pname)) or base.project.int_params.get(
                     (qualname, pname)) or (None if (qualname, pname) in base.project.passed_non_numbers
                                            else _int_default(param))
                 if known is not None:
@@ -1219,7 +1222,7 @@ class ModuleWalker:
                     value = _unplaced(value, uncalled, param)
             elif kind in (Kind.OTHER, Kind.DEVICE_PLACE) and param.star == "" and param.default is None:
                 # `device: torch.device`: where every call site points it, when they agree.
-                known = base.project.params.get((param_key(name, base.self_class), pname))
+                known = base.project.params.get((param_key(name, method_of), pname))
                 if known is not None and known.kind in (Kind.CPU_PLACE, Kind.DEVICE_PLACE):
                     value = replace(known, origin=Origin.PARAM, root=pname, path=pname)
                 elif kind == Kind.DEVICE_PLACE and not value.evidence:

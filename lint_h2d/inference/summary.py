@@ -171,6 +171,12 @@ class CallSite:
     # (`project._binding`).  A class object kept in an attribute and called that way
     # (`self.cls.m(obj, t)`) is taken not to happen.  Stored as `bound` 2 in the JSON form.
     instance: bool = False
+    # `x.callee(...)` where `x` is no part of the method's own instance and its term may name
+    # the project classes it is an instance of (`Runner(dev)`, a parameter annotated `Runner`,
+    # a join of those; `_INSTANCE_TAGS`): Python looks `callee` up on `type(x)`, so the call
+    # reaches that class's `callee` (or a subclass's), not a method of that name of an
+    # unrelated class (`project._Resolver._receives`).  None where the term says nothing.
+    receiver: Optional[Term] = None
 
 
 @dataclass(frozen=True)
@@ -256,7 +262,8 @@ class FileSummary:
                           for f in self.functions],
             "calls": [[c.callee, 2 if c.instance else c.bound, c.line, list(c.args), [[k, t] for k, t in c.keywords],
                        c.starred]
-                      + ([c.self_owner] if c.self_owner is not None else [])
+                      + ([c.self_owner] if c.self_owner is not None or c.receiver is not None else [])
+                      + ([c.receiver] if c.receiver is not None else [])
                       for c in self.calls],
             "contexts": [[d.line, d.how, list(d.constructs)]
                          + ([d.owner, [list(m) for m in d.methods]] if d.methods else [])
@@ -349,7 +356,7 @@ def calls_from_json(data: Sequence[Any], memo: Dict[Any, Any],
 
 def _calls(c: "_Shared", data: Sequence[Any], callees: Optional[AbstractSet[str]]) -> Tuple[CallSite, ...]:
     return tuple(CallSite(c(callee), bool(bd), c(ln), c.seq(args), tuple(c((k, t)) for k, t in kws), st,
-                          rest[0] if rest else None, bd == 2)
+                          rest[0] if rest else None, bd == 2, c(rest[1]) if len(rest) > 1 else None)
                  for callee, bd, ln, args, kws, st, *rest in data if callees is None or callee in callees)
 
 
@@ -811,7 +818,20 @@ class _Builder:
             if isinstance(func, ast.Attribute) and scope.instance and not scope.env.get(scope.self_name or ""):
                 own = scope.owner if _is_name(func.value, scope.self_name or "") else None
                 instance = _rooted_at(func.value, scope.self_name or "")
-            self.calls.append(CallSite(callee, bound, call.lineno, args, keywords, starred, own, instance))
+            receiver = self._receiver(func.value, scope) if bound and not instance else None
+            self.calls.append(CallSite(callee, bound, call.lineno, args, keywords, starred, own, instance,
+                                       receiver))
+
+    def _receiver(self, value: ast.expr, scope: _Scope) -> Optional[Term]:
+        """The term of `x` in a call `x.m(...)`, where it may name a class (`CallSite.receiver`):
+        an instance term, or a join of nothing else.  Module names, `super()` and anything
+        else give None."""
+        if not isinstance(value, (ast.Name, ast.Call)) or isinstance(value, ast.Name) and (
+                value.id not in scope.params and not scope.env.get(value.id)):
+            return None
+        term = self.term(value, scope)
+        parts = term[1] if term[0] == "join" else (term,)
+        return _small(term) if parts and all(p[0] in _INSTANCE_TAGS for p in parts) else None
 
     def _moves(self, call: ast.Call, func: ast.Attribute, scope: _Scope) -> None:
         """`obj.cuda()` / `obj.to(...)`: the module move it may be (`ModuleMove`)."""
