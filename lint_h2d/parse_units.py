@@ -17,7 +17,9 @@ rule asked for, in a kept unit or at module level, both kept verbatim; what the 
 there comes from the module-level statements (kept), the unit itself, and the project's facts,
 never from another top-level unit's body (a module-level `def`/`class` binds its name to the
 project's function or class, `scope._Walker.definition`, which the stub still does; a unit
-without a wanted statement is not walked at all, `ModuleWalker.walk_function`).  Context that
+without a wanted statement is not walked at all, `ModuleWalker.walk_function`), save the
+bindings of a name a function declares `global` (`ModuleWalker.assigned_globals`): a unit
+holding a `global` statement is kept whole.  Context that
 only *silences* a finding (a gate elsewhere, a test off the host) can make the stubbed pass
 report more, never less, and more only costs the second pass.  Rules whose findings depend on
 other units' bodies (H2D002 follows the calls of capture regions into other functions) and
@@ -90,6 +92,10 @@ UNIT_TESTS: Dict[str, Callable[[ast.AST], bool]] = {
     "H2D003": _non_blocking_move_call,
     "H2D004": _move_call,
 }
+
+
+#: A `global` statement: its unit is kept whole (`stubbed_text`).
+_GLOBAL_DECLARATION = _statement_test(lambda node: type(node) is ast.Global)
 
 
 def unit_tests_for(codes: Iterable[str], sharper: Optional[Mapping[str, Callable[[ast.AST], bool]]] = None
@@ -288,6 +294,10 @@ def stubbed_text(text: str, tree: ast.Module, tests: Sequence[Callable[[ast.AST]
     ends = offsets[1:] + [len(text)]
     lines = [text[a:b] for a, b in zip(offsets, ends)]
     emptied: Dict[int, str] = {}
+    if "global" in text:
+        # A function binding a module-level name it declares `global` tells every unit's walk
+        # what the name may hold (`scope.ModuleWalker.assigned_globals`): it keeps its body.
+        tests = tuple(tests) + (_GLOBAL_DECLARATION,)
     rows = _wanted_rows(tree, tests)
     for unit in tree.body:
         if not isinstance(unit, _UNITS):

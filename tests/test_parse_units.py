@@ -366,7 +366,6 @@ ODD_UNITS = {
     "async": "async def a():\n    await x\n    return 1\n\n",
     "match": "def a(v):\n    match v:\n        case [t, *_]:\n            return t\n    return 0\n\n",
     "walrus": "def a(v):\n    if (n := len(v)) > 1:\n        return n\n\n",
-    "global": "def a():\n    global BUF\n    BUF = [0]\n\n",
     "nonlocal": "def a():\n    y = 1\n    def b():\n        nonlocal y\n        y = 2\n    return b\n\n",
     "semicolons": "def a():\n    x = 1; y = 2\n    return x\n\n",
     "wide-header": 'def a(x="日本"): \\\n    return 1\n\n',
@@ -381,7 +380,7 @@ ODD_UNITS = {
 def test_odd_text_is_stubbed_in_place_and_keeps_the_finding(name: str) -> None:
     """CR, CRLF, U+2028/U+2029/\\x85/\\v in strings and comments (which `str.splitlines` would
     count as line breaks, CPython does not), tabs, continuations, one decorator's comment,
-    `async`, `match`, walrus, `global`/`nonlocal`: rows are Python's, the stub parses, the rows
+    `async`, `match`, walrus, `nonlocal`: rows are Python's, the stub parses, the rows
     it keeps are the file's, and the writer's finding is the stubbed pass's too."""
     from fixers.edits import split_lines
 
@@ -408,6 +407,41 @@ def test_odd_text_is_stubbed_in_place_and_keeps_the_finding(name: str) -> None:
     _, may_find = engine._may_find("case.py", text, ast.parse(text), rules)
     assert may_find
     assert [(f.code, f.location.row) for f in engine.analyze("case.py", text)] == [("H2D001", len(old))]
+
+
+GLOBAL_WRITER = """\
+import torch
+
+WS = None
+
+
+def unrelated():
+    return 1
+
+
+def init_ws():
+    global WS
+    WS = torch.zeros(4, device="cuda")
+
+
+def writes(n):
+    WS[0] = 1
+"""
+
+
+def test_a_unit_declaring_a_global_keeps_its_body() -> None:
+    """A function binding a module-level name it declares `global` tells every other unit's
+    walk what the name may hold (`scope.ModuleWalker.assigned_globals`): the stub keeps its
+    body (it empties the others as before), so the stubbed pass finds what the whole parse
+    finds, and a `global` rebinding to a list silences the write in both."""
+    stubbed = _stub(GLOBAL_WRITER, ["H2D001"])
+    assert '    WS = torch.zeros(4, device="cuda")\n' in stubbed and "return 1" not in stubbed
+    row = GLOBAL_WRITER.splitlines().index("    WS[0] = 1") + 1
+    assert [(f.code, f.location.row) for f in _engine(GLOBAL_WRITER).analyze("case.py", GLOBAL_WRITER)] \
+        == [("H2D001", row)]
+    to_list = _ODD_HEAD + "def a():\n    global BUF\n    BUF = [0]\n\n" + _ODD_WRITER
+    assert "BUF = [0]" in (stubbed_text(to_list, ast.parse(to_list), unit_tests_for(["H2D001"]) or ()) or to_list)
+    assert _engine(to_list).analyze("case.py", to_list) == []
 
 
 FIELD_ONLY_THE_WALK_TELLS = """\

@@ -187,6 +187,12 @@ class _Walker:
         self.returned: Optional[List[Value]] = None
         # Walks a nested `def` for what calling it returns (`ModuleWalker.returns_of`).
         self.returns_of: Optional[Callable[[cst.FunctionDef, Facts], Optional[Value]]] = None
+        # The names the function being walked declares `global`, and what its bindings of
+        # them bind (`ModuleWalker.assigned_globals`); None: not collected.
+        self.global_sink: Optional[Tuple[FrozenSet[str], Dict[str, Value]]] = None
+        # At module level: what the file's functions bind to a module-level name they declare
+        # `global` (`ModuleWalker.assigned_globals`), joined into every binding of the name.
+        self.module_globals: Mapping[str, Value] = {}
 
     def facts(self, names: Names) -> Facts:
         return self.base.with_names(names)
@@ -383,6 +389,13 @@ class _Walker:
         names[name] = Value(Kind.OTHER, origin=current.origin, element=element)
 
     def bind_name(self, name: str, value: Value, names: Names) -> None:
+        if self.global_sink is not None and name in self.global_sink[0]:
+            sink = self.global_sink[1]
+            sink[name] = join(sink[name], value) if name in sink else value
+        elif self.module_globals and name in self.module_globals:
+            # `_WS = None` here, `global _WS; _WS = torch.empty(...)` in a function: a function
+            # reads whichever ran last (a write into `None` raises, `join` drops it).
+            value = join(value, self.module_globals[name])
         names[name] = value
         prefix = name + "."
         stale = [k for k in names if k.startswith(prefix)] if self.dotted else ()
@@ -933,6 +946,53 @@ def _enumerated(call: cst.Call, facts: Facts) -> Value:
     return element_of(infer(call.args[0].value, facts)) or UNKNOWN
 
 
+def _global_writers(body: Sequence[cst.BaseStatement]) -> Iterator[Tuple[cst.FunctionDef, FrozenSet[str]]]:
+    """Each function (at any depth: a method, a nested `def`) whose own body declares names
+    `global`, with those names, in the module's order."""
+    for stmt in body:
+        if isinstance(stmt, cst.FunctionDef):
+            declared = frozenset(name.name.value for small in _own_smalls(stmt.body)
+                                 if isinstance(small, cst.Global) for name in small.names)
+            if declared:
+                yield stmt, declared
+            yield from _global_writers(_statements_of(stmt.body))
+        elif isinstance(stmt, cst.BaseCompoundStatement):
+            for suite in _suites_of(stmt):
+                yield from _global_writers(_statements_of(suite))
+
+
+def _own_smalls(suite: cst.BaseSuite) -> Iterator[cst.BaseSmallStatement]:
+    """The simple statements of a body, in its compound statements too, not in the `def`s and
+    classes it holds (their `global` declarations are their own)."""
+    if isinstance(suite, cst.SimpleStatementSuite):
+        yield from suite.body
+    for stmt in _statements_of(suite):
+        if isinstance(stmt, cst.SimpleStatementLine):
+            yield from stmt.body
+        elif isinstance(stmt, cst.BaseCompoundStatement) and not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            for inner in _suites_of(stmt):
+                yield from _own_smalls(inner)
+
+
+def _suites_of(stmt: cst.BaseCompoundStatement) -> List[cst.BaseSuite]:
+    """The bodies a compound statement holds: its own, and those of its `elif`/`else`,
+    `except`/`finally` and `case` clauses."""
+    out: List[cst.BaseSuite] = []
+    todo: List[cst.CSTNode] = [stmt]
+    while todo:
+        node = todo.pop()
+        body = getattr(node, "body", None)
+        if isinstance(body, cst.BaseSuite):
+            out.append(body)
+        for name in ("orelse", "finalbody"):
+            more = getattr(node, name, None)
+            if more is not None:
+                todo.append(more)
+        todo.extend(getattr(node, "handlers", ()))
+        todo.extend(getattr(node, "cases", ()))
+    return out
+
+
 def _statements_of(body: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
     return body.body if isinstance(body, cst.IndentedBlock) else ()
 
@@ -1053,6 +1113,7 @@ class ModuleWalker:
         is `capture_only`, and `wants` does not depend on it): the capture regions are not
         computed, and every fact's `capture` is None."""
         self.module = module
+        self.text = text
         self.capture_patterns = tuple(capture_patterns)
         self.wants = wants
         self.regions: CaptureRegions = capture_regions(module, self.capture_patterns) if capture \
@@ -1086,8 +1147,34 @@ class ModuleWalker:
 
     def run(self) -> List[StatementFact]:
         scope = Scope("<module>", "<module>", (), None)
-        self._walker(self.root, scope, None, None).body(self.module.body, {}, self.module)
+        walker = self._walker(self.root, scope, None, None)
+        assigned = self.assigned_globals()
+        walker.module_globals = assigned
+        walker.body(self.module.body, dict(assigned), self.module)
         return self.facts_out
+
+    def assigned_globals(self) -> Dict[str, Value]:
+        """What the file's functions bind to the module-level names they declare `global`
+        (`global _WS` then `_WS = torch.empty(..., device=d)`), by a walk of each such function
+        that emits nothing, joined per name (a binding to `None` drops out: a write into it
+        raises), each with a step naming the function.  Every function of the file reads the
+        module's name, so it may hold what any of them bound (a lazily built workspace).  The
+        functions are walked in the module's root facts: module-level names they read are not
+        known there.  Empty where the text has no `global` statement."""
+        if self.text is not None and "global" not in self.text:
+            return {}
+        found: Dict[str, Value] = {}
+        for fn, declared in _global_writers(self.module.body):
+            sink: Dict[str, Value] = {}
+            self.walk_function(fn, self.root, "<module>", emit=False, returned=[], global_sink=(declared, sink))
+            for name, value in sorted(sink.items()):
+                if value.none or not _tells(value):
+                    continue
+                step = LocalStep(f"`{name}` is a module-level name `{fn.name.value}()` binds (`global {name}`)",
+                                 fn.name)
+                value = value.because(step)
+                found[name] = join(found[name], value) if name in found else value
+        return found
 
     def _wants(self, small: cst.BaseSmallStatement, in_capture: bool) -> bool:
         asked = self.asked.get((id(small), in_capture))
@@ -1127,7 +1214,8 @@ class ModuleWalker:
                       on_self: Optional[Callable[[str, Value], None]] = None, self_name: Optional[str] = None,
                       self_attributes: Optional[Mapping[str, Value]] = None,
                       constructors: FrozenSet[str] = frozenset(),
-                      self_class: Optional[str] = None, returned: Optional[List[Value]] = None) -> None:
+                      self_class: Optional[str] = None, returned: Optional[List[Value]] = None,
+                      global_sink: Optional[Tuple[FrozenSet[str], Dict[str, Value]]] = None) -> None:
         if on_self is None and returned is None and (not emit or id(fn) not in self.needed):
             # Nothing to emit and nothing to record: the walk of `fn` could not be seen (it
             # binds into its own scope only; its name is bound by the caller).
@@ -1240,6 +1328,7 @@ class ModuleWalker:
         walker = self._walker(base, scope, capture, on_self, emit)
         walker.constructors = constructors
         walker.returned = returned
+        walker.global_sink = global_sink
         if isinstance(fn.body, cst.IndentedBlock):
             walker.body(fn.body.body, names, fn.body)
         elif isinstance(fn.body, cst.SimpleStatementSuite):
