@@ -240,6 +240,9 @@ class _Resolver:
                     self.methods.setdefault((fn.owner, fn.name), []).append(located)
             for call in summary.calls:
                 self.calls.setdefault(call.callee, []).append((summary.path, call))
+        # file → its module-level names that its functions bind or fill (`FileSummary.module_values`).
+        self.module_values: Dict[str, Dict[str, Term]] = {
+            summary.path: dict(summary.module_values) for summary in summaries if summary.module_values}
         self.modules = _module_classes(self.classes)
         self.moves = [(summary.path, move) for summary in summaries for move in summary.moves]
         self.subclasses: Dict[str, Set[str]] = {}  # class → its direct project subclasses
@@ -1384,6 +1387,16 @@ class _Resolver:
             if name in self.functions:
                 return self.returns_in(name, path)
             return UNKNOWN
+        if tag == "get":
+            # `d.get(k)`, `d.get(k, v)`, `d.setdefault(k, v)`: a value of a container (`None`, the
+            # missing key's, adds nothing: a write into it raises), or `v`; on anything else a
+            # method call.
+            _, recv, method, _line, default = term
+            base = self.eval(recv, path, owner)
+            if base.kind == OTHER_KIND and base.type_name is None and base.element is not None:
+                return base.element if default is None else join(base.element, self.eval(default, path, owner))
+            term = ("mcall", recv, method, _line)
+            tag = "mcall"
         if tag == "mcall":
             _, recv, method, _line = term
             if recv[0] == "global" and recv[1] in self.classes:
@@ -1407,7 +1420,12 @@ class _Resolver:
         if tag in ("unk", "none"):
             return UNKNOWN
         if tag == "global":
-            return UNKNOWN
+            held = self.module_values.get(path, {}).get(term[1])
+            if held is None:
+                return UNKNOWN
+            # What the file's functions put in its own module-level name (a cache filled by item
+            # stores, a workspace bound under `global`), with its module-level bindings.
+            return self._memo(("global", path, term[1]), lambda: self.eval(held, path, None))
         if tag == "field":
             return self.field(term[1], term[2])
         if tag in ("other",):

@@ -241,9 +241,16 @@ class FileSummary:
     # of "number", "list", "dict".  `from m import NAME` elsewhere reads them (`Resolved.constant`).
     constants: Tuple[Tuple[str, int, str], ...] = ()
     stores: Tuple[ObjectStore, ...] = ()
+    # Module-level names a function of the file binds (declared `global`) or stores items
+    # into (`_CACHE[key] = buf`, the name not bound in the function): (name, term), the term
+    # joining the module-level bindings, those bindings and a container (`list` term) of the
+    # stored items.  A function's `("global", name)` term reads it (`_Resolver.eval`): an
+    # accessor `return _CACHE[key]` returns what the file stores there.
+    module_values: Tuple[Tuple[str, Term], ...] = ()
 
     def to_json(self) -> Dict[str, Any]:
         return {
+            **({"globals": [[n, t] for n, t in self.module_values]} if self.module_values else {}),
             **({"stores": [[o.line, o.receiver, o.attr, o.value, o.shown] for o in self.stores]}
                if self.stores else {}),
             **({"vllm": True} if self.vllm else {}),
@@ -295,6 +302,7 @@ def from_json(path: str, data: Dict[str, Any], memo: Optional[Dict[Any, Any]] = 
               for m in data.get("moves", ())),
         tuple((n, ln, shape) for n, ln, shape in data.get("constants", ())),
         tuple(ObjectStore(c(ln), c(r), c(a), c(v), shown) for ln, r, a, v, shown in data.get("stores", ())),
+        tuple((c(n), c(t)) for n, t in data.get("globals", ())),
     )
 
 
@@ -425,7 +433,7 @@ def summarize_tree(path: str, tree: ast.Module) -> FileSummary:
         return FileSummary(path)
     return FileSummary(path, tuple(builder.classes), tuple(builder.functions),
                        tuple(builder.calls), tuple(builder.contexts), builder.vllm, tuple(builder.moves),
-                       tuple(builder.constants), tuple(builder.stores))
+                       tuple(builder.constants), tuple(builder.stores), tuple(builder.module_values))
 
 
 @dataclass
@@ -497,6 +505,11 @@ class _Builder:
         self.loops: Dict[str, ast.expr] = {}
         # Module-level names bound to numbers or displays of them (`FileSummary.constants`).
         self.constants: List[Tuple[str, int, str]] = []
+        # The module's own names, and what functions bind to them or store into them
+        # (`FileSummary.module_values`, `_module_stores`).
+        self.module_env: Dict[str, List[ast.expr]] = {}
+        self.module_stores: Dict[str, List[Term]] = {}
+        self.module_values: List[Tuple[str, Term]] = []
         # A statement's own calls (`_calls_in_statement`), by the statement's id: its call sites
         # and what the function calls (`_invoked`) both read them (the tree outlives the build).
         self._calls: Dict[int, List[ast.Call]] = {}
@@ -532,7 +545,21 @@ class _Builder:
         # An alias the module binds again (`g = other`) is not the import's.
         self.aliases = {a: n for a, n in self.aliases.items() if len(scope.env.get(a, ())) == 1}
         self.constants = _module_constants(tree, own, scope.env, lambda node: self.term(node, scope))
+        self.module_env = scope.env
         self.body(tree.body, scope)
+        self.module_values = self._module_values(scope)
+
+    def _module_values(self, scope: _Scope) -> List[Tuple[str, Term]]:
+        """`FileSummary.module_values`: each name a function binds or stores into, its
+        module-level bindings joined in (read at the module's end: a function runs after the
+        module body has bound them)."""
+        out: List[Tuple[str, Term]] = []
+        for name in sorted(self.module_stores):
+            terms = list(self.module_stores[name])
+            if scope.env.get(name):
+                terms.insert(0, self.term(ast.Name(name, ast.Load()), scope))
+            out.append((name, _small(_join(terms))))
+        return out
 
     def body(self, statements: Sequence[ast.stmt], scope: _Scope) -> None:
         for i, stmt in enumerate(statements):
@@ -671,6 +698,7 @@ class _Builder:
                     self._self_fields(stmt, scope, self_name, "classmethod" in decorators, fields,
                                       constructs if constructs is not None else [], cls)
                 self._object_stores(stmt, scope)
+                self._module_stores(stmt, scope)
         self.body(node.body, scope)
         params = tuple(a.arg for a in positional + list(args.kwonlyargs))
         ret = annotation_term(node.returns) if node.returns is not None else UNK
@@ -743,6 +771,24 @@ class _Builder:
                     for kw in call.keywords:
                         if kw.arg is not None:
                             fields.append((kw.arg, self.term(kw.value, scope)))
+
+    def _module_stores(self, stmt: ast.stmt, scope: _Scope) -> None:
+        """What a function puts in a module-level name (`FileSummary.module_values`): a binding
+        of a name it declares `global` (`None` adds nothing: a write into it raises), or an item
+        store `NAME[k] = v` into a module-level name the function does not bind (the container
+        then holds `v`)."""
+        if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.value is None:
+            return
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        for target in targets:
+            if isinstance(target, ast.Name) and target.id in scope.shared and not _is_none(stmt.value) \
+                    and scope.function is not None:
+                self.module_stores.setdefault(target.id, []).append(self.term(stmt.value, scope))
+            elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+                name = target.value.id
+                if name in self.module_env and (name in scope.shared or (
+                        name not in scope.params and not scope.env.get(name))):
+                    self.module_stores.setdefault(name, []).append(("list", self.term(stmt.value, scope)))
 
     def _object_stores(self, stmt: ast.stmt, scope: _Scope) -> None:
         """`obj.attr = v` with `obj` not the method's own instance (`ObjectStore`), where
@@ -1262,6 +1308,13 @@ class _Builder:
             popped = _list_element(recv)  # `free.pop(0)`: an element of the list (of a dict: a value)
             if popped is not None:
                 return popped
+        if method in ("get", "setdefault") and 1 <= len(node.args) <= 2 and not node.keywords \
+                and not any(isinstance(a, ast.Starred) for a in node.args):
+            # `d.get(k)`: a value of the dict (or `None`, which adds nothing: a write into it
+            # raises); with a default (`d.get(k, buf)`, `d.setdefault(k, buf)`), or that.
+            # A project class's own `get` is its method: `("mcall", ...)` read as the resolver
+            # reads one, where the receiver is no container (`_Resolver.eval`).
+            return ("get", recv, method, line, self.term(node.args[1], scope) if len(node.args) == 2 else None)
         if method in ("view", "reshape") and node.args and not node.keywords:
             rank = _size_rank(node.args[0]) if len(node.args) == 1 else (
                 None if any(isinstance(a, ast.Starred) for a in node.args) else len(node.args))
