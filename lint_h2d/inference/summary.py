@@ -478,6 +478,11 @@ class _Scope:
     # Names the body declares `global` / `nonlocal`: another scope may rebind them between
     # two statements, so every binding is kept.
     shared: FrozenSet[str] = frozenset()
+    # Of those, the names declared `global` (the module's own).
+    declared_global: FrozenSet[str] = frozenset()
+    # Names the enclosing functions bind (their parameters and locals): a nested `def`'s read
+    # or item store of one is the closure's, not the module-level name's.
+    enclosing: FrozenSet[str] = frozenset()
     # Parameters annotated as a class (`metric_class: Type[Metrics]`): calling one builds an
     # instance of that class or of a subclass (`class_annotation`).
     class_params: Dict[str, str] = field(default_factory=dict)
@@ -680,6 +685,9 @@ class _Builder:
             scope.sites = statement_sites(node.body)
             scope.statements = {id(stmt): stmt for stmt in own}
         scope.shared = frozenset(n for stmt in own if isinstance(stmt, (ast.Global, ast.Nonlocal)) for n in stmt.names)
+        scope.declared_global = frozenset(n for stmt in own if isinstance(stmt, ast.Global) for n in stmt.names)
+        if outer.function is not None:
+            scope.enclosing = outer.enclosing | frozenset(outer.params) | frozenset(outer.env)
         self._device_calls(own, scope)
         returns: List[Term] = []
         displays: List[Tuple[Optional[Site], ast.Tuple]] = []
@@ -781,13 +789,13 @@ class _Builder:
             return
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         for target in targets:
-            if isinstance(target, ast.Name) and target.id in scope.shared and not _is_none(stmt.value) \
-                    and scope.function is not None:
+            if isinstance(target, ast.Name) and target.id in scope.declared_global and not _is_none(stmt.value):
                 self.module_stores.setdefault(target.id, []).append(self.term(stmt.value, scope))
             elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
                 name = target.value.id
-                if name in self.module_env and (name in scope.shared or (
-                        name not in scope.params and not scope.env.get(name))):
+                if name in self.module_env and (name in scope.declared_global or (
+                        name not in scope.params and not scope.env.get(name) and name not in scope.enclosing
+                        and name not in scope.shared)):
                     self.module_stores.setdefault(name, []).append(("list", self.term(stmt.value, scope)))
 
     def _object_stores(self, stmt: ast.stmt, scope: _Scope) -> None:
@@ -1179,6 +1187,8 @@ class _Builder:
             return UNK
         if name in ("True", "False"):
             return SCALAR
+        if name in scope.enclosing and name in self.module_env:
+            return UNK  # an enclosing function's name, not the module-level one of that name
         return ("global", name)
 
     def _bound_term(self, value: ast.expr, scope: _Scope) -> Term:
