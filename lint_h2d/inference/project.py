@@ -200,10 +200,17 @@ class _Resolver:
         # a reader asking about any other name answers otherwise there (keep it in step).  A
         # project's index reads only `read_callees`' sites: every reader must ask one of those.
         self.calls: Dict[str, List[Tuple[str, CallSite]]] = {}
-        # (class of a `self.m(...)` call, class of a method `m`, `m`): the call never runs it.
-        self._unrelated: Dict[Tuple[str, str, str], bool] = {}
-        # (receiver term of `x.m(...)`, class of a method `m`): whether the call may run it.
-        self._receivers: Dict[Tuple[Term, str], bool] = {}
+        # (class of a `self.m(...)` call, `m`): whether that class (or a project base) has an
+        # `m` of its own, which answers the call (`_elsewhere`).
+        self._unrelated: Dict[Tuple[str, str], bool] = {}
+        # A class → its bases and its subclasses, each with itself (`_family`).
+        self._families: Dict[str, Tuple[FrozenSet[str], FrozenSet[str]]] = {}
+        # The receiver term of an `x.m(...)` → the classes whose `m` it may run (`_receiving`).
+        self._receivers: Dict[Term, Optional[FrozenSet[str]]] = {}
+        # A hash of a method's call sites (`_sites`) → each distinct list of them with its number
+        # (`_sites_key`).
+        self._site_keys: Dict[int, List[Tuple[List[Tuple[str, CallSite]], int]]] = {}
+        self._site_count = 0
         self._site_memo: Dict[Tuple[Any, ...], List[Tuple[str, CallSite]]] = {}
         # `self.head(x)` calls of project modules, by the class whose `forward` runs
         # (`_module_calls`), and for each such site (by `id`) the field and its class.
@@ -1034,8 +1041,22 @@ class _Resolver:
         slot = 2 * index + (kind == "passed")
         found = keys[slot]
         if found is None:
-            found = keys[slot] = _call_key(kind, fn, index)
+            found = keys[slot] = _call_key(kind, fn, index, self._sites_key(fn) if fn.bound else 0)
         return found
+
+    def _sites_key(self, fn: FunctionSummary) -> int:
+        """A number for the very call sites that may run `fn` (`_sites`), the same for two
+        methods whose sites are the same: what their calls pass is asked once for both (most
+        classes' methods of one name are found by the same calls; those told apart by
+        `self.m(...)`, `x.m(...)` on a known instance, or a module's field calls, are not)."""
+        sites = self._sites(fn)
+        same = self._site_keys.setdefault(hash(tuple(id(site) for _, site in sites)), [])
+        for known, number in same:
+            if known is sites or len(known) == len(sites) and all(a[1] is b[1] for a, b in zip(known, sites)):
+                return number
+        self._site_count += 1
+        same.append((sites, self._site_count))
+        return self._site_count
 
     def _param(self, fn: FunctionSummary, position: int, name: str, omitted: bool = False) -> Value:
         """`omitted`: the parameter has a default, and the calls that leave it out (or are
@@ -1260,28 +1281,30 @@ class _Resolver:
         one of them defines `__getattr__` (a method it forwards may be any class's)."""
         if fn.owner is None:
             return True
-        key = (receiver, fn.owner)
-        known = self._receivers.get(key)
-        if known is None:
-            known = self._receivers[key] = self._may_receive(receiver, fn.owner)
-        return known
+        if receiver in self._receivers:
+            related = self._receivers[receiver]
+        else:
+            related = self._receivers[receiver] = self._receiving(receiver)
+        return related is None or fn.owner in related
 
-    def _may_receive(self, receiver: Term, owner: str) -> bool:
+    def _receiving(self, receiver: Term) -> Optional[FrozenSet[str]]:
+        """The classes whose methods `x.m(...)` may run, `x` of the term `receiver`: each class
+        the term names, its project bases and subclasses; None where that is not known."""
         parts = receiver[1] if receiver[0] == "join" else (receiver,)
         related: Set[str] = set()
         for part in parts:
             classes = self._instance_classes(part)
             if not classes:
-                return True
+                return None
             for cls in classes:
                 family = self._with_bases(cls)
                 below = self._descendants(cls)
                 if len(family) >= 20 or len(below) >= 200 or any(
                         (c, name) in self.methods for c in family + sorted(below)
                         for name in ("__getattr__", "__getattribute__")):
-                    return True
+                    return None
                 related.update(family, below)
-        return owner in related
+        return frozenset(related)
 
     def _elsewhere(self, site: CallSite, fn: FunctionSummary) -> bool:
         """`self.m(...)` in a method of a class X whose own or project bases' `m` answers it,
@@ -1291,14 +1314,22 @@ class _Resolver:
         own = site.self_owner
         if own is None or fn.owner is None or own == fn.owner:
             return False
-        key = (own, fn.owner, fn.name)
-        known = self._unrelated.get(key)
-        if known is None:
-            # A class deriving from both (`class Z(X, Owner)`) may route X's call to `fn`.
-            known = self._has_method(own, fn.name) and fn.owner not in self._with_bases(own) \
-                and not ({own} | self._descendants(own)) & ({fn.owner} | self._descendants(fn.owner))
-            self._unrelated[key] = known
-        return known
+        key = (own, fn.name)
+        answered = self._unrelated.get(key)
+        if answered is None:
+            answered = self._unrelated[key] = self._has_method(own, fn.name)
+        # A class deriving from both (`class Z(X, Owner)`) may route X's call to `fn`.
+        return answered and fn.owner not in self._family(own)[0] \
+            and not self._family(own)[1] & self._family(fn.owner)[1]
+
+    def _family(self, cls: str) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+        """`cls` and its project bases (`_with_bases`), and `cls` and its project subclasses
+        (`_descendants`), made once per class."""
+        found = self._families.get(cls)
+        if found is None:
+            found = self._families[cls] = (frozenset(self._with_bases(cls)),
+                                           frozenset(self._descendants(cls)) | {cls})
+        return found
 
     def _int_default(self, path: str, fn: FunctionSummary, index: int) -> Value:
         """A parameter read inside `fn` (`self.f(n_ctx)` passes it on) whose default is an int
@@ -1861,14 +1892,16 @@ def _at_call(fn: FunctionSummary, index: int) -> Tuple[str, int]:
     return fn.params[index], index - (1 if fn.bound else 0)
 
 
-def _call_key(kind: str, fn: FunctionSummary, index: int) -> Tuple[Any, ...]:
+def _call_key(kind: str, fn: FunctionSummary, index: int, sites: int) -> Tuple[Any, ...]:
     """The memo key of what call sites pass parameter `index` of `fn` (`_Resolver.param`,
-    `passed`): what decides the call sites (`_sites`): the name, the owner of a method
-    called on an instance or its class (its class decides which `self.m(...)`, `x.m(...)`,
-    constructions and module calls may run it, as `resolved.param_key` keys them), and the
-    parameters a call must pass (`_required`), which decide the sites that can bind."""
+    `passed`): the name, which call sites may run it (`sites`, `_Resolver._sites_key`, for a
+    method called on an instance or its class: its class decides which `self.m(...)`,
+    `x.m(...)` and module calls may run it; 0 for a function, whose sites its name decides),
+    the owner of an `__init__` or a `__call__` (named in the evidence), and the parameters a
+    call must pass (`_required`), which decide the sites that can bind."""
     name, position = _at_call(fn, index)
-    return (kind, fn.owner if fn.bound else None, fn.name, fn.bound, position, name, _required(fn))
+    return (kind, fn.owner if fn.name in OWNED_BY_CLASS else None, sites, fn.name, fn.bound, position, name,
+            _required(fn))
 
 
 def _required(fn: FunctionSummary) -> Tuple[Tuple[int, str], ...]:
