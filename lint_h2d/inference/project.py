@@ -1297,13 +1297,13 @@ class _Resolver:
             if not classes:
                 return None
             for cls in classes:
-                family = self._with_bases(cls)
-                below = self._descendants(cls)
-                if len(family) >= 20 or len(below) >= 200 or any(
-                        (c, name) in self.methods for c in family + sorted(below)
+                bases, subtree = self._family(cls)
+                # (`_with_bases` stops at 20 classes, `_descendants` at 200 besides `cls`.)
+                if len(bases) >= 20 or len(subtree) > 200 or any(
+                        (c, name) in self.methods for c in bases | subtree
                         for name in ("__getattr__", "__getattribute__")):
                     return None
-                related.update(family, below)
+                related.update(bases, subtree)
         return frozenset(related)
 
     def _elsewhere(self, site: CallSite, fn: FunctionSummary) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field, replace
-from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Type, TypeVar, Union
 
 import libcst as cst
 
@@ -946,51 +946,25 @@ def _enumerated(call: cst.Call, facts: Facts) -> Value:
     return element_of(infer(call.args[0].value, facts)) or UNKNOWN
 
 
-def _global_writers(body: Sequence[cst.BaseStatement]) -> Iterator[Tuple[cst.FunctionDef, FrozenSet[str]]]:
+def _global_writers(module: cst.Module) -> Iterator[Tuple[cst.FunctionDef, FrozenSet[str]]]:
     """Each function (at any depth: a method, a nested `def`) whose own body declares names
     `global`, with those names, in the module's order."""
-    for stmt in body:
-        if isinstance(stmt, cst.FunctionDef):
-            declared = frozenset(name.name.value for small in _own_smalls(stmt.body)
-                                 if isinstance(small, cst.Global) for name in small.names)
-            if declared:
-                yield stmt, declared
-            yield from _global_writers(_statements_of(stmt.body))
-        elif isinstance(stmt, cst.BaseCompoundStatement):
-            for suite in _suites_of(stmt):
-                yield from _global_writers(_statements_of(suite))
-
-
-def _own_smalls(suite: cst.BaseSuite) -> Iterator[cst.BaseSmallStatement]:
-    """The simple statements of a body, in its compound statements too, not in the `def`s and
-    classes it holds (their `global` declarations are their own)."""
-    if isinstance(suite, cst.SimpleStatementSuite):
-        yield from suite.body
-    for stmt in _statements_of(suite):
-        if isinstance(stmt, cst.SimpleStatementLine):
-            yield from stmt.body
-        elif isinstance(stmt, cst.BaseCompoundStatement) and not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-            for inner in _suites_of(stmt):
-                yield from _own_smalls(inner)
-
-
-def _suites_of(stmt: cst.BaseCompoundStatement) -> List[cst.BaseSuite]:
-    """The bodies a compound statement holds: its own, and those of its `elif`/`else`,
-    `except`/`finally` and `case` clauses."""
-    out: List[cst.BaseSuite] = []
-    todo: List[cst.CSTNode] = [stmt]
+    todo: List[cst.CSTNode] = [module]
     while todo:
         node = todo.pop()
-        body = getattr(node, "body", None)
-        if isinstance(body, cst.BaseSuite):
-            out.append(body)
-        for name in ("orelse", "finalbody"):
-            more = getattr(node, name, None)
-            if more is not None:
-                todo.append(more)
-        todo.extend(getattr(node, "handlers", ()))
-        todo.extend(getattr(node, "cases", ()))
-    return out
+        if isinstance(node, cst.FunctionDef):
+            declared = frozenset(name.name.value for found in _own_statements(node.body, cst.Global)
+                                 for name in found.names)
+            if declared:
+                yield node, declared
+        children: List[cst.CSTNode] = []
+        for name in _STATEMENT_FIELDS:
+            value = getattr(node, name, None)
+            if isinstance(value, cst.CSTNode):
+                children.append(value)
+            elif type(value) is tuple or type(value) is list:
+                children.extend(value)
+        todo.extend(reversed(children))
 
 
 def _statements_of(body: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
@@ -1164,7 +1138,7 @@ class ModuleWalker:
         if self.text is not None and "global" not in self.text:
             return {}
         found: Dict[str, Value] = {}
-        for fn, declared in _global_writers(self.module.body):
+        for fn, declared in _global_writers(self.module):
             sink: Dict[str, Value] = {}
             self.walk_function(fn, self.root, "<module>", emit=False, returned=[], global_sink=(declared, sink))
             for name, value in sorted(sink.items()):
@@ -1653,19 +1627,28 @@ def _declared_numbers(methods: Sequence[cst.FunctionDef], attributes: Mapping[st
 
 
 def _own_annotated(body: cst.BaseSuite) -> List[cst.AnnAssign]:
-    """The annotated assignments of a function body, nested blocks included, not those of
-    nested definitions (last statement first).
+    """The annotated assignments of a function body (`_own_statements`)."""
+    return _own_statements(body, cst.AnnAssign)
 
-    Only the statement structure is followed: an `AnnAssign` is a small statement, never
-    inside an expression, so the blocks and clauses hold them all.  Walking every child
-    instead (`node.children`, and an ABC `isinstance` per node) cost the walk of a class
-    about a third of its time."""
-    found: List[cst.AnnAssign] = []
+
+_Small = TypeVar("_Small", bound=cst.BaseSmallStatement)
+
+
+def _own_statements(body: cst.BaseSuite, kind: Type[_Small]) -> List[_Small]:
+    """The small statements of type `kind` of a function body, nested blocks included, not
+    those of nested definitions (last statement first): its annotated assignments, its
+    `global` declarations.
+
+    Only the statement structure is followed: a small statement is never inside an
+    expression, so the blocks and clauses hold them all.  Walking every child instead
+    (`node.children`, and an ABC `isinstance` per node) cost the walk of a class about a
+    third of its time."""
+    found: List[_Small] = []
     todo: List[cst.CSTNode] = [body]
     definitions = (cst.FunctionDef, cst.ClassDef)
     while todo:
         node = todo.pop()
-        if type(node) is cst.AnnAssign:
+        if type(node) is kind:
             found.append(node)
             continue
         if isinstance(node, definitions):

@@ -785,28 +785,27 @@ class _Builder:
         of a name it declares `global` (`None` adds nothing: a write into it raises), or an item
         store `NAME[k] = v` into a module-level name the function does not bind (the container
         then holds `v`)."""
-        if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.value is None:
+        assigned = _assignment(stmt)
+        if assigned is None:
             return
-        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        targets, value = assigned
         for target in targets:
-            if isinstance(target, ast.Name) and target.id in scope.declared_global and not _is_none(stmt.value):
-                self.module_stores.setdefault(target.id, []).append(self.term(stmt.value, scope))
+            if isinstance(target, ast.Name) and target.id in scope.declared_global and not _is_none(value):
+                self.module_stores.setdefault(target.id, []).append(self.term(value, scope))
             elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
                 name = target.value.id
                 if name in self.module_env and (name in scope.declared_global or (
                         name not in scope.params and not scope.env.get(name) and name not in scope.enclosing
                         and name not in scope.shared)):
-                    self.module_stores.setdefault(name, []).append(("list", self.term(stmt.value, scope)))
+                    self.module_stores.setdefault(name, []).append(("list", self.term(value, scope)))
 
     def _object_stores(self, stmt: ast.stmt, scope: _Scope) -> None:
         """`obj.attr = v` with `obj` not the method's own instance (`ObjectStore`), where
         `obj`'s term may name a class; a store of `None` adds nothing (a read through it raises)."""
-        if isinstance(stmt, ast.Assign):
-            targets, value = list(stmt.targets), stmt.value
-        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
-            targets, value = [stmt.target], stmt.value
-        else:
+        assigned = _assignment(stmt)
+        if assigned is None:
             return
+        targets, value = assigned
         for target in targets:
             for t, v in _pairs(target, value):
                 if not isinstance(t, ast.Attribute) or v is None or _is_none(v) \
@@ -2162,6 +2161,16 @@ def _last_name(node: ast.expr) -> str:
         node = node.func
     name = ast_dotted(node) or ""
     return name.split(".")[-1]
+
+
+def _assignment(stmt: ast.stmt) -> Optional[Tuple[List[ast.expr], ast.expr]]:
+    """The targets and the value of an assignment that binds a value (`x = y = v`, `x: T = v`);
+    None for any other statement (an annotation without a value binds nothing)."""
+    if isinstance(stmt, ast.Assign):
+        return list(stmt.targets), stmt.value
+    if isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+        return [stmt.target], stmt.value
+    return None
 
 
 def _pairs(target: ast.expr, value: Optional[ast.expr],
