@@ -17,6 +17,8 @@ only from these sources (keep this list in step with `expressions.py`):
 * a torch factory call with a `device=` keyword that is not provably the CPU (`_factory`),
   or without one inside `with torch.device(...)` (`_factory_value`, `scope.with_`);
 * `.cuda(...)` (`_method`);
+* `t.new_zeros(...)` and the other `new_*` methods, on `t`'s device, the accelerator unless
+  `t` is proven on the CPU (`_new_tensor`);
 * `.to(...)` whose target is not provably the CPU or a dtype (`_to_result`);
 * `.gpu` (vLLM's CpuGpuBuffer) and a project device field, one with a `_cpu` sibling
   (`_attribute`);
@@ -78,6 +80,8 @@ DEVICE_SOURCES = (
     re.compile(r"device" + GAP + r"=(?!=)"),  # device= keyword
     re.compile(r"\." + GAP + r"(?:cuda|to)" + GAP + r"\("),  # .cuda(  .to(
     re.compile(r"\." + GAP + r"gpu\b"),  # CpuGpuBuffer.gpu
+    # `t.new_zeros(n)`: on `t`'s device, where nothing proves `t` is on the CPU (`_new_tensor`)
+    re.compile(r"\." + GAP + r"new(?:_empty|_zeros|_ones|_full|_tensor)?" + GAP + r"\("),
     DEVICE_CALL,  # torch.device( : a `with` of it puts factories on the device
     re.compile(r"nn" + GAP + r"\." + GAP + r"[A-Z]"),  # nn.Linear(: a module, called later
     re.compile(r"SamplingMetadata"),  # a vLLM sampling hook's `logits`
@@ -614,6 +618,11 @@ class _MayDevice:
         # <tensor>.<method>(...)
         if method == "cuda":
             return True
+        if method in NEW_METHODS:
+            # `t.new_zeros(n)`: on `t`'s device, the accelerator unless `t` is proven on the
+            # CPU (`_new_tensor`); `device=` other than a CPU string asks for one.
+            device = _keyword(call, "device")
+            return device is None or not _is_cpu_string(device, self.segment)
         if method == "to":
             return self._to(call, func.value)
         if (method.endswith("_") and not method.startswith("_")) or method in self.keep_methods:

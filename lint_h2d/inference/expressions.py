@@ -641,6 +641,8 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
         found = _index_result(method, call, receiver, facts)
         if found is not None:
             return found
+    if method in NEW_METHODS and receiver.kind == Kind.UNKNOWN and receiver.type_name is None:
+        return _new_tensor(receiver, method, call, facts)  # only a tensor has `.new_zeros()`
     if not receiver.kind.is_tensor:
         if receiver.kind == Kind.NUMPY and method in ("copy", "reshape", "view", "astype"):
             return Value(Kind.NUMPY, None, Origin.LOCAL)
@@ -672,6 +674,8 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
             rank = 0  # `t.sum()`, `t.max()`: one element, 0-dim
         elif method in DIM_REDUCTIONS:
             rank = reduced_rank(receiver.rank, _arg(call, 0, "dim"), _arg(call, 1, "keepdim"), facts)
+        elif method == "repeat":
+            rank = _grown_rank(receiver.rank, call, facts)
         integer = method in _INTEGER_RESULTS or (receiver.integer and method in _RANK_KEEPING
                                                  and method not in ("float", "half", "bfloat16", "double", "bool"))
         return Value(receiver.kind, rank, Origin.LOCAL, integer=integer, evidence=receiver.evidence)
@@ -835,6 +839,14 @@ def _new_tensor(receiver: Value, method: str, call: cst.Call, facts: Facts) -> V
     if explicit is None and kind == Kind.DEVICE:
         return Value(kind, rank, Origin.LOCAL, integer=integer, evidence=receiver.evidence).because(
             LocalStep(f"`.{method}()` of a device tensor: on its device", call))
+    if explicit is None and kind in (Kind.TENSOR, Kind.UNKNOWN) and not unplaced(receiver):
+        # `t.new_zeros(n)` is `torch.zeros(n, device=t.device, dtype=t.dtype)`: read as that
+        # `device=` is (`_device_kwarg_kind`), the accelerator where nothing proves `t`'s place.
+        shown = _callee_text(call.func.value) if isinstance(call.func, cst.Attribute) else "t"
+        return Value(Kind.DEVICE, rank, Origin.LOCAL, integer=integer, evidence=receiver.evidence).because(
+            LocalStep(f"allocated on `{shown}`'s device here (`.{method}(...)`): nothing in the project proves "
+                      f"where `{shown}` is, and a tensor's device that a new tensor follows is taken to be the "
+                      f"accelerator, as `device={shown}.device` is", call))
     device = _keyword(call, "device")
     if kind == Kind.DEVICE and device is not None:
         source = _tensor_of_device(device, facts)
@@ -869,7 +881,7 @@ _RANK_KEEPING = frozenset(
      "char", "type", "type_as", "cumsum", "cumprod", "abs", "neg", "clamp", "clip", "add", "sub",
      "mul", "div", "masked_fill", "flip", "roll", "exp", "log", "sqrt", "pow", "eq", "ne", "lt",
      "le", "gt", "ge", "logical_not", "floor_divide", "remainder", "softmax", "log_softmax", "sigmoid",
-     "nan_to_num"}
+     "nan_to_num", "tril", "triu"}
 )
 
 
@@ -894,9 +906,21 @@ def _view_rank(receiver: Value, method: str, call: cst.Call, facts: Facts) -> Op
         return receiver.rank - 1 if receiver.rank is not None else None
     if method == "unsqueeze":
         return receiver.rank + 1 if receiver.rank is not None else None
+    if method == "expand":
+        return _grown_rank(receiver.rank, call, facts)
     if method == "squeeze":
         return squeezed_rank(receiver.rank, _arg(call, 0, "dim"), facts)
     return None
+
+
+def _grown_rank(rank: Optional[int], call: cst.Call, facts: Facts) -> Optional[int]:
+    """The rank of `x.repeat(*sizes)` / `x.expand(*sizes)`: as many dimensions as sizes
+    (`repeat(bs, 1, 1)` of a 2-D tensor is 3-D); None where they are not known, or fewer than
+    `x` has (PyTorch raises)."""
+    sizes = _rank_from_sizes(call, facts)
+    if sizes is None or rank is not None and sizes < rank:
+        return None
+    return sizes
 
 
 def squeezed_rank(rank: Optional[int], dim: Optional[cst.BaseExpression], facts: Facts) -> Optional[int]:

@@ -1677,6 +1677,12 @@ class _Resolver:
             return Value(DEVICE_KIND, rank, integer=bool(integer)).because(EvidenceStep(
                 f"allocated on the device of an `nn.Module` (`{module}`) here (`{how}`), {MODULE_DEVICE_NOTE}",
                 path, line, kind=EvidenceKind.CONVENTION))
+        if ".new" in how and "device=" not in how:
+            # `t.new_zeros(n)` (`summary._new_rank`): `device=t.device` in other words.
+            return Value(DEVICE_KIND, rank, integer=bool(integer)).because(self.step(
+                f"allocated on the device of a tensor here (`{how}`): nothing in the project proves where that "
+                f"tensor is, and a tensor's device that a new tensor follows is taken to be the accelerator",
+                path, line))
         return Value(DEVICE_KIND, rank, integer=bool(integer)).because(
             self.step(f"allocated on the device here (`{how}`): nothing in the project proves where that points, "
                       f"and a `device=` that is not provably the CPU is taken to be the accelerator", path, line))

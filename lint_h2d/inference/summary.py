@@ -81,6 +81,7 @@ _SAME_DEVICE_METHODS = frozenset({
     "log_softmax", "logsumexp", "abs", "neg", "pow", "clamp", "clip", "add", "sub", "mul",
     "div", "mean", "prod", "cumprod", "diff", "remainder", "floor_divide", "eq", "ne", "lt",
     "le", "gt", "ge", "logical_not", "logical_and", "logical_or", "to_dense", "nan_to_num",
+    "tril", "triu",
 })
 # Of those, the ones whose result also has the input's rank (elementwise, `softmax` along a
 # dimension, a copy or a cast): a `keep` term, so a rank known at a call site survives them.
@@ -88,7 +89,7 @@ _RANK_KEEPING = frozenset({
     "clone", "contiguous", "detach", "int", "long", "float", "half", "bfloat16", "bool", "byte",
     "short", "char", "double", "exp", "log", "sqrt", "sigmoid", "softmax", "log_softmax", "abs",
     "neg", "masked_fill", "flip", "roll", "clamp", "clip", "type_as", "index_select", "cumsum", "cumprod",
-    "nan_to_num",
+    "nan_to_num", "tril", "triu",
 })
 # `torch.cat((a, b), dim)` and its aliases: a `cat` term, where its first input is, of the
 # inputs' rank when every one has it (the walk reads the same table: `expressions`; PyTorch
@@ -1332,6 +1333,13 @@ class _Builder:
                 rank = 1  # `.view(-1)`
             if rank is not None:
                 return ("shape", recv, rank)
+        if method in ("repeat", "expand") and node.args and not node.keywords:
+            # `x.repeat(bs, 1, 1)`, `x.expand(n, -1)`: as many dimensions as sizes (PyTorch
+            # raises where they are fewer than `x` has).
+            rank = _size_rank(node.args[0]) if len(node.args) == 1 else (
+                None if any(isinstance(a, ast.Starred) for a in node.args) else len(node.args))
+            if rank is not None:
+                return ("shape", recv, rank)
         if method == "flatten" and not node.args and not node.keywords:
             return ("shape", recv, 1)
         if method == "cuda":
@@ -1356,9 +1364,16 @@ class _Builder:
             return ("cpu", None, line) if method != "numpy" else OTHER
         if method in NEW_METHODS:
             device = _keyword(node, "device")
+            rank = _new_rank(node, method)
+            dtype = _keyword(node, "dtype")
+            integer = dtype is not None and (ast_dotted(dtype) or "").split(".")[-1] in INTEGER_DTYPES
             if device is None:
-                return ("same", recv, None)  # `t.new_zeros(n)`: on `t`'s device
-            return ("cpu", None, line) if _is_cpu(device) else self._placed(device, None, line, f"{method}(..., device=...)", False, scope)
+                # `t.new_zeros(n)` is `torch.zeros(n, device=t.device)`: read as that `device=`
+                # is (`_Resolver._on`; the walk's `_new_tensor`).
+                shown = ast_dotted(receiver)
+                how = f"{shown}.{method}(...)" if shown is not None and len(shown) <= 48 else f".{method}(...)"
+                return ("on", recv, rank, line, how, integer)
+            return ("cpu", rank, line) if _is_cpu(device) else self._placed(device, rank, line, f"{method}(..., device=...)", integer, scope)
         if method in _RANK_KEEPING:
             return ("keep", recv)  # `x.clone()`, `x.softmax(dim=0)`: where and as wide as `x`
         if method in _SAME_DEVICE_METHODS or (method.endswith("_") and not method.startswith("_")):
@@ -2000,6 +2015,26 @@ def _size_rank(node: ast.expr) -> Optional[int]:
     if isinstance(node, ast.Constant) and isinstance(node.value, int):
         return 1
     return None
+
+
+def _new_rank(node: ast.Call, method: str) -> Optional[int]:
+    """The rank of `t.new_zeros(sizes)` and its kin (the walk's `_new_tensor`): from the sizes,
+    `new_full`'s first argument, `new_tensor`'s data; the legacy `t.new(...)` takes several
+    sizes, one int (1-D) or data."""
+    if any(isinstance(a, ast.Starred) for a in node.args):
+        return None
+    if method == "new_tensor":
+        return _data_rank(node.args[0]) if node.args else None
+    if method == "new_full":
+        first = node.args[0] if node.args else _keyword(node, "size")
+        return _size_rank(first) if isinstance(first, (ast.Tuple, ast.List)) else None
+    if method == "new":
+        if len(node.args) > 1:
+            return len(node.args)
+        if len(node.args) == 1 and isinstance(node.args[0], (ast.List, ast.Tuple)):
+            return _data_rank(node.args[0])
+        return _size_rank(node.args[0]) if node.args else None
+    return _factory_rank(node, "zeros")
 
 
 def _data_rank(node: ast.expr) -> Optional[int]:

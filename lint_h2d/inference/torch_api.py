@@ -62,6 +62,7 @@ SAME_DEVICE_METHODS = frozenset(
         "sort", "argsort", "exp", "log", "sqrt", "pow", "eq", "ne", "lt", "le", "gt", "ge",
         "logical_not", "logical_and", "logical_or", "diff", "floor_divide", "remainder",
         "to_dense", "coalesce", "softmax", "log_softmax", "sigmoid", "logsumexp", "nan_to_num",
+        "tril", "triu",
     }
 )
 # Methods returning a Python scalar.
