@@ -78,6 +78,8 @@ class Facts:
     range_ints: Container[str] = frozenset()
     # The checked file's path (as given), for the module a relative import names.
     path: str = ""
+    # Names only `import random` / `import bisect` bind (`scope.stdlib_number_modules`).
+    stdlib_names: FrozenSet[str] = frozenset()
 
     def with_names(self, names: Mapping[str, Value]) -> "Facts":
         return replace(self, names=names)
@@ -1118,7 +1120,11 @@ def _stdlib_number(module: str, method: str, call: cst.Call, facts: Facts) -> bo
     if most is None or facts.names.get(module, Value(Kind.OTHER, origin=Origin.GLOBAL)).origin != Origin.GLOBAL:
         return False
     positional = [a for a in call.args if a.keyword is None]
-    return len(positional) <= most and not any(a.star for a in call.args) \
+    # `*bounds` may hold more arguments than the standard library's function takes (numpy's
+    # `randint(low, high, size)`), unless the name is the standard library's module: its
+    # function returns a number or raises, whatever the star holds.
+    starred = any(a.star for a in call.args) and module not in facts.stdlib_names
+    return len(positional) <= most and not starred \
         and all(a.keyword is None or a.keyword.value not in ("size", "dtype") for a in call.args)
 
 

@@ -103,6 +103,30 @@ def module_aliases(module: cst.Module) -> Tuple[FrozenSet[str], FrozenSet[str]]:
     return frozenset(torch_names), frozenset(numpy_names)
 
 
+_STDLIB_NUMBER_MODULES = frozenset({"random", "bisect"})
+
+
+def stdlib_number_modules(module: cst.Module) -> FrozenSet[str]:
+    """`random` and `bisect` where only `import random` / `import bisect` bind them at module
+    level: there `random.randint(*bounds)` is the standard library's, a Python number or an
+    error, whatever the star holds (`expressions._stdlib_number`).  Not where another import
+    binds the name too (`from numpy import random`: numpy's `randint(..., size)` is an array)."""
+    stdlib: Set[str] = set()
+    others: Set[str] = set()
+    for small in _module_imports(module):
+        if isinstance(small.names, cst.ImportStar):
+            return frozenset()  # `from m import *` may bind either
+        for alias in small.names:
+            full = dotted_name(alias.name) or ""
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                others.add(alias.asname.name.value)
+            elif isinstance(small, cst.Import) and full in _STDLIB_NUMBER_MODULES:
+                stdlib.add(full)
+            else:
+                others.add(full.split(".")[0])
+    return frozenset(stdlib - others)
+
+
 def nn_aliases(module: cst.Module) -> FrozenSet[str]:
     """Names bound to `torch.nn` at module level (`import torch.nn as nn`, `from torch import nn`)."""
     out: Set[str] = set()
@@ -1107,7 +1131,7 @@ class ModuleWalker:
             None, hints[0], hints[1], nn_aliases(module), imports_vllm(module),
         )
         # The file's path: a relative import (`from .prompt import X`) names a module next to it.
-        self.root = replace(self.root, path=path)
+        self.root = replace(self.root, path=path, stdlib_names=stdlib_number_modules(module))
         self.facts_out: List[StatementFact] = []
         self.ranges: Dict[int, RangeBounds] = {}
 
