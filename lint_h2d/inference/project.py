@@ -1657,6 +1657,8 @@ class _Resolver:
         teaches no field and no return, so the walk's exception for them is not needed here)."""
         _, base_term, rank, line, how, integer = term
         base = self.eval(base_term, path, owner)
+        if integer is None:
+            integer = base.integer  # `t.new_zeros(n)` without `dtype=`: of `t`'s dtype
         if base.kind in (CPU_KIND, CPU_PLACE_KIND):
             # `x.device` of a CPU tensor, or `self.device` that the class points at the CPU.
             return Value(CPU_KIND, rank)
@@ -1677,7 +1679,7 @@ class _Resolver:
             return Value(DEVICE_KIND, rank, integer=bool(integer)).because(EvidenceStep(
                 f"allocated on the device of an `nn.Module` (`{module}`) here (`{how}`), {MODULE_DEVICE_NOTE}",
                 path, line, kind=EvidenceKind.CONVENTION))
-        if ".new" in how and "device=" not in how:
+        if _NEW_HOW.search(how):
             # `t.new_zeros(n)` (`summary._new_rank`): `device=t.device` in other words.
             return Value(DEVICE_KIND, rank, integer=bool(integer)).because(self.step(
                 f"allocated on the device of a tensor here (`{how}`): nothing in the project proves where that "
@@ -1686,6 +1688,10 @@ class _Resolver:
         return Value(DEVICE_KIND, rank, integer=bool(integer)).because(
             self.step(f"allocated on the device here (`{how}`): nothing in the project proves where that points, "
                       f"and a `device=` that is not provably the CPU is taken to be the accelerator", path, line))
+
+
+# The `how` of an `on` term for `t.new_zeros(...)` and its kin (`summary._Builder`, no `device=`).
+_NEW_HOW = re.compile(r"\.new(?:_empty|_zeros|_ones|_full|_tensor)?\(\.\.\.\)$")
 
 
 @dataclass(frozen=True)

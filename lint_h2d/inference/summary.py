@@ -1372,7 +1372,7 @@ class _Builder:
                 # is (`_Resolver._on`; the walk's `_new_tensor`).
                 shown = ast_dotted(receiver)
                 how = f"{shown}.{method}(...)" if shown is not None and len(shown) <= 48 else f".{method}(...)"
-                return ("on", recv, rank, line, how, integer)
+                return ("on", recv, rank, line, how, integer if dtype is not None else None)
             return ("cpu", rank, line) if _is_cpu(device) else self._placed(device, rank, line, f"{method}(..., device=...)", integer, scope)
         if method in _RANK_KEEPING:
             return ("keep", recv)  # `x.clone()`, `x.softmax(dim=0)`: where and as wide as `x`
