@@ -883,7 +883,7 @@ _RANK_KEEPING = frozenset(
      "char", "type", "type_as", "cumsum", "cumprod", "abs", "neg", "clamp", "clip", "add", "sub",
      "mul", "div", "masked_fill", "flip", "roll", "exp", "log", "sqrt", "pow", "eq", "ne", "lt",
      "le", "gt", "ge", "logical_not", "floor_divide", "remainder", "softmax", "log_softmax", "sigmoid",
-     "nan_to_num", "tril", "triu"}
+     "nan_to_num", "tril", "triu", "gather"}
 )
 
 
@@ -1252,6 +1252,7 @@ def _same_device_function(call: cst.Call, facts: Facts) -> Value:
 RANK_KEEPING_FUNCTIONS = frozenset({
     "argsort", "cumsum", "cumprod", "abs", "neg", "clamp", "clip", "exp", "log", "sqrt", "sigmoid",
     "softmax", "log_softmax", "flip", "roll", "index_select", "masked_fill", "nan_to_num",
+    "tril", "triu", "gather",
 })
 # Reductions that, along one dimension, drop it (or keep it as 1 with `keepdim=True`).
 DIM_REDUCTIONS = frozenset({"sum", "mean", "prod", "logsumexp"})
@@ -1270,6 +1271,16 @@ def _function_rank(name: str, source: Value, call: cst.Call, facts: Facts) -> Op
             return None
         ranks = {infer(e.value, facts).rank for e in inputs.elements}
         return source.rank if ranks == {source.rank} else None
+    if name == "stack":
+        # `torch.stack((a, b))`: one dimension more than its inputs, which must agree
+        inputs = call.args[0].value
+        if not isinstance(inputs, (cst.List, cst.Tuple)) or any(
+                isinstance(e, cst.StarredElement) for e in inputs.elements):
+            return None
+        ranks = {infer(e.value, facts).rank for e in inputs.elements}
+        return source.rank + 1 if source.rank is not None and ranks == {source.rank} else None
+    if name in ("outer", "ger"):
+        return 2  # of two vectors (PyTorch raises on anything else)
     if name in DIM_REDUCTIONS:
         return reduced_rank(source.rank, _arg(call, 1, "dim"), _arg(call, 2, "keepdim"), facts)
     if name == "squeeze":

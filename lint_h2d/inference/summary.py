@@ -71,6 +71,7 @@ _SAME_DEVICE_FUNCTIONS = frozenset({
     "exp", "log", "sqrt", "sigmoid", "softmax", "log_softmax", "logsumexp", "neg", "mean",
     "prod", "cumprod", "clip", "remainder", "floor_divide", "masked_select", "bucketize",
     "logical_and", "logical_or", "logical_not", "eq", "ne", "lt", "le", "gt", "ge", "nan_to_num",
+    "outer", "ger",
 })
 _SAME_DEVICE_METHODS = frozenset({
     "clone", "contiguous", "view", "reshape", "flatten", "narrow", "transpose", "permute",
@@ -89,7 +90,7 @@ _RANK_KEEPING = frozenset({
     "clone", "contiguous", "detach", "int", "long", "float", "half", "bfloat16", "bool", "byte",
     "short", "char", "double", "exp", "log", "sqrt", "sigmoid", "softmax", "log_softmax", "abs",
     "neg", "masked_fill", "flip", "roll", "clamp", "clip", "type_as", "index_select", "cumsum", "cumprod",
-    "nan_to_num", "tril", "triu",
+    "nan_to_num", "tril", "triu", "gather",
 })
 # `torch.cat((a, b), dim)` and its aliases: a `cat` term, where its first input is, of the
 # inputs' rank when every one has it (the walk reads the same table: `expressions`; PyTorch

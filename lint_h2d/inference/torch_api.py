@@ -36,7 +36,7 @@ SAME_DEVICE_FUNCTIONS = frozenset(
         "searchsorted", "bucketize",
         "roll", "flip", "select", "einsum", "matmul", "bmm", "mm",
         "logical_and", "logical_or", "logical_not", "eq", "ne", "lt", "le", "gt", "ge",
-        "nan_to_num",
+        "nan_to_num", "tril", "triu", "outer", "ger",
     }
 )
 # Functions and methods that cut a tensor into a tuple of tensors on its device: `unbind` drops
