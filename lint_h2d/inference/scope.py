@@ -918,6 +918,20 @@ def walrus_holders(root: cst.CSTNode) -> FrozenSet[int]:
 _STATEMENT_FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")
 
 
+def _statement_children(node: cst.CSTNode) -> List[cst.CSTNode]:
+    """What `node` holds through `_STATEMENT_FIELDS`, in that order: the walks of statement
+    structure below (`wanted_statements`, `_global_writers`, `_own_statements`,
+    `_may_record`) all step down this way."""
+    children: List[cst.CSTNode] = []
+    for name in _STATEMENT_FIELDS:
+        value = getattr(node, name, None)
+        if isinstance(value, cst.CSTNode):
+            children.append(value)
+        elif isinstance(value, (tuple, list)):
+            children.extend(v for v in value if isinstance(v, cst.CSTNode))
+    return children
+
+
 def wanted_statements(module: cst.Module, wants: Callable[[cst.BaseSmallStatement, bool], bool],
                       regions: CaptureRegions) -> Tuple[Dict[Tuple[int, bool], bool], Set[int]]:
     """`wants` asked once for every small statement of the module, and the definitions the walk
@@ -948,12 +962,7 @@ def wanted_statements(module: cst.Module, wants: Callable[[cst.BaseSmallStatemen
             path = path + (id(node),)
         if not capture and (id(node) in bodies or id(node) in functions):
             capture = True
-        for name in _STATEMENT_FIELDS:
-            value = getattr(node, name, None)
-            if isinstance(value, cst.CSTNode):
-                stack.append((value, capture, path))
-            elif isinstance(value, (tuple, list)):
-                stack.extend((v, capture, path) for v in value if isinstance(v, cst.CSTNode))
+        stack.extend((child, capture, path) for child in _statement_children(node))
     return asked, needed
 
 
@@ -981,14 +990,7 @@ def _global_writers(module: cst.Module) -> Iterator[Tuple[cst.FunctionDef, Froze
                                  for name in found.names)
             if declared:
                 yield node, declared
-        children: List[cst.CSTNode] = []
-        for name in _STATEMENT_FIELDS:
-            value = getattr(node, name, None)
-            if isinstance(value, cst.CSTNode):
-                children.append(value)
-            elif type(value) is tuple or type(value) is list:
-                children.extend(value)
-        todo.extend(reversed(children))
+        todo.extend(reversed(_statement_children(node)))
 
 
 def _statements_of(body: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
@@ -1556,12 +1558,7 @@ def _may_record(fn: cst.FunctionDef, constructors: AbstractSet[str]) -> bool:
         if isinstance(node, cst.With) and any(
                 item.asname is not None and _holds_attribute(item.asname.name) for item in node.items):
             return True
-        for name in _STATEMENT_FIELDS:
-            value = getattr(node, name, None)
-            if isinstance(value, cst.CSTNode):
-                stack.append(value)
-            elif isinstance(value, (tuple, list)):
-                stack.extend(v for v in value if isinstance(v, cst.CSTNode))
+        stack.extend(_statement_children(node))
     return False
 
 
@@ -1677,12 +1674,7 @@ def _own_statements(body: cst.BaseSuite, kind: Type[_Small]) -> List[_Small]:
             continue
         if isinstance(node, definitions):
             continue
-        for name in _STATEMENT_FIELDS:
-            value = getattr(node, name, None)
-            if isinstance(value, cst.CSTNode):
-                todo.append(value)
-            elif type(value) is tuple or type(value) is list:
-                todo.extend(value)
+        todo.extend(_statement_children(node))
     return found
 
 
