@@ -231,7 +231,8 @@ def test_a_projects_own_loader_names_itself_as_a_convention(results: Dict[str, L
 
 def test_a_module_move_to_a_place_survives_the_index() -> None:
     """The project index stores summaries as JSON: a `.to(device)` move keeps its place and
-    its loop-element receiver through the round trip (a cached index reads the same facts)."""
+    its loop-element receiver through the round trip (a cached index reads the same facts), as
+    a `.to(torch.float16)` keeps the `OTHER` place that says the project moves the module itself."""
     import ast
     import json
 
@@ -239,8 +240,9 @@ def test_a_module_move_to_a_place_survives_the_index() -> None:
 
     path = PROJECT / "module_moves.py"
     summary = summarize_tree(str(path), ast.parse(path.read_text(encoding="utf-8")))
-    moves = [m for m in summary.moves if m.device is not None]
+    moves = [m for m in summary.moves if m.device is not None and m.device != ("other",)]
     assert [m.how for m in moves] == [".to(device)"] * 3
+    assert [m.how for m in summary.moves if m.device == ("other",)] == [".to(torch.float16)"]
     assert moves[0].receiver[0] == "sub" and moves[0].device == ("param", "_move", "device", "Decoder")
     again = from_json(str(path), json.loads(json.dumps(summary.to_json())))
     assert again.moves == summary.moves

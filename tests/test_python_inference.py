@@ -456,6 +456,23 @@ def test_forward_inputs_rest_on_the_convention(results: Dict[str, List[Finding]]
     assert chain[1].startswith("module_call.py:41: `scores` is an input of `MaskHead.forward`")
 
 
+def test_held_modules_rest_on_the_convention(results: Dict[str, List[Finding]]) -> None:
+    """A module the project neither builds nor moves (held_modules.py) runs where models run: the
+    chain names the class first, as a convention, then the buffer; the fix is never safe.  A
+    mixin's method reads the buffer its subclass registers under the same convention."""
+    for row in (35, 44, 51):
+        finding = next(f for f in results["held_modules.py"] if f.location.row == row)
+        assert finding.evidence[0].kind.value == "convention", row
+        assert finding.fix is None or finding.fix.applicability.value == "unsafe"
+    chain = _chain(results, "held_modules.py", 35)
+    assert chain[0].startswith("held_modules.py:13: `HeldQueue` holds buffers or parameters (an `nn.Module`), "
+                               "and nothing in the project builds it or moves it")
+    assert chain[0].endswith("a method its construction does not run is taken to run after that move "
+                             "(a write before it is a host write)")
+    assert chain[1].startswith("held_modules.py:20: held by the module as a buffer or parameter")
+    assert any("`HeldMixed` holds buffers or parameters" in s for s in _chain(results, "held_modules.py", 51))
+
+
 def test_instance_call_is_a_call_of_dunder_call(results: Dict[str, List[Finding]]) -> None:
     """`self.graph_step(ids, offsets)` (instance_call.py) passes `offsets` to
     `GraphStep.__call__`: the chain names that method by its class, the call of the instance,

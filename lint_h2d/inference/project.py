@@ -132,6 +132,7 @@ from lint_h2d.inference.resolved import (  # noqa: E402
     module_step_message,
     compute_logits_message,
     empty_list_message,
+    held_module_message,
     sampling_hook_message,
     vllm_loader_message,
 )
@@ -272,6 +273,13 @@ class _Resolver:
         for variable, line, fn_path, fn, where, depth in self.loaders:
             for built, words in self._loader_built(variable, line, fn_path, fn):
                 self._mark_on_device(built, replace(where, loader=(built, words)), depth)
+        # Every name a call of the project names, with or without arguments (a call site of
+        # none is not kept): what builds a class (`_mark_bases_of_built`, `_run_where_models_run`).
+        self.named: Set[str] = set(self.calls)
+        for summary in summaries:
+            self.named.update(n for c in summary.contexts for n in c.constructs)
+            self.named.update(n for c in summary.classes for n in c.constructs)
+            self.named.update(n for f in summary.functions for n, _ in f.called)
         self._mark_bases_of_built(summaries)
         # `obj.attr = v` outside the class (`summary.ObjectStore`), by the class whose field it
         # sets (the one of `obj`'s classes, or a base, that has the field) and the attribute.
@@ -317,7 +325,49 @@ class _Resolver:
             message = f"an instance of `{cls}` is moved to the accelerator here (`{move.how}`): " \
                 f"its buffers and parameters move with it; a method its construction does not run is {MOVED_MODULE_NOTE}"
             self._mark_moved(cls, EvidenceStep(message, path, move.line, kind=EvidenceKind.CONVENTION), cls, moved, 0)
+        self._run_where_models_run(moved)
         return moved
+
+    def _run_where_models_run(self, moved: Dict[str, EvidenceStep]) -> None:
+        """Add to `moved` the classes holding buffers or parameters (`register_buffer`,
+        `nn.Buffer`, `nn.Parameter`: a `wrap` field of theirs or a project base's) that the
+        project neither builds nor moves: taken to run where serving code keeps a model, on the
+        accelerator, as a module's `forward` inputs are (`resolved.forward_input_message`).  What
+        builds such a module (a registry, a config) and runs it (a trainer, an engine,
+        mmengine's runner) moves it, outside the project: a MoCo queue pointer written every
+        training step is then a device write.  Construction still runs on the host (a method
+        it runs comes before any move: `MOVED_MODULE_NOTE`).
+
+        Left as they are: a class that a call of the project names, or a project subclass of
+        it (where the project builds one, its moves and device contexts are the evidence:
+        `_HOST = Base(4)` stays on the host); a class some move of the project may move,
+        whatever the place (`_named_by_moves`: `.to("cpu")`, `.to(torch.float16)` say what
+        they say); and a class that allocates some of its buffers with `device=` (it places
+        them itself: one it leaves without is meant for the host, fbgemm's `max_counter`)."""
+        held = []
+        for name in sorted(self.classes):
+            if name in moved or name in self.named or any(sub in self.named for sub in self._descendants(name)):
+                continue
+            wrapped = [t[1] for base in self._with_bases(name) for _, c in self.classes[base]
+                       for _, t in c.fields if t[0] == "wrap"]
+            if wrapped and not any(isinstance(w, tuple) and w[:1] == ("dev",) for w in wrapped):
+                held.append(name)
+        named = self._named_by_moves() if held else set()
+        for name in held:
+            if name not in named:
+                path, summary = self.classes[name][0]
+                moved[name] = EvidenceStep(held_module_message(name), path, summary.line, kind=EvidenceKind.CONVENTION)
+
+    def _named_by_moves(self) -> Set[str]:
+        """The project classes some `.to(...)` / `.cuda()` / `.cpu()` of the project may move
+        (each move's receiver's classes and their subclasses), whatever the place."""
+        named: Set[str] = set()
+        for path, move in self.moves:
+            named |= self._with_subclasses(self._types_of(move.receiver, path, 0))
+            cls = self.eval(move.receiver, path, None).type_name
+            if cls is not None:
+                named |= self._with_subclasses({cls})
+        return named
 
     def _mark_moved_to_place(self, path: str, move: ModuleMove, moved: Dict[str, EvidenceStep]) -> None:
         """`obj.to(device)` / `obj.to(x.device)` (`summary._device_move`): a place the `device=`
@@ -497,11 +547,7 @@ class _Resolver:
         `_LoRALayerBase.__init__` registered, for the layers a runner builds).  Rests on the
         project being all the code that constructs it, as every construction-site fact does,
         said as a convention.  Bases of bases once their subclasses are marked, a few rounds."""
-        named: Set[str] = set(self.calls)
-        for summary in summaries:
-            named.update(n for c in summary.contexts for n in c.constructs)
-            named.update(n for c in summary.classes for n in c.constructs)
-            named.update(n for f in summary.functions for n, _ in f.called)
+        named = self.named
         for _ in range(4):
             marked = False
             for base in sorted(self.subclasses):
@@ -2049,8 +2095,8 @@ def wanted_callees(summaries: Sequence[FileSummary]) -> FrozenSet[str]:
     serial resolve, and the findings depended on the project's size and the core count.
     Every reader's names, each from its own helper: parameters (`_parameter_callees`), the
     loader's registry calls (`_loader_callees`), the functions whose parameter a module is
-    moved to (`_moved_to_callees`) and the bases that may be built only as their subclasses
-    (`_base_classes`)."""
+    moved to (`_moved_to_callees`), the bases that may be built only as their subclasses
+    (`_base_classes`) and the modules the project may not build (`_held_module_callees`)."""
     out: Set[str] = set()
     for summary in summaries:
         out.update(_parameter_callees(summary))
@@ -2058,6 +2104,7 @@ def wanted_callees(summaries: Sequence[FileSummary]) -> FrozenSet[str]:
     out.update(_loader_callees(summaries))
     out.update(_base_classes(summaries))
     out.update(_module_field_callees(summaries))
+    out.update(_held_module_callees(summaries))
     return frozenset(out)
 
 
@@ -2134,6 +2181,15 @@ def _moved_to_callees(summary: FileSummary) -> Set[str]:
             _, function, _, owner = place
             out.add(owner if function == "__init__" and owner is not None else function)
     return out
+
+
+def _held_module_callees(summaries: Sequence[FileSummary]) -> Set[str]:
+    """The classes holding a buffer or parameter (a `wrap` field) and every project class
+    deriving from another: `_Resolver._run_where_models_run` asks whether a call names one
+    of them (a class or any project subclass of it built by the project)."""
+    defined = {c.name for summary in summaries for c in summary.classes}
+    return {c.name for summary in summaries for c in summary.classes
+            if any(t[0] == "wrap" for _, t in c.fields) or any(b in defined for b in c.bases)}
 
 
 def _base_classes(summaries: Sequence[FileSummary]) -> Set[str]:

@@ -11,7 +11,7 @@ from functools import cached_property
 from typing import AbstractSet, Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
 
 from lint_h2d.findings import EvidenceStep
-from lint_h2d.inference.values import (COMPUTE_LOGITS_NOTE, FORWARD_INPUT_NOTE, MODULE_OUTPUT_NOTE, SAMPLING_HOOK_NOTE, VLLM_LOADER_NOTE, UNKNOWN, Value,
+from lint_h2d.inference.values import (COMPUTE_LOGITS_NOTE, FORWARD_INPUT_NOTE, MODULE_OUTPUT_NOTE, MOVED_MODULE_NOTE, SAMPLING_HOOK_NOTE, VLLM_LOADER_NOTE, UNKNOWN, Value,
                                        runtime_steps)
 
 # How the evidence of a field on the default device begins (issue 17, item 8c).
@@ -48,6 +48,15 @@ def forward_input_message(module: str, param: str) -> str:
     places (`FORWARD_INPUT_NOTE` marks it)."""
     return (f"`{param}` is an input of `{module}.forward` (an `nn.Module`), and no call in the project says "
             f"where it is: {FORWARD_INPUT_NOTE}")
+
+
+def held_module_message(module: str) -> str:
+    """The evidence step of a module class that the project neither builds nor moves and whose
+    buffers and parameters it allocates without `device=` (`project._Resolver._run_where_models_run`):
+    a `MOVED_MODULE_NOTE` step."""
+    return (f"`{module}` holds buffers or parameters (an `nn.Module`), and nothing in the project builds it or "
+            f"moves it: {MODULE_OUTPUT_NOTE} (what builds and runs it, a registry and a trainer or an engine, "
+            f"moves it); a method its construction does not run is {MOVED_MODULE_NOTE}")
 
 
 def forward_input_param(function: str, owner: Optional[str], modules: AbstractSet[str], has_default: bool,

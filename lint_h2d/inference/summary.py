@@ -24,7 +24,7 @@ from functools import lru_cache
 from typing import AbstractSet, Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 from lint_h2d.inference.reaching import SIMPLE_STATEMENTS, Site, reaching, rebinds, statement_sites
-from lint_h2d.inference.torch_api import INTEGER_DTYPES, LEGACY_TENSOR_TYPES, NEW_METHODS, SCALAR_METHODS
+from lint_h2d.inference.torch_api import INTEGER_DTYPES, LEGACY_TENSOR_TYPES, NEW_METHODS, SCALAR_METHODS, TORCH_DTYPE_NAMES
 
 Term = Tuple[Any, ...]
 
@@ -197,14 +197,17 @@ class DeviceContext:
 @dataclass(frozen=True)
 class ModuleMove:
     """`obj.cuda()` / `obj.to("cuda")`: an object moved to an accelerator named in the call
-    itself; where `obj` is a project `nn.Module`, its buffers and parameters move with it."""
+    itself; where `obj` is a project `nn.Module`, its buffers and parameters move with it.  Also
+    `obj.cpu()` / `obj.to("cpu")` / `obj.to(torch.float16)` (`device` the CPU place or `OTHER`):
+    no move to the accelerator, but the project moves `obj` itself (`_other_move`)."""
 
     line: int
     how: str  # the call, as shown in evidence
     receiver: Term  # what is moved
     # `obj.to(device)` / `obj.to(x.device)`: the place the call names, read by the resolver
     # (`_Resolver._accelerator_place`: the accelerator where a factory's `device=` of it would
-    # be, for a parameter some call passes); None when the call itself names an accelerator.
+    # be, for a parameter some call passes); None when the call itself names an accelerator;
+    # `("place", "cpu")` or `OTHER` for `_other_move`'s.
     device: Optional[Term] = None
 
 
@@ -894,6 +897,12 @@ class _Builder:
         if how is not None:
             self.moves.append(ModuleMove(call.lineno, how, _small(self.term(func.value, scope))))
         spec = _device_move(call, scope) if how is None else None
+        stay = _other_move(call, scope) if how is None and spec is None else None
+        if stay is not None:
+            # `.cpu()`, `.to("cpu")`, `.to(torch.float16)`: no move to the accelerator, but a move
+            # of what may be a project module, which its place then rests on (the resolver reads
+            # it: `_Resolver._named_by_moves`).
+            self.moves.append(ModuleMove(call.lineno, stay[0], _small(self.term(func.value, scope)), stay[1]))
         if spec is not None:
             moved = func.value
             receiver = ("sub", self.term(self.loops[moved.id], scope), 0) \
@@ -1486,8 +1495,8 @@ class _placed_at:  # noqa: N801 (used as `with _placed_at(...)`, like a context-
         self.scope.here = self.saved
 
 
-# The methods `_accelerator_move` and `_device_move` read (`calls_in` asks them of no other call).
-_MOVING_METHODS = frozenset({"cuda", "to"})
+# The methods `_accelerator_move`, `_device_move` and `_other_move` read (`calls_in` asks them of no other call).
+_MOVING_METHODS = frozenset({"cuda", "to", "cpu"})
 # Builtins that return one of their arguments or elements (or, `sum`, adds them to `start`).
 _FOLDS = frozenset({"min", "max", "sum"})
 
@@ -2106,6 +2115,31 @@ def _accelerator_move(call: ast.Call, scope: _Scope) -> Optional[str]:
     if isinstance(target, ast.Call) and _is_torch(target.func, "current_device", scope) \
             and (ast_dotted(target.func) or "").split(".")[-2:-1] == ["cuda"]:
         return ".to(torch.cuda.current_device())"
+    return None
+
+
+def _other_move(call: ast.Call, scope: _Scope) -> Optional[Tuple[str, Term]]:
+    """`x.cpu()`, `x.to("cpu")` / `x.to(device="cpu")` / `x.to(torch.device("cpu"))` (the CPU
+    place), `x.to(torch.float16)` (a dtype: `OTHER`): the call as evidence shows it and the
+    place it names, else None.  A `ModuleMove` of such a place moves nothing to the
+    accelerator; it says that the project moves `x` itself (`_Resolver._named_by_moves`)."""
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return None
+    if func.attr == "cpu":
+        return (".cpu()", ("place", "cpu")) if not call.args and not call.keywords else None
+    if func.attr != "to" or len(call.args) > 1:
+        return None
+    target = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg in ("device", "dtype")), None)
+    if target is None:
+        return None
+    if isinstance(target, ast.Call) and _is_torch_device(target.func, scope) and target.args:
+        target = target.args[0]
+    if isinstance(target, ast.Constant) and isinstance(target.value, str) and place_term(target.value) == ("place", "cpu"):
+        return f'.to("{target.value}")', ("place", "cpu")
+    dotted = (ast_dotted(target) or "").split(".")
+    if len(dotted) == 2 and dotted[0] in scope.torch and dotted[1] in TORCH_DTYPE_NAMES:
+        return f".to({'.'.join(dotted)})", OTHER
     return None
 
 
