@@ -313,7 +313,8 @@ class _Resolver:
 
     def moved_modules(self) -> Dict[str, EvidenceStep]:
         """Project module classes whose instances some call moves to an accelerator it names
-        (`summary.ModuleMove`), and the modules their `__init__` builds (moved with them)."""
+        (`summary.ModuleMove`), and the modules their `__init__` builds (moved with them); then
+        those the project neither builds nor moves (`_run_where_models_run`, a convention)."""
         moved: Dict[str, EvidenceStep] = {}
         for path, move in self.moves:
             if move.device is not None:

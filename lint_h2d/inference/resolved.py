@@ -191,7 +191,8 @@ class Resolved:
     # subclass, so its override runs there, under the same default device.
     construction_calls: Mapping[str, Tuple[Tuple[str, str, str, int], ...]] = _field(default_factory=dict)
     # module class → the step saying the project moves its instances to an accelerator the
-    # call names (`m.cuda()`, `m.to("cuda")`): its buffers and parameters are there after.
+    # call names (`m.cuda()`, `m.to("cuda")`), or that nothing in the project builds or moves
+    # it (`held_module_message`, a convention): its buffers and parameters are there after.
     moved: Mapping[str, EvidenceStep] = _field(default_factory=dict)
     # dotted module (`pkg.sub.prompt`, from the file's path) → its module-level names bound only
     # to numbers or displays of them (`summary.FileSummary.constants`), as values with evidence.
