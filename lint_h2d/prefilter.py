@@ -81,7 +81,7 @@ DEVICE_SOURCES = (
     re.compile(r"\." + GAP + r"(?:cuda|to)" + GAP + r"\("),  # .cuda(  .to(
     re.compile(r"\." + GAP + r"gpu\b"),  # CpuGpuBuffer.gpu
     # `t.new_zeros(n)`: on `t`'s device, where nothing proves `t` is on the CPU (`_new_tensor`)
-    re.compile(r"\." + GAP + r"new(?:_empty|_zeros|_ones|_full|_tensor)?" + GAP + r"\("),
+    re.compile(r"\." + GAP + r"(?:" + "|".join(sorted(NEW_METHODS)) + r")" + GAP + r"\("),
     DEVICE_CALL,  # torch.device( : a `with` of it puts factories on the device
     re.compile(r"nn" + GAP + r"\." + GAP + r"[A-Z]"),  # nn.Linear(: a module, called later
     re.compile(r"SamplingMetadata"),  # a vLLM sampling hook's `logits`

@@ -1258,6 +1258,17 @@ RANK_KEEPING_FUNCTIONS = frozenset({
 DIM_REDUCTIONS = frozenset({"sum", "mean", "prod", "logsumexp"})
 
 
+def _agreed_rank(source: Value, call: cst.Call, facts: Facts) -> Optional[int]:
+    """The rank of every input of `torch.cat((a, b))` / `torch.stack((a, b))`, a display of
+    them (`source`: the first), where all agree; None where one differs or is not shown."""
+    inputs = call.args[0].value
+    if not isinstance(inputs, (cst.List, cst.Tuple)) or any(
+            isinstance(e, cst.StarredElement) for e in inputs.elements):
+        return None
+    ranks = {infer(e.value, facts).rank for e in inputs.elements}
+    return source.rank if ranks == {source.rank} else None
+
+
 def _function_rank(name: str, source: Value, call: cst.Call, facts: Facts) -> Optional[int]:
     """The rank of `torch.name(x, ...)` with `source` the value of `x` (of a `torch.cat`, its
     first input): kept by `RANK_KEEPING_FUNCTIONS` and a concatenation whose inputs agree,
@@ -1265,20 +1276,11 @@ def _function_rank(name: str, source: Value, call: cst.Call, facts: Facts) -> Op
     if name in RANK_KEEPING_FUNCTIONS:
         return source.rank
     if name in CONCATENATIONS:
-        inputs = call.args[0].value
-        if not isinstance(inputs, (cst.List, cst.Tuple)) or any(
-                isinstance(e, cst.StarredElement) for e in inputs.elements):
-            return None
-        ranks = {infer(e.value, facts).rank for e in inputs.elements}
-        return source.rank if ranks == {source.rank} else None
+        return _agreed_rank(source, call, facts)
     if name == "stack":
         # `torch.stack((a, b))`: one dimension more than its inputs, which must agree
-        inputs = call.args[0].value
-        if not isinstance(inputs, (cst.List, cst.Tuple)) or any(
-                isinstance(e, cst.StarredElement) for e in inputs.elements):
-            return None
-        ranks = {infer(e.value, facts).rank for e in inputs.elements}
-        return source.rank + 1 if source.rank is not None and ranks == {source.rank} else None
+        rank = _agreed_rank(source, call, facts)
+        return rank + 1 if rank is not None else None
     if name in ("outer", "ger"):
         return 2  # of two vectors (PyTorch raises on anything else)
     if name in DIM_REDUCTIONS:

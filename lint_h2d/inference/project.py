@@ -105,6 +105,7 @@ def from_classes(classes: Mapping[str, FrozenSet[str]],
 # -- facts resolved across the project's summaries ---------------------------------------------
 
 from lint_h2d.findings import evidence_file_name, EvidenceKind, EvidenceStep  # noqa: E402
+from lint_h2d.inference.torch_api import NEW_METHODS  # noqa: E402
 from lint_h2d.inference.summary import (  # noqa: E402
     EMPTY_DISPLAY,
     EMPTY_LIST,
@@ -1738,7 +1739,7 @@ class _Resolver:
 
 
 # The `how` of an `on` term for `t.new_zeros(...)` and its kin (`summary._Builder`, no `device=`).
-_NEW_HOW = re.compile(r"\.new(?:_empty|_zeros|_ones|_full|_tensor)?\(\.\.\.\)$")
+_NEW_HOW = re.compile(r"\.(?:" + "|".join(sorted(NEW_METHODS)) + r")\(\.\.\.\)$")
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,7 @@ _ACCELERATOR_TYPES = frozenset({"cuda", "xpu", "hpu", "npu", "mps"})
 # `.to()` naming an accelerator moves a module there (`_accelerator_move`).
 _DEVICE_SPEC = re.compile(r"(cpu|meta|" + "|".join(sorted(_ACCELERATOR_TYPES)) + r")(:[0-9]+)?")
 ACCELERATOR_PLACE: Term = ("place", "accel")
+CPU_PLACE: Term = ("place", "cpu")
 
 
 def place_term(text: str) -> Optional[Term]:
@@ -207,7 +208,7 @@ class ModuleMove:
     # `obj.to(device)` / `obj.to(x.device)`: the place the call names, read by the resolver
     # (`_Resolver._accelerator_place`: the accelerator where a factory's `device=` of it would
     # be, for a parameter some call passes); None when the call itself names an accelerator;
-    # `("place", "cpu")` or `OTHER` for `_other_move`'s.
+    # `CPU_PLACE` or `OTHER` for `_other_move`'s.
     device: Optional[Term] = None
 
 
@@ -2104,11 +2105,9 @@ def _accelerator_move(call: ast.Call, scope: _Scope) -> Optional[str]:
         return ".cuda()"
     if func.attr != "to":
         return None
-    target = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "device"), None)
+    target = _to_target(call, scope, ("device",))
     if target is None:
         return None
-    if isinstance(target, ast.Call) and _is_torch_device(target.func, scope) and target.args:
-        target = target.args[0]
     if isinstance(target, ast.Constant) and isinstance(target.value, str) \
             and place_term(target.value) == ACCELERATOR_PLACE:
         return f'.to("{target.value}")'
@@ -2116,6 +2115,15 @@ def _accelerator_move(call: ast.Call, scope: _Scope) -> Optional[str]:
             and (ast_dotted(target.func) or "").split(".")[-2:-1] == ["cuda"]:
         return ".to(torch.cuda.current_device())"
     return None
+
+
+def _to_target(call: ast.Call, scope: _Scope, keywords: Tuple[str, ...]) -> Optional[ast.expr]:
+    """What `x.to(...)` names: its first argument, else the first of `keywords` given; the
+    string inside `torch.device("...")`."""
+    target = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg in keywords), None)
+    if isinstance(target, ast.Call) and _is_torch_device(target.func, scope) and target.args:
+        target = target.args[0]
+    return target
 
 
 def _other_move(call: ast.Call, scope: _Scope) -> Optional[Tuple[str, Term]]:
@@ -2127,16 +2135,14 @@ def _other_move(call: ast.Call, scope: _Scope) -> Optional[Tuple[str, Term]]:
     if not isinstance(func, ast.Attribute):
         return None
     if func.attr == "cpu":
-        return (".cpu()", ("place", "cpu")) if not call.args and not call.keywords else None
+        return (".cpu()", CPU_PLACE) if not call.args and not call.keywords else None
     if func.attr != "to" or len(call.args) > 1:
         return None
-    target = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg in ("device", "dtype")), None)
+    target = _to_target(call, scope, ("device", "dtype"))
     if target is None:
         return None
-    if isinstance(target, ast.Call) and _is_torch_device(target.func, scope) and target.args:
-        target = target.args[0]
-    if isinstance(target, ast.Constant) and isinstance(target.value, str) and place_term(target.value) == ("place", "cpu"):
-        return f'.to("{target.value}")', ("place", "cpu")
+    if isinstance(target, ast.Constant) and isinstance(target.value, str) and place_term(target.value) == CPU_PLACE:
+        return f'.to("{target.value}")', CPU_PLACE
     dotted = (ast_dotted(target) or "").split(".")
     if len(dotted) == 2 and dotted[0] in scope.torch and dotted[1] in TORCH_DTYPE_NAMES:
         return f".to({'.'.join(dotted)})", OTHER
