@@ -270,16 +270,20 @@ def facts_from_index(index: "ProjectIndex", sources: Sequence[Source] = ()) -> P
 
     preload_for_workers()  # this process builds its engine from the facts next, with them
     _PENDING = (index, sources)
+    # Opened before the fork: the child replaces the file when it stores its facts.
+    held = index.hold_resolved() if not sources and previous is None else None
     try:
         with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork")) as pool:
             pending = pool.submit(_index_facts_job)  # the child is forked here
             _import_engine()
-            if not sources and previous is None:
-                previous = index.previous_facts()  # while the child resolves
+            if held is not None:
+                previous = index.previous_facts(held)  # while the child resolves
             with span("facts.wait"):
                 blob = pending.result()
     finally:
         _PENDING = None
+        if held is not None:
+            held.close()
     index.fresh = {}  # as `index.facts()` does: a later call reads them back
     with gc_paused():
         resolved: ProjectFacts = pickle.loads(blob)

@@ -33,6 +33,7 @@ import pickle
 import re
 import tempfile
 import time
+from contextlib import nullcontext
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
@@ -511,22 +512,34 @@ class ProjectIndex:
         if current is not None:
             self._store_resolved(current, blob)
 
-    def previous_facts(self) -> Optional[Tuple["ProjectFacts", List[str]]]:
+    def previous_facts(self, held: Optional[BinaryIO] = None) -> Optional[Tuple["ProjectFacts", List[str]]]:
         """The stored resolved facts and the files whose facts changed since (1 to
         `MAX_MOVED_FILES` of them, no file added or removed), read before the project is
         resolved again (`carry_resolved`); else None.
 
         Read by the process that runs the analysis, after the resolving child was forked and
-        while it resolves: that child's peak memory is the run's, and a stored file replaced
-        meanwhile fails the header check (`_load_resolved`)."""
+        while it resolves: that child's peak memory is the run's.  The child stores the facts
+        it resolved in the same file, replacing it (atomically): read from `held`, the file
+        as `hold_resolved` opened it before the fork, whichever process is first.  (Opened
+        after, the child, when first, had replaced it, the header check failed, and the
+        findings cache was not carried: a test failing on a busy machine.)"""
         stored = self._stored_resolution()
         changed = self._edited_since(stored)
         if changed is None or not changed[1]:
             return None
         edited = changed[1]
         with span("facts.previous"):
-            old = _load_resolved(self.index_file, self.stored.get("key"), stored)
+            old = _load_resolved(self.index_file, self.stored.get("key"), stored, held)
         return None if old is None else (old, edited)
+
+    def hold_resolved(self) -> Optional[BinaryIO]:
+        """The stored resolved facts' file, open (for `previous_facts`), or None if none."""
+        if self.index_file is None:
+            return None
+        try:
+            return open(resolved_path(self.index_file), "rb")
+        except OSError:
+            return None
 
     def carry_resolved(self, previous: Optional[Tuple["ProjectFacts", List[str]]], facts: "ProjectFacts") -> None:
         """Set `carried` when the facts just resolved are the `previous` ones but for the
@@ -755,15 +768,18 @@ def _load_resolved_files(index_file: Optional[Path], key: Any) -> Dict[str, Any]
     return _resolved_files(head, key) or {}
 
 
-def _load_resolved(index_file: Optional[Path], key: Any, files: Mapping[str, Any]) -> Optional["ProjectFacts"]:
+def _load_resolved(index_file: Optional[Path], key: Any, files: Mapping[str, Any],
+                   held: Optional[BinaryIO] = None) -> Optional["ProjectFacts"]:
     """The stored facts, if the file still holds them for `key` and `files` (a concurrent
-    run may have replaced it since its header was read); else None."""
+    run may have replaced it since its header was read); else None.  Read from `held` (at
+    its start) when given: the file as it was when opened."""
     from lint_h2d.inference.project import ProjectFacts
 
     if index_file is None:
         return None
     try:
-        with open(resolved_path(index_file), "rb") as handle:
+        with (open(resolved_path(index_file), "rb") if held is None else nullcontext(held)) as handle:
+            handle.seek(0)
             if _resolved_files(_resolved_unpickler(handle).load(), key) != files:
                 return None
             facts = _resolved_unpickler(handle).load()

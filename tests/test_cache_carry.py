@@ -11,6 +11,7 @@ again, and the findings equal a cold run's, evidence lines included.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any, Dict, List
 
@@ -83,21 +84,47 @@ def test_a_tree_scan_right_after_the_edit_carries_them_too(
     assert warm == report(capsys, root, "--no-cache", ".")
 
 
-@pytest.mark.parametrize("apart", [False, True], ids=["resolved here", "resolved in a child"])
+def _after_the_child_stored(monkeypatch: pytest.MonkeyPatch, cache_dir: Path) -> None:
+    """The resolving child, when it is quicker than this process, has stored its facts
+    (replacing the file of the facts resolved before) when this process reads those: made
+    so here by waiting, in `_import_engine` (the parent's step before it reads), for the
+    file to be replaced."""
+    from lint_h2d import pipeline
+
+    [stored] = cache_dir.rglob("*-resolved.pickle")
+    before = stored.stat().st_ino
+    real = pipeline._import_engine
+
+    def wait_for_the_child() -> None:
+        real()
+        deadline = time.monotonic() + 60
+        while stored.exists() and stored.stat().st_ino == before and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert stored.stat().st_ino != before
+
+    monkeypatch.setattr(pipeline, "_import_engine", wait_for_the_child)
+
+
+@pytest.mark.parametrize("how", ["here", "child", "child first"],
+                         ids=["resolved here", "resolved in a child", "the child stores first"])
 def test_an_edit_the_resolve_ignores_carries_them_too(
         tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch, clock_ahead: None,
-        apart: bool) -> None:
+        how: str) -> None:
     """A call of a function the project does not define changes the file's facts (its summary
     records call sites), so the project is resolved again; the resolved facts are the old ones
     with the file's lines moved (`moved_lines.same_but_lines`), so the entries that name the
-    file are the only ones left behind."""
+    file are the only ones left behind.  Whichever process is first: the child's storing of
+    the facts it resolved does not hide the old ones from this process (it failed 1 CI run
+    in 4 before `ProjectIndex.hold_resolved`)."""
     from lint_h2d import pipeline
 
-    if apart:
+    if how != "here":
         monkeypatch.setattr(pipeline, "RESOLVE_APART", 1)  # the forked child's way, as on vLLM
     root = project(tmp_path / "p")
     cache = ["--cache-dir", str(tmp_path / "cache")]
     report(capsys, root, *cache, ".")
+    if how == "child first":
+        _after_the_child_stored(monkeypatch, tmp_path / "cache")
     _edit(root, STATE.replace("        self.active", "        self.probe = probe_helper(n)\n        self.active"))
     assert report(capsys, root, *cache, "pkg/state.py") == report(capsys, root, "--no-cache", "pkg/state.py")
     reads = _count_reads(monkeypatch)
