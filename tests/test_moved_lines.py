@@ -455,7 +455,8 @@ def test_same_but_lines_erases_the_edited_files_lines_and_compares_the_rest() ->
 def test_without_calls_is_the_summary_of_a_file_without_those_calls(kept: Any) -> None:
     """`summary.without_calls` on a summary's JSON form is the JSON form of that summary with
     the calls of the names not kept removed, from the call sites and from what each function
-    calls, in the form `to_json` gives such a summary (the optional lists of a function row)."""
+    calls, and the references to them (`FileSummary.references`), in the form `to_json` gives
+    such a summary (the optional lists of a function row)."""
     from dataclasses import replace
 
     from lint_h2d.inference.summary import summarize, without_calls
@@ -467,5 +468,6 @@ def test_without_calls_is_the_summary_of_a_file_without_those_calls(kept: Any) -
             c.callee for c in summary.calls[::2]) | {n for f in summary.functions for n, _ in f.called[::2]}
         expected = replace(summary, calls=tuple(c for c in summary.calls if c.callee in names), functions=tuple(
             replace(f, called=tuple(e for e in f.called if e[0] in names),
-                    self_called=tuple(e for e in f.self_called if e[0] in names)) for f in summary.functions))
+                    self_called=tuple(e for e in f.self_called if e[0] in names)) for f in summary.functions),
+            references=tuple(n for n in summary.references if n in names))
         assert json.loads(json.dumps(without_calls(summary.to_json(), names))) == json.loads(json.dumps(expected.to_json()))

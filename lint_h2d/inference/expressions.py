@@ -80,6 +80,10 @@ class Facts:
     path: str = ""
     # Names only `import random` / `import bisect` bind (`scope.stdlib_number_modules`).
     stdlib_names: FrozenSet[str] = frozenset()
+    # In a method of a dataset class (`scope.is_dataset_class`): a `DataLoader` runs it in host
+    # processes, on samples read from storage, so a tensor nothing places there is no device
+    # tensor, and `device=x.device` / `x.new_zeros(n)` of one is not read as the accelerator.
+    data_loading: bool = False
 
     def with_names(self, names: Mapping[str, Value]) -> "Facts":
         return replace(self, names=names)
@@ -200,7 +204,7 @@ def _device_kwarg_kind(call: cst.Call, facts: Facts) -> Optional[Kind]:
         # that is where such tensors live (vLLM's MiniMax builder allocated `cu_seqlens_k` on
         # `kv_lens.device`).  Not a parameter of a function nothing in the project calls (a
         # CPU reference oracle, an entry point for tests): no call site says where it is.
-        if source.kind not in (Kind.CPU, Kind.DEVICE) and unplaced(source):
+        if source.kind not in (Kind.CPU, Kind.DEVICE) and (unplaced(source) or facts.data_loading):
             return Kind.TENSOR
         return Kind.CPU if source.kind == Kind.CPU else Kind.DEVICE
     # Any other device= that is not provably the CPU is an explicit request for an accelerator.
@@ -841,7 +845,7 @@ def _new_tensor(receiver: Value, method: str, call: cst.Call, facts: Facts) -> V
     if explicit is None and kind == Kind.DEVICE:
         return Value(kind, rank, Origin.LOCAL, integer=integer, evidence=receiver.evidence).because(
             LocalStep(f"`.{method}()` of a device tensor: on its device", call))
-    if explicit is None and kind in (Kind.TENSOR, Kind.UNKNOWN) and not unplaced(receiver):
+    if explicit is None and kind in (Kind.TENSOR, Kind.UNKNOWN) and not unplaced(receiver) and not facts.data_loading:
         # `t.new_zeros(n)` is `torch.zeros(n, device=t.device, dtype=t.dtype)`: read as that
         # `device=` is (`_device_kwarg_kind`), the accelerator where nothing proves `t`'s place.
         shown = _callee_text(call.func.value) if isinstance(call.func, cst.Attribute) else "t"
@@ -1041,6 +1045,10 @@ def _call(call: cst.Call, facts: Facts) -> Value:
         if module in facts.torch_names and module not in facts.names:
             if method in ALL_FACTORIES:
                 return _factory(call, method, facts)
+            if method in LEGACY_TENSOR_TYPES and not any(a.keyword is not None for a in call.args):
+                # `torch.LongTensor([1])`: the legacy typed constructor allocates on the CPU,
+                # whatever device context it runs in; its rank as `torch.cuda.LongTensor`'s.
+                return replace(_legacy_cuda_tensor(call, method, facts), kind=Kind.CPU, evidence=())
             if method == "from_numpy":
                 first = call.args[0].value if call.args else None
                 rank = infer(first, facts).rank if first is not None else None
@@ -1912,8 +1920,8 @@ def _infer(node: cst.BaseExpression, facts: Facts) -> Value:
         # write through it is a write into the other side.
         for side, other in ((node.body, node.orelse), (node.orelse, node.body)):
             if isinstance(other, cst.Name) and other.value == "None":
-                return infer(side, facts)
-        return join(infer(node.body, facts), infer(node.orelse, facts))
+                return _checked_side(node, side, facts)
+        return join(_checked_side(node, node.body, facts), _checked_side(node, node.orelse, facts))
     if isinstance(node, cst.Call):
         return _call(node, facts)
     if isinstance(node, cst.Attribute):
@@ -1964,6 +1972,29 @@ def _bind_pattern(target: cst.BaseExpression, value: Value, names: MutableMappin
                 continue
             item = items[i] if items is not None and len(items) == len(target.elements) else UNKNOWN
             _bind_pattern(element.value, item, names)
+
+
+def _checked_side(choice: cst.IfExp, side: cst.BaseExpression, facts: Facts) -> Value:
+    """A side of `x if isinstance(x, Pool) else Pool.load(x)`: the side the test's truth
+    selects, when it is the name the test checked and no class or tensor is known of it (a
+    parameter `char_dict: Union[str, Vocab]`), is an instance of that class, or a number for `int` / `float` / `bool` (as the summary's
+    `_checked_instance`); else what the side is."""
+    value = infer(side, facts)
+    test, holds = choice.test, side is choice.body
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, holds = test.expression, not holds
+    if value.kind not in (Kind.UNKNOWN, Kind.OTHER) or value.type_name is not None or not holds \
+            or not isinstance(side, cst.Name) or not (
+            isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
+            and len(test.args) == 2 and all(a.keyword is None and not a.star for a in test.args)
+            and isinstance(test.args[0].value, cst.Name) and test.args[0].value.value == side.value):
+        return value
+    kind, type_name = _declared_kind(test.args[1].value, facts)
+    if kind == Kind.SCALAR and dotted_name(test.args[1].value) in ("int", "float", "bool"):
+        return replace(SCALAR, evidence=value.evidence)
+    if kind == Kind.OTHER and type_name is not None:
+        return Value(Kind.OTHER, type_name=type_name, evidence=value.evidence)
+    return value
 
 
 def annotation_value(annotation: Optional[cst.Annotation], facts: Facts) -> Tuple[Kind, Optional[str]]:

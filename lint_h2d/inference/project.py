@@ -292,7 +292,8 @@ class _Resolver:
                     holder = self._declaring(target, store.attr)
                     self.object_stores.setdefault((holder, store.attr), []).append((summary.path, store, target))
                     self.stored_attrs.setdefault(holder, set()).add(store.attr)
-        self.uncalled = uncalled_functions(self.functions, self.calls)
+        self.uncalled = uncalled_functions(self.functions, self.calls,
+                                           frozenset(n for summary in summaries for n in summary.references))
         self.passed_through = passed_through_uncalled(self.functions, self.calls, self.uncalled)
         self.memo: Dict[Tuple[Any, ...], Value] = {}
         self.order: List[Tuple[Any, ...]] = []  # memo keys in the order they were settled
@@ -1081,12 +1082,24 @@ class _Resolver:
         name, position = _at_call(fn, index)
         return self._memo(self._call_key_of("passed", fn, index), lambda: self._param(fn, position, name, omitted=True))
 
+    def every_passes(self, fn: FunctionSummary, index: int) -> Value:
+        """What the call sites pass to parameter `index` of `fn`, one with a default, when
+        every call passes it (`device=None` that every call points at the accelerator): `fn`
+        has a parameter a call must pass, so a call without arguments (which a summary does not
+        record) cannot run it; a recorded call that leaves it out takes the default, and then
+        nothing is known."""
+        if not _required(fn):
+            return UNKNOWN
+        name, position = _at_call(fn, index)
+        return self._memo(self._call_key_of("every", fn, index),
+                          lambda: self._param(fn, position, name, every=True))
+
     def _call_key_of(self, kind: str, fn: FunctionSummary, index: int) -> Tuple[Any, ...]:
         """The module's `_call_key`, made once per function object and parameter (`_fn_keys`)."""
         keys = self._fn_keys.get(id(fn))
         if keys is None:
-            keys = self._fn_keys[id(fn)] = [None] * (2 * len(fn.params))
-        slot = 2 * index + (kind == "passed")
+            keys = self._fn_keys[id(fn)] = [None] * (3 * len(fn.params))
+        slot = 3 * index + _CALL_KINDS[kind]
         found = keys[slot]
         if found is None:
             found = keys[slot] = _call_key(kind, fn, index, self._sites_key(fn) if fn.bound else 0)
@@ -1106,12 +1119,14 @@ class _Resolver:
         same.append((sites, self._site_count))
         return self._site_count
 
-    def _param(self, fn: FunctionSummary, position: int, name: str, omitted: bool = False) -> Value:
+    def _param(self, fn: FunctionSummary, position: int, name: str, omitted: bool = False,
+               every: bool = False) -> Value:
         """`omitted`: the parameter has a default, and the calls that leave it out (or are
-        not recorded) are not asked; at least one call must pass it."""
+        not recorded) are not asked; at least one call must pass it.  `every`: it has a
+        default, every call is recorded (`every_passes`), and each must pass it."""
         # `GraphStep.__call__`: its calls name no method, they call an instance of the class.
         callee = f"{fn.owner}.__call__" if fn.name == "__call__" and fn.owner is not None else fn.name
-        if name in fn.defaults and not omitted:
+        if name in fn.defaults and not omitted and not every:
             return UNKNOWN  # calls without arguments are not recorded: some may omit it
         sites = self._sites(fn)
         if not sites or len(sites) > 200:
@@ -1121,6 +1136,8 @@ class _Resolver:
             term = _passed(site, name, position)
             if term is None and omitted and not site.starred:
                 continue  # it takes the default
+            if term is None and every and not site.starred:
+                return UNKNOWN  # this call takes the default
             if term is None:
                 unpacked = self._unpacked(site, name, path, callee)
                 if unpacked is None:
@@ -1429,6 +1446,10 @@ class _Resolver:
                 return self.field(base.type_name, attr)
             if base.kind.is_tensor and attr in ("data", "T", "mT"):
                 return base
+            if attr == "device" and base.kind in (DEVICE_KIND, CPU_KIND):
+                # `x.device` of a tensor of known place (`Beam(size, self.buf.device)`): that place.
+                return Value(DEVICE_PLACE_KIND if base.kind == DEVICE_KIND else CPU_PLACE_KIND,
+                             evidence=base.evidence)
             return UNKNOWN
         if tag == "inst":
             return Value(OTHER_KIND, type_name=term[1])
@@ -1952,6 +1973,10 @@ def _at_call(fn: FunctionSummary, index: int) -> Tuple[str, int]:
     return fn.params[index], index - (1 if fn.bound else 0)
 
 
+# The kinds of `_call_key`: `_Resolver.param`, `passed` and `every_passes`.
+_CALL_KINDS = {"param": 0, "passed": 1, "every": 2}
+
+
 def _call_key(kind: str, fn: FunctionSummary, index: int, sites: int) -> Tuple[Any, ...]:
     """The memo key of what call sites pass parameter `index` of `fn` (`_Resolver.param`,
     `passed`): the name, which call sites may run it (`sites`, `_Resolver._sites_key`, for a
@@ -2317,6 +2342,14 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                 is_open = annotation in _OPEN_ANNOTATIONS
                 if not is_open and not _device_param(pname, annotation):
                     continue
+                if pname in fn.defaults and _device_param(pname, annotation):
+                    # `device=None`: a place only where every call passes one (the default is
+                    # the CPU, `scope`'s `CPU_DEFAULT_STEP`).
+                    pvalue = resolver.every_passes(fn, index)
+                    if pvalue.kind in (CPU_PLACE_KIND, DEVICE_PLACE_KIND) and _informative(pvalue):
+                        key = (param_key(fn.name, fn.owner if fn.bound else None), pname)
+                        params[key] = join(params[key], pvalue) if key in params else pvalue
+                    continue
                 pvalue = resolver.param(fn, index)
                 if not is_open:
                     if pvalue.kind not in (CPU_PLACE_KIND, DEVICE_PLACE_KIND):
@@ -2428,9 +2461,12 @@ def _keep_field(fields: Dict[str, Dict[str, Value]], device_names: Set[str], cls
 
 
 def uncalled_functions(functions: Mapping[str, Sequence[Tuple[str, FunctionSummary]]],
-                       calls: Mapping[str, Sequence[Tuple[str, CallSite]]]) -> FrozenSet[str]:
+                       calls: Mapping[str, Sequence[Tuple[str, CallSite]]],
+                       referenced: AbstractSet[str] = frozenset()) -> FrozenSet[str]:
     """Module-level project functions with a parameter a call site could place
-    (`wanted_callees`) that no call in the project names.
+    (`wanted_callees`) that no call in the project names, and that the project does not hand
+    on (`referenced`, `FileSummary.references`: `loss_func = rnnt.tdt_loss_gpu` is called as
+    `loss_func(...)`, where the call names no function).
 
     By name only, bound or not: a call of any function of that name counts, so a function is
     uncalled only when no call anywhere could be one of it.  Methods never are: a method is
@@ -2438,7 +2474,7 @@ def uncalled_functions(functions: Mapping[str, Sequence[Tuple[str, FunctionSumma
     builder's `build`, `m(x)` runs `forward`), so no call by name says little about them."""
     out: Set[str] = set()
     for name, definitions in functions.items():
-        if name in calls:
+        if name in calls or name in referenced:
             continue
         for _, fn in definitions:
             if fn.owner is None and any(a in _OPEN_ANNOTATIONS and p not in fn.defaults

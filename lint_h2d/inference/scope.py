@@ -506,13 +506,26 @@ class _Walker:
 
     def narrowed(self, names: Names, test: cst.BaseExpression, holds: bool) -> Names:
         """`names` where `test` is known to be `holds`, with what that proves about numbers:
-        a name `isinstance` proves to be a Python `int`/`float`/`bool` is a host scalar.
+        a name `isinstance` proves to be a Python `int`/`float`/`bool` is a host scalar, and one
+        it proves to be an instance of a project class is one (its fields are the class's).
         (`python -O` drops `assert`s; serving code does not run so, and the check documents
         what the author relies on.)"""
         for name, type_name in number_checks(test, holds):
             if names.get(type_name) is None:  # the builtin, not a name the module rebinds
                 self.bind_name(name, SCALAR.because(LocalStep(
                     f"`{name}` is a Python `{type_name}` here (`isinstance` check)", test)), names)
+        for name, class_name in class_checks(test, holds):
+            # A name of unknown kind, or an object (of a declared base class, `md:
+            # AttentionMetadata`, or a container the check narrows), is an instance of the
+            # project class the check names; a tensor or a number stays what it is.
+            current = names.get(name)
+            short = class_name.split(".")[-1]
+            if current is not None and (current.kind not in (Kind.UNKNOWN, Kind.OTHER) or current.type_name == short):
+                continue
+            if not self.facts(names).project.knows_class(short):
+                continue  # not a project class: nothing more is known of its instances
+            self.bind_name(name, Value(Kind.OTHER, type_name=short).because(LocalStep(
+                f"`{name}` is a `{short}` here (`isinstance` check)", test)), names)
         for node, other in compared_names(test, holds):
             facts = self.facts(names)
             current = infer(node, facts)
@@ -1285,7 +1298,12 @@ class ModuleWalker:
             if param.default is not None and kind != Kind.SCALAR and value.element is None \
                     and place_of(param.default, base) == Kind.CPU_PLACE:
                 # `device=None` / `device="cpu"`: the place a call leaves it at is the CPU, and
-                # what callers pass is not known (calls without it are not recorded).
+                # what callers pass is not known (calls without it are not recorded), unless
+                # every call passes a place (`_Resolver.every_passes`).
+                passed = base.project.params.get((param_key(name, method_of), pname))
+                if passed is not None and passed.kind in (Kind.DEVICE_PLACE, Kind.CPU_PLACE):
+                    names[pname] = replace(passed, origin=Origin.PARAM, root=pname, path=pname)
+                    continue
                 names[pname] = Value(Kind.UNKNOWN, None, Origin.PARAM, None, None, pname, pname,
                                      evidence=(LocalStep(CPU_DEFAULT_STEP, param),))
                 continue
@@ -1339,6 +1357,8 @@ class ModuleWalker:
             # Its fields reach only its own methods' walks, which would emit nothing.
             return
         qualname = cls.name.value if parent == "<module>" else f"{parent}.{cls.name.value}"
+        if not outer.data_loading and is_dataset_class(cls):
+            outer = replace(outer, data_loading=True)
         methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)] if isinstance(cls.body, cst.IndentedBlock) else []
         attributes: Dict[str, Value] = {}
         # Class-level annotations (dataclass fields, declared buffers).
@@ -1754,6 +1774,13 @@ def _default_device_fields(cls: str, attributes: Mapping[str, Value], facts: Fac
     return out
 
 
+def is_dataset_class(cls: cst.ClassDef) -> bool:
+    """A class one of whose bases is named like a dataset (`torch.utils.data.Dataset`,
+    `IterableDataset`, a project's `BaseDataset`): its methods run where a `DataLoader` reads
+    samples, in host processes (`Facts.data_loading`)."""
+    return any((dotted_name(base.value) or "").split(".")[-1].endswith("Dataset") for base in cls.bases)
+
+
 # `isinstance(x, int)` is true for ints and bools, `isinstance(x, float)` for floats (numpy's
 # float64 subclasses float): Python numbers, never tensors (no tensor type derives from them).
 NUMBER_TYPES = frozenset({"int", "float", "bool"})
@@ -1784,19 +1811,43 @@ def _surely_evaluated(test: cst.BaseExpression, holds: bool) -> Tuple[Tuple[cst.
     return ((test, holds),)
 
 
-def number_checks(test: cst.BaseExpression, holds: bool) -> Tuple[Tuple[str, str], ...]:
-    """The (name, builtin) pairs that `test` evaluating to `holds` proves are Python numbers:
-    `isinstance(x, int)` when true, `not isinstance(x, int)` when false, and every operand
-    of a true `and` (or of a false `or`).  Nothing else is read as proof."""
-    found: List[Tuple[str, str]] = []
+def isinstance_checks(test: cst.BaseExpression, holds: bool) -> Tuple[Tuple[str, cst.BaseExpression], ...]:
+    """The (name, class expression) pairs of the `isinstance(name, C)` checks that `test`
+    evaluating to `holds` proves true: `isinstance(x, C)` when true, `not isinstance(x, C)`
+    when false, and every operand of a true `and` (or of a false `or`).  Nothing else is read
+    as proof."""
+    found: List[Tuple[str, cst.BaseExpression]] = []
     for part, truth in _surely_evaluated(test, holds):
         if not truth or not (isinstance(part, cst.Call) and isinstance(part.func, cst.Name)
                              and part.func.value == "isinstance" and len(part.args) == 2
                              and all(a.keyword is None and not a.star for a in part.args)):
             continue
-        subject, types = part.args[0].value, _number_types(part.args[1].value)
-        if isinstance(subject, cst.Name) and types is not None:
-            found.append((subject.value, types))
+        subject = part.args[0].value
+        if isinstance(subject, cst.Name):
+            found.append((subject.value, part.args[1].value))
+    return tuple(found)
+
+
+def number_checks(test: cst.BaseExpression, holds: bool) -> Tuple[Tuple[str, str], ...]:
+    """The (name, builtin) pairs that `test` evaluating to `holds` proves are Python numbers
+    (`isinstance_checks` of `int`, `float`, `bool` or a tuple of them)."""
+    found: List[Tuple[str, str]] = []
+    for name, types in isinstance_checks(test, holds):
+        number = _number_types(types)
+        if number is not None:
+            found.append((name, number))
+    return tuple(found)
+
+
+def class_checks(test: cst.BaseExpression, holds: bool) -> Tuple[Tuple[str, str], ...]:
+    """The (name, class) pairs that `test` evaluating to `holds` proves are instances of one
+    class (`isinstance_checks` of a name or `module.Name` that is no number type; a tuple of
+    classes proves none), the class by its last name as annotations give it."""
+    found: List[Tuple[str, str]] = []
+    for name, types in isinstance_checks(test, holds):
+        dotted = dotted_name(types)
+        if dotted is not None and dotted not in NUMBER_TYPES:
+            found.append((name, dotted))
     return tuple(found)
 
 

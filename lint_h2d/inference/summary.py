@@ -18,6 +18,7 @@ every term that introduces a fact carries its line, so that evidence can name it
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -253,10 +254,17 @@ class FileSummary:
     # stored items.  A function's `("global", name)` term reads it (`_Resolver.eval`): an
     # accessor `return _CACHE[key]` returns what the file stores there.
     module_values: Tuple[Tuple[str, Term], ...] = ()
+    # Names of functions the file may hand on rather than call: a name or `module.name` that is
+    # an argument, an assigned or returned value, or an element of a display there
+    # (`loss_func = rnnt.tdt_loss_gpu`, `Thread(target=work)`), neither bound in its scope nor a
+    # builtin.  A function so referenced is called where the project cannot see (through the
+    # name it was handed to), so `project.uncalled_functions` does not count it uncalled.
+    references: Tuple[str, ...] = ()
 
     def to_json(self) -> Dict[str, Any]:
         return {
             **({"globals": [[n, t] for n, t in self.module_values]} if self.module_values else {}),
+            **({"refs": list(self.references)} if self.references else {}),
             **({"stores": [[o.line, o.receiver, o.attr, o.value, o.shown] for o in self.stores]}
                if self.stores else {}),
             **({"vllm": True} if self.vllm else {}),
@@ -309,6 +317,7 @@ def from_json(path: str, data: Dict[str, Any], memo: Optional[Dict[Any, Any]] = 
         tuple((n, ln, shape) for n, ln, shape in data.get("constants", ())),
         tuple(ObjectStore(c(ln), c(r), c(a), c(v), shown) for ln, r, a, v, shown in data.get("stores", ())),
         tuple((c(n), c(t)) for n, t in data.get("globals", ())),
+        tuple(c(n) for n in data.get("refs", ())),
     )
 
 
@@ -328,6 +337,12 @@ def without_calls(data: Dict[str, Any], kept: AbstractSet[str]) -> Dict[str, Any
     out = dict(data)
     if "calls" in out:
         out["calls"] = [row for row in out["calls"] if row[0] in kept]
+    if "refs" in out:
+        refs = [name for name in out["refs"] if name in kept]
+        if refs:
+            out["refs"] = refs
+        else:
+            del out["refs"]
     if "functions" in out:
         out["functions"] = [_without_called(row, kept) for row in out["functions"]]
     return out
@@ -439,7 +454,8 @@ def summarize_tree(path: str, tree: ast.Module) -> FileSummary:
         return FileSummary(path)
     return FileSummary(path, tuple(builder.classes), tuple(builder.functions),
                        tuple(builder.calls), tuple(builder.contexts), builder.vllm, tuple(builder.moves),
-                       tuple(builder.constants), tuple(builder.stores), tuple(builder.module_values))
+                       tuple(builder.constants), tuple(builder.stores), tuple(builder.module_values),
+                       tuple(sorted(builder.references)))
 
 
 @dataclass
@@ -521,6 +537,9 @@ class _Builder:
         self.module_env: Dict[str, List[ast.expr]] = {}
         self.module_stores: Dict[str, List[Term]] = {}
         self.module_values: List[Tuple[str, Term]] = []
+        self.references: Set[str] = set()  # `FileSummary.references`
+        # Module-level names bound by an import and nothing else (`_unbound_here`).
+        self.imported: FrozenSet[str] = frozenset()
         # A statement's own calls (`_calls_in_statement`), by the statement's id: its call sites
         # and what the function calls (`_invoked`) both read them (the tree outlives the build).
         self._calls: Dict[int, List[ast.Call]] = {}
@@ -555,6 +574,9 @@ class _Builder:
         _collect_env(tree.body, scope.env, own)
         # An alias the module binds again (`g = other`) is not the import's.
         self.aliases = {a: n for a, n in self.aliases.items() if len(scope.env.get(a, ())) == 1}
+        imports = {alias.asname or alias.name.split(".")[0] for node in tree.body
+                   if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
+        self.imported = frozenset(n for n in imports if len(scope.env.get(n, ())) == 1)
         self.constants = _module_constants(tree, own, scope.env, lambda node: self.term(node, scope))
         self.module_env = scope.env
         self.body(tree.body, scope)
@@ -582,6 +604,8 @@ class _Builder:
                     self.contexts.append(_context(stmt.lineno, how, statements[i + 1:], scope))
 
     def statement(self, stmt: ast.stmt, scope: _Scope) -> None:
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.Return)) and stmt.value is not None:
+            self._reference(stmt.value, scope)
         if type(stmt) in _SIMPLE_STATEMENTS:  # most statements: only their calls to read
             calls = self.calls_of(stmt)
             if calls:  # (about half of them call nothing: no place to set)
@@ -837,6 +861,10 @@ class _Builder:
         read where the statement is (the caller's `_at`)."""
         for call in calls:
             func = call.func
+            for a in call.args:
+                self._reference(a.value if isinstance(a, ast.Starred) else a, scope)
+            for k in call.keywords:
+                self._reference(k.value, scope)
             if isinstance(func, ast.Attribute) and func.attr in _MOVING_METHODS:
                 self._moves(call, func, scope)
             if isinstance(func, ast.Name):
@@ -880,6 +908,30 @@ class _Builder:
             receiver = self._receiver(func.value, scope) if bound and not instance else None
             self.calls.append(CallSite(callee, bound, call.lineno, args, keywords, starred, own, instance,
                                        receiver))
+
+    def _reference(self, value: ast.expr, scope: _Scope) -> None:
+        """Record the function `value` may hand on (`FileSummary.references`): a name not bound
+        in the scope (a module-level or imported one; not a builtin), `module.name` of such a
+        name, or one of those as an element of a display (`{"tdt": tdt_loss}`)."""
+        if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+            for element in value.elts:
+                self._reference(element.value if isinstance(element, ast.Starred) else element, scope)
+            return
+        if isinstance(value, ast.Dict):
+            for element in value.values:
+                self._reference(element, scope)
+            return
+        if isinstance(value, ast.Attribute):
+            name, base = value.attr, value.value
+            if not isinstance(base, ast.Name) or not _unbound_here(base.id, scope, self.imported):
+                return
+        elif isinstance(value, ast.Name):
+            name = value.id
+            if not _unbound_here(name, scope, self.imported) or name in _BUILTIN_NAMES:
+                return
+        else:
+            return
+        self.references.add(name)
 
     def _receiver(self, value: ast.expr, scope: _Scope) -> Optional[Term]:
         """The term of `x` in a call `x.m(...)`, where it may name a class (`CallSite.receiver`):
@@ -1056,7 +1108,7 @@ class _Builder:
             return self._call(node, scope)
         if isinstance(node, ast.IfExp):
             sides = [s for s in (node.body, node.orelse) if not _is_none(s)]
-            return _join([self.term(s, scope) for s in sides])
+            return _join([_checked_instance(node, s) or self.term(s, scope) for s in sides])
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
             displayed = [self.term(e, scope) for e in node.elts if not isinstance(e, ast.Starred)]
             for starred in (e for e in node.elts if isinstance(e, ast.Starred)):
@@ -1292,6 +1344,10 @@ class _Builder:
         if isinstance(receiver, ast.Name) and receiver.id in scope.torch and receiver.id not in scope.params:
             if method in _FACTORIES:
                 return self._factory(node, method, scope)
+            if method in LEGACY_TENSOR_TYPES and not node.keywords:
+                # `torch.LongTensor([1])`: the legacy typed constructor allocates on the CPU (of
+                # the data's rank; several int sizes are as many dimensions).
+                return ("cpu", _legacy_rank(node.args), line)
             if method == "device" and len(node.args) == 1 and not node.keywords:
                 # `torch.device("cpu")`: the place its argument names (an index alone is an
                 # accelerator's ordinal).
@@ -1944,6 +2000,34 @@ def annotation_term(node: Optional[ast.expr]) -> Term:
     return ("inst", last)
 
 
+def _legacy_rank(args: Sequence[ast.expr]) -> Optional[int]:
+    """The rank of `torch.LongTensor(*args)`: a list or tuple display's nesting (the data),
+    several arguments' count (sizes); else unknown (one name may be a size or data)."""
+    if len(args) == 1 and isinstance(args[0], (ast.List, ast.Tuple)):
+        return _data_rank(args[0])
+    if len(args) > 1 and not any(isinstance(a, ast.Starred) for a in args):
+        return len(args)
+    return None
+
+
+def _checked_instance(choice: ast.IfExp, side: ast.expr) -> Optional[Term]:
+    """`x if isinstance(x, Pool) else Pool.load(x)`: the side the test's truth selects is the
+    name the test checked, so an instance of that class (`("inst", "Pool")`), or a number for
+    `int` / `float` / `bool`; None for any other side or test (a tuple of classes, another
+    name, `Tensor`: the name's own term says more about a tensor)."""
+    test, holds = choice.test, side is choice.body
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, holds = test.operand, not holds
+    if not (holds and isinstance(side, ast.Name) and isinstance(test, ast.Call) and _is_name(test.func, "isinstance")
+            and len(test.args) == 2 and not test.keywords and _is_name(test.args[0], side.id)):
+        return None
+    name = ast_dotted(test.args[1])
+    if name is None:
+        return None
+    term = annotation_term(test.args[1])
+    return term if term[0] == "inst" or term == SCALAR else None
+
+
 def _unquoted(node: ast.Constant) -> Optional[ast.expr]:
     """The expression a string annotation holds (`"Pool"`, `"Optional[Pool]"`), or None where
     it holds none (a string that does not parse, or nests past the parser's limit)."""
@@ -2237,6 +2321,18 @@ def _last_name(node: ast.expr) -> str:
         node = node.func
     name = ast_dotted(node) or ""
     return name.split(".")[-1]
+
+
+_BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def _unbound_here(name: str, scope: _Scope, imported: AbstractSet[str]) -> bool:
+    """`name` is not a parameter or a local of the function being read, nor of one that
+    encloses it: a module-level or imported name (at module level, a name the module binds
+    by an import only: `imported`)."""
+    if name in scope.params or name in scope.enclosing or name == scope.self_name:
+        return False
+    return not scope.env.get(name) or scope.function is None and name in imported
 
 
 def _assignment(stmt: ast.stmt) -> Optional[Tuple[List[ast.expr], ast.expr]]:
