@@ -57,6 +57,12 @@ def test_evidence_names_where_the_device_came_from(results: Dict[str, List[Findi
     chain = _chain(results, "evidence.py", 13)
     assert chain[0].startswith("evidence.py:12: allocated on the device of a device tensor")
     assert any("every call of `called` passes a device tensor as `values`" in s for s in chain)
+    # A class's constructions are named by the class, not by its `__init__`.
+    assert "passed_places.py:43: every call of `PassedBeam` passes an accelerator as `device` " \
+           "(passed_places.py:43, passed_places.py:44)" in _chain(results, "passed_places.py", 21)
+    # An `isinstance` check of a project class is where the object's class comes from.
+    assert _chain(results, "checked_instances.py", 91)[0] == \
+        "checked_instances.py:90: `md` is a `CheckedMeta` here (`isinstance` check)"
     # `.new_zeros()` of a device tensor names the method, then where the tensor was allocated.
     chain = _chain(results, "derived.py", 12)
     assert chain[0] == "derived.py:11: `.new_zeros()` of a device tensor: on its device"

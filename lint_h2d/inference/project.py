@@ -1126,6 +1126,8 @@ class _Resolver:
         default, every call is recorded (`every_passes`), and each must pass it."""
         # `GraphStep.__call__`: its calls name no method, they call an instance of the class.
         callee = f"{fn.owner}.__call__" if fn.name == "__call__" and fn.owner is not None else fn.name
+        # What the evidence calls it: a class's construction runs its `__init__` (`Beam(...)`).
+        shown = fn.owner if fn.name == "__init__" and fn.owner is not None else callee
         if name in fn.defaults and not omitted and not every:
             return UNKNOWN  # calls without arguments are not recorded: some may omit it
         sites = self._sites(fn)
@@ -1168,32 +1170,32 @@ class _Resolver:
             for _, _, v in values[1:]:
                 merged = join(merged, v)
             return merged.because(EvidenceStep(
-                f"every call of `{callee}` passes a device tensor as `{name}` ({_shown_sites(self.site_words, values)})",
+                f"every call of `{shown}` passes a device tensor as `{name}` ({_shown_sites(self.site_words, values)})",
                 first_path, first_line))
         if kinds == {SCALAR_KIND}:
             # A number only by a caller's int default (`n_ctx=512` passed on) says so too.
             defaults = tuple(dict.fromkeys(step for _, _, v in values for step in v.evidence
                                            if _INT_DEFAULT_STEP in getattr(step, "message", "")))
             return SCALAR.because(EvidenceStep(
-                f"every call of `{callee}` passes a Python number as `{name}` ({_shown_sites(self.site_words, values)})",
+                f"every call of `{shown}` passes a Python number as `{name}` ({_shown_sites(self.site_words, values)})",
                 first_path, first_line), *defaults)
         if kinds in ({CPU_PLACE_KIND}, {DEVICE_PLACE_KIND}):
             # `f(..., device=torch.device("cpu"))` at every call: `device=device` is the CPU.
             (place,) = kinds
             what = "the CPU" if place == CPU_PLACE_KIND else "an accelerator"
             return Value(place).because(EvidenceStep(
-                f"every call of `{callee}` passes {what} as `{name}` ({_shown_sites(self.site_words, values)})", first_path, first_line))
+                f"every call of `{shown}` passes {what} as `{name}` ({_shown_sites(self.site_words, values)})", first_path, first_line))
         if kinds == {OTHER_KIND} and all(_numbers(v) for _, _, v in values):
             # `f(tuple(slots))` with `slots` built of ints: a container of Python numbers.
             step = EvidenceStep(
-                f"every call of `{callee}` passes a container of Python numbers as `{name}` ({_shown_sites(self.site_words, values)})",
+                f"every call of `{shown}` passes a container of Python numbers as `{name}` ({_shown_sites(self.site_words, values)})",
                 first_path, first_line)
             return Value(OTHER_KIND, element=SCALAR.because(step)).because(step)
         if kinds <= {SCALAR_KIND, OTHER_KIND, UNKNOWN_KIND} and all(_one_or_many(v) for _, _, v in values):
             # `f(ids)` with `ids: int | list[int]`, or some calls an int and some a list of ints:
             # iterating or indexing it (a number cannot be) yields a Python number.
             step = EvidenceStep(
-                f"every call of `{callee}` passes a Python number or a container of Python numbers as "
+                f"every call of `{shown}` passes a Python number or a container of Python numbers as "
                 f"`{name}` ({_shown_sites(self.site_words, values)})", first_path, first_line)
             return Value(UNKNOWN_KIND, element=SCALAR.because(step)).because(step)
         if kinds == {OTHER_KIND} and all(v.entries is not None for _, _, v in values):
@@ -1202,13 +1204,13 @@ class _Resolver:
             merged = values[0][2]
             for _, _, v in values[1:]:
                 merged = join(merged, v)
-            return _keyed_steps(merged, f"every call of `{callee}` passes as `{name}` a dict", first_path, first_line)
+            return _keyed_steps(merged, f"every call of `{shown}` passes as `{name}` a dict", first_path, first_line)
         types = {v.type_name for _, _, v in values}
         if kinds == {OTHER_KIND} and len(types) == 1 and None not in types:
             # Every call passes an instance of one project class: its fields and methods apply.
             (type_name,) = types
             return Value(OTHER_KIND, type_name=type_name).because(EvidenceStep(
-                f"every call of `{callee}` passes a `{type_name}` as `{name}` ({_shown_sites(self.site_words, values)})",
+                f"every call of `{shown}` passes a `{type_name}` as `{name}` ({_shown_sites(self.site_words, values)})",
                 first_path, first_line))
         for path, line, v in values:
             if _no_number(v):
@@ -1216,7 +1218,7 @@ class _Resolver:
                 kind = TENSOR_KIND if v.kind == DEVICE_KIND else OTHER_KIND if v.kind in (
                     CPU_PLACE_KIND, DEVICE_PLACE_KIND) else v.kind
                 return Value(kind, v.rank, element=v.element).because(EvidenceStep(
-                    f"a call of `{callee}` passes a {kind.value} as `{name}`", path, line))
+                    f"a call of `{shown}` passes a {kind.value} as `{name}`", path, line))
         return UNKNOWN
 
     def _unpacked(self, site: CallSite, name: str, path: str, callee: str) -> Optional[Value]:
