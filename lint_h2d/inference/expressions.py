@@ -1974,26 +1974,53 @@ def _bind_pattern(target: cst.BaseExpression, value: Value, names: MutableMappin
             _bind_pattern(element.value, item, names)
 
 
+def surely_evaluated(test: cst.BaseExpression, holds: bool) -> Tuple[Tuple[cst.BaseExpression, bool], ...]:
+    """The parts of `test` that surely ran when it evaluated to `holds`, each with the truth it
+    had: through `not`, every operand of a true `and` or of a false `or` (otherwise either
+    operand may have decided alone, and the other not run)."""
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, holds = test.expression, not holds
+    if isinstance(test, cst.BooleanOperation):
+        if holds == isinstance(test.operator, cst.And):
+            return surely_evaluated(test.left, holds) + surely_evaluated(test.right, holds)
+        return ()
+    return ((test, holds),)
+
+
+def isinstance_checks(test: cst.BaseExpression, holds: bool) -> Tuple[Tuple[str, cst.BaseExpression], ...]:
+    """The (name, class expression) pairs of the `isinstance(name, C)` checks that `test`
+    evaluating to `holds` proves true: `isinstance(x, C)` when true, `not isinstance(x, C)`
+    when false, and every operand of a true `and` (or of a false `or`).  Nothing else is read
+    as proof."""
+    found: List[Tuple[str, cst.BaseExpression]] = []
+    for part, truth in surely_evaluated(test, holds):
+        if not truth or not (isinstance(part, cst.Call) and isinstance(part.func, cst.Name)
+                             and part.func.value == "isinstance" and len(part.args) == 2
+                             and all(a.keyword is None and not a.star for a in part.args)):
+            continue
+        subject = part.args[0].value
+        if isinstance(subject, cst.Name):
+            found.append((subject.value, part.args[1].value))
+    return tuple(found)
+
+
 def _checked_side(choice: cst.IfExp, side: cst.BaseExpression, facts: Facts) -> Value:
     """A side of `x if isinstance(x, Pool) else Pool.load(x)`: the side the test's truth
-    selects, when it is the name the test checked and no class or tensor is known of it (a
-    parameter `char_dict: Union[str, Vocab]`), is an instance of that class, or a number for `int` / `float` / `bool` (as the summary's
+    selects, when it is a name the test proves an instance of a class (`isinstance_checks`)
+    and no class or tensor is known of it (a parameter `char_dict: Union[str, Vocab]`), is an
+    instance of that class, or a number for `int` / `float` / `bool` (as the summary's
     `_checked_instance`); else what the side is."""
     value = infer(side, facts)
-    test, holds = choice.test, side is choice.body
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        test, holds = test.expression, not holds
-    if value.kind not in (Kind.UNKNOWN, Kind.OTHER) or value.type_name is not None or not holds \
-            or not isinstance(side, cst.Name) or not (
-            isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
-            and len(test.args) == 2 and all(a.keyword is None and not a.star for a in test.args)
-            and isinstance(test.args[0].value, cst.Name) and test.args[0].value.value == side.value):
+    if value.kind not in (Kind.UNKNOWN, Kind.OTHER) or value.type_name is not None or not isinstance(side, cst.Name):
         return value
-    kind, type_name = _declared_kind(test.args[1].value, facts)
-    if kind == Kind.SCALAR and dotted_name(test.args[1].value) in ("int", "float", "bool"):
-        return replace(SCALAR, evidence=value.evidence)
-    if kind == Kind.OTHER and type_name is not None:
-        return Value(Kind.OTHER, type_name=type_name, evidence=value.evidence)
+    for name, types in isinstance_checks(choice.test, side is choice.body):
+        if name != side.value:
+            continue
+        kind, type_name = _declared_kind(types, facts)
+        if kind == Kind.SCALAR:
+            return replace(SCALAR, evidence=value.evidence)
+        if kind == Kind.OTHER and type_name is not None:
+            return Value(Kind.OTHER, type_name=type_name, evidence=value.evidence)
     return value
 
 

@@ -24,6 +24,8 @@ from lint_h2d.inference.expressions import (
     annotated_value,
     ANNOTATED_DEVICE_STEP,
     CPU_DEFAULT_STEP,
+    isinstance_checks,
+    surely_evaluated,
     dotted_name,
     element_of,
     infer,
@@ -1798,36 +1800,6 @@ def _number_types(node: cst.BaseExpression) -> Optional[str]:
     return None
 
 
-def _surely_evaluated(test: cst.BaseExpression, holds: bool) -> Tuple[Tuple[cst.BaseExpression, bool], ...]:
-    """The parts of `test` that surely ran when it evaluated to `holds`, each with the truth it
-    had: through `not`, every operand of a true `and` or of a false `or` (otherwise either
-    operand may have decided alone, and the other not run)."""
-    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        test, holds = test.expression, not holds
-    if isinstance(test, cst.BooleanOperation):
-        if holds == isinstance(test.operator, cst.And):
-            return _surely_evaluated(test.left, holds) + _surely_evaluated(test.right, holds)
-        return ()
-    return ((test, holds),)
-
-
-def isinstance_checks(test: cst.BaseExpression, holds: bool) -> Tuple[Tuple[str, cst.BaseExpression], ...]:
-    """The (name, class expression) pairs of the `isinstance(name, C)` checks that `test`
-    evaluating to `holds` proves true: `isinstance(x, C)` when true, `not isinstance(x, C)`
-    when false, and every operand of a true `and` (or of a false `or`).  Nothing else is read
-    as proof."""
-    found: List[Tuple[str, cst.BaseExpression]] = []
-    for part, truth in _surely_evaluated(test, holds):
-        if not truth or not (isinstance(part, cst.Call) and isinstance(part.func, cst.Name)
-                             and part.func.value == "isinstance" and len(part.args) == 2
-                             and all(a.keyword is None and not a.star for a in part.args)):
-            continue
-        subject = part.args[0].value
-        if isinstance(subject, cst.Name):
-            found.append((subject.value, part.args[1].value))
-    return tuple(found)
-
-
 def number_checks(test: cst.BaseExpression, holds: bool) -> Tuple[Tuple[str, str], ...]:
     """The (name, builtin) pairs that `test` evaluating to `holds` proves are Python numbers
     (`isinstance_checks` of `int`, `float`, `bool` or a tuple of them)."""
@@ -1864,7 +1836,7 @@ def compared_names(test: cst.BaseExpression, holds: bool) -> Tuple[Tuple[cst.Nam
     the one surely evaluated.  `==` and `!=` prove nothing (a list compares equal or not
     without raising)."""
     found: List[Tuple[cst.Name, cst.BaseExpression]] = []
-    for part, truth in _surely_evaluated(test, holds):
+    for part, truth in surely_evaluated(test, holds):
         if not isinstance(part, cst.Comparison):
             continue
         pairs: List[Tuple[cst.BaseExpression, cst.BaseCompOp, cst.BaseExpression]] = []
