@@ -687,6 +687,8 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
         return Value(receiver.kind, rank, Origin.LOCAL, integer=integer, evidence=receiver.evidence)
     if method in NEW_METHODS:
         return _new_tensor(receiver, method, call, facts)
+    if method == "unique" and receiver.kind.is_tensor:
+        return _unique(receiver, call)
     if method in SPLIT_OPS:
         return _pieces(receiver, method)
     return UNKNOWN
@@ -861,6 +863,17 @@ def _new_tensor(receiver: Value, method: str, call: cst.Call, facts: Facts) -> V
                 LocalStep(f"allocated on the device of a device tensor here (`.{method}(..., device=...)`)", call))
         return _placed_by(Value(kind, rank, Origin.LOCAL, integer=integer), device, source, f".{method}", call, facts)
     return Value(kind, rank, Origin.LOCAL, integer=integer)
+
+
+def _unique(source: Value, call: cst.Call) -> Value:
+    """`torch.unique(x)` / `x.unique()` without `dim=`: the sorted distinct elements of `x`,
+    flattened, a 1-D tensor of `x`'s dtype on its device (iterating it yields 0-dim tensors);
+    with `dim=` or an extra output asked for (`return_inverse`, `return_counts`: a tuple),
+    nothing known."""
+    if not source.kind.is_tensor or any(a.keyword is not None and a.keyword.value != "sorted" for a in call.args) \
+            or sum(1 for a in call.args if a.keyword is None) > 1:
+        return UNKNOWN
+    return Value(source.kind, 1, Origin.LOCAL, integer=source.integer, evidence=source.evidence)
 
 
 def _legacy_new_rank(call: cst.Call, facts: Facts) -> Optional[int]:
@@ -1073,6 +1086,8 @@ def _call(call: cst.Call, facts: Facts) -> Value:
                 return _pieces(infer(first, facts), method) if first is not None else UNKNOWN
             if method in SAME_DEVICE_FUNCTIONS:
                 return _same_device_function(call, facts)
+            if method == "unique" and call.args and call.args[0].keyword is None and not call.args[0].star:
+                return _unique(infer(call.args[0].value, facts), call)
             return UNKNOWN
         if module in facts.numpy_names and module not in facts.names:
             return Value(Kind.NUMPY, None, Origin.LOCAL)
@@ -1594,7 +1609,8 @@ def _by_name_convention(name: str, value: Value) -> Value:
 
 
 def index_effect(element: cst.SubscriptElement, facts: Facts) -> str:
-    """How one subscript position acts on a tensor: 'int', 'maybe-int', 'slice', 'new', 'ellipsis', 'advanced'."""
+    """How one subscript position acts on a tensor: 'int', 'maybe-int', 'int-tensor', 'slice',
+    'new', 'ellipsis', 'advanced'."""
     sl = element.slice
     if isinstance(sl, cst.Slice):
         return "slice"
