@@ -19,7 +19,7 @@ from fixers.statements import replace_small_statement
 from lint_h2d import prefilter
 
 from lint_h2d.findings import Applicability, EvidenceKind, EvidenceStep, Finding, Fix
-from lint_h2d.inference.expressions import index_effect, index_evidence, infer
+from lint_h2d.inference.expressions import dotted_name, index_effect, index_evidence, infer
 from lint_h2d.inference.resolved import rests_on_module_output
 from lint_h2d.inference.scope import StatementFact
 from lint_h2d.inference.usage import rank_floor
@@ -389,6 +389,143 @@ def special_token_id(node: cst.BaseExpression) -> Optional[Value]:
         node, EvidenceKind.CONVENTION.value))
 
 
+def bound_special_token_id(node: cst.BaseExpression, fact: StatementFact) -> Optional[Value]:
+    """`special_token_id` of what a local name holds: a name the function binds only by plain
+    assignments of special-token ids (`bos, pad = tokenizer.bos_token_id, tokenizer.pad_token_id`),
+    and in no other way (not a parameter, a loop or `with` target, an augmented assignment, an
+    import, `global`...).  Such a name is one of those ids wherever it is read (or unbound)."""
+    function = fact.scope.node
+    if not isinstance(node, cst.Name) or not isinstance(function, cst.FunctionDef):
+        return None
+    bindings = _NameBindings(node.value)
+    function.body.visit(bindings)
+    params = function.params
+    if bindings.other or not bindings.values or node.value in {
+            p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)} | {
+            p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)}:
+        return None
+    found = [special_token_id(value) if value is not None else None for value in bindings.values]
+    if not all(found):
+        return None
+    shown = ", ".join(f"`{_one_line(cst.Module([]).code_for_node(v))}`" for v in bindings.values if v is not None)
+    return SCALAR.because(LocalStep(
+        f"`{node.value}` is bound only to {shown}, a tokenizer's special-token id: a Python int (a convention)",
+        node, EvidenceKind.CONVENTION.value))
+
+
+class _NameBindings(cst.CSTVisitor):
+    """The values a function body binds to `name` by plain assignment (`values`; None for a
+    target without its own value, `a, b = f()`), and whether anything else binds it (`other`).
+    Nested functions, classes, lambdas and comprehensions are scopes of their own."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.values: List[Optional[cst.BaseExpression]] = []
+        self.other = False
+
+    def _binds(self, target: Optional[cst.CSTNode]) -> bool:
+        return target is not None and any(isinstance(n, cst.Name) and n.value == self.name
+                                          for n in _target_names(target))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self.other = self.other or node.name.value == self.name
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        self.other = self.other or node.name.value == self.name
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_ListComp(self, node: cst.ListComp) -> bool:
+        return False
+
+    def visit_SetComp(self, node: cst.SetComp) -> bool:
+        return False
+
+    def visit_DictComp(self, node: cst.DictComp) -> bool:
+        return False
+
+    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> bool:
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._pair(target.target, node.value)
+
+    def _pair(self, target: cst.BaseExpression, value: Optional[cst.BaseExpression]) -> None:
+        if isinstance(target, cst.Name):
+            if target.value == self.name:
+                self.values.append(value)
+            return
+        if isinstance(target, (cst.Tuple, cst.List)):
+            elements = list(target.elements)
+            values = list(value.elements) if isinstance(value, (cst.Tuple, cst.List)) else None
+            if values is not None and len(values) == len(elements) and not any(
+                    isinstance(e, (cst.StarredElement,)) for e in elements + values):
+                for t, v in zip(elements, values):
+                    self._pair(t.value, v.value)
+            elif self._binds(target):
+                self.values.append(None)
+            return
+        if isinstance(target, cst.StarredElement) and self._binds(target):
+            self.other = True
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None and self._binds(node.target):
+            self.values.append(node.value if isinstance(node.target, cst.Name) else None)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.other = self.other or self._binds(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self.other = self.other or self._binds(node.target)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        self.other = self.other or (node.asname is not None and self._binds(node.asname.name))
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self.other = self.other or self._binds(node.target)
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        self.other = self.other or (node.name is not None and self._binds(node.name.name))
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self.other = self.other or self._binds(node.target)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.other = self.other or any(n.name.value == self.name for n in node.names)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.other = self.other or any(n.name.value == self.name for n in node.names)
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        bound = node.asname.name if node.asname is not None else node.name
+        self.other = self.other or ((dotted_name(bound) or "").split(".")[0] == self.name)
+
+    def visit_MatchAs(self, node: cst.MatchAs) -> None:
+        self.other = self.other or (node.name is not None and node.name.value == self.name)
+
+    def visit_MatchStar(self, node: cst.MatchStar) -> None:
+        self.other = self.other or (node.name is not None and node.name.value == self.name)
+
+    def visit_MatchMapping(self, node: cst.MatchMapping) -> None:
+        self.other = self.other or (node.rest is not None and node.rest.value == self.name)
+
+
+def _target_names(target: cst.CSTNode) -> List[cst.Name]:
+    """The names an assignment target binds (a tuple's elements, a starred one's name), not
+    those it reads (`a[i]`, `a.b`)."""
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _target_names(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return []
+
+
 @dataclass(frozen=True)
 class Decision:
     """What H2D001 concluded about one `t[...] = v`, in the order it checks: the destination
@@ -425,7 +562,7 @@ def decide(fact: StatementFact, ctx: FileContext) -> Decision:
                                                 "elsewhere: this write keeps a dimension (a fill, no copy)")
     value = infer(assign.value, fact.facts)
     if value.kind == Kind.UNKNOWN:
-        value = special_token_id(assign.value) or value
+        value = special_token_id(assign.value) or bound_special_token_id(assign.value, fact) or value
     # A Python number, or a 0-dim CPU tensor (a checkpoint's per-tensor scale): both are
     # copied host-to-device into the selected element.
     if value.kind != Kind.SCALAR and not (value.kind == Kind.CPU and value.rank == 0):
