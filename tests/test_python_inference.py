@@ -650,12 +650,14 @@ def test_a_class_built_through_a_type_parameter_is_that_class(results: Dict[str,
 
 
 def test_a_tokenizer_special_token_id_is_a_number_by_convention(results: Dict[str, List[Finding]]) -> None:
-    """`self.ids[i] = self.tokenizer.eos_token_id`: the value step says it is a convention, and
-    the finding gets no safe fix."""
-    for row in (15, 16):
+    """`self.ids[i] = self.tokenizer.eos_token_id`, and a local bound only to such ids: the value
+    step says it is a convention, and the finding gets no safe fix."""
+    for row in (17, 18, 33, 34):
         finding = next(f for f in results["tokenizer_ids.py"] if f.location.row == row)
         assert any(s.kind.value == "convention" and "special-token id" in s.message for s in finding.evidence), row
         assert finding.fix is None or finding.fix.applicability.value == "unsafe"
+    assert "tokenizer_ids.py:33: `bos_token_id` is bound only to `tokenizer.bos_token_id`, a tokenizer's " \
+           "special-token id: a Python int (a convention)" in _chain(results, "tokenizer_ids.py", 33)
 
 
 def test_a_row_of_a_device_tensor_iterated_says_so(results: Dict[str, List[Finding]]) -> None:
