@@ -27,7 +27,7 @@ from lint_h2d.inference.values import SCALAR, Kind, LocalStep, Value
 from lint_h2d.rules._gate_site import GateSite, ModuleImports, gate_site, module_flags
 from lint_h2d.rules._int_index import int_names
 from lint_h2d.rules._redundant import Redundant, redundant_write
-from lint_h2d.rules._scopes import ScopeMap, bound_names
+from lint_h2d.rules._scopes import ScopeMap, bound_names, fast_visit
 from lint_h2d.rules._sizes import proven_length
 from lint_h2d.rules._sync_allowed import AllowedRegion, SyncAllowed, describe
 from lint_h2d.rules.base import FileContext, Rule, RuleDoc
@@ -398,7 +398,7 @@ def bound_special_token_id(node: cst.BaseExpression, fact: StatementFact) -> Opt
     if not isinstance(node, cst.Name) or not isinstance(function, cst.FunctionDef):
         return None
     bindings = _NameBindings(node.value)
-    function.body.visit(bindings)
+    fast_visit(function.body, bindings)
     params = function.params
     if bindings.other or not bindings.values or node.value in {
             p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)} | {
