@@ -65,7 +65,28 @@ def _consumes_one(element: cst.SubscriptElement) -> bool:
     return isinstance(value, (cst.Attribute, cst.Subscript, cst.Call))
 
 
-class _Usage(cst.CSTVisitor):
+class OneScopeVisitor(cst.CSTVisitor):
+    """A visitor of one function's own scope: lambdas and comprehensions are scopes of their
+    own (Python 3), so their bodies are not visited; a subclass decides what a nested `def` or
+    `class` statement binds."""
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_ListComp(self, node: cst.ListComp) -> bool:
+        return False
+
+    def visit_SetComp(self, node: cst.SetComp) -> bool:
+        return False
+
+    def visit_DictComp(self, node: cst.DictComp) -> bool:
+        return False
+
+    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> bool:
+        return False
+
+
+class _Usage(OneScopeVisitor):
     """Counts the bindings of one name in one scope and the widest subscript applied to it."""
 
     def __init__(self, name: str) -> None:
@@ -91,21 +112,6 @@ class _Usage(cst.CSTVisitor):
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
         if node.name.value == self.name:
             self.bindings += 1
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_ListComp(self, node: cst.ListComp) -> bool:
-        return False
-
-    def visit_SetComp(self, node: cst.SetComp) -> bool:
-        return False
-
-    def visit_DictComp(self, node: cst.DictComp) -> bool:
-        return False
-
-    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> bool:
         return False
 
     def visit_Assign(self, node: cst.Assign) -> None:

@@ -10,7 +10,7 @@ import libcst as cst
 
 from fixers.device_zero import DeviceZero, device_zero_form
 from fixers.edits import TextEdit, Unfixable
-from fixers.imports import import_insertion
+from fixers.imports import import_insertion, target_names
 from fixers.layout import project_line_length
 from fixers.pipeline import Rewrite, deletion, gated_rewrite, ungated_rewrite
 from fixers.platform_gate import Gate, matches_gate
@@ -22,7 +22,7 @@ from lint_h2d.findings import Applicability, EvidenceKind, EvidenceStep, Finding
 from lint_h2d.inference.expressions import dotted_name, index_effect, index_evidence, infer
 from lint_h2d.inference.resolved import rests_on_module_output
 from lint_h2d.inference.scope import StatementFact
-from lint_h2d.inference.usage import rank_floor
+from lint_h2d.inference.usage import OneScopeVisitor, rank_floor
 from lint_h2d.inference.values import SCALAR, Kind, LocalStep, Value
 from lint_h2d.rules._gate_site import GateSite, ModuleImports, gate_site, module_flags
 from lint_h2d.rules._int_index import int_names
@@ -413,7 +413,7 @@ def bound_special_token_id(node: cst.BaseExpression, fact: StatementFact) -> Opt
         node, EvidenceKind.CONVENTION.value))
 
 
-class _NameBindings(cst.CSTVisitor):
+class _NameBindings(OneScopeVisitor):
     """The values a function body binds to `name` by plain assignment (`values`; None for a
     target without its own value, `a, b = f()`), and whether anything else binds it (`other`).
     Nested functions, classes, lambdas and comprehensions are scopes of their own."""
@@ -424,8 +424,7 @@ class _NameBindings(cst.CSTVisitor):
         self.other = False
 
     def _binds(self, target: Optional[cst.CSTNode]) -> bool:
-        return target is not None and any(isinstance(n, cst.Name) and n.value == self.name
-                                          for n in _target_names(target))
+        return target is not None and self.name in target_names(target)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         self.other = self.other or node.name.value == self.name
@@ -433,21 +432,6 @@ class _NameBindings(cst.CSTVisitor):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
         self.other = self.other or node.name.value == self.name
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_ListComp(self, node: cst.ListComp) -> bool:
-        return False
-
-    def visit_SetComp(self, node: cst.SetComp) -> bool:
-        return False
-
-    def visit_DictComp(self, node: cst.DictComp) -> bool:
-        return False
-
-    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> bool:
         return False
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -512,18 +496,6 @@ class _NameBindings(cst.CSTVisitor):
 
     def visit_MatchMapping(self, node: cst.MatchMapping) -> None:
         self.other = self.other or (node.rest is not None and node.rest.value == self.name)
-
-
-def _target_names(target: cst.CSTNode) -> List[cst.Name]:
-    """The names an assignment target binds (a tuple's elements, a starred one's name), not
-    those it reads (`a[i]`, `a.b`)."""
-    if isinstance(target, cst.Name):
-        return [target]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in _target_names(e.value)]
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    return []
 
 
 @dataclass(frozen=True)
