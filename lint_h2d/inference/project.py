@@ -2348,16 +2348,15 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                     # `device=None`: a place only where every call passes one (the default is
                     # the CPU, `scope`'s `CPU_DEFAULT_STEP`).
                     pvalue = resolver.every_passes(fn, index)
-                    if pvalue.kind in (CPU_PLACE_KIND, DEVICE_PLACE_KIND) and _informative(pvalue):
-                        key = (param_key(fn.name, fn.owner if fn.bound else None), pname)
-                        params[key] = join(params[key], pvalue) if key in params else pvalue
-                    continue
-                pvalue = resolver.param(fn, index)
-                if not is_open:
                     if pvalue.kind not in (CPU_PLACE_KIND, DEVICE_PLACE_KIND):
-                        continue  # `device: torch.device`: only where the calls point adds to it
-                elif annotation != ("unk",) and pvalue.kind != DEVICE_KIND:
-                    continue  # `x: torch.Tensor`: only "on the device" adds to the annotation
+                        continue
+                else:
+                    pvalue = resolver.param(fn, index)
+                    if not is_open:
+                        if pvalue.kind not in (CPU_PLACE_KIND, DEVICE_PLACE_KIND):
+                            continue  # `device: torch.device`: only where the calls point adds to it
+                    elif annotation != ("unk",) and pvalue.kind != DEVICE_KIND:
+                        continue  # `x: torch.Tensor`: only "on the device" adds to the annotation
                 if _informative(pvalue):
                     key = (param_key(fn.name, fn.owner if fn.bound else None), pname)
                     params[key] = join(params[key], pvalue) if key in params else pvalue

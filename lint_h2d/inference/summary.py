@@ -550,7 +550,10 @@ class _Builder:
 
     # -- structure ---------------------------------------------------------------------
     def module(self, tree: ast.Module) -> None:
+        imports: Set[str] = set()  # the names the module's imports bind (`self.imported`)
         for node in tree.body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                imports.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.name == "torch" and alias.asname:
@@ -574,8 +577,6 @@ class _Builder:
         _collect_env(tree.body, scope.env, own)
         # An alias the module binds again (`g = other`) is not the import's.
         self.aliases = {a: n for a, n in self.aliases.items() if len(scope.env.get(a, ())) == 1}
-        imports = {alias.asname or alias.name.split(".")[0] for node in tree.body
-                   if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
         self.imported = frozenset(n for n in imports if len(scope.env.get(n, ())) == 1)
         self.constants = _module_constants(tree, own, scope.env, lambda node: self.term(node, scope))
         self.module_env = scope.env
@@ -2020,9 +2021,6 @@ def _checked_instance(choice: ast.IfExp, side: ast.expr) -> Optional[Term]:
         test, holds = test.operand, not holds
     if not (holds and isinstance(side, ast.Name) and isinstance(test, ast.Call) and _is_name(test.func, "isinstance")
             and len(test.args) == 2 and not test.keywords and _is_name(test.args[0], side.id)):
-        return None
-    name = ast_dotted(test.args[1])
-    if name is None:
         return None
     term = annotation_term(test.args[1])
     return term if term[0] == "inst" or term == SCALAR else None

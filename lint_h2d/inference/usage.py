@@ -86,14 +86,16 @@ class OneScopeVisitor(cst.CSTVisitor):
         return False
 
 
-class _Usage(OneScopeVisitor):
-    """Counts the bindings of one name in one scope and the widest subscript applied to it."""
+class NameBindings(OneScopeVisitor):
+    """Counts the bindings of one name in one function's own scope: its parameters
+    (`add_params`), assignment, loop, `with`, `except`, import and `match` targets, `:=`, and a
+    nested `def` or `class` of that name; `escaped` when it is declared `global` / `nonlocal` or
+    deleted.  `x += v` is no binding (the object is kept); a subclass reads it if it cares."""
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.bindings = 0
-        self.escaped = False  # global/nonlocal/del, or a rank-changing in-place call
-        self.floor = 0
+        self.escaped = False  # global/nonlocal/del (and what a subclass adds)
 
     def add_params(self, params: cst.Parameters) -> None:
         self.bindings += sum(1 for p in every_param(params) if p.name.value == self.name)
@@ -167,6 +169,16 @@ class _Usage(OneScopeVisitor):
     def _declared(self, names: Sequence[cst.NameItem]) -> None:
         if any(item.name.value == self.name for item in names):
             self.escaped = True
+
+
+
+class _Usage(NameBindings):
+    """The bindings of one name in one scope (`NameBindings`; a rank-changing in-place call
+    escapes too) and the widest subscript applied to it."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.floor = 0
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func

@@ -19,10 +19,10 @@ from fixers.statements import replace_small_statement
 from lint_h2d import prefilter
 
 from lint_h2d.findings import Applicability, EvidenceKind, EvidenceStep, Finding, Fix
-from lint_h2d.inference.expressions import dotted_name, index_effect, index_evidence, infer
+from lint_h2d.inference.expressions import index_effect, index_evidence, infer
 from lint_h2d.inference.resolved import rests_on_module_output
 from lint_h2d.inference.scope import StatementFact
-from lint_h2d.inference.usage import OneScopeVisitor, rank_floor
+from lint_h2d.inference.usage import NameBindings, rank_floor
 from lint_h2d.inference.values import SCALAR, Kind, LocalStep, Value
 from lint_h2d.rules._gate_site import GateSite, ModuleImports, gate_site, module_flags
 from lint_h2d.rules._int_index import int_names
@@ -397,15 +397,12 @@ def bound_special_token_id(node: cst.BaseExpression, fact: StatementFact) -> Opt
     function = fact.scope.node
     if not isinstance(node, cst.Name) or not isinstance(function, cst.FunctionDef):
         return None
-    bindings = _NameBindings(node.value)
+    bindings = _AssignedValues(node.value)
+    bindings.add_params(function.params)
     fast_visit(function.body, bindings)
-    params = function.params
-    if bindings.other or not bindings.values or node.value in {
-            p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)} | {
-            p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)}:
-        return None
-    found = [special_token_id(value) if value is not None else None for value in bindings.values]
-    if not all(found):
+    # Every binding is a plain assignment whose value is known (`values`), each an id.
+    if bindings.escaped or not bindings.values or bindings.bindings != len(bindings.values) \
+            or not all(v is not None and special_token_id(v) for v in bindings.values):
         return None
     shown = ", ".join(f"`{_one_line(cst.Module([]).code_for_node(v))}`" for v in bindings.values if v is not None)
     return SCALAR.because(LocalStep(
@@ -413,89 +410,40 @@ def bound_special_token_id(node: cst.BaseExpression, fact: StatementFact) -> Opt
         node, EvidenceKind.CONVENTION.value))
 
 
-class _NameBindings(OneScopeVisitor):
-    """The values a function body binds to `name` by plain assignment (`values`; None for a
-    target without its own value, `a, b = f()`), and whether anything else binds it (`other`).
-    Nested functions, classes, lambdas and comprehensions are scopes of their own."""
+class _AssignedValues(NameBindings):
+    """`NameBindings` that also keeps the value each plain assignment binds to the name
+    (`values`; None for a target without its own value, `a, b = f()`), and counts `x += v` as an
+    escape (the value changes)."""
 
     def __init__(self, name: str) -> None:
-        self.name = name
+        super().__init__(name)
         self.values: List[Optional[cst.BaseExpression]] = []
-        self.other = False
-
-    def _binds(self, target: Optional[cst.CSTNode]) -> bool:
-        return target is not None and self.name in target_names(target)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        self.other = self.other or node.name.value == self.name
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        self.other = self.other or node.name.value == self.name
-        return False
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        super().visit_Assign(node)
         for target in node.targets:
             self._pair(target.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        super().visit_AnnAssign(node)
+        if node.value is not None and isinstance(node.target, cst.Name) and node.target.value == self.name:
+            self.values.append(node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.escaped = self.escaped or self.name in target_names(node.target)
 
     def _pair(self, target: cst.BaseExpression, value: Optional[cst.BaseExpression]) -> None:
         if isinstance(target, cst.Name):
             if target.value == self.name:
                 self.values.append(value)
-            return
-        if isinstance(target, (cst.Tuple, cst.List)):
-            elements = list(target.elements)
+        elif isinstance(target, (cst.Tuple, cst.List)):
             values = list(value.elements) if isinstance(value, (cst.Tuple, cst.List)) else None
-            if values is not None and len(values) == len(elements) and not any(
-                    isinstance(e, (cst.StarredElement,)) for e in elements + values):
-                for t, v in zip(elements, values):
+            if values is not None and len(values) == len(target.elements) and not any(
+                    isinstance(e, cst.StarredElement) for e in (*target.elements, *values)):
+                for t, v in zip(target.elements, values):
                     self._pair(t.value, v.value)
-            elif self._binds(target):
-                self.values.append(None)
-            return
-        if isinstance(target, cst.StarredElement) and self._binds(target):
-            self.other = True
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if node.value is not None and self._binds(node.target):
-            self.values.append(node.value if isinstance(node.target, cst.Name) else None)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self.other = self.other or self._binds(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self.other = self.other or self._binds(node.target)
-
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        self.other = self.other or (node.asname is not None and self._binds(node.asname.name))
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self.other = self.other or self._binds(node.target)
-
-    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-        self.other = self.other or (node.name is not None and self._binds(node.name.name))
-
-    def visit_Del(self, node: cst.Del) -> None:
-        self.other = self.other or self._binds(node.target)
-
-    def visit_Global(self, node: cst.Global) -> None:
-        self.other = self.other or any(n.name.value == self.name for n in node.names)
-
-    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-        self.other = self.other or any(n.name.value == self.name for n in node.names)
-
-    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
-        bound = node.asname.name if node.asname is not None else node.name
-        self.other = self.other or ((dotted_name(bound) or "").split(".")[0] == self.name)
-
-    def visit_MatchAs(self, node: cst.MatchAs) -> None:
-        self.other = self.other or (node.name is not None and node.name.value == self.name)
-
-    def visit_MatchStar(self, node: cst.MatchStar) -> None:
-        self.other = self.other or (node.name is not None and node.name.value == self.name)
-
-    def visit_MatchMapping(self, node: cst.MatchMapping) -> None:
-        self.other = self.other or (node.rest is not None and node.rest.value == self.name)
+            else:
+                self.values.extend(None for n in target_names(target) if n == self.name)
 
 
 @dataclass(frozen=True)
