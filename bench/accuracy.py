@@ -9,7 +9,8 @@ For each corpus: the pinned wheel is downloaded and its package extracted throug
 fixture code (`tests/corpus.py`: `download_wheel`, `extract_py`; cached in ~/.cache/lint-h2d,
 outside the repository), lint-h2d runs on the extracted root as a user would (`python -m
 lint_h2d check --output-format json --no-cache --select H2D001 PACKAGE`, from the root; the
-default `exclude` skips tests, as `list_candidates.py` does), and each finding is matched to
+default `exclude` skips tests, as `list_candidates.py` does; it also skips `*_test.py` beside the
+code, which `list_candidates.py` lists: labels there are set apart, not scored), and each finding is matched to
 the labelled rows by (path, line): a finding's line is its statement's first line
 (`noqa_row`), which is the line `list_candidates.py` prints.
 
@@ -40,7 +41,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 REPO = Path(__file__).resolve().parent.parent
 LABELS = REPO / "bench" / "labels"
@@ -94,6 +95,9 @@ class Score:
     false_negatives: List[Label] = field(default_factory=list)
     unlabelled: List[Finding] = field(default_factory=list)
     outside: int = 0  # findings outside the corpus's labelled scope (`<corpus>.scope`)
+    # Labels in files lint-h2d's default `exclude` skips (`*_test.py` beside the code, which
+    # `list_candidates.py` lists): no finding can be made there, so they are not scored.
+    excluded: List[Label] = field(default_factory=list)
 
     @property
     def precision(self) -> Optional[float]:
@@ -237,10 +241,26 @@ def findings_from_json(data: Sequence[dict], root: Path) -> Tuple[List[Finding],
 # -- the figures ----------------------------------------------------------------------------------
 
 
+def default_excluded(path: str) -> bool:
+    """Whether lint-h2d's default `exclude` skips `path` (relative to the corpus root): the
+    file's name or any folder above it matches (`tests/`, `test_*.py`, `*_test.py`)."""
+    sys.path.insert(0, str(REPO))
+    from lint_h2d.config import Settings
+    from lint_h2d.discovery import excluded
+
+    settings = Settings(root=Path("."))
+    parts = path.split("/")
+    return any(excluded(settings, "/".join(parts[: i + 1]), i < len(parts) - 1) for i in range(len(parts)))
+
+
 def score(corpus: str, labels: Sequence[Label], findings: Sequence[Finding],
-          scope: Optional[Tuple[str, ...]] = None) -> Score:
+          scope: Optional[Tuple[str, ...]] = None,
+          skipped: Callable[[str], bool] = lambda path: False) -> Score:
     """Match findings to labelled rows by (path, line).  Two findings on one statement count
-    once: labels are per statement.  With a `scope`, findings outside it are only counted."""
+    once: labels are per statement.  With a `scope`, findings outside it are only counted.
+    Labels in files `skipped` names (those the tool's default exclude skips) are set apart."""
+    set_apart = [lab for lab in labels if skipped(lab.path)]
+    labels = [lab for lab in labels if not skipped(lab.path)]
     by_key = {(lab.path, lab.line): lab for lab in labels}
     unique: Dict[Tuple[str, int], Finding] = {}
     outside = set()
@@ -254,6 +274,7 @@ def score(corpus: str, labels: Sequence[Label], findings: Sequence[Finding],
         positives=sum(lab.label == "H2D" for lab in labels),
         positives_high=sum(lab.label == "H2D" and lab.confidence == "high" for lab in labels),
         findings=len(unique), on_labelled=0, true=0, found_high=0, outside=len(outside),
+        excluded=set_apart,
     )
     for key, f in sorted(unique.items()):
         lab = by_key.get(key)
@@ -313,6 +334,9 @@ def details(s: Score) -> str:
     out += [f"    {f.path}:{f.line}  {f.message}" for f in s.unlabelled]
     if s.outside:
         out.append(f"  findings outside the labelled scope: {s.outside} (not scored)")
+    if s.excluded:
+        out.append(f"  labels in files the default exclude skips ({len(s.excluded)}; not scored):")
+        out += [f"    {lab.path}:{lab.line}  {lab.label}/{lab.confidence}" for lab in s.excluded]
     return "\n".join(out) + "\n"
 
 
@@ -361,7 +385,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             findings, errors = run_lint(root, corpus.package, args.jobs)
             for error in errors:
                 print(f"{name}: could not check {error}", file=sys.stderr)
-            scores.append(score(name, labels, findings, scope))
+            scores.append(score(name, labels, findings, scope, default_excluded))
     except LabelError as exc:
         print(f"accuracy: error: {exc}", file=sys.stderr)
         return 2

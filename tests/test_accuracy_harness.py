@@ -113,6 +113,24 @@ def test_score_arithmetic() -> None:
     assert "pooled" not in accuracy.markdown([s])
 
 
+def test_labels_in_files_the_default_exclude_skips_are_set_apart() -> None:
+    """`list_candidates.py` lists `pkg/process_group_test.py`; lint-h2d's default exclude skips
+    it, so its label can be neither found nor missed: it is set apart, shown, not scored."""
+    L = accuracy.Label
+    F = accuracy.Finding
+    assert accuracy.default_excluded("pkg/process_group_test.py")
+    assert accuracy.default_excluded("pkg/tests/a.py") and accuracy.default_excluded("pkg/test_a.py")
+    assert not accuracy.default_excluded("pkg/contest.py") and not accuracy.default_excluded("pkg/testing/a.py")
+    labels = [L("pkg/process_group_test.py", 3, "H2D", "high", "n", "c.tsv:2"),
+              L("pkg/a.py", 1, "H2D", "high", "n", "c.tsv:3")]
+    s = accuracy.score("c", labels, [F("pkg/a.py", 1, "m")], skipped=accuracy.default_excluded)
+    assert (s.labelled, s.positives_high, s.found_high, s.recall) == (1, 1, 1, 1.0)
+    assert [lab.path for lab in s.excluded] == ["pkg/process_group_test.py"]
+    assert "labels in files the default exclude skips (1; not scored):" in accuracy.details(s)
+    unscoped = accuracy.score("c", labels, [F("pkg/a.py", 1, "m")])
+    assert (unscoped.positives_high, unscoped.found_high) == (2, 1)  # without it, a miss
+
+
 def test_a_scope_limits_what_is_scored(tmp_path: Path) -> None:
     """A corpus labelled within `<corpus>.scope`: findings outside it are counted, not scored;
     a label outside it is an error naming the file."""
