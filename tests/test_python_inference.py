@@ -78,6 +78,16 @@ def test_indices_resting_on_parameter_evidence_get_an_unsafe_fix_at_most(
         assert finding.fix is None or finding.fix.applicability.value == "unsafe"
 
 
+def test_an_index_of_unknown_dtype_rests_on_a_convention(results: Dict[str, List[Finding]]) -> None:
+    """A 0-dim tensor of a dtype nothing says, as an index: taken to be an integer, and said so."""
+    for row, shown in ((17, "group"), (19, "last")):
+        (finding,) = [f for f in results["unknown_dtypes.py"] if f.location.row == row]
+        assert any(s.message.startswith(f"`{shown}` is a 0-dim tensor of a dtype not known here: as an index, "
+                                        "taken to be an integer one") for s in finding.evidence)
+        assert "taken to be integers" in finding.evidence[-1].message
+        assert finding.fix is None or finding.fix.applicability.value == "unsafe"
+
+
 def test_one_file_facts_match_the_project(results: Dict[str, List[Finding]]) -> None:
     """The file's own facts need no other file: ctx.py alone gives the same findings."""
     alone = scan(True, [PROJECT / "ctx.py"])

@@ -19,8 +19,8 @@ from lint_h2d.inference.names import layer
 from lint_h2d.inference.resolved import (NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK_PLUS_ONE, NN_TENSOR_MODULES,
                                          UNCALLED_NOTE, Resolved, compute_logits_message, module_step_message)
 from lint_h2d.inference.summary import CONCATENATIONS, NN_TENSOR_WRAPPERS, PROGRESS_BARS, SCALAR_BUILTINS, place_term
-from lint_h2d.inference.torch_api import (ALL_FACTORIES, DATA_FACTORIES, INDEX_OPS, INTEGER_DTYPES, IndexOp, LEGACY_TENSOR_TYPES, LIKE_FACTORIES, NEW_METHODS, NONZERO_OPS, ONE_D_FACTORIES, PAIR_FIELDS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SCALAR_METHODS, SCALAR_WITH_ARG_METHODS, SIZE_FACTORIES, SPLIT_OPS, TORCH_DTYPE_NAMES, VIEW_METHODS)
-from lint_h2d.inference.values import (entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
+from lint_h2d.inference.torch_api import (ALL_FACTORIES, DATA_FACTORIES, dtype_integer, FLOAT_DEFAULT_FACTORIES, INDEX_OPS, IndexOp, LEGACY_TENSOR_TYPES, LIKE_FACTORIES, NEW_METHODS, NONZERO_OPS, ONE_D_FACTORIES, PAIR_FIELDS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SCALAR_METHODS, SCALAR_WITH_ARG_METHODS, SIZE_FACTORIES, SPLIT_OPS, TORCH_DTYPE_NAMES, VIEW_METHODS)
+from lint_h2d.inference.values import (entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NON_INTEGER, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        join, module_tensor, ordered_number, read_from_json)
 
 SCALAR_FOLDS = frozenset({"min", "max", "sum"})
@@ -352,10 +352,7 @@ def _data_rank(node: cst.BaseExpression, facts: "Facts") -> Optional[int]:
 
 def _factory(call: cst.Call, name: str, facts: Facts) -> Value:
     value = _factory_value(call, name, facts)
-    dtype = _keyword(call, "dtype")
-    integer = value.integer or name in ("randint", "randperm") or (
-        dtype is not None and (dotted_name(dtype) or "").split(".")[-1] in INTEGER_DTYPES) or (
-        dtype is None and name in DATA_FACTORIES and _int_data(_arg(call, 0, "data")))
+    integer = _factory_integer(call, name, value.integer)
     if value.kind == Kind.DEVICE and not value.evidence:
         device = _keyword(call, "device")
         source = _tensor_of_device(device, facts) if device is not None else None
@@ -373,6 +370,23 @@ def _factory(call: cst.Call, name: str, facts: Facts) -> Value:
             else:
                 value = value.because(LocalStep(f"allocated on the device here (`torch.{name}(...)`)", call))
     return replace(value, integer=integer) if integer != value.integer else value
+
+
+def _factory_integer(call: cst.Call, name: str, made: Optional[bool]) -> Optional[bool]:
+    """`Value.integer` of `torch.<name>(...)`, where `made` is what the factory's value knows (a
+    `*_like` factory's source's): `dtype=` decides where it names a dtype; else `randint`,
+    `randperm` and int data (`torch.tensor([1, 2])`) give int64, float or bool data and the
+    size factories (`torch.zeros(n)`) a floating or boolean dtype (`NON_INTEGER`)."""
+    dtype = _keyword(call, "dtype")
+    if dtype is not None:
+        known = dtype_integer(dotted_name(dtype))
+        return known if known is not False else made
+    if made or name in ("randint", "randperm"):
+        return True
+    if name in DATA_FACTORIES:
+        data = _arg(call, 0, "data")
+        return True if _int_data(data) else NON_INTEGER if _float_or_bool_data(data) else made
+    return NON_INTEGER if name in FLOAT_DEFAULT_FACTORIES else made
 
 
 _LEGACY_INTEGER_TYPES = frozenset({"LongTensor", "IntTensor", "ShortTensor", "CharTensor"})
@@ -451,6 +465,15 @@ def _int_data(node: Optional[cst.BaseExpression]) -> bool:
     return literal_int(node) is not None
 
 
+def _float_or_bool_data(node: Optional[cst.BaseExpression]) -> bool:
+    """Data of float or bool literals (`0.5`, `[1.0, -2.0]`, `[True, False]`): `torch.tensor`
+    gives the default float dtype or torch.bool, neither an integer index."""
+    if isinstance(node, (cst.List, cst.Tuple)):
+        return bool(node.elements) and all(
+            not isinstance(e, cst.StarredElement) and _float_or_bool_data(e.value) for e in node.elements)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        node = node.expression
+    return isinstance(node, cst.Float) or node is not None and is_bool_literal(node)
 
 
 
@@ -506,6 +529,15 @@ def _factory_value(call: cst.Call, name: str, facts: Facts) -> Value:
     return Value(kind, _rank_from_sizes(call, facts), Origin.LOCAL)
 
 
+def _converted_integer(integer: Optional[bool], call: cst.Call, facts: Facts) -> Optional[bool]:
+    """`Value.integer` after `t.to(..., dtype)`: the dtype's where it names one (`torch.long`,
+    `torch.float16`), else `t`'s."""
+    dtype = _keyword(call, "dtype") or next(
+        (a.value for a in call.args if a.keyword is None and _is_dtype(a.value, facts)), None)
+    known = dtype_integer(dotted_name(dtype)) if dtype is not None else False
+    return known if known is not False else integer
+
+
 def _to_result(receiver: Value, call: cst.Call, facts: Facts) -> Value:
     """`t.to(...)`: device from the first device-ish argument; a dtype keeps the device."""
     device = _keyword(call, "device")
@@ -514,7 +546,7 @@ def _to_result(receiver: Value, call: cst.Call, facts: Facts) -> Value:
     ][:1]
     keep = Value(receiver.kind if receiver.kind.is_tensor else Kind.TENSOR, receiver.rank,
                  receiver.origin, root=receiver.root, path=receiver.path,
-                 integer=receiver.integer, evidence=receiver.evidence)
+                 integer=_converted_integer(receiver.integer, call, facts), evidence=receiver.evidence)
     if not candidates:
         return keep
     target = candidates[0]
@@ -682,8 +714,7 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
             rank = reduced_rank(receiver.rank, _arg(call, 0, "dim"), _arg(call, 1, "keepdim"), facts)
         elif method == "repeat":
             rank = _grown_rank(receiver.rank, call, facts)
-        integer = method in _INTEGER_RESULTS or (receiver.integer and method in _RANK_KEEPING
-                                                 and method not in ("float", "half", "bfloat16", "double", "bool"))
+        integer = _method_integer(method, receiver.integer)
         return Value(receiver.kind, rank, Origin.LOCAL, integer=integer, evidence=receiver.evidence)
     if method in NEW_METHODS:
         return _new_tensor(receiver, method, call, facts)
@@ -842,8 +873,7 @@ def _new_tensor(receiver: Value, method: str, call: cst.Call, facts: Facts) -> V
     else:
         rank = _rank_from_sizes(call, facts)
     dtype = _keyword(call, "dtype")
-    integer = (dotted_name(dtype) or "").split(".")[-1] in INTEGER_DTYPES if dtype is not None \
-        else receiver.integer
+    integer = dtype_integer(dotted_name(dtype)) if dtype is not None else receiver.integer
     if explicit is None and kind == Kind.DEVICE:
         return Value(kind, rank, Origin.LOCAL, integer=integer, evidence=receiver.evidence).because(
             LocalStep(f"`.{method}()` of a device tensor: on its device", call))
@@ -895,6 +925,19 @@ def _legacy_new_rank(call: cst.Call, facts: Facts) -> Optional[int]:
 # Reductions that, called without arguments, reduce every dimension (a 0-dim result).
 _FULL_REDUCTIONS = frozenset({"sum", "prod", "mean", "max", "min", "argmax", "argmin"})
 _INTEGER_RESULTS = frozenset({"int", "long", "short", "byte", "char", "argmax", "argmin", "argsort"})
+_NON_INTEGER_RESULTS = frozenset({"float", "half", "bfloat16", "double", "bool"})
+
+
+def _method_integer(method: str, receiver: Optional[bool]) -> Optional[bool]:
+    """`Value.integer` of `t.<method>(...)` for `t`'s: the casts say; a method that keeps the
+    shape keeps the dtype; a reduction is not known (`mask.sum()` of a bool mask is int64)."""
+    if method in _INTEGER_RESULTS:
+        return True
+    if method in _NON_INTEGER_RESULTS:
+        return NON_INTEGER
+    if method in ("type", "type_as"):
+        return receiver or False  # a dtype not read here: an integer `t` is taken to stay one, as before
+    return receiver if method in _RANK_KEEPING else False
 _RANK_KEEPING = frozenset(
     {"argsort", "index_select", "clone", "int", "long", "float", "half", "bfloat16", "double", "bool", "short", "byte",
      "char", "type", "type_as", "cumsum", "cumprod", "abs", "neg", "clamp", "clip", "add", "sub",
@@ -1640,6 +1683,11 @@ def index_effect(element: cst.SubscriptElement, facts: Facts) -> str:
         # A 0-dim integer tensor indexes like an int: PyTorch reads it back (`item()`) and
         # selects one element, so the value is still copied host-to-device.
         return "int-tensor"
+    if unknown_dtype_scalar_tensor(inferred):
+        # A 0-dim tensor of a dtype not known here (`for g in torch.unique(keys)`): an index
+        # of one is an integer one (a floating one raises) unless a boolean mask, which a
+        # 0-dim condition rarely is: a convention, so the fix stays unsafe (`index_evidence`).
+        return "maybe-int"
     if ordered_number(inferred):
         # Ordered against a number in a test that held (`if 0 <= i < n:`): an int, unless a
         # one-element tensor (`scope.compared_names`); a convention, so the fix stays unsafe.
@@ -1661,15 +1709,24 @@ def _rests_on_parameter(node: cst.BaseExpression, facts: Facts) -> bool:
     return False
 
 
+def unknown_dtype_scalar_tensor(value: Value) -> bool:
+    """A 0-dim tensor whose dtype nothing known says (neither integer nor `NON_INTEGER`)."""
+    return value.kind.is_tensor and value.rank == 0 and value.integer is False
+
+
 def index_evidence(node: cst.BaseExpression, facts: Facts) -> Tuple[object, ...]:
     """The evidence an int index rests on: parameters (`slot`, `slot + 1`), fields that only
-    ever hold ints (`self.total`)."""
-    if isinstance(node, (cst.Name, cst.Attribute)):
+    ever hold ints (`self.total`), a 0-dim tensor of a dtype not known (a convention)."""
+    if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
         value = infer(node, facts)
+        if unknown_dtype_scalar_tensor(value):
+            return value.evidence + (LocalStep(
+                f"`{_callee_text(node)}` is a 0-dim tensor of a dtype not known here: as an index, taken to be "
+                "an integer one (a floating one raises, and a 0-dim boolean mask is rare)", node, "convention"),)
+    if isinstance(node, (cst.Name, cst.Attribute)):
         return value.evidence if value.origin == Origin.PARAM or value.kind == Kind.SCALAR \
             or ordered_number(value) else ()
-    if isinstance(node, cst.Subscript):
-        value = infer(node, facts)  # an element of a container of ints (`order[i]`)
+    if isinstance(node, cst.Subscript):  # an element of a container of ints (`order[i]`)
         return value.evidence if value.kind == Kind.SCALAR else ()
     if isinstance(node, cst.BinaryOperation):
         return index_evidence(node.left, facts) + index_evidence(node.right, facts)
@@ -1801,8 +1858,7 @@ def _binary(left: Value, right: Value, node: Optional[cst.BinaryOperation] = Non
                 max(a.rank, b.rank) if a.rank is not None and b.rank is not None else None
             )
             evidence = a.evidence if a.kind == kind else (b.evidence if b.kind == kind else ())
-            return Value(kind, rank, Origin.LOCAL, evidence=evidence,
-                         integer=node is not None and _integer_arithmetic(node, left, right))
+            return Value(kind, rank, Origin.LOCAL, evidence=evidence, integer=_arithmetic_integer(node, left, right))
     for a, b in ((left, right), (right, left)):
         if a.kind == Kind.DEVICE and a.rank != 0 and b.kind == Kind.UNKNOWN:
             # `dev & other`, `dev * w`: whatever `other` is, an operator that succeeds gives a
@@ -1818,6 +1874,16 @@ def _binary(left: Value, right: Value, node: Optional[cst.BinaryOperation] = Non
 
 
 _INTEGER_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
+
+
+def _arithmetic_integer(node: Optional[cst.BinaryOperation], left: Value, right: Value) -> Optional[bool]:
+    """`Value.integer` of a tensor's arithmetic: `/` gives a floating tensor (`NON_INTEGER`);
+    integer arithmetic keeps an integer dtype (`_integer_arithmetic`); else not known."""
+    if node is None:
+        return False
+    if isinstance(node.operator, cst.Divide):
+        return NON_INTEGER
+    return _integer_arithmetic(node, left, right)
 
 
 def _integer_arithmetic(node: cst.BinaryOperation, left: Value, right: Value) -> bool:
@@ -1842,7 +1908,7 @@ def _comparison(node: cst.Comparison, facts: Facts) -> Value:
     operands = [infer(node.left, facts)] + [infer(c.comparator, facts) for c in node.comparisons]
     for operand in operands:
         if operand.kind.is_tensor:
-            return Value(operand.kind, operand.rank, Origin.LOCAL, evidence=operand.evidence)
+            return Value(operand.kind, operand.rank, Origin.LOCAL, integer=NON_INTEGER, evidence=operand.evidence)
     if all(o.kind in (Kind.SCALAR, Kind.OTHER) for o in operands):
         return SCALAR
     return UNKNOWN

@@ -111,6 +111,7 @@ from lint_h2d.inference.summary import (  # noqa: E402
     EMPTY_LIST,
     CallSite,
     ClassSummary,
+    decode_integer,
     DeviceContext,
     FileSummary,
     FunctionSummary,
@@ -1580,7 +1581,7 @@ class _Resolver:
             return self.eval(("same", term[1], None), path, owner)
         if tag == "dev":
             _, rank, line, how, integer = term
-            return Value(DEVICE_KIND, rank, integer=bool(integer)).because(
+            return Value(DEVICE_KIND, rank, integer=decode_integer(integer)).because(
                 self.step(f"allocated on the device here (`{how}`)", path, line))
         if tag == "wrap":
             # `nn.Buffer(t)`, `nn.Parameter(t)`, `register_buffer(name, t)`
@@ -1608,7 +1609,7 @@ class _Resolver:
             return Value(first.kind, first.rank if len(ranks) == 1 else None, evidence=first.evidence)
         if tag == "dflt":
             rank, line = term[1], term[2]
-            integer = bool(term[3]) if len(term) > 3 else False
+            integer = decode_integer(term[3]) if len(term) > 3 else False
             where = self.on_device.get(owner or "")
             if where is not None and owner is not None:
                 return Value(DEVICE_KIND, rank, integer=integer).because(
@@ -1726,15 +1727,15 @@ class _Resolver:
         no evidence of its place is taken to be on the accelerator, as any explicit `device=`
         (the walk's `_device_kwarg_kind` reads it the same way; a summary's uncalled function
         teaches no field and no return, so the walk's exception for them is not needed here)."""
-        _, base_term, rank, line, how, integer = term
+        _, base_term, rank, line, how, code = term
         base = self.eval(base_term, path, owner)
-        if integer is None:
-            integer = base.integer  # `t.new_zeros(n)` without `dtype=`: of `t`'s dtype
+        # `t.new_zeros(n)` without `dtype=` (code None): of `t`'s dtype.
+        integer = base.integer if code is None else decode_integer(code)
         if base.kind in (CPU_KIND, CPU_PLACE_KIND):
             # `x.device` of a CPU tensor, or `self.device` that the class points at the CPU.
             return Value(CPU_KIND, rank)
         if base.kind == DEVICE_KIND and not forward_input_only(base):
-            return Value(DEVICE_KIND, rank, integer=bool(integer)).because(
+            return Value(DEVICE_KIND, rank, integer=integer).because(
                 self.step(f"allocated on the device of a device tensor here (`{how}`)", path, line),
                 *base.evidence)
         module: Optional[str] = None
@@ -1747,16 +1748,16 @@ class _Resolver:
             module = base_term[1]  # `self.device` of a class that does not say where it points
         if module is not None and module in self.modules:
             # As the walk's `_module_device`: where the module's parameters are (a convention).
-            return Value(DEVICE_KIND, rank, integer=bool(integer)).because(EvidenceStep(
+            return Value(DEVICE_KIND, rank, integer=integer).because(EvidenceStep(
                 f"allocated on the device of an `nn.Module` (`{module}`) here (`{how}`), {MODULE_DEVICE_NOTE}",
                 path, line, kind=EvidenceKind.CONVENTION))
         if _NEW_HOW.search(how):
             # `t.new_zeros(n)` (`summary._new_rank`): `device=t.device` in other words.
-            return Value(DEVICE_KIND, rank, integer=bool(integer)).because(self.step(
+            return Value(DEVICE_KIND, rank, integer=integer).because(self.step(
                 f"allocated on the device of a tensor here (`{how}`): nothing in the project proves where that "
                 f"tensor is, and a tensor's device that a new tensor follows is taken to be the accelerator",
                 path, line))
-        return Value(DEVICE_KIND, rank, integer=bool(integer)).because(
+        return Value(DEVICE_KIND, rank, integer=integer).because(
             self.step(f"allocated on the device here (`{how}`): nothing in the project proves where that points, "
                       f"and a `device=` that is not provably the CPU is taken to be the accelerator", path, line))
 

@@ -25,7 +25,7 @@ from functools import lru_cache
 from typing import AbstractSet, Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 from lint_h2d.inference.reaching import SIMPLE_STATEMENTS, Site, reaching, rebinds, statement_sites
-from lint_h2d.inference.torch_api import INTEGER_DTYPES, LEGACY_TENSOR_TYPES, NEW_METHODS, SCALAR_METHODS, TORCH_DTYPE_NAMES
+from lint_h2d.inference.torch_api import dtype_integer, FLOAT_DEFAULT_FACTORIES, LEGACY_TENSOR_TYPES, NEW_METHODS, SCALAR_METHODS, TORCH_DTYPE_NAMES
 
 Term = Tuple[Any, ...]
 
@@ -1434,7 +1434,7 @@ class _Builder:
             device = _keyword(node, "device")
             rank = _new_rank(node, method)
             dtype = _keyword(node, "dtype")
-            integer = dtype is not None and (ast_dotted(dtype) or "").split(".")[-1] in INTEGER_DTYPES
+            integer = dtype_code(dtype, "")
             if device is None:
                 # `t.new_zeros(n)` is `torch.zeros(n, device=t.device)`: read as that `device=`
                 # is (`_Resolver._on`; the walk's `_new_tensor`).
@@ -1478,7 +1478,7 @@ class _Builder:
             return ("cpu", None, line)
         device = _keyword(node, "device")
         dtype = _keyword(node, "dtype")
-        integer = dtype is not None and (ast_dotted(dtype) or "").split(".")[-1] in INTEGER_DTYPES
+        integer = dtype_code(dtype, name)
         if name in _LIKE:
             source = self.term(node.args[0], scope) if node.args else UNK
             if device is None:
@@ -1497,7 +1497,7 @@ class _Builder:
             return ("tensor", rank)  # a meta tensor: no storage, setitem copies nothing
         return self._placed(device, rank, line, f"torch.{name}(..., device=...)", integer, scope)
 
-    def _placed(self, device: ast.expr, rank: Optional[int], line: int, how: str, integer: bool,
+    def _placed(self, device: ast.expr, rank: Optional[int], line: int, how: str, integer: IntegerCode,
                 scope: _Scope) -> Term:
         """An allocation with a `device=` that is not the CPU.  `device=x.device` is where `x`
         is (resolved later: a parameter nothing tells about may be a CPU tensor); any other
@@ -1517,6 +1517,27 @@ class _Builder:
 
 
 # -- small helpers -------------------------------------------------------------------------------
+
+
+# What a term's integer slot holds (`("dev", rank, line, how, integer)` and the like): True for an
+# integer dtype, False for one not known, NON_INTEGER_CODE for a floating or boolean one
+# (`project.decode_integer` reads it back as `Value.integer`).
+IntegerCode = Union[bool, str]
+NON_INTEGER_CODE = "f"
+
+
+def dtype_code(dtype: Optional[ast.expr], factory: str) -> IntegerCode:
+    """The integer slot of an allocation's term: what `dtype=` names, else what `torch.<factory>`
+    makes without one (`torch.zeros(n)`: the default floating dtype; "" for a method)."""
+    if dtype is not None:
+        known = dtype_integer(ast_dotted(dtype))
+        return NON_INTEGER_CODE if known is None else known
+    return NON_INTEGER_CODE if factory in FLOAT_DEFAULT_FACTORIES else False
+
+
+def decode_integer(code: IntegerCode) -> Optional[bool]:
+    """`Value.integer` from a term's integer slot (`dtype_code`): None is `values.NON_INTEGER`."""
+    return None if code == NON_INTEGER_CODE else bool(code)
 
 def _device_text(device: ast.expr) -> str:
     """How a `device=` reads in evidence: a dotted name or a string as written, else `...`

@@ -150,3 +150,22 @@ NONZERO_OPS = frozenset({"nonzero", "argwhere"})
 
 INTEGER_DTYPES = frozenset({"int", "int8", "int16", "int32", "int64", "long", "short", "uint8",
                             "uint16", "uint32", "uint64"})
+# Floating, complex and boolean dtypes: a 0-dim tensor of one is no integer index (a floating
+# one raises, a boolean one is a mask that adds a dimension).
+NON_INTEGER_DTYPES = frozenset({"float", "float16", "float32", "float64", "half", "double", "bfloat16",
+                                "complex64", "complex128", "cfloat", "cdouble", "bool",
+                                "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz"})
+# Factories whose result, without `dtype=`, has the default floating dtype (`torch.full`'s
+# follows its fill value, `torch.arange`'s its arguments: not these).
+FLOAT_DEFAULT_FACTORIES = frozenset({"empty", "zeros", "ones", "rand", "randn", "empty_strided", "eye",
+                                     "linspace", "logspace"})
+
+
+def dtype_integer(dtype: Optional[str]) -> Optional[bool]:
+    """What `dtype=<dotted name>` says of `Value.integer`: True for an integer dtype, None
+    (`values.NON_INTEGER`) for a floating or boolean one, False (unknown) for anything else (a
+    variable, `x.dtype`)."""
+    last = (dtype or "").split(".")[-1]
+    if last in INTEGER_DTYPES:
+        return True
+    return None if last in NON_INTEGER_DTYPES else False

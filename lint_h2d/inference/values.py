@@ -78,7 +78,10 @@ class Value:
     # An integer dtype is known (sort indices, `dtype=torch.long`): a 0-dim one indexes.  On a
     # value of unknown kind: ordered against a number in a test that held (`if 0 <= i < n:`,
     # `scope.compared_names`), so an int where it indexes, unless a one-element tensor.
-    integer: bool = False
+    # False: nothing known.  None (`NON_INTEGER`): a floating or boolean dtype is known
+    # (`torch.ones(n)`, `x.float()`, `a > b`), so a 0-dim one is no integer index; falsy like
+    # False, so that every reading of "an integer is known" reads it as not one.
+    integer: Optional[bool] = False
     # Why the value is what it is: `lint_h2d.findings.EvidenceStep` for facts from the
     # project, `LocalStep` for the file at hand (a node, positioned only when reported).
     evidence: Tuple[Any, ...] = ()
@@ -107,7 +110,7 @@ class Value:
     def __init__(self, kind: Kind, rank: Optional[int] = None, origin: Origin = Origin.UNKNOWN,
                  type_name: Optional[str] = None, length: Optional[int] = None, root: Optional[str] = None,
                  path: Optional[str] = None, element: Optional["Value"] = None,
-                 items: Optional[Tuple["Value", ...]] = None, integer: bool = False,
+                 items: Optional[Tuple["Value", ...]] = None, integer: Optional[bool] = False,
                  evidence: Tuple[Any, ...] = (), memory: Optional["HostMemory"] = None, none: bool = False,
                  key: Optional["Value"] = None, fields: Optional[Tuple[str, ...]] = None,
                  returns: Optional["Value"] = None,
@@ -244,6 +247,8 @@ def runtime_steps(evidence: Tuple[Any, ...]) -> Tuple[Any, ...]:
 
 
 UNKNOWN = Value(UNKNOWN_KIND)
+# `Value.integer` of a tensor whose floating or boolean dtype is known: no integer index.
+NON_INTEGER: Optional[bool] = None
 
 
 # What the step that marks a module's buffer or parameter says (`module_tensor`): the walk
@@ -277,7 +282,7 @@ def ordered_number(value: Value) -> bool:
     """A value nothing else tells about that a test which held ordered against a number
     (`if 0 <= i < n:`, `scope.compared_names`), kept as `integer` on the unknown kind: where it
     indexes, an int unless a one-element tensor (`expressions.index_effect`)."""
-    return value.kind == UNKNOWN_KIND and value.integer
+    return value.kind == UNKNOWN_KIND and value.integer is True
 
 
 def read_from_json(value: Value) -> bool:
@@ -388,7 +393,7 @@ def join(a: Value, b: Value) -> Value:
         a.key if _number_or_many(a, b) else b.key if _number_or_many(b, a) else None)
     fields = a.fields if a.fields == b.fields and items is not None else None
     return Value(kind, rank, origin, type_name, length, root, path, element, items,
-                 a.integer and b.integer, evidence, join_memory(a.memory, b.memory), key=key,
+                 a.integer if a.integer is b.integer else False, evidence, join_memory(a.memory, b.memory), key=key,
                  fields=fields, entries=join_entries(a.entries, b.entries))
 
 
