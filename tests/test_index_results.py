@@ -14,18 +14,19 @@ from typing import List, Optional, Tuple
 import pytest
 
 from lint_h2d.findings import Finding
-from lint_h2d.inference.values import Kind, Value
+from lint_h2d.inference.values import NON_INTEGER, Kind, Value
 from tests.test_fixtures import analyze
 from tests.test_inference import value_of
 
 DEV, T, CPU, SC, OTH, UNK = Kind.DEVICE, Kind.TENSOR, Kind.CPU, Kind.SCALAR, Kind.OTHER, Kind.UNKNOWN
+FLOAT = NON_INTEGER  # `Value.integer` of a tensor whose floating (or boolean) dtype is known
 
 SETUP = ("x = torch.zeros(n, device=device)\n"  # 1-D on the device
          "m = torch.zeros(n, n, device=device)\n"  # 2-D on the device
          "c = torch.zeros(n, 4)\n")  # 2-D on the CPU
 
 
-def fact(expr: str, body: str = "") -> Tuple[Kind, Optional[int], bool]:
+def fact(expr: str, body: str = "") -> Tuple[Kind, Optional[int], Optional[bool]]:
     v = value_of(SETUP + body, expr)
     return v.kind, v.rank, v.integer
 
@@ -39,10 +40,10 @@ def fact(expr: str, body: str = "") -> Tuple[Kind, Optional[int], bool]:
     ("torch.argmax(c)", (CPU, 0, True)),
     ("torch.argmax(p)", (T, 0, True)),  # any input: torch.argmax returns a tensor
     ("m.argmax(keepdim=True)", (DEV, 2, True)),  # every dimension kept, as 1
-    ("x.max()", (DEV, 0, False)),
-    ("torch.min(m)", (DEV, 0, False)),
-    ("x.median()", (DEV, 0, False)),
-    ("torch.nanmedian(m)", (DEV, 0, False)),
+    ("x.max()", (DEV, 0, FLOAT)),  # of `x`'s dtype: `torch.zeros(n)`'s, floating
+    ("torch.min(m)", (DEV, 0, FLOAT)),
+    ("x.median()", (DEV, 0, FLOAT)),
+    ("torch.nanmedian(m)", (DEV, 0, FLOAT)),
     # Along a dimension: the dimension is dropped (a 1-D input gives 0-dim) unless keepdim.
     ("m.argmax(dim=1)", (DEV, 1, True)),
     ("torch.argmax(m, 1)", (DEV, 1, True)),
@@ -76,11 +77,11 @@ def test_values_and_indices(expr: str, rank: int) -> None:
     v = value_of(SETUP, expr)
     assert v.kind == OTH and v.fields == ("values", "indices") and v.items is not None
     values, indices = v.items
-    assert (values.kind, values.rank, values.integer) == (DEV, rank, False)
+    assert (values.kind, values.rank, values.integer) == (DEV, rank, FLOAT)  # of the input's dtype
     assert (indices.kind, indices.rank, indices.integer) == (DEV, rank, True)
     # `r.values` / `r.indices` are the positions; `v, i = r` unpacks them.
     assert fact(f"r.indices", f"r = {expr}\n") == (DEV, rank, True)
-    assert fact(f"r.values", f"r = {expr}\n") == (DEV, rank, False)
+    assert fact(f"r.values", f"r = {expr}\n") == (DEV, rank, FLOAT)
     assert fact("i", f"v, i = {expr}\n") == (DEV, rank, True)
     assert fact("r[1]", f"r = {expr}\n") == (DEV, rank, True)
 
@@ -169,21 +170,37 @@ def test_not_python_numbers(expr: str) -> None:
 
 @pytest.mark.parametrize("expr,integer", [
     ("torch.tensor(0)", True), ("torch.tensor([1, -2])", True), ("torch.tensor([[0, 1], [2, 3]])", True),
-    ("torch.tensor(0.0)", False), ("torch.tensor(True)", False), ("torch.tensor([0, 1.5])", False),
-    ("torch.tensor(0, dtype=torch.float32)", False), ("torch.tensor(n)", False),
+    ("torch.tensor(0.0)", FLOAT), ("torch.tensor(True)", FLOAT), ("torch.tensor([0, 1.5])", False),
+    ("torch.tensor(0, dtype=torch.float32)", FLOAT), ("torch.tensor(n)", False), ("torch.tensor(-1.0)", FLOAT),
+    ("torch.tensor(0, dtype=d)", False),  # a dtype not known: nothing known
     ("torch.as_tensor([1, 2])", True),
 ])
-def test_tensor_of_python_ints_is_int64(expr: str, integer: bool) -> None:
+def test_tensor_of_python_ints_is_int64(expr: str, integer: Optional[bool]) -> None:
     assert value_of("", expr).integer is integer
 
 
 @pytest.mark.parametrize("expr,integer", [
     ("k - 1", True), ("k * 2 + 1", True), ("k // 2", True), ("k % 3", True), ("k + k", True),
-    ("k / 2", False), ("k + 0.5", False), ("k + n", False), ("k + x", False),
+    ("k / 2", FLOAT), ("k + 0.5", False), ("k + n", False), ("k + x", False), ("k > 0", FLOAT),
 ])
-def test_integer_arithmetic(expr: str, integer: bool) -> None:
+def test_integer_arithmetic(expr: str, integer: Optional[bool]) -> None:
     v = value_of(SETUP + "k = torch.tensor(0)\n", expr)
     assert v.kind.is_tensor and v.integer is integer
+
+
+@pytest.mark.parametrize("expr,integer", [
+    ("torch.ones(n)", FLOAT), ("torch.rand(n)", FLOAT), ("torch.empty(n, dtype=torch.bool)", FLOAT),
+    ("torch.zeros(n, dtype=d)", False), ("torch.arange(n)", False), ("torch.randint(0, 9, (n,))", True),
+    ("torch.zeros_like(k)", True), ("torch.zeros_like(x)", FLOAT), ("torch.zeros_like(k, dtype=torch.half)", FLOAT),
+    ("k.float()", FLOAT), ("x.long()", True), ("k.bool()", FLOAT), ("k.clone()", True), ("x.clone()", FLOAT),
+    ("k.to(torch.float16)", FLOAT), ("x.to(dtype=torch.int32)", True), ("x.to(device)", FLOAT),
+    ("(k > 0).sum()", False),  # a boolean mask's sum is int64: a reduction's dtype is not read
+    ("x.new_zeros(2)", FLOAT), ("x.new_zeros(2, dtype=torch.long)", True), ("p.new_zeros(2)", False),
+])
+def test_floating_and_boolean_dtypes_are_known(expr: str, integer: Optional[bool]) -> None:
+    """`Value.integer`: True for an integer dtype, `NON_INTEGER` for a floating or boolean one
+    (a 0-dim one is no integer index), False where nothing says."""
+    assert value_of(SETUP + "k = torch.tensor(0)\n", expr).integer is integer
 
 
 def test_shape_is_a_tuple_of_ints() -> None:
