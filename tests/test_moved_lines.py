@@ -360,7 +360,7 @@ def test_every_value_field_that_may_hold_a_step_is_walked() -> None:
     from lint_h2d.inference.values import Value
     from lint_h2d.moved_lines import _VALUE_PARTS
 
-    scalar = {"Kind", "Optional[int]", "Origin", "Optional[str]", "bool", "Optional[Tuple[str, ...]]"}
+    scalar = {"Kind", "Optional[int]", "Origin", "Optional[str]", "bool", "Optional[bool]", "Optional[Tuple[str, ...]]"}
     for field in dataclasses.fields(Value):
         assert field.name in _VALUE_PARTS or str(field.type) in scalar, field
 
