@@ -30,6 +30,9 @@ only from these sources (keep this list in step with `expressions.py`):
   field and called later (`_called_module`); stage 2 treats the module object itself as a
   possible device value and a call of a possible device value as one;
 
+* `x[idx]` of an `x` nothing tells about, indexed by a device tensor of one dimension or more
+  (`_selected_by_device_indices`: advanced indexing runs only on the indices' device);
+
 and it propagates DEVICE through names, `self.<attr>` assignments and constructor keywords,
 subscripts, views, in-place/same-device methods, `*_like`/`as_tensor`, same-device torch
 functions, arithmetic, comparisons and conditional expressions.  Stage 1 asks for a candidate
@@ -553,7 +556,8 @@ class _MayDevice:
                 return True
             return attr in _KEEP_ATTRS and self.may(node.value)
         if isinstance(node, ast.Subscript):
-            return self.may(node.value)
+            # `x[idx]` of a device `idx` is on the device (`_selected_by_device_indices`).
+            return self.may(node.value) or self.may(node.slice)
         if isinstance(node, ast.Call):
             return self._call(node)
         if isinstance(node, ast.BinOp):

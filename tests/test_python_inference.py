@@ -88,6 +88,19 @@ def test_an_index_of_unknown_dtype_rests_on_a_convention(results: Dict[str, List
         assert finding.fix is None or finding.fix.applicability.value == "unsafe"
 
 
+def test_a_numpy_value_is_a_numpy_scalar_with_an_unsafe_fix(results: Dict[str, List[Finding]]) -> None:
+    for row in (20, 28):
+        (finding,) = [f for f in results["numpy_values.py"] if f.location.row == row]
+        assert finding.evidence[-1].message.endswith("the value is a numpy scalar (setitem raises for a numpy array)")
+        assert finding.fix is not None and finding.fix.applicability.value == "unsafe"
+
+
+def test_what_device_indices_select_says_why(results: Dict[str, List[Finding]]) -> None:
+    chain = _chain(results, "device_selected.py", 15)
+    assert chain[0].startswith("device_selected.py:14: indexed with a device tensor of 1 dimension here (`table[...]`)")
+    assert chain[1].startswith("device_selected.py:13: allocated on `\"cuda\"` here")
+
+
 def test_one_file_facts_match_the_project(results: Dict[str, List[Finding]]) -> None:
     """The file's own facts need no other file: ctx.py alone gives the same findings."""
     alone = scan(True, [PROJECT / "ctx.py"])

@@ -897,13 +897,28 @@ def _new_tensor(receiver: Value, method: str, call: cst.Call, facts: Facts) -> V
 
 def _unique(source: Value, call: cst.Call) -> Value:
     """`torch.unique(x)` / `x.unique()` without `dim=`: the sorted distinct elements of `x`,
-    flattened, a 1-D tensor of `x`'s dtype on its device (iterating it yields 0-dim tensors);
-    with `dim=` or an extra output asked for (`return_inverse`, `return_counts`: a tuple),
-    nothing known."""
-    if not source.kind.is_tensor or any(a.keyword is not None and a.keyword.value != "sorted" for a in call.args) \
-            or sum(1 for a in call.args if a.keyword is None) > 1:
+    flattened, a 1-D tensor of `x`'s dtype on its device (iterating it yields 0-dim tensors).
+    `return_inverse=True` / `return_counts=True` make it a tuple: the elements, then the
+    inverse indices (int64, `x`'s shape), then the counts (int64, 1-D), each on `x`'s device.
+    With `dim=`, a flag that is not a literal or more positional arguments: nothing known."""
+    flags = {"return_inverse": False, "return_counts": False}
+    for arg in call.args:
+        if arg.keyword is None or arg.keyword.value == "sorted":
+            continue
+        if arg.keyword.value not in flags or not is_bool_literal(arg.value):
+            return UNKNOWN
+        flags[arg.keyword.value] = isinstance(arg.value, cst.Name) and arg.value.value == "True"
+    if not source.kind.is_tensor or sum(1 for a in call.args if a.keyword is None) > 1:
         return UNKNOWN
-    return Value(source.kind, 1, Origin.LOCAL, integer=source.integer, evidence=source.evidence)
+    values = Value(source.kind, 1, Origin.LOCAL, integer=source.integer, evidence=source.evidence)
+    if not any(flags.values()):
+        return values
+    items = (values,) + (
+        (Value(source.kind, source.rank, Origin.LOCAL, integer=True, evidence=source.evidence),)
+        if flags["return_inverse"] else ()) + (
+        (Value(source.kind, 1, Origin.LOCAL, integer=True, evidence=source.evidence),)
+        if flags["return_counts"] else ())
+    return Value(Kind.OTHER, length=len(items), items=items)
 
 
 def _legacy_new_rank(call: cst.Call, facts: Facts) -> Optional[int]:
@@ -1361,6 +1376,9 @@ def _function_rank(name: str, source: Value, call: cst.Call, facts: Facts) -> Op
         return shape if shape is not None and shape > 0 else None
     if name == "unsqueeze" and source.rank is not None and _arg(call, 1, "dim") is not None:
         return source.rank + 1  # `torch.unsqueeze(x, d)`: one dimension of size 1 more
+    if name == "repeat_interleave" and _arg(call, 2, "dim") is None \
+            and not any(a.star for a in call.args):
+        return 1  # without `dim=`, `x` is flattened first: a 1-D result (as `torch.repeat_interleave(repeats)`)
     return None
 
 
@@ -1808,7 +1826,28 @@ def _subscript(node: cst.Subscript, facts: Facts) -> Value:
         return SCALAR
     if isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape":
         return SCALAR
+    selected = _selected_by_device_indices(base, node, facts)
+    if selected is not None:
+        return selected
     return Value(Kind.UNKNOWN, origin=base.origin, root=base.root, path=base.path)
+
+
+def _selected_by_device_indices(base: Value, node: cst.Subscript, facts: Facts) -> Optional[Value]:
+    """`x[idx]` of an `x` nothing tells about, `idx` a device tensor of one dimension or more
+    (`data_batch_idxs[source_atom_index]`, a mask): advanced indexing, which PyTorch runs only
+    where `x` is on `idx`'s device (a CPU tensor indexed by device indices raises, a list or a
+    numpy array cannot take them), so `x` and the result are on the device.  Its rank is not
+    known (the index's dimensions replace `x`'s first)."""
+    if base.kind != Kind.UNKNOWN or base.element is not None or base.items is not None or base.key is not None \
+            or len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return None
+    index = infer(node.slice[0].slice.value, facts)
+    if index.kind != Kind.DEVICE or index.rank is None or index.rank < 1:
+        return None
+    return Value(Kind.DEVICE, None, Origin.LOCAL, evidence=index.evidence).because(LocalStep(
+        f"indexed with a device tensor of {index.rank} dimension{'s' if index.rank > 1 else ''} here "
+        f"(`{_callee_text(node.value)}[...]`): advanced indexing runs only on that device (a CPU tensor "
+        "indexed by device indices raises), so what it selects is there", node))
 
 
 def string_key(node: cst.BaseExpression) -> Optional[str]:

@@ -1429,6 +1429,10 @@ class _Resolver:
             fpath, fn, index = defined
             pname = term[2]
             value = self.param(fn, index)
+            if value.kind == UNKNOWN_KIND and pname in fn.defaults and _device_param(pname, fn.annotations[index]):
+                # `device=None` handed on (`if device is None: device = cpu`, then `f(n, device)`):
+                # a place where every call passes one, as the walk reads it in `fn`'s own body.
+                value = self.every_passes(fn, index)
             if value.kind == UNKNOWN_KIND and pname in fn.int_defaults \
                     and fn.annotations[index] == ("unk",):
                 return self._memo(("int_default", fpath, _qual(fn), pname),

@@ -51,7 +51,9 @@ class ScalarWriteToDeviceTensor(Rule):
         what="""
 Flags `t[i] = v` where `t` is a tensor on an accelerator (CUDA or ROCm), every index is an
 integer so that the destination is a single element (a 0-dim view), and `v` is a Python
-scalar (a literal, a name bound to a number, `len(...)`, `.item()`, `.size(i)`, ...).
+scalar (a literal, a name bound to a number, `len(...)`, `.item()`, `.size(i)`, ...), a
+numpy scalar (an element of a numpy array: setitem raises for a numpy array itself) or a 0-dim
+CPU tensor.
 """,
         why="""
 PyTorch turns the scalar into a 0-dim CPU tensor and copies it into the 0-dim device view
@@ -484,8 +486,10 @@ def decide(fact: StatementFact, ctx: FileContext) -> Decision:
     if value.kind == Kind.UNKNOWN:
         value = special_token_id(assign.value) or bound_special_token_id(assign.value, fact) or value
     # A Python number, or a 0-dim CPU tensor (a checkpoint's per-tensor scale): both are
-    # copied host-to-device into the selected element.
-    if value.kind != Kind.SCALAR and not (value.kind == Kind.CPU and value.rank == 0):
+    # copied host-to-device into the selected element.  So is a numpy value: PyTorch's setitem
+    # raises for a numpy array ("can't assign a numpy.ndarray"), so one that is written is a
+    # numpy scalar (`np.float64`, `np.int64`), read as a Python number.
+    if value.kind not in (Kind.SCALAR, Kind.NUMPY) and not (value.kind == Kind.CPU and value.rank == 0):
         return Decision(tensor, effects, value, reason="the value is not known to be a Python number "
                                                        "or a 0-dim CPU tensor")
     if _already_gated(fact, ctx.module.code_for_node(target.value), ctx.module, ctx.settings.custom_gate):
@@ -582,7 +586,8 @@ def _why_scalar(effects: List[str], cpu_tensor_value: bool, target: cst.Subscrip
              "an integer or a 0-dim integer tensor") if "int-tensor" in effects else (
         "integers" if all(e in ("int", "ellipsis") for e in effects) else
         "taken to be integers (by the evidence above)")
-    what = "a 0-dim CPU tensor" if cpu_tensor_value else "a Python number"
+    what = "a 0-dim CPU tensor" if cpu_tensor_value else (
+        "a numpy scalar (setitem raises for a numpy array)" if inferred.kind == Kind.NUMPY else "a Python number")
     # Why a parameter used as an index is taken to be an int (call sites, a default, `range`).
     loose = tuple(step for element, effect in zip(target.slice, effects) if effect in ("maybe-int", "int")
                   and isinstance(element.slice, cst.Index)
