@@ -942,6 +942,14 @@ _FULL_REDUCTIONS = frozenset({"sum", "prod", "mean", "max", "min", "argmax", "ar
 _INTEGER_RESULTS = frozenset({"int", "long", "short", "byte", "char", "argmax", "argmin", "argsort"})
 _NON_INTEGER_RESULTS = frozenset({"float", "half", "bfloat16", "double", "bool"})
 
+_RANK_KEEPING = frozenset(
+    {"argsort", "index_select", "clone", "int", "long", "float", "half", "bfloat16", "double", "bool", "short", "byte",
+     "char", "type", "type_as", "cumsum", "cumprod", "abs", "neg", "clamp", "clip", "add", "sub",
+     "mul", "div", "masked_fill", "flip", "roll", "exp", "log", "sqrt", "pow", "eq", "ne", "lt",
+     "le", "gt", "ge", "logical_not", "floor_divide", "remainder", "softmax", "log_softmax", "sigmoid",
+     "nan_to_num", "tril", "triu", "gather"}
+)
+
 
 def _method_integer(method: str, receiver: Optional[bool]) -> Optional[bool]:
     """`Value.integer` of `t.<method>(...)` for `t`'s: the casts say; a method that keeps the
@@ -953,13 +961,6 @@ def _method_integer(method: str, receiver: Optional[bool]) -> Optional[bool]:
     if method in ("type", "type_as"):
         return receiver or False  # a dtype not read here: an integer `t` is taken to stay one, as before
     return receiver if method in _RANK_KEEPING else False
-_RANK_KEEPING = frozenset(
-    {"argsort", "index_select", "clone", "int", "long", "float", "half", "bfloat16", "double", "bool", "short", "byte",
-     "char", "type", "type_as", "cumsum", "cumprod", "abs", "neg", "clamp", "clip", "add", "sub",
-     "mul", "div", "masked_fill", "flip", "roll", "exp", "log", "sqrt", "pow", "eq", "ne", "lt",
-     "le", "gt", "ge", "logical_not", "floor_divide", "remainder", "softmax", "log_softmax", "sigmoid",
-     "nan_to_num", "tril", "triu", "gather"}
-)
 
 
 def _view_rank(receiver: Value, method: str, call: cst.Call, facts: Facts) -> Optional[int]:
@@ -1728,7 +1729,7 @@ def _rests_on_parameter(node: cst.BaseExpression, facts: Facts) -> bool:
 
 
 def unknown_dtype_scalar_tensor(value: Value) -> bool:
-    """A 0-dim tensor whose dtype nothing known says (neither integer nor `NON_INTEGER`)."""
+    """A 0-dim tensor of a dtype nothing says: neither an integer one nor `NON_INTEGER`."""
     return value.kind.is_tensor and value.rank == 0 and value.integer is False
 
 

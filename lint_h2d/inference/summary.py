@@ -1521,7 +1521,7 @@ class _Builder:
 
 # What a term's integer slot holds (`("dev", rank, line, how, integer)` and the like): True for an
 # integer dtype, False for one not known, NON_INTEGER_CODE for a floating or boolean one
-# (`project.decode_integer` reads it back as `Value.integer`).
+# (`decode_integer` reads it back as `Value.integer`).
 IntegerCode = Union[bool, str]
 NON_INTEGER_CODE = "f"
 
