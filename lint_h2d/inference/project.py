@@ -1584,7 +1584,9 @@ class _Resolver:
                 return Value(base.kind, term[2], integer=base.integer, evidence=base.evidence)
             return self.eval(("same", term[1], None), path, owner)
         if tag == "dev":
-            _, rank, line, how, integer = term
+            rank, line, how, integer = term[1:5]
+            if len(term) > 5 and self.eval(term[5], path, owner).kind == CPU_PLACE_KIND:
+                return Value(CPU_KIND, rank)  # `device=device` of a name that holds the CPU
             return Value(DEVICE_KIND, rank, integer=decode_integer(integer)).because(
                 self.step(f"allocated on the device here (`{how}`)", path, line))
         if tag == "wrap":

@@ -1513,6 +1513,13 @@ class _Builder:
             # `device=self.device`: where the class's `device` points (a place it assigns),
             # else an explicit request for an accelerator (`_Resolver._on`).
             return ("on", self.term(device, scope), rank, line, how, integer)
+        if isinstance(device, ast.Name):
+            # `device=device`: also what the name holds (a sixth part, `_Resolver`'s `dev`): a
+            # parameter every call points at the CPU, or a local bound to it, is the CPU; anything
+            # else keeps the explicit request for an accelerator.  `_small` drops the part first.
+            named = self.term(device, scope)
+            if not _larger_than(named, _DEVICE_NAME_LIMIT):
+                return ("dev", rank, line, how, integer, named)
         return ("dev", rank, line, how, integer)
 
 
@@ -1842,6 +1849,8 @@ def _int_literal(node: Optional[ast.expr]) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) is int
 
 
+# The largest term of a `device=<name>` a `dev` term keeps (a parameter, a place, a join of two).
+_DEVICE_NAME_LIMIT = 10
 _SMALL = 20  # 16 lost `x = join(alloc, self.obj.f(x))` in loops; 20 keeps it for ~2% more index
 
 
@@ -1854,6 +1863,12 @@ def _small(term: Term, limit: int = _SMALL) -> Term:
     not an unknown, when `x`'s term is deep."""
     if not _larger_than(term, limit):
         return term
+    if _holds_dev_names(term):
+        # An allocation's `device=<name>` (`dev`'s sixth part) refines it: dropped before
+        # anything else is cut, so that a term carries what it carried without it.
+        term = _without_dev_names(term)
+        if not _larger_than(term, limit):
+            return term
     if term[0] == "keep":
         term = ("same", term[1], None)  # cut to size, it keeps the place and loses the rank
     if term[0] == "cat":
@@ -1902,6 +1917,24 @@ def _size(term: Any) -> int:
     if isinstance(term, tuple):
         return 1 + sum(_size(t) for t in term)
     return 1
+
+
+def _holds_dev_names(term: Any) -> bool:
+    """Whether `term` holds a `dev` term with its sixth part (the `device=<name>`'s term)."""
+    if type(term) is not tuple:
+        return False
+    if len(term) == 6 and term[0] == "dev":
+        return True
+    return any(_holds_dev_names(t) for t in term if type(t) is tuple)
+
+
+def _without_dev_names(term: Any) -> Any:
+    """`term` with every `dev` term cut to its first five parts (`_small`)."""
+    if type(term) is not tuple:
+        return term
+    if len(term) == 6 and term[0] == "dev":
+        return term[:5]
+    return tuple(_without_dev_names(t) for t in term)
 
 
 def _larger_than(term: Any, limit: int) -> bool:
