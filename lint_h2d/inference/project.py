@@ -1095,6 +1095,15 @@ class _Resolver:
         return self._memo(self._call_key_of("every", fn, index),
                           lambda: self._param(fn, position, name, every=True))
 
+    def passed_place(self, fn: FunctionSummary, index: int) -> Value:
+        """What parameter `index` of `fn` holds by its call sites: a `device=None` parameter
+        (`_device_param`, with a default: the CPU) a place only where every call passes one
+        (`every_passes`), any other parameter what every call passes (`param`: nothing, for one
+        with a default, since the calls that omit it are not recorded)."""
+        if _defaulted_device(fn, index):
+            return self.every_passes(fn, index)
+        return self.param(fn, index)
+
     def _call_key_of(self, kind: str, fn: FunctionSummary, index: int) -> Tuple[Any, ...]:
         """The module's `_call_key`, made once per function object and parameter (`_fn_keys`)."""
         keys = self._fn_keys.get(id(fn))
@@ -1428,11 +1437,9 @@ class _Resolver:
                 return UNKNOWN
             fpath, fn, index = defined
             pname = term[2]
-            value = self.param(fn, index)
-            if value.kind == UNKNOWN_KIND and pname in fn.defaults and _device_param(pname, fn.annotations[index]):
-                # `device=None` handed on (`if device is None: device = cpu`, then `f(n, device)`):
-                # a place where every call passes one, as the walk reads it in `fn`'s own body.
-                value = self.every_passes(fn, index)
+            # `device=None` handed on (`if device is None: device = cpu`, then `f(n, device)`):
+            # read as the walk reads it in `fn`'s own body.
+            value = self.passed_place(fn, index)
             if value.kind == UNKNOWN_KIND and pname in fn.int_defaults \
                     and fn.annotations[index] == ("unk",):
                 return self._memo(("int_default", fpath, _qual(fn), pname),
@@ -2124,6 +2131,11 @@ def _device_param(pname: str, annotation: Term) -> bool:
     return annotation in (("unk",), ("other",)) and (pname == "device" or pname.endswith("_device"))
 
 
+def _defaulted_device(fn: FunctionSummary, index: int) -> bool:
+    """Parameter `index` of `fn` names a device and has a default (`device=None`: the CPU)."""
+    return fn.params[index] in fn.defaults and _device_param(fn.params[index], fn.annotations[index])
+
+
 def wanted_callees(summaries: Sequence[FileSummary]) -> FrozenSet[str]:
     """The names whose call sites the resolver reads: the parallel resolve
     (`pipeline._resolve_blobs`, taken on 2+ cores for 64+ files) keeps only these sites, so a
@@ -2351,19 +2363,14 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                 is_open = annotation in _OPEN_ANNOTATIONS
                 if not is_open and not _device_param(pname, annotation):
                     continue
-                if pname in fn.defaults and _device_param(pname, annotation):
-                    # `device=None`: a place only where every call passes one (the default is
-                    # the CPU, `scope`'s `CPU_DEFAULT_STEP`).
-                    pvalue = resolver.every_passes(fn, index)
+                # `device=None`: a place only where every call passes one (the default is the
+                # CPU, `scope`'s `CPU_DEFAULT_STEP`).
+                pvalue = resolver.passed_place(fn, index)
+                if not is_open or _defaulted_device(fn, index):
                     if pvalue.kind not in (CPU_PLACE_KIND, DEVICE_PLACE_KIND):
-                        continue
-                else:
-                    pvalue = resolver.param(fn, index)
-                    if not is_open:
-                        if pvalue.kind not in (CPU_PLACE_KIND, DEVICE_PLACE_KIND):
-                            continue  # `device: torch.device`: only where the calls point adds to it
-                    elif annotation != ("unk",) and pvalue.kind != DEVICE_KIND:
-                        continue  # `x: torch.Tensor`: only "on the device" adds to the annotation
+                        continue  # `device: torch.device`: only where the calls point adds to it
+                elif annotation != ("unk",) and pvalue.kind != DEVICE_KIND:
+                    continue  # `x: torch.Tensor`: only "on the device" adds to the annotation
                 if _informative(pvalue):
                     key = (param_key(fn.name, fn.owner if fn.bound else None), pname)
                     params[key] = join(params[key], pvalue) if key in params else pvalue

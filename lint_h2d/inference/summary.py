@@ -1546,6 +1546,7 @@ def decode_integer(code: IntegerCode) -> Optional[bool]:
     """`Value.integer` from a term's integer slot (`dtype_code`): None is `values.NON_INTEGER`."""
     return None if code == NON_INTEGER_CODE else bool(code)
 
+
 def _device_text(device: ast.expr) -> str:
     """How a `device=` reads in evidence: a dotted name or a string as written, else `...`
     (a call or an expression would make summaries long for little)."""
