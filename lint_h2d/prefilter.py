@@ -342,6 +342,38 @@ def scoped_statements(tree: ast.AST) -> ScopedStatements:
     return ScopedStatements(tuple(statements), tuple(scopes), tuple(parents), tuple(functions))
 
 
+# `device=x.device` and `.to(x.device)` (`usage.DeviceNamed`): the name before `.device`.
+# A parenthesized name (`(x).device`) is still the name.
+_NAMED = r"(?:\(" + GAP + r")*(\w+)" + GAP + r"(?:\)" + GAP + r")*\." + GAP + r"device\b"
+_DEVICE_NAMED = (
+    re.compile(r"device" + GAP + r"=(?!=)" + GAP + _NAMED),
+    re.compile(r"\." + GAP + r"to" + GAP + r"\(" + GAP + _NAMED),
+)
+
+
+def device_named_text(text: str) -> Set[str]:
+    """The names `x` of `device=x.device` and `.to(x.device)` in the text (strings and
+    comments too: more names only let more through)."""
+    if "device" not in text:
+        return set()
+    return {m.group(1) for pattern in _DEVICE_NAMED for m in pattern.finditer(text)}
+
+
+def device_named_tree(tree: ast.AST) -> Set[str]:
+    """`device_named_text` read off a tree (where no text is at hand)."""
+    found: Set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        places = [kw.value for kw in node.keywords if kw.arg == "device"]
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "to" and node.args:
+            places.append(node.args[0])
+        for place in places:
+            if isinstance(place, ast.Attribute) and place.attr == "device" and isinstance(place.value, ast.Name):
+                found.add(place.value.id)
+    return found
+
+
 class _MayDevice:
     """Names and attributes that may hold a device tensor somewhere in one module.
 
@@ -381,6 +413,10 @@ class _MayDevice:
         # parents, the scope being evaluated, and the names declared global or nonlocal.
         # A vLLM sampling hook's `logits` parameter (`summary.sampling_hook`): any scope.
         self.scoped: List[Set[str]] = [{"logits"} if "SamplingMetadata" in text or not text else set()]
+        # A name whose `.device` a call takes as a place (`device=x.device`, `.to(x.device)`):
+        # the walk reads a tensor of unknown place bound to it as on the accelerator
+        # (`usage.DeviceNamed`), in its function; here in every scope (a superset).
+        self.scoped[0].update(device_named_text(text) if text else device_named_tree(tree))
         self.parents: Tuple[int, ...] = (-1,)
         self.scope = 0
         self.shared: Set[str] = set()

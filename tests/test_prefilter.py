@@ -344,3 +344,25 @@ def test_the_triage_decides_alike_from_the_filters_and_from_the_rules(path: Path
             assert [r.code for r in by_rules.rules] == [r.code for r in by_filters.rules]
         else:
             assert by_rules == by_filters
+
+
+@pytest.mark.parametrize("code, named", [
+    ("a = torch.zeros(1, device=x.device)\n", {"x"}),
+    ("a = torch.zeros(1, device = (\n  x # c\n  ).device)\n", {"x"}),
+    ("a = torch.zeros(1, device=((x)).device)\n", {"x"}),
+    ("a = torch.zeros(1, device=x\\\n  .device)\n", {"x"}),
+    ("a = f(g(h(1, device=\n    xs.device)))\n", {"xs"}),
+    ("y = y.to(x.device)\n", {"x"}),
+    ("y = y.to(\n  # c\n  x . device, non_blocking=True)\n", {"x"}),
+    ("y = y.to(device=x.device)\n", {"x"}),
+    ("y = y.to(x.device.type)\n", set()),  # a string: the text's superset holds `x` too
+    ("a = torch.zeros(1, device=x.dev)\ny = y.to(x)\n", set()),
+    ("a = torch.zeros(1, device=self.x.device)\n", set()),
+])
+def test_names_whose_device_is_a_place_are_found_in_the_text(code: str, named: AbstractSet[str]) -> None:
+    """Stage 2 seeds every name the walk may read as placed by `device=x.device` or
+    `.to(x.device)` (`usage.DeviceNamed`): the text's names hold the tree's (parentheses,
+    comments, line breaks and continuations between the tokens included)."""
+    tree_names = prefilter.device_named_tree(ast.parse(code))
+    assert tree_names == named
+    assert tree_names <= prefilter.device_named_text(code)

@@ -726,3 +726,14 @@ def test_a_field_only_subclasses_set_is_theirs_by_convention(results: Dict[str, 
     assert Path(below.path or "").name == "mixin_fields_use.py"
     assert any("is moved to the accelerator here" in s.message for s in finding.evidence)
     assert finding.fix is None or finding.fix.applicability.value == "unsafe"
+
+
+def test_a_tensor_whose_device_the_function_names_is_on_the_accelerator_by_convention(
+        results: Dict[str, List[Finding]]) -> None:
+    """`device=m_indptr.device` in the function places `m_indptr` (and `empty_like` of it) on the
+    accelerator: the step names the call and is a convention, and the fix is unsafe at most."""
+    for row, name, call_row in ((19, "m_indptr", 17), (27, "scores", 28), (34, "hidden", 32)):
+        finding = next(f for f in results["device_named.py"] if f.location.row == row)
+        (named,) = [s for s in finding.evidence if f"`{name}.device` is passed as a place" in s.message]
+        assert named.kind.value == "convention" and named.row == call_row, row
+        assert finding.fix is None or finding.fix.applicability.value == "unsafe", row

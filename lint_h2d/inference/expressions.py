@@ -8,12 +8,12 @@ from __future__ import annotations
 import ast
 import fnmatch
 from dataclasses import dataclass, field, replace
-from typing import Container, Dict, FrozenSet, List, Mapping, MutableMapping, Optional, Sequence, Tuple, Union
+from typing import Container, Dict, FrozenSet, List, Mapping, MutableMapping, Optional, Protocol, Sequence, Tuple, Union
 
 import libcst as cst
 
 from lint_h2d.cst_children import every_param
-from lint_h2d.findings import EvidenceStep
+from lint_h2d.findings import EvidenceKind, EvidenceStep
 from lint_h2d.inference.memory import annotate as annotate_memory
 from lint_h2d.inference.names import layer
 from lint_h2d.inference.resolved import (NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK_PLUS_ONE, NN_TENSOR_MODULES,
@@ -37,6 +37,12 @@ CPU_DEFAULT_STEP = "defaults to the CPU (None or \"cpu\")"
 ANNOTATED_DEVICE_STEP = ("`{}` is annotated `torch.device` and no call in the project says where it points: "
                          "taken to be the accelerator")
 NUMPY_SUFFIXES = ("_np", "_numpy")
+
+
+class DeviceNamedTable(Protocol):
+    """`usage.DeviceNamed` as the walk asks it (usage.py imports this module)."""
+
+    def get(self, name: str) -> Optional[cst.Call]: ...
 
 
 @dataclass(frozen=True)
@@ -84,6 +90,10 @@ class Facts:
     # processes, on samples read from storage, so a tensor nothing places there is no device
     # tensor, and `device=x.device` / `x.new_zeros(n)` of one is not read as the accelerator.
     data_loading: bool = False
+    # The names of the function being walked whose `.device` it passes as a place
+    # (`usage.DeviceNamed`): a tensor of unknown place bound to one is read as on the
+    # accelerator, by the convention that makes `device=x.device` the accelerator.
+    device_named: Optional[DeviceNamedTable] = None
 
     def with_names(self, names: Mapping[str, Value]) -> "Facts":
         return replace(self, names=names)
@@ -265,7 +275,8 @@ def _tensor_of_device(device: cst.BaseExpression, facts: Facts) -> Optional[Valu
     base_node = device.value
     if isinstance(base_node, cst.Name) and base_node.value == facts.self_name:
         return None
-    base = infer(base_node, facts)
+    # Read without `Facts.device_named`: this very call is what that convention rests on.
+    base = infer(base_node, replace(facts, device_named=None) if facts.device_named is not None else facts)
     if base.kind.is_tensor:
         return base
     if base.kind == Kind.UNKNOWN and base.origin == Origin.PARAM and base.path == dotted_name(base_node) \
@@ -1954,6 +1965,27 @@ def _comparison(node: cst.Comparison, facts: Facts) -> Value:
     return UNKNOWN
 
 
+def _named_device(name: str, found: Value, facts: Facts) -> Value:
+    """`found`, the value of `name`, where nothing says where it is: on the accelerator when
+    the function passes `name.device` as a place (`Facts.device_named`), as a convention.  A
+    value known to be something else than a tensor (a container, an instance of a class) is
+    kept; so is any value in a dataset's methods (`Facts.data_loading`: host processes) and a
+    parameter of a function nothing in the project calls (`unplaced`: as `device=x.device` of
+    one is no accelerator, a CPU reference oracle looks the same)."""
+    if facts.data_loading or facts.device_named is None or unplaced(found):
+        return found
+    if found.kind == Kind.UNKNOWN and (found.type_name is not None or found.element is not None
+                                       or found.items is not None or found.entries is not None):
+        return found
+    call = facts.device_named.get(name)
+    if call is None:
+        return found
+    return replace(found, kind=Kind.DEVICE).because(LocalStep(
+        f"`{name}.device` is passed as a place here: nothing in the project proves where `{name}` is, "
+        f"and a tensor code allocates or moves onto is taken to be on the accelerator", call,
+        kind=EvidenceKind.CONVENTION.value))
+
+
 def infer(node: cst.BaseExpression, facts: Facts) -> Value:
     """The abstract value of `node`.  Unknown stays unknown."""
     value = _infer(node, facts)
@@ -1971,7 +2003,9 @@ def _infer(node: cst.BaseExpression, facts: Facts) -> Value:
         found = facts.names.get(node.value)
         if found is not None:
             if found.kind == Kind.UNKNOWN and (facts.device_hints or facts.cpu_hints):
-                return _hinted(node.value, found, node, facts)
+                found = _hinted(node.value, found, node, facts)
+            if found.kind in (Kind.TENSOR, Kind.UNKNOWN) and facts.device_named is not None:
+                return _named_device(node.value, found, facts)
             return found
         if node.value in ("True", "False"):
             return SCALAR

@@ -40,7 +40,7 @@ from lint_h2d.inference.names import LayeredNames, Names, copy_names, join_names
 from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, EMPTY_MODULE_FACTS, ModuleFacts, Resolved, forward_input_message, forward_input_param, empty_list_message, module_dotted, param_key,
                                         passed_through_message, sampling_hook_message, uncalled_message)
 from lint_h2d.inference.summary import sampling_hook
-from lint_h2d.inference.usage import RangeBounds
+from lint_h2d.inference.usage import DeviceNamed, RangeBounds
 from lint_h2d.inference.values import (augmented_number, derived_step_kind, join_all, join_entries, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        is_module_tensor, join, module_tensor, ordered_number)
 
@@ -1151,6 +1151,7 @@ class ModuleWalker:
         self.root = replace(self.root, path=path, stdlib_names=stdlib_number_modules(module))
         self.facts_out: List[StatementFact] = []
         self.ranges: Dict[int, RangeBounds] = {}
+        self.device_names: Dict[int, DeviceNamed] = {}
 
     def _range_bounds(self, fn: cst.FunctionDef) -> RangeBounds:
         """`usage.RangeBounds` of `fn`, asked lazily and made once per function (a class's
@@ -1158,6 +1159,13 @@ class ModuleWalker:
         found = self.ranges.get(id(fn))
         if found is None:
             found = self.ranges[id(fn)] = RangeBounds(fn)
+        return found
+
+    def _device_named(self, fn: cst.FunctionDef) -> DeviceNamed:
+        """`usage.DeviceNamed` of `fn`, made once per function (asked lazily)."""
+        found = self.device_names.get(id(fn))
+        if found is None:
+            found = self.device_names[id(fn)] = DeviceNamed(fn)
         return found
 
     def run(self) -> List[StatementFact]:
@@ -1250,6 +1258,7 @@ class ModuleWalker:
             self_class=self_class if self_name is not None or cls_name is not None else outer.self_class,
             cls_name=cls_name if cls_name is not None or self_name is not None else outer.cls_name,
             range_ints=self._range_bounds(fn),
+            device_named=self._device_named(fn),
         )
         hook = base.vllm and sampling_hook([(p.name.value, (dotted_name(p.annotation.annotation) or "?").split(".")[-1]
                                               if p.annotation is not None else None) for p in params])

@@ -252,6 +252,50 @@ def _range_arguments(function: cst.FunctionDef) -> FrozenSet[str]:
         stack.extend(recorded_children(node))
     return frozenset(found)
 
+class DeviceNamed:
+    """The names of one function whose `.device` its own statements pass as a place:
+    `torch.zeros(n, device=x.device)`, `y.to(x.device)`, `y.to(device=x.device)`.
+    `DeviceNamed(function).get(name)` is the first such call, or None.
+
+    Code that allocates or moves onto `x.device` is written for `x` on the accelerator (the
+    same reading that makes such an allocation a device tensor, `expressions._placed_by`), so
+    a tensor bound to `x` that nothing else places is read as on the accelerator too, as a
+    convention.  Flow-insensitive, as a function's `range(p)` is: the call may come before or
+    after the read.  Made lazily: one pass over the function's own scope (nested definitions
+    and lambdas are their own) the first time a name of unknown place is read."""
+
+    def __init__(self, function: cst.FunctionDef) -> None:
+        self.function = function
+        self._found: Optional[Dict[str, cst.Call]] = None
+
+    def get(self, name: str) -> Optional[cst.Call]:
+        if self._found is None:
+            self._found = _device_named(self.function)
+        return self._found.get(name)
+
+
+def _device_named(function: cst.FunctionDef) -> Dict[str, cst.Call]:
+    """`DeviceNamed`'s table: each name whose `.device` a call in the function's own scope
+    takes as `device=` (or as the first argument of `.to(...)`), with the first such call in
+    source order."""
+    found: Dict[str, cst.Call] = {}
+    stack: List[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, cst.Call):
+            to = isinstance(node.func, cst.Attribute) and node.func.attr.value == "to"
+            for i, arg in enumerate(node.args):
+                placed = arg.keyword.value == "device" if arg.keyword is not None else (to and i == 0 and not arg.star)
+                value = arg.value
+                if placed and isinstance(value, cst.Attribute) and value.attr.value == "device" \
+                        and isinstance(value.value, cst.Name):
+                    found.setdefault(value.value.value, node)
+        stack.extend(reversed(recorded_children(node)))  # popped in source order
+    return found
+
+
 def _bindings(function: cst.FunctionDef, name: str) -> Tuple[int, bool]:
     """How many times `function` binds `name`, and whether it escapes (`_Usage`)."""
     usage = _Usage(name)
