@@ -737,3 +737,33 @@ def test_a_tensor_whose_device_the_function_names_is_on_the_accelerator_by_conve
         (named,) = [s for s in finding.evidence if f"`{name}.device` is passed as a place" in s.message]
         assert named.kind.value == "convention" and named.row == call_row, row
         assert finding.fix is None or finding.fix.applicability.value == "unsafe", row
+
+
+def test_an_index_the_function_also_slices_with_is_an_int_by_convention(
+        results: Dict[str, List[Finding]]) -> None:
+    """`t[a : a + n] = ...` then `t[a + n] = 4`: the step names the slice that uses the same
+    expression, says it is a convention, and the fix is unsafe."""
+    for row, shown, slice_row in ((22, "img_start + num_vae", 21), (31, "stop", 30)):
+        finding = next(f for f in results["slice_bounds.py"] if f.location.row == row)
+        (bound,) = [s for s in finding.evidence if "is also a slice bound here" in s.message]
+        assert bound.message.startswith(f"`{shown}` is also a slice bound here"), row
+        assert bound.kind.value == "convention" and bound.row == slice_row, row
+        assert finding.fix is not None and finding.fix.applicability.value == "unsafe", row
+
+
+@pytest.mark.parametrize("one, other, same", [
+    ("a + n", "(a) + n", True),
+    ("a+n", "a + (n)", True),
+    ("-(a * 2)", "- (a*2)", True),
+    ("a + n", "n + a", False),
+    ("a + n", "a - n", False),
+    ("a // 2", "a / 2", False),  # true division is no integer expression: no shape at all
+])
+def test_an_expression_shape_ignores_spelling_only(one: str, other: str, same: bool) -> None:
+    import libcst as cst
+
+    from lint_h2d.inference.usage import expression_shape
+
+    a, b = expression_shape(cst.parse_expression(one)), expression_shape(cst.parse_expression(other))
+    assert a is not None
+    assert (a == b) is same

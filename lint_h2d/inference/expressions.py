@@ -45,6 +45,12 @@ class DeviceNamedTable(Protocol):
     def get(self, name: str) -> Optional[cst.Call]: ...
 
 
+class SliceBoundsTable(Protocol):
+    """`usage.SliceBounds` as the walk asks it."""
+
+    def find(self, node: cst.BaseExpression) -> Optional[cst.Subscript]: ...
+
+
 @dataclass(frozen=True)
 class Facts:
     """What the enclosing scope knows; the walker in `scope.py` provides it."""
@@ -94,6 +100,9 @@ class Facts:
     # (`usage.DeviceNamed`): a tensor of unknown place bound to one is read as on the
     # accelerator, by the convention that makes `device=x.device` the accelerator.
     device_named: Optional[DeviceNamedTable] = None
+    # The expressions the function uses as a slice's start or stop (`usage.SliceBounds`): the
+    # same expression alone as an index is an integer, by convention (`slice_bound_index`).
+    slice_bounds: Optional[SliceBoundsTable] = None
 
     def with_names(self, names: Mapping[str, Value]) -> "Facts":
         return replace(self, names=names)
@@ -1724,7 +1733,29 @@ def index_effect(element: cst.SubscriptElement, facts: Facts) -> str:
         return "maybe-int"
     if _looks_integral(value, facts):
         return "maybe-int"
+    if slice_bound_index(value, inferred, facts) is not None:
+        return "maybe-int"
     return "advanced"
+
+
+_EMPTY_MODULE = cst.Module(body=[])
+
+
+def slice_bound_index(node: cst.BaseExpression, value: Value, facts: Facts) -> Optional[cst.Subscript]:
+    """The subscript of the function that uses `node` (of value `value`, which nothing else
+    tells to be an int) as a slice's start or stop, or None.  A slice takes only an int, `None`
+    or a 0-dim integer tensor there: as an index alone, the expression is taken to be an
+    integer (a convention, `usage.SliceBounds`).  Not where the value is known to be something
+    else than a number or a tensor of rank 0 or unknown (a list, an index tensor)."""
+    if facts.slice_bounds is None:
+        return None
+    if value.kind.is_tensor:
+        if value.rank not in (None, 0) or value.integer is NON_INTEGER:
+            return None
+    elif value.kind != Kind.UNKNOWN or value.element is not None or value.items is not None \
+            or value.type_name is not None:
+        return None
+    return facts.slice_bounds.find(node)
 
 
 def _rests_on_parameter(node: cst.BaseExpression, facts: Facts) -> bool:
@@ -1746,7 +1777,17 @@ def unknown_dtype_scalar_tensor(value: Value) -> bool:
 
 def index_evidence(node: cst.BaseExpression, facts: Facts) -> Tuple[object, ...]:
     """The evidence an int index rests on: parameters (`slot`, `slot + 1`), fields that only
-    ever hold ints (`self.total`), a 0-dim tensor of a dtype not known (a convention)."""
+    ever hold ints (`self.total`), a 0-dim tensor of a dtype not known, an expression the
+    function also uses as a slice bound (conventions)."""
+    if isinstance(node, (cst.Name, cst.BinaryOperation, cst.UnaryOperation)) and facts.slice_bounds is not None:
+        inferred = infer(node, facts)
+        bound = None if ordered_number(inferred) or inferred.kind == Kind.SCALAR \
+            or _looks_integral(node, facts) else slice_bound_index(node, inferred, facts)
+        if bound is not None:
+            return (LocalStep(
+                f"`{_EMPTY_MODULE.code_for_node(node)}` is also a slice bound here: a slice takes only an int (or `None`, "
+                "or a 0-dim integer tensor) there, so as an index it is taken to be an integer", bound,
+                "convention"),)
     if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
         value = infer(node, facts)
         if unknown_dtype_scalar_tensor(value):

@@ -40,7 +40,7 @@ from lint_h2d.inference.names import LayeredNames, Names, copy_names, join_names
 from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, EMPTY_MODULE_FACTS, ModuleFacts, Resolved, forward_input_message, forward_input_param, empty_list_message, module_dotted, param_key,
                                         passed_through_message, sampling_hook_message, uncalled_message)
 from lint_h2d.inference.summary import sampling_hook
-from lint_h2d.inference.usage import DeviceNamed, RangeBounds
+from lint_h2d.inference.usage import DeviceNamed, RangeBounds, SliceBounds
 from lint_h2d.inference.values import (augmented_number, derived_step_kind, join_all, join_entries, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        is_module_tensor, join, module_tensor, ordered_number)
 
@@ -1152,6 +1152,7 @@ class ModuleWalker:
         self.facts_out: List[StatementFact] = []
         self.ranges: Dict[int, RangeBounds] = {}
         self.device_names: Dict[int, DeviceNamed] = {}
+        self.slice_bound_tables: Dict[int, SliceBounds] = {}
 
     def _range_bounds(self, fn: cst.FunctionDef) -> RangeBounds:
         """`usage.RangeBounds` of `fn`, asked lazily and made once per function (a class's
@@ -1166,6 +1167,13 @@ class ModuleWalker:
         found = self.device_names.get(id(fn))
         if found is None:
             found = self.device_names[id(fn)] = DeviceNamed(fn)
+        return found
+
+    def _slice_bounds(self, fn: cst.FunctionDef) -> SliceBounds:
+        """`usage.SliceBounds` of `fn`, made once per function (asked lazily)."""
+        found = self.slice_bound_tables.get(id(fn))
+        if found is None:
+            found = self.slice_bound_tables[id(fn)] = SliceBounds(fn)
         return found
 
     def run(self) -> List[StatementFact]:
@@ -1259,6 +1267,7 @@ class ModuleWalker:
             cls_name=cls_name if cls_name is not None or self_name is not None else outer.cls_name,
             range_ints=self._range_bounds(fn),
             device_named=self._device_named(fn),
+            slice_bounds=self._slice_bounds(fn),
         )
         hook = base.vllm and sampling_hook([(p.name.value, (dotted_name(p.annotation.annotation) or "?").split(".")[-1]
                                               if p.annotation is not None else None) for p in params])

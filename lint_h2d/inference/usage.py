@@ -296,6 +296,98 @@ def _device_named(function: cst.FunctionDef) -> Dict[str, cst.Call]:
     return found
 
 
+# `df.loc["a":"b"]`: pandas' label slices take any label, not only ints.
+_LABEL_INDEXERS = frozenset({"loc", "at"})
+_INT_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
+
+
+def expression_shape(node: cst.BaseExpression) -> Optional[Tuple[object, ...]]:
+    """A hashable form of an integer-looking expression (names, int literals, `+ - * // %`,
+    unary minus), equal for two spellings of one expression (spaces, parentheses aside); None
+    for anything else."""
+    if isinstance(node, cst.Name):
+        return ("name", node.value)
+    if isinstance(node, cst.Integer):
+        return ("int", node.value)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = expression_shape(node.expression)
+        return ("neg", inner) if inner is not None else None
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _INT_OPERATORS):
+        left, right = expression_shape(node.left), expression_shape(node.right)
+        if left is None or right is None:
+            return None
+        return ("op", type(node.operator).__name__, left, right)
+    return None
+
+
+def shape_names(shape: Tuple[object, ...]) -> Set[str]:
+    """The names an `expression_shape` reads."""
+    if shape[0] == "name":
+        return {str(shape[1])}
+    found: Set[str] = set()
+    for part in shape[1:]:
+        if isinstance(part, tuple):
+            found |= shape_names(part)
+    return found
+
+
+class SliceBounds:
+    """The expressions one function uses as the start or stop of a slice (`t[a:a + n]`,
+    `xs[:end]`): `SliceBounds(function).find(node)` is the subscript that uses `node`'s
+    expression so, or None.
+
+    A slice of a tensor, a list, a string or an array takes only ints there (or `None`, or
+    an object with `__index__`: a 0-dim integer tensor); anything else raises.  So where the
+    function also indexes with the same expression alone (`t[a + n] = 0`), that index is an
+    integer, as a convention: the names must each be bound at most once in the function (a
+    parameter, one assignment) so that both uses read one object, and pandas' label indexers
+    (`.loc`, `.at`) do not count.  Flow-insensitive; made lazily, once per function."""
+
+    def __init__(self, function: cst.FunctionDef) -> None:
+        self.function = function
+        self._bounds: Optional[Dict[Tuple[object, ...], cst.Subscript]] = None
+        self._once: Dict[str, bool] = {}
+
+    def find(self, node: cst.BaseExpression) -> Optional[cst.Subscript]:
+        shape = expression_shape(node)
+        if shape is None or shape[0] == "int":
+            return None
+        if self._bounds is None:
+            self._bounds = _slice_bounds(self.function)
+        found = self._bounds.get(shape)
+        if found is None:
+            return None
+        for name in shape_names(shape):
+            once = self._once.get(name)
+            if once is None:
+                bindings, escaped = _bindings(self.function, name)
+                once = self._once[name] = bindings <= 1 and not escaped
+            if not once:
+                return None
+        return found
+
+
+def _slice_bounds(function: cst.FunctionDef) -> Dict[Tuple[object, ...], cst.Subscript]:
+    """`SliceBounds`' table: each start or stop of a slice in the function's own scope (nested
+    definitions and lambdas are their own), with the first subscript using it in source order."""
+    found: Dict[Tuple[object, ...], cst.Subscript] = {}
+    stack: List[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, cst.Subscript) and not (
+                isinstance(node.value, cst.Attribute) and node.value.attr.value in _LABEL_INDEXERS):
+            for element in node.slice:
+                if isinstance(element.slice, cst.Slice):
+                    for bound in (element.slice.lower, element.slice.upper):
+                        shape = expression_shape(bound) if bound is not None else None
+                        if shape is not None:
+                            found.setdefault(shape, node)
+        stack.extend(reversed(recorded_children(node)))  # popped in source order
+    return found
+
+
 def _bindings(function: cst.FunctionDef, name: str) -> Tuple[int, bool]:
     """How many times `function` binds `name`, and whether it escapes (`_Usage`)."""
     usage = _Usage(name)
