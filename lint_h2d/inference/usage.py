@@ -252,6 +252,7 @@ def _range_arguments(function: cst.FunctionDef) -> FrozenSet[str]:
         stack.extend(recorded_children(node))
     return frozenset(found)
 
+
 class DeviceNamed:
     """The names of one function whose `.device` its own statements pass as a place:
     `torch.zeros(n, device=x.device)`, `y.to(x.device)`, `y.to(device=x.device)`.
