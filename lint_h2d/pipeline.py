@@ -5,10 +5,13 @@ loads LibCST (the engines are built by `plan.py` only for files that must be ana
 """
 from __future__ import annotations
 
+import contextlib
 import gc
+import io
 import os
 import pickle
 import re
+import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
@@ -251,11 +254,10 @@ def facts_from_index(index: "ProjectIndex", sources: Sequence[Source] = ()) -> P
     if reader is not None:
         previous = index.previous_facts()  # (the reader was forked before: it does not hold them)
         with span("facts.wait"):
-            blob = reader.resolved(index)  # None when it could not: resolved as without it
-        if blob is not None:
+            handed = reader.resolved(index)  # None when it could not: resolved as without it
+        if handed is not None:
             index.fresh = {}  # as below
-            with gc_paused():
-                streamed: ProjectFacts = pickle.loads(blob)
+            streamed = _load_facts_file(handed)
             index.carry_resolved(previous, streamed)
             return streamed
     if len(index.rows) < RESOLVE_APART or "fork" not in multiprocessing.get_all_start_methods():
@@ -263,7 +265,7 @@ def facts_from_index(index: "ProjectIndex", sources: Sequence[Source] = ()) -> P
             previous = index.previous_facts()
         facts = _resolved_from(index, sources)
         if not sources:
-            index.save_resolved(pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL))
+            index.save_resolved(io.BytesIO(pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL)))
             index.carry_resolved(previous, facts)
         return facts
     from concurrent.futures import ProcessPoolExecutor
@@ -279,16 +281,27 @@ def facts_from_index(index: "ProjectIndex", sources: Sequence[Source] = ()) -> P
             if held is not None:
                 previous = index.previous_facts(held)  # while the child resolves
             with span("facts.wait"):
-                blob = pending.result()
+                handed = pending.result()
     finally:
         _PENDING = None
         if held is not None:
             held.close()
     index.fresh = {}  # as `index.facts()` does: a later call reads them back
-    with gc_paused():
-        resolved: ProjectFacts = pickle.loads(blob)
+    resolved = _load_facts_file(handed)
     index.carry_resolved(previous, resolved)
     return resolved
+
+
+def _load_facts_file(path: str) -> ProjectFacts:
+    """The facts a resolving child pickled into `path` (`_index_facts_file`), read as a
+    stream (no copy of the whole pickle in memory), the file removed."""
+    try:
+        with gc_paused(), open(path, "rb") as handle:
+            facts: ProjectFacts = pickle.load(handle)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+    return facts
 
 
 def _import_engine() -> None:
@@ -303,27 +316,41 @@ def _import_engine() -> None:
         all_rules()
 
 
-def _index_facts_job() -> bytes:
+def _index_facts_job() -> str:
     assert _PENDING is not None
-    return _index_facts_blob(*_PENDING)
+    return _index_facts_file(*_PENDING)
 
 
-def _index_facts_blob(index: "ProjectIndex", sources: Sequence[Source]) -> bytes:
-    """The resolved facts, pickled, and stored for the project's own files: in a resolving
-    child (`_index_facts_job`, `_read_rows`), which exits next, so without the collector
-    (`_resolved_from`'s `apart`)."""
+def _index_facts_file(index: "ProjectIndex", sources: Sequence[Source]) -> str:
+    """The resolved facts, pickled into a new file whose path is returned (the caller reads
+    and removes it: `_load_facts_file`), and stored for the project's own files: in a
+    resolving child (`_index_facts_job`, `_read_rows`), which exits next, so without the
+    collector (`_resolved_from`'s `apart`).
+
+    Why a file: pickled to bytes, the output (~19 MB on vLLM, grown by reallocation) and then
+    its copy in the pool's pickled result were held beside the pickler's table, so the
+    child's peak, the run's on vLLM's resolve-again edit, sat at the 250 MB goal of issue 12
+    (246-251 MB); streamed to a file, and from it into the stored facts, neither is held.
+    The file lies beside the index (same disk), else in the system's temporary folder."""
     with gc_paused():
         facts = _resolved_from(index, sources, apart=True)
         # The resolver's tables are freed now, but their memory stays in the heap, where the
-        # pickler's table and output (~19 MB on vLLM, one large block each) cannot reuse it:
-        # given back first, the pickling stays below the resolve's peak (255 -> 240 MB on
-        # vLLM's resolve-again edit: the run's peak).
+        # pickler's table (one large block) cannot reuse it: given back first.
         _trim_heap()
-        with span("facts.pickle"):
-            blob = pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL)
-    if not sources:  # the project's own facts, without a file the index does not cover
-        index.save_resolved(blob)
-    return blob
+        folder = str(index.index_file.parent) if index.index_file is not None else None
+        handle, path = tempfile.mkstemp(prefix=".lint-h2d-facts-", suffix=".pickle", dir=folder)
+        try:
+            with span("facts.pickle"), os.fdopen(handle, "wb") as out:
+                pickle.dump(facts, out, protocol=pickle.HIGHEST_PROTOCOL)
+            del facts
+            if not sources:  # the project's own facts, without a file the index does not cover
+                with open(path, "rb") as pickled:
+                    index.save_resolved(pickled)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+            raise
+    return path
 
 
 class RowReader:
@@ -375,19 +402,20 @@ class RowReader:
             except OSError:
                 self.close()
 
-    def resolved(self, index: "ProjectIndex") -> Optional[bytes]:
-        """The index's facts resolved, pickled (None if the reader did not read exactly the
-        index's rows, or failed); the engine imported here meanwhile (`_import_engine`)."""
-        blob = None
+    def resolved(self, index: "ProjectIndex") -> Optional[str]:
+        """The file the index's facts were resolved and pickled into (`_index_facts_file`;
+        None if the reader did not read exactly the index's rows, or failed); the engine
+        imported here meanwhile (`_import_engine`)."""
+        path: Optional[str] = None
         if self._conn is not None and self._sent == list(index.rows):
             try:
                 self._conn.send((index.rows, index.index_file, index.stored, index.facts_digests))
                 _import_engine()
-                blob = self._conn.recv_bytes()
+                path = self._conn.recv()
             except (OSError, EOFError):
-                blob = None
-        self.close(finished=blob is not None)
-        return blob
+                path = None
+        self.close(finished=path is not None)
+        return path
 
     def close(self, finished: bool = False) -> None:
         """End the reader (it is told to stop unless it just `finished`)."""
@@ -421,7 +449,7 @@ def _read_rows(conn: "Connection", index_file: Optional["Path"]) -> None:
     index.facts_digests = digests
     index.read = read
     del read
-    conn.send_bytes(_index_facts_blob(index, ()))
+    conn.send(_index_facts_file(index, ()))
 
 
 def _resolved_from(index: "ProjectIndex", sources: Sequence[Source], apart: bool = False) -> ProjectFacts:
@@ -430,7 +458,7 @@ def _resolved_from(index: "ProjectIndex", sources: Sequence[Source], apart: bool
     freed, for a lower peak.
 
     `apart`: in a resolving child, which pickles the facts and exits (its collector paused by
-    `_index_facts_blob`).  The full collection after the resolve (a walk of every summary
+    `_index_facts_file`).  The full collection after the resolve (a walk of every summary
     still alive: ~0.1-0.3 s of the serial part of a cold vLLM scan, while the other core
     waits for the facts) and the heap trim serve only a snapshot written next (its
     pickling's peak); without one they are skipped.  Skipped with the collector on, the same

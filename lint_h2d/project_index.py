@@ -27,10 +27,12 @@ The index only speeds things up: without a cache folder every file is read.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import pickle
 import re
+import shutil
 import tempfile
 import time
 from contextlib import nullcontext
@@ -454,7 +456,7 @@ class ProjectIndex:
             self.carried = (facts.fingerprint, frozenset(m.short for m in moves.values() if m.moved()))
         facts = remapped
         # The next run compares its files with these: the old facts files are not needed.
-        self._store_resolved(current, pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL))
+        self._store_resolved(current, io.BytesIO(pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL)))
         return facts
 
     def _edited_since(self, stored: Mapping[str, Any]) -> Optional[Tuple[Dict[str, List[str]], List[str]]]:
@@ -505,12 +507,13 @@ class ProjectIndex:
             return None
         return FileMove(path, lines, evidence_file_name(path), texts)
 
-    def save_resolved(self, blob: bytes) -> None:
-        """Store the pickled facts just resolved from these files (`reused_facts`), with the
-        digest of every file's facts; nothing when one is not known (a facts file missing)."""
+    def save_resolved(self, pickled: BinaryIO) -> None:
+        """Store the pickled facts just resolved from these files (`reused_facts`), read from
+        `pickled` as a stream, with the digest of every file's facts; nothing when one is not
+        known (a facts file missing)."""
         current = self._facts_digests(self._stored_resolution())
         if current is not None:
-            self._store_resolved(current, blob)
+            self._store_resolved(current, pickled)
 
     def previous_facts(self, held: Optional[BinaryIO] = None) -> Optional[Tuple["ProjectFacts", List[str]]]:
         """The stored resolved facts and the files whose facts changed since (1 to
@@ -556,10 +559,10 @@ class ProjectIndex:
             if same_but_lines(old, facts, edited):
                 self.carried = (old.fingerprint, frozenset(evidence_file_name(path) for path in edited))
 
-    def _store_resolved(self, files: Mapping[str, Any], blob: bytes) -> None:
+    def _store_resolved(self, files: Mapping[str, Any], pickled: BinaryIO) -> None:
         """Write the resolved facts with the digests of the files they come from, then delete
         the facts files kept for the ones stored before (`prune_facts`)."""
-        _save_resolved(self.index_file, self.stored.get("key"), files, blob)
+        _save_resolved(self.index_file, self.stored.get("key"), files, pickled)
         if self.index_file is not None:
             prune_facts(self.index_file, self.rows, files)
 
@@ -789,15 +792,15 @@ def _load_resolved(index_file: Optional[Path], key: Any, files: Mapping[str, Any
     return facts if isinstance(facts, ProjectFacts) else None
 
 
-def _save_resolved(index_file: Optional[Path], key: Any, files: Mapping[str, Any], blob: bytes) -> None:
-    """Write the header and the pickled facts atomically (failing only makes a later run
-    slower)."""
+def _save_resolved(index_file: Optional[Path], key: Any, files: Mapping[str, Any], pickled: BinaryIO) -> None:
+    """Write the header and the pickled facts (copied from `pickled`, a stream) atomically
+    (failing only makes a later run slower)."""
     if index_file is None or key is None:
         return
     def write(handle: BinaryIO) -> None:
         pickle.dump({"format": RESOLVED_FORMAT, "key": key, "files": dict(files)}, handle,
                     protocol=pickle.HIGHEST_PROTOCOL)
-        handle.write(blob)
+        shutil.copyfileobj(pickled, handle)
 
     _write_atomically(resolved_path(index_file), write)
 

@@ -133,6 +133,8 @@ def test_an_edit_the_resolve_ignores_carries_them_too(
     assert warm == report(capsys, root, "--no-cache", ".")
     assert [e["location"]["row"] for d in warm if d["filename"].endswith("use.py")
             for e in d["evidence"] if (e["filename"] or "").endswith("state.py")] == [4, 7]
+    # The file a resolving child hands its facts through (`pipeline._index_facts_file`) is gone.
+    assert not list((tmp_path / "cache").rglob(".lint-h2d-facts-*"))
 
 
 def test_an_edit_that_changes_a_fact_carries_nothing(

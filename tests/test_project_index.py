@@ -513,6 +513,7 @@ def test_rows_read_as_they_are_built_resolve_to_the_same_facts(tmp_path: Path, m
     monkeypatch.setattr(RowReader, "resolved", lambda self, index: answers.append(resolved(self, index)) or answers[-1])
     facts = facts_from_index(streamed)
     assert len(answers) == 1 and answers[0] is not None  # the reader resolved them
+    assert not os.path.exists(answers[0])  # the file the facts came through is removed
     assert merged == [] and streamed.reader is None and streamed.fresh == {}
     assert pickle.dumps(facts) == pickle.dumps(facts_from_index(after))
     assert len(paths) == 6

@@ -48,7 +48,7 @@ def test_the_trace_has_every_process_s_phases_and_changes_no_fact(tmp_path: Path
 
 
 def test_the_resolving_child_skips_the_collection_it_does_not_need(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A resolving child (`_index_facts_blob`), which pickles the facts and exits, runs no
+    """A resolving child (`_index_facts_file`), which pickles the facts and exits, runs no
     collection after the resolve (the explicit one, or the automatic one skipping it would
     bring: the collector stays paused) unless a snapshot is written next; the facts are byte
     for byte those resolved, with a collection, in the process the analysis forks from."""
@@ -71,8 +71,11 @@ def test_the_resolving_child_skips_the_collection_it_does_not_need(tmp_path: Pat
         apart, _ = _streamed_index(tmp_path, monkeypatch)
         assert apart.reader is not None
         apart.reader.close()
-        blob = pipeline._index_facts_blob(apart, ())
+        path = pipeline._index_facts_file(apart, ())
         assert collections == [] and apart.snapshot is None
+        with open(path, "rb") as handle:
+            blob = handle.read()
+        os.unlink(path)
     finally:
         gc.callbacks.remove(count)
     assert blob == expected
