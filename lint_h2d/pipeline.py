@@ -338,7 +338,10 @@ def _index_facts_file(index: "ProjectIndex", sources: Sequence[Source]) -> str:
         # pickler's table (one large block) cannot reuse it: given back first.
         _trim_heap()
         folder = str(index.index_file.parent) if index.index_file is not None else None
-        handle, path = tempfile.mkstemp(prefix=".lint-h2d-facts-", suffix=".pickle", dir=folder)
+        try:
+            handle, path = tempfile.mkstemp(prefix=".lint-h2d-facts-", suffix=".pickle", dir=folder)
+        except OSError:  # the index's folder is not writable (its index was not written)
+            handle, path = tempfile.mkstemp(prefix=".lint-h2d-facts-", suffix=".pickle")
         try:
             with span("facts.pickle"), os.fdopen(handle, "wb") as out:
                 pickle.dump(facts, out, protocol=pickle.HIGHEST_PROTOCOL)
