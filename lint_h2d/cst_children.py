@@ -8,7 +8,7 @@ so any module can use it without an import cycle (``capture_flow`` sits below ``
 from __future__ import annotations
 
 import inspect
-from typing import Callable, Dict, FrozenSet, List, Tuple
+from typing import Callable, Dict, FrozenSet, Iterator, List, Tuple
 
 import libcst as cst
 import libcst._nodes.op as _op
@@ -85,6 +85,21 @@ def any_node(root: cst.CSTNode, test: Callable[[cst.CSTNode], bool]) -> bool:
             return True
         stack.extend(recorded_children(node))
     return False
+
+
+def own_scope_nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """`root` (a function's body, not a definition) and every node below it in source order
+    (parents before their children), read
+    through `recorded_children`, without entering a nested `def`, `class` or `lambda`: what a
+    function's own statements run when it is called (the nested definitions run later, in
+    scopes of their own; the definition nodes themselves are not yielded either)."""
+    stack: List[cst.CSTNode] = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        yield node
+        stack.extend(reversed(recorded_children(node)))  # popped in source order
 
 
 def type_test(*classes: type) -> Callable[[object], bool]:

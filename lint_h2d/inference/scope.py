@@ -15,7 +15,7 @@ import libcst as cst
 
 from lint_h2d.capture import DEFAULT_CAPTURE_FUNCTIONS
 from lint_h2d.capture_flow import CaptureRegions, capture_regions
-from lint_h2d.cst_children import any_node, every_param, recorded_children, type_test
+from lint_h2d.cst_children import any_node, every_param, own_scope_nodes, recorded_children, type_test
 from lint_h2d.inference.expressions import (
     progress_bar,
     string_key,
@@ -1509,15 +1509,10 @@ def _run_at_construction(methods: Sequence[cst.FunctionDef]) -> FrozenSet[int]:
     if init is None or self_name is None:
         return frozenset()
     called: Set[str] = set()
-    stack: List[cst.CSTNode] = [init.body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue
+    for node in own_scope_nodes(init.body):
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
                 and isinstance(node.func.value, cst.Name) and node.func.value.value == self_name:
             called.add(node.func.attr.value)
-        stack.extend(recorded_children(node))
     return frozenset(id(m) for m in methods if m is init or m.name.value in called)
 
 
@@ -1550,11 +1545,7 @@ def _runs_base_init(methods: Sequence[cst.FunctionDef]) -> bool:
     if init is None:
         return True
     self_name = ModuleWalker._self_name(init)
-    stack: List[cst.CSTNode] = [init.body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue
+    for node in own_scope_nodes(init.body):
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "__init__":
             receiver = node.func.value
             if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Name) and receiver.func.value == "super":
@@ -1562,7 +1553,6 @@ def _runs_base_init(methods: Sequence[cst.FunctionDef]) -> bool:
             first = node.args[0].value if node.args else None
             if isinstance(receiver, cst.Name) and isinstance(first, cst.Name) and first.value == self_name:
                 return True  # `Base.__init__(self, ...)`
-        stack.extend(recorded_children(node))
     return False
 
 

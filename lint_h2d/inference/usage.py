@@ -20,7 +20,7 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from fixers.imports import target_names
-from lint_h2d.cst_children import every_param, recorded_children
+from lint_h2d.cst_children import every_param, own_scope_nodes, recorded_children
 from lint_h2d.inference.expressions import literal_int
 
 # In-place methods that can change a tensor's number of dimensions.
@@ -280,11 +280,7 @@ def _device_named(function: cst.FunctionDef) -> Dict[str, cst.Call]:
     takes as `device=` (or as the first argument of `.to(...)`), with the first such call in
     source order."""
     found: Dict[str, cst.Call] = {}
-    stack: List[cst.CSTNode] = [function.body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue
+    for node in own_scope_nodes(function.body):
         if isinstance(node, cst.Call):
             to = isinstance(node.func, cst.Attribute) and node.func.attr.value == "to"
             for i, arg in enumerate(node.args):
@@ -293,7 +289,6 @@ def _device_named(function: cst.FunctionDef) -> Dict[str, cst.Call]:
                 if placed and isinstance(value, cst.Attribute) and value.attr.value == "device" \
                         and isinstance(value.value, cst.Name):
                     found.setdefault(value.value.value, node)
-        stack.extend(reversed(recorded_children(node)))  # popped in source order
     return found
 
 
@@ -372,11 +367,7 @@ def _slice_bounds(function: cst.FunctionDef) -> Dict[Tuple[object, ...], cst.Sub
     """`SliceBounds`' table: each start or stop of a slice in the function's own scope (nested
     definitions and lambdas are their own), with the first subscript using it in source order."""
     found: Dict[Tuple[object, ...], cst.Subscript] = {}
-    stack: List[cst.CSTNode] = [function.body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue
+    for node in own_scope_nodes(function.body):
         if isinstance(node, cst.Subscript) and not (
                 isinstance(node.value, cst.Attribute) and node.value.attr.value in _LABEL_INDEXERS):
             for element in node.slice:
@@ -385,7 +376,6 @@ def _slice_bounds(function: cst.FunctionDef) -> Dict[Tuple[object, ...], cst.Sub
                         shape = expression_shape(bound) if bound is not None else None
                         if shape is not None:
                             found.setdefault(shape, node)
-        stack.extend(reversed(recorded_children(node)))  # popped in source order
     return found
 
 
