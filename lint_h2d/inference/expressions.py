@@ -20,7 +20,7 @@ from lint_h2d.inference.resolved import (NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK
                                          UNCALLED_NOTE, Resolved, compute_logits_message, module_step_message)
 from lint_h2d.inference.summary import CONCATENATIONS, NN_TENSOR_WRAPPERS, PROGRESS_BARS, SCALAR_BUILTINS, place_term
 from lint_h2d.inference.torch_api import (ALL_FACTORIES, DATA_FACTORIES, dtype_integer, FLOAT_DEFAULT_FACTORIES, INDEX_OPS, IndexOp, LEGACY_TENSOR_TYPES, LIKE_FACTORIES, NEW_METHODS, NONZERO_OPS, ONE_D_FACTORIES, PAIR_FIELDS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SCALAR_METHODS, SCALAR_WITH_ARG_METHODS, SIZE_FACTORIES, SPLIT_OPS, TORCH_DTYPE_NAMES, VIEW_METHODS)
-from lint_h2d.inference.values import (entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NON_INTEGER, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
+from lint_h2d.inference.values import (entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, EMPTY_DICT, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NON_INTEGER, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        join, module_tensor, ordered_number, read_from_json)
 
 SCALAR_FOLDS = frozenset({"min", "max", "sum"})
@@ -1085,6 +1085,8 @@ def _call(call: cst.Call, facts: Facts) -> Value:
         if name == "divmod" and name not in facts.names and len(call.args) == 2 \
                 and all(infer(a.value, facts).kind == Kind.SCALAR for a in call.args):
             return Value(Kind.OTHER, length=2, items=(SCALAR, SCALAR))
+        if name == "dict" and name not in facts.names and not call.args:
+            return EMPTY_DICT  # `dict()`, as `{}`
         if name == "dict" and name not in facts.names and call.args \
                 and all(a.keyword is not None and not a.star for a in call.args):
             # `dict(buf=t, n=3)`: the keyword names are its string keys.
@@ -2081,7 +2083,7 @@ def _infer(node: cst.BaseExpression, facts: Facts) -> Value:
             entries = tuple((n, v) for n, v in zip(names, values) if n is not None) \
                 if None not in names else None
             return Value(Kind.OTHER, element=element, key=key, entries=entries)
-        return Value(Kind.OTHER, length=0, key=NONE) if not node.elements else OTHER
+        return EMPTY_DICT if not node.elements else OTHER
     if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
         return Value(Kind.OTHER, element=_comprehension_element(node.elt, node.for_in, facts))
     if isinstance(node, cst.DictComp):

@@ -307,6 +307,11 @@ def is_module_tensor(value: Value) -> bool:
 SCALAR = Value(SCALAR_KIND, 0)
 OTHER = Value(OTHER_KIND)
 NONE = Value(OTHER_KIND, none=True)
+# An empty dict (`{}`, `dict()`): no key yet (`key` NONE), and every key known, none (`entries`
+# empty), so that `d["buf"] = t; d["n"] = [0] * k` leaves `d["n"]` the list it stored, not the
+# join of a tensor and a list.  A store with a key that is not a constant string makes the keys
+# unknown again (`scope.track_item_store`).
+EMPTY_DICT = Value(OTHER_KIND, length=0, key=NONE, entries=())
 
 
 def tensor(kind: Kind, rank: Optional[int] = None, origin: Origin = Origin.LOCAL) -> Value:
