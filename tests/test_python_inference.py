@@ -767,3 +767,17 @@ def test_an_expression_shape_ignores_spelling_only(one: str, other: str, same: b
     a, b = expression_shape(cst.parse_expression(one)), expression_shape(cst.parse_expression(other))
     assert a is not None
     assert (a == b) is same
+
+
+def test_numpy_positions_index_as_ints(results: Dict[str, List[Finding]]) -> None:
+    """Positions numpy or scipy give are integers: the finding's evidence names the call that
+    gave them.  An element of an array of a dtype not known is an int or an error (a floating
+    one raises `IndexError`, the fix's `select` a `TypeError`): the evidence says so, and the
+    fix is unsafe at most."""
+    by_row = {f.location.row: f for f in results["numpy_positions.py"]}
+    for row, call in ((15, "linear_sum_assignment(...)"), (18, "np.nonzero(...)"), (21, "np.argmax(...)"),
+                      (26, "np.argsort(...)"), (39, "np.arange(...)")):
+        assert any(s.message.startswith(f"`{call}` ") for s in by_row[row].evidence), row
+    host = by_row[35]
+    assert any("`k` is one element of a numpy array of a dtype not known here" in s.message for s in host.evidence)
+    assert host.fix is None or host.fix.applicability.value == "unsafe"

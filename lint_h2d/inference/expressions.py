@@ -18,6 +18,7 @@ from lint_h2d.inference.memory import annotate as annotate_memory
 from lint_h2d.inference.names import layer
 from lint_h2d.inference.resolved import (NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK_PLUS_ONE, NN_TENSOR_MODULES,
                                          UNCALLED_NOTE, Resolved, compute_logits_message, module_step_message)
+from lint_h2d.inference.numpy_values import assignment_result, numpy_dtype_integer, numpy_element, numpy_function, numpy_scalar_index
 from lint_h2d.inference.summary import CONCATENATIONS, NN_TENSOR_WRAPPERS, PROGRESS_BARS, SCALAR_BUILTINS, place_term
 from lint_h2d.inference.torch_api import (ALL_FACTORIES, DATA_FACTORIES, dtype_integer, FLOAT_DEFAULT_FACTORIES, INDEX_OPS, IndexOp, LEGACY_TENSOR_TYPES, LIKE_FACTORIES, NEW_METHODS, NONZERO_OPS, ONE_D_FACTORIES, PAIR_FIELDS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SCALAR_METHODS, SCALAR_WITH_ARG_METHODS, SIZE_FACTORIES, SPLIT_OPS, TORCH_DTYPE_NAMES, VIEW_METHODS)
 from lint_h2d.inference.values import (entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, EMPTY_DICT, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NON_INTEGER, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
@@ -103,6 +104,9 @@ class Facts:
     # The expressions the function uses as a slice's start or stop (`usage.SliceBounds`): the
     # same expression alone as an index is an integer, by convention (`slice_bound_index`).
     slice_bounds: Optional[SliceBoundsTable] = None
+    # How the module spells scipy's `linear_sum_assignment` (`from scipy.optimize import
+    # linear_sum_assignment`, `scipy.optimize.linear_sum_assignment`): two 1-D integer arrays.
+    assignment_solvers: FrozenSet[str] = frozenset()
 
     def with_names(self, names: Mapping[str, Value]) -> "Facts":
         return replace(self, names=names)
@@ -683,7 +687,9 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
             return SCALAR  # a 0-dim tensor's `tolist()` is its Python number
         return OTHER
     if method == "numpy":
-        return Value(Kind.NUMPY, receiver.rank, receiver.origin)
+        # The tensor's data: its shape and dtype (an integer tensor's elements are ints).
+        return Value(Kind.NUMPY, receiver.rank, receiver.origin,
+                     integer=receiver.integer if receiver.kind.is_tensor else False)
     if method == "cuda" and not call.args or method == "cuda" and receiver.kind.is_tensor:
         # `x.cuda()` is a tensor on the device whatever `x` was (a module returns itself, and
         # a module is not indexed by integers with a number as value).
@@ -702,6 +708,18 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
     if method in NEW_METHODS and receiver.kind == Kind.UNKNOWN and receiver.type_name is None:
         return _new_tensor(receiver, method, call, facts)  # only a tensor has `.new_zeros()`
     if not receiver.kind.is_tensor:
+        if receiver.kind == Kind.NUMPY and method in ("nonzero", "argsort") and not call.args:
+            found = numpy_function(method, receiver, 1, (), _numpy_step(method, call, method=True))
+            if found is not None:
+                return found
+        if receiver.kind == Kind.NUMPY and method == "copy" and not call.args:
+            return receiver  # the same shape and dtype
+        if receiver.kind == Kind.NUMPY and method == "astype" and call.args and call.args[0].keyword is None:
+            # The same shape, the dtype named (`astype(np.int64)`: its elements are ints).
+            named = call.args[0].value
+            dtype = named.evaluated_value if isinstance(named, cst.SimpleString) else dotted_name(named)
+            return Value(Kind.NUMPY, receiver.rank, Origin.LOCAL,
+                         integer=numpy_dtype_integer(dtype if isinstance(dtype, str) else None))
         if receiver.kind == Kind.NUMPY and method in ("copy", "reshape", "view", "astype"):
             return Value(Kind.NUMPY, None, Origin.LOCAL)
         if receiver.type_name is not None:
@@ -1048,6 +1066,10 @@ _SCALAR_CALLS = frozenset({"distributed.get_rank", "distributed.get_world_size",
 def _call(call: cst.Call, facts: Facts) -> Value:
     func = call.func
     dotted = dotted_name(func)
+    if dotted is not None and dotted in facts.assignment_solvers \
+            and _imported_name(dotted.split(".")[0], facts) and not any(a.star for a in call.args):
+        return assignment_result(LocalStep(f"`{dotted}(...)` gives two 1-D integer arrays (row and column"
+                                           " positions): an element indexes as an int", call))
     if dotted is not None and "." in dotted and dotted.split(".", 1)[1] in _SCALAR_CALLS \
             and dotted.split(".")[0] in facts.torch_names:
         return SCALAR  # `torch.distributed.get_rank()`: a Python int
@@ -1171,7 +1193,7 @@ def _call(call: cst.Call, facts: Facts) -> Value:
                 return _unique(infer(call.args[0].value, facts), call)
             return UNKNOWN
         if module in facts.numpy_names and module not in facts.names:
-            return Value(Kind.NUMPY, None, Origin.LOCAL)
+            return _numpy_call(method, call, facts) or Value(Kind.NUMPY, None, Origin.LOCAL)
         if module == "math":
             return SCALAR
         if _stdlib_number(module, method, call, facts):
@@ -1305,6 +1327,50 @@ def _zip(call: cst.Call, facts: Facts) -> Value:
     return Value(Kind.OTHER, element=Value(Kind.OTHER, length=len(items), items=tuple(items)))
 
 
+def _numpy_step(name: str, call: cst.Call, method: bool = False) -> LocalStep:
+    shown = f"`.{name}()`" if method else f"`np.{name}(...)`"
+    if name in ("argmax", "argmin"):
+        return LocalStep(f"{shown} without an axis gives one integer position (numpy's `intp`), an int as an index",
+                         call)
+    return LocalStep(f"{shown} gives integer positions (numpy's `intp`): an element indexes as an int", call)
+
+
+def _numpy_call(name: str, call: cst.Call, facts: Facts) -> Optional[Value]:
+    """`np.<name>(...)` where numpy fixes the result's rank and an integer dtype
+    (`numpy_values.numpy_function`); None otherwise."""
+    if any(a.star for a in call.args):
+        return None
+    positional = [a.value for a in call.args if a.keyword is None]
+    keywords = [a.keyword.value for a in call.args if a.keyword is not None]
+    first = infer(positional[0], facts) if positional else None
+    # Int literals: ints.  A number nothing types (`np.arange(n)`): an int or a float, so its
+    # elements index as ints or raise (`numpy_scalar_index`).  `np.arange(0, 1, 0.1)`: floats.
+    integers: Optional[bool] = all(literal_int(a) is not None for a in positional)
+    if any(_float_expression(a) for a in positional):
+        integers = None
+    return numpy_function(name, first, len(positional), keywords, _numpy_step(name, call), integers)
+
+
+def _float_expression(node: cst.BaseExpression) -> bool:
+    """A number written so that it is a float whatever its operands: `1.5`, `n / 2`, `float(n)`."""
+    if isinstance(node, cst.Float):
+        return True
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
+        return True
+    if isinstance(node, cst.BinaryOperation):
+        return _float_expression(node.left) or _float_expression(node.right)
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "float"
+
+
+def _numpy_positions(elements: Sequence[cst.SubscriptElement], facts: Facts) -> Optional[int]:
+    """How many dimensions of a numpy array `a[i, j]` indexes with integers, or None where a
+    position is anything else (a slice, an array, `None`, `...`)."""
+    for element in elements:
+        if index_effect(element, facts) not in ("int", "maybe-int", "int-tensor"):
+            return None
+    return len(elements)
+
+
 def element_of(value: Value) -> Optional[Value]:
     """What iterating over a container yields, when known (a dict's keys)."""
     if value.key is not None:
@@ -1313,6 +1379,8 @@ def element_of(value: Value) -> Optional[Value]:
         return value.element
     if value.kind.is_tensor:
         return tensor_row(value)
+    if value.kind == Kind.NUMPY:
+        return numpy_element(value, 1)
     return None
 
 
@@ -1729,6 +1797,11 @@ def index_effect(element: cst.SubscriptElement, facts: Facts) -> str:
         # of one is an integer one (a floating one raises) unless a boolean mask, which a
         # 0-dim condition rarely is: a convention, so the fix stays unsafe (`index_evidence`).
         return "maybe-int"
+    if numpy_scalar_index(inferred):
+        # One element of a numpy array of a dtype not known here: PyTorch takes a numpy
+        # integer as an int and raises for a floating or boolean one; the fix raises another
+        # error there, so it stays unsafe.
+        return "maybe-int"
     if ordered_number(inferred):
         # Ordered against a number in a test that held (`if 0 <= i < n:`): an int, unless a
         # one-element tensor (`scope.compared_names`); a convention, so the fix stays unsafe.
@@ -1780,7 +1853,7 @@ def unknown_dtype_scalar_tensor(value: Value) -> bool:
 def index_evidence(node: cst.BaseExpression, facts: Facts) -> Tuple[object, ...]:
     """The evidence an int index rests on: parameters (`slot`, `slot + 1`), fields that only
     ever hold ints (`self.total`), a 0-dim tensor of a dtype not known, an expression the
-    function also uses as a slice bound (conventions)."""
+    function also uses as a slice bound (conventions), numpy's positions and elements."""
     if isinstance(node, (cst.Name, cst.BinaryOperation, cst.UnaryOperation)) and facts.slice_bounds is not None:
         inferred = infer(node, facts)
         bound = None if ordered_number(inferred) or inferred.kind == Kind.SCALAR \
@@ -1790,8 +1863,15 @@ def index_evidence(node: cst.BaseExpression, facts: Facts) -> Tuple[object, ...]
                 f"`{_EMPTY_MODULE.code_for_node(node)}` is also a slice bound here: a slice takes only an int (or `None`, "
                 "or a 0-dim integer tensor) there, so as an index it is taken to be an integer", bound,
                 "convention"),)
+    if isinstance(node, cst.Call):
+        called = infer(node, facts)  # `np.argmax(x)`: numpy's position, an integer
+        return called.evidence if called.kind == Kind.SCALAR and called.integer is True else ()
     if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
         value = infer(node, facts)
+        if numpy_scalar_index(value):
+            return value.evidence + (LocalStep(
+                f"`{_callee_text(node)}` is one element of a numpy array of a dtype not known here: as an index, "
+                "PyTorch takes a numpy integer as an int (a floating or boolean one raises)", node),)
         if unknown_dtype_scalar_tensor(value):
             return value.evidence + (LocalStep(
                 f"`{_callee_text(node)}` is a 0-dim tensor of a dtype not known here: as an index, taken to be "
@@ -1874,7 +1954,8 @@ def _subscript(node: cst.Subscript, facts: Facts) -> Value:
             and isinstance(node.slice[0].slice, cst.Slice):
         return Value(Kind.OTHER, origin=base.origin, element=base.element)  # `xs[1:]`
     if base.kind == Kind.NUMPY:
-        return Value(Kind.NUMPY, None, base.origin)
+        positions = _numpy_positions(node.slice, facts)
+        return numpy_element(base, positions) if positions is not None else Value(Kind.NUMPY, None, base.origin)
     if base.kind == Kind.OTHER and isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape":
         return SCALAR
     if isinstance(node.value, cst.Call) and isinstance(node.value.func, cst.Attribute) and node.value.func.attr.value in ("size", "stride") and not node.value.args:

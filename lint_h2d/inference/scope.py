@@ -36,6 +36,7 @@ from lint_h2d.inference.expressions import (
     place_of,
 )
 from lint_h2d.findings import EvidenceKind, EvidenceStep, evidence_file_name
+from lint_h2d.inference.numpy_values import ASSIGNMENT_MODULES, ASSIGNMENT_SOLVERS, numpy_element
 from lint_h2d.inference.names import LayeredNames, Names, copy_names, join_names, layer
 from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, EMPTY_MODULE_FACTS, ModuleFacts, Resolved, forward_input_message, forward_input_param, empty_list_message, module_dotted, param_key,
                                         passed_through_message, sampling_hook_message, uncalled_message)
@@ -127,6 +128,30 @@ def stdlib_number_modules(module: cst.Module) -> FrozenSet[str]:
             else:
                 others.add(full.split(".")[0])
     return frozenset(stdlib - others)
+
+
+def assignment_solvers(module: cst.Module) -> FrozenSet[str]:
+    """How the module's own imports let it call scipy's `linear_sum_assignment`: the bare name
+    (or its alias) of `from scipy.optimize import linear_sum_assignment`, or a dotted spelling
+    through the module (`scipy.optimize.linear_sum_assignment`, `optimize.` / `opt.` after
+    `from scipy import optimize` / `import scipy.optimize as opt`)."""
+    found: Set[str] = set()
+    for small in _module_imports(module):
+        if isinstance(small.names, cst.ImportStar):
+            continue
+        source = dotted_name(small.module) if isinstance(small, cst.ImportFrom) and small.module is not None \
+            and not small.relative else None
+        for alias in small.names:
+            full = dotted_name(alias.name) or ""
+            bound = alias.asname.name.value if alias.asname is not None \
+                and isinstance(alias.asname.name, cst.Name) else None
+            if source in ASSIGNMENT_MODULES and full in ASSIGNMENT_SOLVERS:
+                found.add(bound or full)
+            elif source == "scipy" and full == "optimize":
+                found.update(f"{bound or full}.{n}" for n in ASSIGNMENT_SOLVERS)
+            elif isinstance(small, cst.Import) and full in ASSIGNMENT_MODULES:
+                found.update(f"{bound or full}.{n}" for n in ASSIGNMENT_SOLVERS)
+    return frozenset(found)
 
 
 def nn_aliases(module: cst.Module) -> FrozenSet[str]:
@@ -640,6 +665,8 @@ class _Walker:
             return value.key if not value.key.none else UNKNOWN  # a dict: its keys
         if value.element is not None:
             return value.element
+        if value.kind == Kind.NUMPY:
+            return numpy_element(value, 1)  # `for c in cols:` of a numpy array
         return UNKNOWN
 
     def bind_small(self, small: cst.BaseSmallStatement, names: Names) -> Names:
@@ -837,15 +864,16 @@ def _unpacked(value: Value) -> Optional[Value]:
     a tensor binds its rows (`total, count = stats` with `stats` of shape `(2, n)`: each a 1-D
     tensor on `stats`' device, a view of its memory), where its rank is known: a value of unknown
     rank may be a tuple taken for a tensor (`out, state = self.block(x)`, a module's output by
-    the convention).  None when the elements are not known to be alike."""
-    if value.kind.is_tensor:
+    the convention); a numpy array's likewise (`rows, cols = np.nonzero(m)` unpacks a tuple of
+    arrays).  None when the elements are not known to be alike."""
+    if value.kind.is_tensor or value.kind == Kind.NUMPY:
         return element_of(value) if value.rank is not None and value.rank >= 1 else None
     if value.kind != Kind.OTHER:
         return None
     if value.key is not None:
         return value.key if value.key.kind == Kind.SCALAR and not value.key.none else None
     element = value.element
-    if element is not None and (element.kind.is_tensor or element.kind == Kind.SCALAR):
+    if element is not None and (element.kind.is_tensor or element.kind in (Kind.SCALAR, Kind.NUMPY)):
         return element
     return None
 
@@ -1148,7 +1176,8 @@ class ModuleWalker:
             None, hints[0], hints[1], nn_aliases(module), imports_vllm(module),
         )
         # The file's path: a relative import (`from .prompt import X`) names a module next to it.
-        self.root = replace(self.root, path=path, stdlib_names=stdlib_number_modules(module))
+        self.root = replace(self.root, path=path, stdlib_names=stdlib_number_modules(module),
+                            assignment_solvers=assignment_solvers(module))
         self.facts_out: List[StatementFact] = []
         self.ranges: Dict[int, RangeBounds] = {}
         self.device_names: Dict[int, DeviceNamed] = {}
