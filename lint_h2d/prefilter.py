@@ -89,6 +89,7 @@ DEVICE_SOURCES = (
     re.compile(r"nn" + GAP + r"\." + GAP + r"[A-Z]"),  # nn.Linear(: a module, called later
     re.compile(r"SamplingMetadata"),  # a vLLM sampling hook's `logits`
     re.compile(r"compute_logits"),  # `super().compute_logits(...)` in a vLLM model
+    re.compile(r"(?<![\w.])\w+_cpu\b"),  # `x` beside a bound `x_cpu` (`usage.DeviceNamed.sibling`)
 )
 
 
@@ -345,6 +346,8 @@ def scoped_statements(tree: ast.AST) -> ScopedStatements:
 # `device=x.device` and `.to(x.device)` (`usage.DeviceNamed`): the name before `.device`.
 # A parenthesized name (`(x).device`) is still the name.
 _NAMED = r"(?:\(" + GAP + r")*(\w+)" + GAP + r"(?:\)" + GAP + r")*\." + GAP + r"device\b"
+# A bare name `x_cpu` (not an attribute `.x_cpu`): `x` is the device half of a CPU/device pair.
+CPU_SIBLING_NAME = re.compile(r"(?<![\w.])([A-Za-z_]\w*?)_cpu\b")
 _DEVICE_NAMED = (
     re.compile(r"device" + GAP + r"=(?!=)" + GAP + _NAMED),
     re.compile(r"\." + GAP + r"to" + GAP + r"\(" + GAP + _NAMED),
@@ -352,11 +355,13 @@ _DEVICE_NAMED = (
 
 
 def device_named_text(text: str) -> Set[str]:
-    """The names `x` of `device=x.device` and `.to(x.device)` in the text (strings and
-    comments too: more names only let more through)."""
+    """The names `x` of `device=x.device` and `.to(x.device)` in the text, and those of a name
+    `x_cpu` (`usage.DeviceNamed`: the device half of a CPU/device pair; strings and comments
+    too: more names only let more through)."""
+    found = {m.group(1) for m in CPU_SIBLING_NAME.finditer(text)} if "_cpu" in text else set()
     if "device" not in text:
-        return set()
-    return {m.group(1) for pattern in _DEVICE_NAMED for m in pattern.finditer(text)}
+        return found
+    return found | {m.group(1) for pattern in _DEVICE_NAMED for m in pattern.finditer(text)}
 
 
 def device_named_tree(tree: ast.AST) -> Set[str]:
@@ -371,6 +376,10 @@ def device_named_tree(tree: ast.AST) -> Set[str]:
         for place in places:
             if isinstance(place, ast.Attribute) and place.attr == "device" and isinstance(place.value, ast.Name):
                 found.add(place.value.id)
+    for node in ast.walk(tree):
+        name = node.id if isinstance(node, ast.Name) else node.arg if isinstance(node, ast.arg) else ""
+        if len(name) > 4 and name.endswith("_cpu"):
+            found.add(name[:-4])
     return found
 
 

@@ -358,11 +358,18 @@ def test_the_triage_decides_alike_from_the_filters_and_from_the_rules(path: Path
     ("y = y.to(x.device.type)\n", set()),  # a string: the text's superset holds `x` too
     ("a = torch.zeros(1, device=x.dev)\ny = y.to(x)\n", set()),
     ("a = torch.zeros(1, device=self.x.device)\n", set()),
+    ("def f(lens, lens_cpu):\n    pass\n", {"lens"}),  # `lens` beside its host sibling
+    ("seq_lens_cpu = seq_lens.cpu()\n", {"seq_lens"}),
+    ("for a_cpu_cpu, (b_cpu) in xs:\n    pass\n", {"a_cpu", "b"}),
+    ("with f() as cu_cpu:\n    pass\n", {"cu"}),
+    ("self.lens_cpu = None\n", set()),  # a field, no name of the function
+    ("_cpu = 1\n", set()),
 ])
 def test_names_whose_device_is_a_place_are_found_in_the_text(code: str, named: AbstractSet[str]) -> None:
     """Stage 2 seeds every name the walk may read as placed by `device=x.device` or
-    `.to(x.device)` (`usage.DeviceNamed`): the text's names hold the tree's (parentheses,
-    comments, line breaks and continuations between the tokens included)."""
+    `.to(x.device)`, or as the device half beside a bound `x_cpu` (`usage.DeviceNamed`): the
+    text's names hold the tree's (parentheses, comments, line breaks and continuations between
+    the tokens included)."""
     tree_names = prefilter.device_named_tree(ast.parse(code))
     assert tree_names == named
     assert tree_names <= prefilter.device_named_text(code)

@@ -781,3 +781,14 @@ def test_numpy_positions_index_as_ints(results: Dict[str, List[Finding]]) -> Non
     host = by_row[35]
     assert any("`k` is one element of a numpy array of a dtype not known here" in s.message for s in host.evidence)
     assert host.fix is None or host.fix.applicability.value == "unsafe"
+
+
+def test_a_name_beside_its_host_sibling_is_the_device_half_by_convention(results: Dict[str, List[Finding]]) -> None:
+    """`cu_seqlens` beside a bound `cu_seqlens_cpu` (a parameter or a local) is read as the
+    device half of the pair: the step names the sibling's binding and is a convention, and the
+    fix is unsafe at most."""
+    for row, sibling_row in ((9, 7), (17, 16)):
+        finding = next(f for f in results["cpu_siblings.py"] if f.location.row == row)
+        (step,) = [s for s in finding.evidence if "has a host sibling" in s.message]
+        assert step.kind.value == "convention" and step.row == sibling_row, row
+        assert finding.fix is None or finding.fix.applicability.value == "unsafe", row

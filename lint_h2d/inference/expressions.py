@@ -31,6 +31,8 @@ CONTAINER_BUILTINS = frozenset(
 )
 NUMPY_MODULES = frozenset({"np", "numpy"})
 CPU_SUFFIXES = ("_cpu", "_host")
+# `x_cpu` beside `x`: the host half of a CPU/device pair (`usage.DeviceNamed.sibling`).
+CPU_SIBLING = "_cpu"
 # The evidence of a parameter whose default is the CPU (`device=None`, `device="cpu"`).
 CPU_DEFAULT_STEP = "defaults to the CPU (None or \"cpu\")"
 # The evidence of a parameter annotated `torch.device` that no call site places: an explicit
@@ -44,6 +46,8 @@ class DeviceNamedTable(Protocol):
     """`usage.DeviceNamed` as the walk asks it (usage.py imports this module)."""
 
     def get(self, name: str) -> Optional[cst.Call]: ...
+
+    def sibling(self, name: str) -> Optional[cst.Name]: ...
 
 
 class SliceBoundsTable(Protocol):
@@ -2091,11 +2095,13 @@ def _comparison(node: cst.Comparison, facts: Facts) -> Value:
 
 def _named_device(name: str, found: Value, facts: Facts) -> Value:
     """`found`, the value of `name`, where nothing says where it is: on the accelerator when
-    the function passes `name.device` as a place (`Facts.device_named`), as a convention.  A
-    value known to be something else than a tensor (a container, an instance of a class) is
-    kept; so is any value in a dataset's methods (`Facts.data_loading`: host processes) and a
-    parameter of a function nothing in the project calls (`unplaced`: as `device=x.device` of
-    one is no accelerator, a CPU reference oracle looks the same)."""
+    the function passes `name.device` as a place (`Facts.device_named`), or binds `name_cpu`
+    beside it (the device half of a CPU/device pair, as a field beside its `_cpu` sibling
+    field is), as a convention.  A value known to be something else than a tensor (a
+    container, an instance of a class) is kept; so is any value in a dataset's methods
+    (`Facts.data_loading`: host processes), a parameter of a function nothing in the project
+    calls (`unplaced`: as `device=x.device` of one is no accelerator, a CPU reference oracle
+    looks the same) and a name with a host suffix itself."""
     if facts.data_loading or facts.device_named is None or unplaced(found):
         return found
     if found.kind == Kind.UNKNOWN and (found.type_name is not None or found.element is not None
@@ -2103,7 +2109,12 @@ def _named_device(name: str, found: Value, facts: Facts) -> Value:
         return found
     call = facts.device_named.get(name)
     if call is None:
-        return found
+        sibling = facts.device_named.sibling(name) if not name.endswith(CPU_SUFFIXES) else None
+        if sibling is None:
+            return found
+        return replace(found, kind=Kind.DEVICE).because(LocalStep(
+            f"`{name}` has a host sibling `{sibling.value}` bound here (convention: the device half of a "
+            "CPU/device pair)", sibling, kind=EvidenceKind.CONVENTION.value))
     return replace(found, kind=Kind.DEVICE).because(LocalStep(
         f"`{name}.device` is passed as a place here: nothing in the project proves where `{name}` is, "
         f"and a tensor code allocates or moves onto is taken to be on the accelerator", call,

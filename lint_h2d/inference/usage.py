@@ -21,7 +21,7 @@ import libcst as cst
 
 from fixers.imports import target_names
 from lint_h2d.cst_children import every_param, own_scope_nodes, recorded_children
-from lint_h2d.inference.expressions import literal_int
+from lint_h2d.inference.expressions import CPU_SIBLING, literal_int
 
 # In-place methods that can change a tensor's number of dimensions.
 _RANK_CHANGING = frozenset({
@@ -256,7 +256,10 @@ def _range_arguments(function: cst.FunctionDef) -> FrozenSet[str]:
 class DeviceNamed:
     """The names of one function whose `.device` its own statements pass as a place:
     `torch.zeros(n, device=x.device)`, `y.to(x.device)`, `y.to(device=x.device)`.
-    `DeviceNamed(function).get(name)` is the first such call, or None.
+    `DeviceNamed(function).get(name)` is the first such call, or None.  And the names `x` whose
+    `x_cpu` the function binds (`sibling(name)`: the first binding, or None): `cu_seqlens`
+    beside `cu_seqlens_cpu`, the device half of a CPU/device pair by the convention that reads
+    a field beside its `_cpu` sibling field so.
 
     Code that allocates or moves onto `x.device` is written for `x` on the accelerator (the
     same reading that makes such an allocation a device tensor, `expressions._placed_by`), so
@@ -268,11 +271,17 @@ class DeviceNamed:
     def __init__(self, function: cst.FunctionDef) -> None:
         self.function = function
         self._found: Optional[Dict[str, cst.Call]] = None
+        self._siblings: Optional[Dict[str, cst.Name]] = None
 
     def get(self, name: str) -> Optional[cst.Call]:
         if self._found is None:
             self._found = _device_named(self.function)
         return self._found.get(name)
+
+    def sibling(self, name: str) -> Optional[cst.Name]:
+        if self._siblings is None:
+            self._siblings = _cpu_siblings(self.function)
+        return self._siblings.get(name)
 
 
 def _device_named(function: cst.FunctionDef) -> Dict[str, cst.Call]:
@@ -290,6 +299,43 @@ def _device_named(function: cst.FunctionDef) -> Dict[str, cst.Call]:
                         and isinstance(value.value, cst.Name):
                     found.setdefault(value.value.value, node)
     return found
+
+
+def _cpu_siblings(function: cst.FunctionDef) -> Dict[str, cst.Name]:
+    """`DeviceNamed.sibling`'s table: each name `x` whose `x_cpu` the function binds in its own
+    scope (a parameter, an assignment's, a loop's or a `with`'s target, a walrus), with the
+    first such binding (parameters first, then source order)."""
+    found: Dict[str, cst.Name] = {}
+
+    def add(name: cst.Name) -> None:
+        if name.value.endswith(CPU_SIBLING) and len(name.value) > len(CPU_SIBLING):
+            found.setdefault(name.value[:-len(CPU_SIBLING)], name)
+
+    for param in every_param(function.params):
+        add(param.name)
+    for node in own_scope_nodes(function.body):
+        targets: Sequence[cst.BaseExpression] = ()
+        if isinstance(node, cst.AssignTarget):
+            targets = (node.target,)
+        elif isinstance(node, (cst.AnnAssign, cst.For, cst.NamedExpr)):
+            targets = (node.target,)
+        elif isinstance(node, cst.WithItem) and node.asname is not None:
+            targets = (node.asname.name,)
+        for target in targets:
+            for name in _bound_names(target):
+                add(name)
+    return found
+
+
+def _bound_names(target: cst.BaseExpression) -> List[cst.Name]:
+    """The names an assignment target binds (`a`, `a, *b`, `[a, (b, c)]`); not `a.x` / `a[i]`."""
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _bound_names(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _bound_names(target.value)
+    return []
 
 
 # `df.loc["a":"b"]`: pandas' label slices take any label, not only ints.
