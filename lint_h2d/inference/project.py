@@ -2556,9 +2556,13 @@ def _path_of(definitions: Sequence[Tuple[str, FunctionSummary]], fn: FunctionSum
 
 def _worth_keeping(value: Value) -> bool:
     """What the walk can use from a field or a return: a device tensor, a typed object (for
-    chains), a container of those, a Python number (an index), or a one-element CPU tensor
-    (a value)."""
-    if value.kind in (DEVICE_KIND, SCALAR_KIND) or value.type_name is not None:
+    chains), a container of those, a Python number (an index), a one-element CPU tensor (a
+    value), or a tensor whose place nothing says: that it is a tensor (and its rank) still
+    tells the walk what its methods give (`genstep(...)`'s flags joined with a field's device
+    allocation are a tensor, whose `nonzero().squeeze(-1).tolist()` holds ints; read as
+    unknown, the join was unknown).  On vLLM the resolved facts grow by 9% (11.1 to 12.1 MB
+    pickled) and the resolving child's peak by 0.2 MB."""
+    if value.kind in (DEVICE_KIND, SCALAR_KIND, TENSOR_KIND) or value.type_name is not None:
         return True
     if value.kind == CPU_KIND and value.rank == 0:
         return True
