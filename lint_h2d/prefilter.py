@@ -368,6 +368,10 @@ def device_named_tree(tree: ast.AST) -> Set[str]:
     """`device_named_text` read off a tree (where no text is at hand)."""
     found: Set[str] = set()
     for node in ast.walk(tree):
+        # A name `x_cpu`, bound or read (a superset of the walk's bindings): `x` beside it.
+        sibling = node.id if isinstance(node, ast.Name) else node.arg if isinstance(node, ast.arg) else ""
+        if len(sibling) > 4 and sibling.endswith("_cpu"):
+            found.add(sibling[:-4])
         if not isinstance(node, ast.Call):
             continue
         places = [kw.value for kw in node.keywords if kw.arg == "device"]
@@ -376,10 +380,6 @@ def device_named_tree(tree: ast.AST) -> Set[str]:
         for place in places:
             if isinstance(place, ast.Attribute) and place.attr == "device" and isinstance(place.value, ast.Name):
                 found.add(place.value.id)
-    for node in ast.walk(tree):
-        name = node.id if isinstance(node, ast.Name) else node.arg if isinstance(node, ast.arg) else ""
-        if len(name) > 4 and name.endswith("_cpu"):
-            found.add(name[:-4])
     return found
 
 

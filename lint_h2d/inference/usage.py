@@ -328,7 +328,8 @@ def _cpu_siblings(function: cst.FunctionDef) -> Dict[str, cst.Name]:
 
 
 def _bound_names(target: cst.BaseExpression) -> List[cst.Name]:
-    """The names an assignment target binds (`a`, `a, *b`, `[a, (b, c)]`); not `a.x` / `a[i]`."""
+    """The names an assignment target binds (`a`, `a, *b`, `[a, (b, c)]`); not `a.x` / `a[i]`.
+    `fixers.imports.target_names`, as nodes: the evidence points at the sibling's binding."""
     if isinstance(target, cst.Name):
         return [target]
     if isinstance(target, (cst.Tuple, cst.List)):
