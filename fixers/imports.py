@@ -231,13 +231,18 @@ def _runtime_imports(body: Sequence[cst.BaseStatement]) -> Iterator[Union[cst.Im
 
 def target_names(node: cst.CSTNode) -> Iterator[str]:
     """Names an assignment target binds (`a`, `a, *b`, `[a, (b, c)]`); not `a.x` / `a[i]`."""
+    return (name.value for name in target_name_nodes(node))
+
+
+def target_name_nodes(node: cst.CSTNode) -> Iterator[cst.Name]:
+    """`target_names`, as the `Name` nodes (for evidence that points at the binding)."""
     if isinstance(node, cst.Name):
-        yield node.value
+        yield node
     elif isinstance(node, (cst.Tuple, cst.List)):
         for element in node.elements:
-            yield from target_names(element.value)
+            yield from target_name_nodes(element.value)
     elif isinstance(node, cst.StarredElement):
-        yield from target_names(node.value)
+        yield from target_name_nodes(node.value)
 
 
 class _ModuleBindings(cst.CSTVisitor):

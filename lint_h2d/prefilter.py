@@ -422,9 +422,10 @@ class _MayDevice:
         # parents, the scope being evaluated, and the names declared global or nonlocal.
         # A vLLM sampling hook's `logits` parameter (`summary.sampling_hook`): any scope.
         self.scoped: List[Set[str]] = [{"logits"} if "SamplingMetadata" in text or not text else set()]
-        # A name whose `.device` a call takes as a place (`device=x.device`, `.to(x.device)`):
-        # the walk reads a tensor of unknown place bound to it as on the accelerator
-        # (`usage.DeviceNamed`), in its function; here in every scope (a superset).
+        # A name whose `.device` a call takes as a place (`device=x.device`, `.to(x.device)`),
+        # or beside its host sibling `x_cpu`: the walk reads a tensor of unknown place bound to
+        # it as on the accelerator (`usage.DeviceNamed`), in its function; here in every scope
+        # (a superset).
         self.scoped[0].update(device_named_text(text) if text else device_named_tree(tree))
         self.parents: Tuple[int, ...] = (-1,)
         self.scope = 0

@@ -18,7 +18,8 @@ from lint_h2d.inference.memory import annotate as annotate_memory
 from lint_h2d.inference.names import layer
 from lint_h2d.inference.resolved import (NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK_PLUS_ONE, NN_TENSOR_MODULES,
                                          UNCALLED_NOTE, Resolved, compute_logits_message, module_step_message)
-from lint_h2d.inference.numpy_values import assignment_result, numpy_dtype_integer, numpy_element, numpy_function, numpy_scalar_index
+from lint_h2d.inference.numpy_values import (assignment_result, numpy_dtype_integer, numpy_element, numpy_function,
+                                             numpy_scalar_index, position_tuple)
 from lint_h2d.inference.summary import CONCATENATIONS, NN_TENSOR_WRAPPERS, PROGRESS_BARS, SCALAR_BUILTINS, place_term
 from lint_h2d.inference.torch_api import (ALL_FACTORIES, DATA_FACTORIES, dtype_integer, FLOAT_DEFAULT_FACTORIES, INDEX_OPS, IndexOp, LEGACY_TENSOR_TYPES, LIKE_FACTORIES, NEW_METHODS, NONZERO_OPS, ONE_D_FACTORIES, PAIR_FIELDS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SCALAR_METHODS, SCALAR_WITH_ARG_METHODS, SIZE_FACTORIES, SPLIT_OPS, TORCH_DTYPE_NAMES, VIEW_METHODS)
 from lint_h2d.inference.values import (entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, EMPTY_DICT, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NON_INTEGER, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
@@ -1342,17 +1343,17 @@ def _numpy_step(name: str, call: cst.Call, method: bool = False) -> LocalStep:
 def _numpy_call(name: str, call: cst.Call, facts: Facts) -> Optional[Value]:
     """`np.<name>(...)` where numpy fixes the result's rank and an integer dtype
     (`numpy_values.numpy_function`); None otherwise."""
-    if any(a.star for a in call.args):
+    arguments = _op_arguments(call, False)
+    if arguments is None:
         return None
-    positional = [a.value for a in call.args if a.keyword is None]
-    keywords = [a.keyword.value for a in call.args if a.keyword is not None]
+    _, positional, keywords = arguments
     first = infer(positional[0], facts) if positional else None
     # Int literals: ints.  A number nothing types (`np.arange(n)`): an int or a float, so its
     # elements index as ints or raise (`numpy_scalar_index`).  `np.arange(0, 1, 0.1)`: floats.
     integers: Optional[bool] = all(literal_int(a) is not None for a in positional)
     if any(_float_expression(a) for a in positional):
         integers = None
-    return numpy_function(name, first, len(positional), keywords, _numpy_step(name, call), integers)
+    return numpy_function(name, first, len(positional), tuple(keywords), _numpy_step(name, call), integers)
 
 
 def _float_expression(node: cst.BaseExpression) -> bool:
@@ -1568,10 +1569,7 @@ def _index_tuple(source: Value) -> Value:
     int64 tensor per dimension of the input (one for a 0-dim input), on the input's device.
     Indexing with them (`t[torch.where(m)]`, `t[rows, cols]`) is advanced indexing; an element
     of one of them (`rows[0]`, `for r in rows`) is a 0-dim integer tensor."""
-    element = Value(source.kind, 1, Origin.LOCAL, integer=True, evidence=source.evidence)
-    count = None if source.rank is None else max(source.rank, 1)
-    return Value(Kind.OTHER, origin=Origin.LOCAL, length=count, element=element,
-                 items=(element,) * count if count is not None else None)
+    return position_tuple(Value(source.kind, 1, Origin.LOCAL, integer=True, evidence=source.evidence), source.rank)
 
 
 def _nonzero(source: Value, keywords: Mapping[str, cst.BaseExpression], name: str) -> Value:

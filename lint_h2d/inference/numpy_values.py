@@ -35,10 +35,10 @@ def integer_array(rank: Optional[int], evidence: Tuple[LocalStep, ...] = ()) -> 
     return Value(Kind.NUMPY, rank, Origin.LOCAL, integer=True, evidence=evidence)
 
 
-def _position_tuple(source_rank: Optional[int], evidence: Tuple[LocalStep, ...]) -> Value:
-    """`np.nonzero(x)`, `np.where(c)`: one 1-D integer array per dimension of `x` (its length
-    unknown where `x`'s rank is)."""
-    element = integer_array(1, evidence)
+def position_tuple(element: Value, source_rank: Optional[int]) -> Value:
+    """What `nonzero` as a tuple gives (`np.nonzero(x)`, `np.where(c)`, `torch.where(c)`,
+    `x.nonzero(as_tuple=True)`): one 1-D `element` (an integer array or tensor) per dimension
+    of the input, one for a 0-dim input; its length unknown where the input's rank is."""
     count = None if source_rank is None else max(source_rank, 1)
     return Value(Kind.OTHER, origin=Origin.LOCAL, length=count, element=element,
                  items=(element,) * count if count is not None else None)
@@ -56,7 +56,7 @@ def numpy_function(name: str, first: Optional[Value], positional: int, keywords:
     (`values.NON_INTEGER`) where one is a float (it holds floats), False where not known."""
     rank = first.rank if first is not None and (first.kind.is_tensor or first.kind == Kind.NUMPY) else None
     if name in _POSITION_TUPLES and positional == 1 and not keywords:
-        return _position_tuple(rank, (step,))
+        return position_tuple(integer_array(1, (step,)), rank)
     if name == "flatnonzero" and positional == 1 and not keywords:
         return integer_array(1, (step,))
     if name == "argwhere" and positional == 1 and not keywords:

@@ -36,7 +36,7 @@ from lint_h2d.inference.expressions import (
     place_of,
 )
 from lint_h2d.findings import EvidenceKind, EvidenceStep, evidence_file_name
-from lint_h2d.inference.numpy_values import ASSIGNMENT_MODULES, ASSIGNMENT_SOLVERS, numpy_element
+from lint_h2d.inference.numpy_values import ASSIGNMENT_MODULES, ASSIGNMENT_SOLVERS
 from lint_h2d.inference.names import LayeredNames, Names, copy_names, join_names, layer
 from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, EMPTY_MODULE_FACTS, ModuleFacts, Resolved, forward_input_message, forward_input_param, empty_list_message, module_dotted, param_key,
                                         passed_through_message, sampling_hook_message, uncalled_message)
@@ -665,9 +665,7 @@ class _Walker:
             return value.key if not value.key.none else UNKNOWN  # a dict: its keys
         if value.element is not None:
             return value.element
-        if value.kind == Kind.NUMPY:
-            return numpy_element(value, 1)  # `for c in cols:` of a numpy array
-        return UNKNOWN
+        return element_of(value) or UNKNOWN  # `for c in cols:` of a numpy array: its rows
 
     def bind_small(self, small: cst.BaseSmallStatement, names: Names) -> Names:
         """Bind in place: `names` belongs to the current path (branches get copies), and
@@ -1179,30 +1177,15 @@ class ModuleWalker:
         self.root = replace(self.root, path=path, stdlib_names=stdlib_number_modules(module),
                             assignment_solvers=assignment_solvers(module))
         self.facts_out: List[StatementFact] = []
-        self.ranges: Dict[int, RangeBounds] = {}
-        self.device_names: Dict[int, DeviceNamed] = {}
-        self.slice_bound_tables: Dict[int, SliceBounds] = {}
+        self.usage_tables: Dict[int, Tuple[RangeBounds, DeviceNamed, SliceBounds]] = {}
 
-    def _range_bounds(self, fn: cst.FunctionDef) -> RangeBounds:
-        """`usage.RangeBounds` of `fn`, asked lazily and made once per function (a class's
-        passes walk it again)."""
-        found = self.ranges.get(id(fn))
+    def _usage_tables(self, fn: cst.FunctionDef) -> Tuple[RangeBounds, DeviceNamed, SliceBounds]:
+        """`usage.RangeBounds`, `usage.DeviceNamed` and `usage.SliceBounds` of `fn`, made once
+        per function (a class's passes walk it again); each reads the function lazily, the
+        first time the walk asks it."""
+        found = self.usage_tables.get(id(fn))
         if found is None:
-            found = self.ranges[id(fn)] = RangeBounds(fn)
-        return found
-
-    def _device_named(self, fn: cst.FunctionDef) -> DeviceNamed:
-        """`usage.DeviceNamed` of `fn`, made once per function (asked lazily)."""
-        found = self.device_names.get(id(fn))
-        if found is None:
-            found = self.device_names[id(fn)] = DeviceNamed(fn)
-        return found
-
-    def _slice_bounds(self, fn: cst.FunctionDef) -> SliceBounds:
-        """`usage.SliceBounds` of `fn`, made once per function (asked lazily)."""
-        found = self.slice_bound_tables.get(id(fn))
-        if found is None:
-            found = self.slice_bound_tables[id(fn)] = SliceBounds(fn)
+            found = self.usage_tables[id(fn)] = (RangeBounds(fn), DeviceNamed(fn), SliceBounds(fn))
         return found
 
     def run(self) -> List[StatementFact]:
@@ -1288,15 +1271,16 @@ class ModuleWalker:
         # A classmethod of a class being walked: its first parameter is the class.
         cls_name = params[0].name.value if self_name is None and self_class is not None and params \
             and _is_classmethod(fn) else None
+        range_ints, device_named, slice_bounds = self._usage_tables(fn)
         base = replace(
             outer, names=names,
             self_attributes=self_attributes if self_attributes is not None else outer.self_attributes,
             self_name=self_name if self_name is not None else outer.self_name,
             self_class=self_class if self_name is not None or cls_name is not None else outer.self_class,
             cls_name=cls_name if cls_name is not None or self_name is not None else outer.cls_name,
-            range_ints=self._range_bounds(fn),
-            device_named=self._device_named(fn),
-            slice_bounds=self._slice_bounds(fn),
+            range_ints=range_ints,
+            device_named=device_named,
+            slice_bounds=slice_bounds,
         )
         hook = base.vllm and sampling_hook([(p.name.value, (dotted_name(p.annotation.annotation) or "?").split(".")[-1]
                                               if p.annotation is not None else None) for p in params])

@@ -19,7 +19,7 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from fixers.imports import target_names
+from fixers.imports import target_name_nodes, target_names
 from lint_h2d.cst_children import every_param, own_scope_nodes, recorded_children
 from lint_h2d.inference.expressions import CPU_SIBLING, literal_int
 
@@ -314,29 +314,15 @@ def _cpu_siblings(function: cst.FunctionDef) -> Dict[str, cst.Name]:
     for param in every_param(function.params):
         add(param.name)
     for node in own_scope_nodes(function.body):
-        targets: Sequence[cst.BaseExpression] = ()
-        if isinstance(node, cst.AssignTarget):
-            targets = (node.target,)
-        elif isinstance(node, (cst.AnnAssign, cst.For, cst.NamedExpr)):
-            targets = (node.target,)
+        target: Optional[cst.BaseExpression] = None
+        if isinstance(node, (cst.AssignTarget, cst.AnnAssign, cst.For, cst.NamedExpr)):
+            target = node.target
         elif isinstance(node, cst.WithItem) and node.asname is not None:
-            targets = (node.asname.name,)
-        for target in targets:
-            for name in _bound_names(target):
+            target = node.asname.name
+        if target is not None:
+            for name in target_name_nodes(target):
                 add(name)
     return found
-
-
-def _bound_names(target: cst.BaseExpression) -> List[cst.Name]:
-    """The names an assignment target binds (`a`, `a, *b`, `[a, (b, c)]`); not `a.x` / `a[i]`.
-    `fixers.imports.target_names`, as nodes: the evidence points at the sibling's binding."""
-    if isinstance(target, cst.Name):
-        return [target]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in _bound_names(e.value)]
-    if isinstance(target, cst.StarredElement):
-        return _bound_names(target.value)
-    return []
 
 
 # `df.loc["a":"b"]`: pandas' label slices take any label, not only ints.
