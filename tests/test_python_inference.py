@@ -334,6 +334,23 @@ def test_a_modules_device_rests_on_the_convention(results: Dict[str, List[Findin
     assert "convention" not in [s.kind.value for s in finding.evidence]
 
 
+def test_a_passed_device_of_an_unplaced_tensor_rests_on_the_convention(results: Dict[str, List[Finding]]) -> None:
+    """Issue 17, thirty-fifth round: `SosBeam(n, self.sosdev_sos.device)` at every call, the
+    buffer of a module nothing moves: the parameter is the accelerator by the convention that
+    reads `device=x.device` as one, and the chain says so."""
+    finding = next(f for f in results["buffer_device_passed.py"] if f.location.row == 12)
+    assert "convention" in [s.kind.value for s in finding.evidence]
+    chain = _chain(results, "buffer_device_passed.py", 12)
+    assert any("every call of `SosBeam` passes an accelerator as `device`" in s for s in chain)
+    assert any(s.startswith("buffer_device_passed.py:36: the `.device` of a tensor is passed here") for s in chain)
+
+
+def test_a_module_read_through_its_import_names_the_binding(results: Dict[str, List[Finding]]) -> None:
+    for row in (23, 24):
+        assert "imported_constants.py:5: `AUDIO_OFFSET` is bound at module level only to Python numbers" \
+            in _chain(results, "module_attributes.py", row)
+
+
 def test_evidence_says_what_a_device_keyword_rests_on(results: Dict[str, List[Finding]]) -> None:
     # A `device=` that is not a string: the step names it and says why it is the accelerator,
     # so that the finding can be checked without opening the code that sets it.

@@ -112,6 +112,10 @@ class Facts:
     # How the module spells scipy's `linear_sum_assignment` (`from scipy.optimize import
     # linear_sum_assignment`, `scipy.optimize.linear_sum_assignment`): two 1-D integer arrays.
     assignment_solvers: FrozenSet[str] = frozenset()
+    # The module-level names an import binds to a module (`import pkg.consts as C`,
+    # `from pkg import consts`: `scope.module_imports`), by spelling, to its dotted name:
+    # `C.SOS_ID` reads the project module's constant as `from pkg.consts import SOS_ID` does.
+    module_imports: Mapping[str, str] = field(default_factory=dict)
 
     def with_names(self, names: Mapping[str, Value]) -> "Facts":
         return replace(self, names=names)
@@ -1641,6 +1645,22 @@ def _index_result(name: str, call: cst.Call, receiver: Optional[Value], facts: F
     return _index_op(name, source, positional, keywords, facts)
 
 
+def _module_constant(dotted: str, facts: Facts) -> Optional[Value]:
+    """`consts.SOS_ID` where `consts` is a project module the file imports at module level
+    (`Facts.module_imports`) and that module binds `SOS_ID` only to numbers (or displays of
+    them) at module level: that value, with its evidence (`Resolved.constant`).  None when the
+    name is bound otherwise where the read is (a parameter, a local of the same name)."""
+    base, _, attr = dotted.rpartition(".")
+    module = facts.module_imports.get(base)
+    if module is None:
+        return None
+    held = facts.names.get(base.split(".")[0])
+    if held is not None and not (held.origin == Origin.GLOBAL and held.kind == Kind.OTHER
+                                 and held.type_name is None and held.element is None):
+        return None  # rebound on this path: a parameter, a local, a loop variable
+    return facts.project.constant(module, attr)
+
+
 def _attribute(node: cst.Attribute, facts: Facts) -> Value:
     attr = node.attr.value
     base_node = node.value
@@ -1657,6 +1677,10 @@ def _attribute(node: cst.Attribute, facts: Facts) -> Value:
     dotted = dotted_name(node)
     if dotted is not None and dotted in facts.names:
         return facts.names[dotted]  # `args.gpu = [0, 1]` earlier on this path
+    if facts.module_imports and dotted is not None:
+        constant = _module_constant(dotted, facts)
+        if constant is not None:
+            return constant
     if isinstance(base_node, cst.Name) and facts.self_name is not None and base_node.value == facts.self_name:
         found = facts.self_attributes.get(attr)
         self_path = f"self.{attr}"

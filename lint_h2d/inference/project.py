@@ -1143,6 +1143,7 @@ class _Resolver:
         sites = self._sites(fn)
         if not sites or len(sites) > 200:
             return UNKNOWN
+        names_device = _device_param(name, fn.annotations[fn.params.index(name)])
         values: List[Tuple[str, int, Value]] = []
         for path, site in sites:
             term = _passed(site, name, position)
@@ -1157,6 +1158,8 @@ class _Resolver:
                 values.append((path, site.line, unpacked))
                 continue
             value = self.eval(term, path, None)
+            if names_device and value.kind == UNKNOWN_KIND:
+                value = self._device_of_unplaced(term, path, site.line) or value
             module = self.forward_calls.get(id(site)) if callee == "forward" else None
             if module is not None and value.kind == DEVICE_KIND:
                 value = value.because(self.step(
@@ -1193,8 +1196,12 @@ class _Resolver:
             # `f(..., device=torch.device("cpu"))` at every call: `device=device` is the CPU.
             (place,) = kinds
             what = "the CPU" if place == CPU_PLACE_KIND else "an accelerator"
+            # A place read by a convention (`_device_of_unplaced`) keeps saying so.
+            conventions = tuple(step for _, _, v in values for step in v.evidence
+                                if getattr(step, "message", None) == _UNPLACED_DEVICE_STEP)
             return Value(place).because(EvidenceStep(
-                f"every call of `{shown}` passes {what} as `{name}` ({_shown_sites(self.site_words, values)})", first_path, first_line))
+                f"every call of `{shown}` passes {what} as `{name}` ({_shown_sites(self.site_words, values)})",
+                first_path, first_line), *conventions[:1])
         if kinds == {OTHER_KIND} and all(_numbers(v) for _, _, v in values):
             # `f(tuple(slots))` with `slots` built of ints: a container of Python numbers.
             step = EvidenceStep(
@@ -1230,6 +1237,20 @@ class _Resolver:
                 return Value(kind, v.rank, element=v.element).because(EvidenceStep(
                     f"a call of `{shown}` passes a {kind.value} as `{name}`", path, line))
         return UNKNOWN
+
+    def _device_of_unplaced(self, term: Term, path: str, line: int) -> Optional[Value]:
+        """What a call passes as a device parameter when it passes `x.device` of a tensor whose
+        place nothing in the project proves (`Beam(n, self.sos.device)`, a buffer of a module
+        no code moves): the accelerator, as `device=x.device` in the caller's own body is read
+        (`expressions._placed_by`), so that handing the place on to a helper that allocates
+        with it (`torch.zeros(n, device=device)`) reads the same.  A convention, said as one; None
+        for anything else (a CPU tensor's device is the CPU by `eval`)."""
+        if not (term[0] == "attr" and len(term) > 2 and term[2] == "device"):
+            return None
+        if self.eval(term[1], path, None).kind != TENSOR_KIND:
+            return None
+        return Value(DEVICE_PLACE_KIND).because(EvidenceStep(_UNPLACED_DEVICE_STEP, path, line,
+                                                             kind=EvidenceKind.CONVENTION))
 
     def _unpacked(self, site: CallSite, name: str, path: str, callee: str) -> Optional[Value]:
         """What `f(**d)` passes as parameter `name`: the value of `d`'s key `name`, where `d`
@@ -1981,6 +2002,11 @@ def _vague(value: Value) -> bool:
     """A field value that says no more than an annotation would (an unknown, a bare tensor)."""
     return value.kind in (UNKNOWN_KIND, TENSOR_KIND) and value.rank is None \
         and value.type_name is None and value.element is None
+
+
+# `_Resolver._device_of_unplaced`'s step: the one convention a passed place carries on.
+_UNPLACED_DEVICE_STEP = ("the `.device` of a tensor is passed here: nothing in the project proves where that "
+                         "tensor is, and a tensor's `.device` passed as a place is taken to be the accelerator")
 
 
 def _at_call(fn: FunctionSummary, index: int) -> Tuple[str, int]:

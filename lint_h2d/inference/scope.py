@@ -8,6 +8,7 @@ collected from every method of a class first, so a buffer allocated in `__init__
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field, replace
 from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Type, TypeVar, Union
 
@@ -104,6 +105,128 @@ def module_aliases(module: cst.Module) -> Tuple[FrozenSet[str], FrozenSet[str]]:
                 if full == "numpy":
                     numpy_names.add(bound)
     return frozenset(torch_names), frozenset(numpy_names)
+
+
+def imported_module(small: cst.ImportFrom, path: str) -> Optional[str]:
+    """The dotted module `from <module> import ...` names, a relative one resolved against the
+    file's own path (`from ..x import N` in `a/b/c.py`: `a.x`; a package's `__init__.py` is the
+    package); None where it cannot be told (`from . import x` in a file of no path)."""
+    module = dotted_name(small.module) if small.module is not None else ""
+    if module is None:
+        return None
+    if not small.relative:
+        return module or None
+    if not path:
+        return None
+    package = module_dotted(path).split(".")
+    if not path.replace("\\", "/").endswith("/__init__.py"):
+        package = package[:-1]
+    up = len(small.relative) - 1
+    if up > len(package):
+        return None
+    return ".".join(package[:len(package) - up] + ([module] if module else []))
+
+
+def module_imports(module: cst.Module, path: str, text: Optional[str] = None) -> Dict[str, str]:
+    """The module-level names that an import binds to a module, by how code spells them, to
+    the module's dotted name: `import pkg.consts as C` (`C`), `import pkg.consts`
+    (`pkg.consts`), `from pkg import consts` and `from . import consts` (`consts`: a module or
+    a name; `Resolved.constant` tells).  `C.SOS_ID` then reads the project module's constant
+    (`expressions._attribute`), as `from pkg.consts import SOS_ID` does.  A name the module
+    binds twice at module level (another import, an assignment, a `def`, a `class`), or that
+    a function rebinds under `global`, is left out: which binding a read sees is not known."""
+    found: Dict[str, str] = {}
+    bound: Dict[str, int] = {}
+    for stmt in module.body:
+        for name in _module_level_bindings(stmt):
+            bound[name] = bound.get(name, 0) + 1
+    for small in _module_imports(module):
+        if isinstance(small, cst.Import):
+            for alias in small.names:
+                full = dotted_name(alias.name)
+                if not full:
+                    continue
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    found[alias.asname.name.value] = full
+                else:
+                    found[full] = full
+        elif not isinstance(small.names, cst.ImportStar):
+            source = imported_module(small, path)
+            if source is None:
+                continue
+            for alias in small.names:
+                if not isinstance(alias.name, cst.Name):
+                    continue
+                shown = alias.asname.name.value if alias.asname is not None \
+                    and isinstance(alias.asname.name, cst.Name) else alias.name.value
+                found[shown] = f"{source}.{alias.name.value}" if source else alias.name.value
+    if not found:
+        return found
+    rebound = _global_names(module, text)
+    return {shown: full for shown, full in found.items()
+            if bound.get(shown.split(".")[0], 0) <= 1 and shown.split(".")[0] not in rebound}
+
+
+def _module_level_bindings(stmt: cst.CSTNode) -> Iterator[str]:
+    """The names one module-level statement binds (the roots of dotted imports), looking into
+    the bodies of `if` / `try` / `with` / loops, which run at module level too."""
+    if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+        yield stmt.name.value
+        return
+    if isinstance(stmt, cst.SimpleStatementLine):
+        for small in stmt.body:
+            if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
+                for alias in small.names:
+                    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                        yield alias.asname.name.value
+                    else:
+                        yield (dotted_name(alias.name) or "").split(".")[0]
+            elif isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                for target in targets:
+                    yield from (n.value for n in _target_names(target))
+        return
+    for child in stmt.children:
+        if isinstance(child, (cst.BaseSuite, cst.BaseCompoundStatement, cst.SimpleStatementLine,
+                              cst.ExceptHandler, cst.Else, cst.Finally)):
+            yield from _module_level_bindings(child)
+        elif isinstance(child, (cst.AsName,)) and isinstance(child.name, cst.Name):
+            yield child.name.value
+    if isinstance(stmt, (cst.For, cst.With)):
+        targets = [stmt.target] if isinstance(stmt, cst.For) else [
+            item.asname.name for item in stmt.items if item.asname is not None]
+        for target in targets:
+            yield from (n.value for n in _target_names(target))
+
+
+def _target_names(target: cst.BaseExpression) -> Iterator[cst.Name]:
+    if isinstance(target, cst.Name):
+        yield target
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _target_names(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _target_names(target.value)
+
+
+_GLOBAL_WORDS = re.compile(r"\bglobal[ \t]+([\w \t,]+)")
+
+
+def _global_names(module: cst.Module, text: Optional[str]) -> FrozenSet[str]:
+    """The names some `global` statement of the module's functions may declare (and rebind):
+    read off the text where there is one (a `global` in a comment or a string counts too,
+    which only leaves more names out), else off the tree."""
+    if text is not None:
+        return frozenset(word for words in _GLOBAL_WORDS.findall(text) for word in re.split(r"[ \t,]+", words) if word) \
+            if "global" in text else frozenset()
+    names: Set[str] = set()
+
+    class _Finder(cst.CSTVisitor):
+        def visit_Global(self, node: cst.Global) -> None:
+            names.update(item.name.value for item in node.names)
+
+    module.visit(_Finder())
+    return frozenset(names)
 
 
 _STDLIB_NUMBER_MODULES = frozenset({"random", "bisect"})
@@ -755,16 +878,9 @@ class _Walker:
         if module is None:
             return None
         if small.relative:
-            if not self.base.path:
+            module = imported_module(small, self.base.path)
+            if module is None:
                 return None
-            # `from ..x import N` in `a/b/c.py`: `a.x` (a package's `__init__.py` is the package).
-            package = module_dotted(self.base.path).split(".")
-            if not self.base.path.replace("\\", "/").endswith("/__init__.py"):
-                package = package[:-1]
-            up = len(small.relative) - 1
-            if up > len(package):
-                return None
-            module = ".".join(package[:len(package) - up] + [module])
         return self.base.project.constant(module, alias.name.value)
 
     def bind_target(self, target: cst.BaseExpression, value: Value, names: Names, source: Optional[cst.BaseExpression] = None) -> None:
@@ -1175,7 +1291,10 @@ class ModuleWalker:
         )
         # The file's path: a relative import (`from .prompt import X`) names a module next to it.
         self.root = replace(self.root, path=path, stdlib_names=stdlib_number_modules(module),
-                            assignment_solvers=assignment_solvers(module))
+                            assignment_solvers=assignment_solvers(module),
+                            module_imports={shown: full for shown, full in module_imports(module, path, text).items()
+                                            if shown not in torch_names and shown not in numpy_names}
+                            if module_facts.resolved.constants else {})
         self.facts_out: List[StatementFact] = []
         self.usage_tables: Dict[int, Tuple[RangeBounds, DeviceNamed, SliceBounds]] = {}
 
