@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import dataclass
-from typing import Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
@@ -301,6 +301,25 @@ class _ModuleBindings(cst.CSTVisitor):
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
         self.found.extend((n, None) for n in target_names(node.target))
+
+
+def module_level_names(module: cst.Module) -> List[str]:
+    """Every name the module binds at module scope, once per binding (imports, assignments,
+    `def`s, classes, `for` / `with` / `except` targets, `:=`), as `_ModuleBindings` finds
+    them: a name listed twice may hold either binding where it is read.  `import a.b` and
+    `import a.c` bind `a` to the one package: listed once."""
+    visitor = _ModuleBindings()
+    for statement in module.body:
+        statement.visit(visitor)
+    chains: Set[str] = set()
+    names: List[str] = []
+    for name, binding in visitor.found:
+        if binding is not None and binding.kind == "chain":
+            if name in chains:
+                continue
+            chains.add(name)
+        names.append(name)
+    return names
 
 
 def _parse_import(import_line: str) -> Union[cst.Import, cst.ImportFrom]:

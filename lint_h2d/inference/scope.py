@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Type, TypeVar, Union
 
 import libcst as cst
 
+from fixers.imports import module_level_names
 from lint_h2d.capture import DEFAULT_CAPTURE_FUNCTIONS
 from lint_h2d.capture_flow import CaptureRegions, capture_regions
 from lint_h2d.cst_children import any_node, every_param, own_scope_nodes, recorded_children, type_test
@@ -136,10 +138,6 @@ def module_imports(module: cst.Module, path: str, text: Optional[str] = None) ->
     binds twice at module level (another import, an assignment, a `def`, a `class`), or that
     a function rebinds under `global`, is left out: which binding a read sees is not known."""
     found: Dict[str, str] = {}
-    bound: Dict[str, int] = {}
-    for stmt in module.body:
-        for name in _module_level_bindings(stmt):
-            bound[name] = bound.get(name, 0) + 1
     for small in _module_imports(module):
         if isinstance(small, cst.Import):
             for alias in small.names:
@@ -162,51 +160,10 @@ def module_imports(module: cst.Module, path: str, text: Optional[str] = None) ->
                 found[shown] = f"{source}.{alias.name.value}" if source else alias.name.value
     if not found:
         return found
+    bound = Counter(module_level_names(module))
     rebound = _global_names(module, text)
     return {shown: full for shown, full in found.items()
-            if bound.get(shown.split(".")[0], 0) <= 1 and shown.split(".")[0] not in rebound}
-
-
-def _module_level_bindings(stmt: cst.CSTNode) -> Iterator[str]:
-    """The names one module-level statement binds (the roots of dotted imports), looking into
-    the bodies of `if` / `try` / `with` / loops, which run at module level too."""
-    if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-        yield stmt.name.value
-        return
-    if isinstance(stmt, cst.SimpleStatementLine):
-        for small in stmt.body:
-            if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
-                for alias in small.names:
-                    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                        yield alias.asname.name.value
-                    else:
-                        yield (dotted_name(alias.name) or "").split(".")[0]
-            elif isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
-                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
-                for target in targets:
-                    yield from (n.value for n in _target_names(target))
-        return
-    for child in stmt.children:
-        if isinstance(child, (cst.BaseSuite, cst.BaseCompoundStatement, cst.SimpleStatementLine,
-                              cst.ExceptHandler, cst.Else, cst.Finally)):
-            yield from _module_level_bindings(child)
-        elif isinstance(child, (cst.AsName,)) and isinstance(child.name, cst.Name):
-            yield child.name.value
-    if isinstance(stmt, (cst.For, cst.With)):
-        targets = [stmt.target] if isinstance(stmt, cst.For) else [
-            item.asname.name for item in stmt.items if item.asname is not None]
-        for target in targets:
-            yield from (n.value for n in _target_names(target))
-
-
-def _target_names(target: cst.BaseExpression) -> Iterator[cst.Name]:
-    if isinstance(target, cst.Name):
-        yield target
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _target_names(element.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from _target_names(target.value)
+            if bound[shown.split(".")[0]] <= 1 and shown.split(".")[0] not in rebound}
 
 
 _GLOBAL_WORDS = re.compile(r"\bglobal[ \t]+([\w \t,]+)")
