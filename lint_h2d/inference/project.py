@@ -1249,8 +1249,33 @@ class _Resolver:
             return None
         if self.eval(term[1], path, None).kind != TENSOR_KIND:
             return None
+        if term[1][0] == "field" and self._run_by_construction(term[1][1], path, line):
+            # `self.buf.device` in a method the constructor runs: the buffer is where the
+            # constructor put it (no move has happened yet), which nothing says.
+            return None
         return Value(DEVICE_PLACE_KIND).because(EvidenceStep(_UNPLACED_DEVICE_STEP, path, line,
                                                              kind=EvidenceKind.CONVENTION))
+
+    def _run_by_construction(self, cls: str, path: str, line: int) -> bool:
+        """Whether `line` of `path` is in a method of `cls` that building an instance runs:
+        `__init__` or a method it calls on `self`, directly or through others (`self_called`),
+        its own or a base's.  The enclosing method is the one of `cls` in that file whose `def`
+        comes last before the line."""
+        here = max(((fn.line, fn.name) for (owner, _), found in self.methods.items() if owner == cls
+                    for fn_path, fn in found if fn_path == path and fn.line <= line), default=None)
+        if here is None:
+            return False
+        run: Set[str] = set()
+        todo = ["__init__"]
+        while todo:
+            name = todo.pop()
+            if name in run:
+                continue
+            run.add(name)
+            for owner in self._with_bases(cls):
+                for _, fn in self.methods.get((owner, name), ()):
+                    todo.extend(called for called, _ in fn.self_called)
+        return here[1] in run
 
     def _unpacked(self, site: CallSite, name: str, path: str, callee: str) -> Optional[Value]:
         """What `f(**d)` passes as parameter `name`: the value of `d`'s key `name`, where `d`
