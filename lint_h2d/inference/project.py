@@ -1258,9 +1258,12 @@ class _Resolver:
 
     def _run_by_construction(self, cls: str, path: str, line: int) -> bool:
         """Whether `line` of `path` is in a method of `cls` that building an instance runs:
-        `__init__` or a method it calls on `self`, directly or through others (`self_called`),
-        its own or a base's.  The enclosing method is the one of `cls` in that file whose `def`
-        comes last before the line."""
+        `__init__` or a method it calls on `self`, directly or through others (`self_called`,
+        each resolved as `_dispatch` resolves `self.m(...)`: its own, a base's, an override).
+        Transitive, unlike the walk's `scope._run_at_construction` (one level, for a default
+        device): here it only withholds a convention, so reading more methods as run at
+        construction can only leave a write unflagged.  The enclosing method is the one of
+        `cls` in that file whose `def` comes last before the line."""
         here = max(((fn.line, fn.name) for (owner, _), found in self.methods.items() if owner == cls
                     for fn_path, fn in found if fn_path == path and fn.line <= line), default=None)
         if here is None:
@@ -1272,9 +1275,8 @@ class _Resolver:
             if name in run:
                 continue
             run.add(name)
-            for owner in self._with_bases(cls):
-                for _, fn in self.methods.get((owner, name), ()):
-                    todo.extend(called for called, _ in fn.self_called)
+            for _, fn in self._dispatch(cls, name):
+                todo.extend(called for called, _ in fn.self_called)
         return here[1] in run
 
     def _unpacked(self, site: CallSite, name: str, path: str, callee: str) -> Optional[Value]:
