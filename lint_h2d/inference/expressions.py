@@ -1652,12 +1652,8 @@ def _module_constant(dotted: str, facts: Facts) -> Optional[Value]:
     name is bound otherwise where the read is (a parameter, a local of the same name)."""
     base, _, attr = dotted.rpartition(".")
     module = facts.module_imports.get(base)
-    if module is None:
-        return None
-    held = facts.names.get(base.split(".")[0])
-    if held is not None and not (held.origin == Origin.GLOBAL and held.kind == Kind.OTHER
-                                 and held.type_name is None and held.element is None):
-        return None  # rebound on this path: a parameter, a local, a loop variable
+    if module is None or not _imported_name(base.split(".")[0], facts):
+        return None  # not a module, or rebound on this path: a parameter, a local, a loop variable
     return facts.project.constant(module, attr)
 
 
