@@ -331,3 +331,50 @@ def test_facts_default() -> None:
 ])
 def test_comparisons(expr: str, kind: Kind) -> None:
     assert value_of("", expr).kind == kind
+
+
+@pytest.mark.parametrize("ranks, cat, stack", [
+    ([1, 1], 1, 2),
+    ([2, None], 2, 3),      # the other input is 2-D, or a legacy empty 1-D one cat skips
+    ([1, 2], 2, None),      # the 1-D one can only be empty (cat); stack raises
+    ([None, 1], None, 2),   # a 2-D `None` beside an empty 1-D makes a 2-D result
+    ([2, 3], None, None),   # PyTorch raises
+    ([None], None, None),
+    ([3], 3, 4),
+])
+def test_concatenation_and_stack_ranks(ranks: list, cat: object, stack: object) -> None:
+    """`torch.cat` has the rank of any input of 2 or more dimensions (only a legacy empty 1-D
+    input may differ), else of inputs all known to agree; `torch.stack` one more than any
+    input's (every input has the same shape)."""
+    from lint_h2d.inference.torch_api import concatenated_rank, stacked_rank
+
+    assert concatenated_rank(ranks) == cat
+    assert stacked_rank(ranks) == stack
+
+
+def test_concatenation_takes_the_place_of_an_input_whose_place_is_known() -> None:
+    """Every input of `torch.cat` is on one device (PyTorch raises otherwise): the first of a
+    known place tells it, whatever its position; else the first tensor."""
+    from lint_h2d.inference.values import concatenation_source
+
+    unknown, tensor = Value(Kind.UNKNOWN), Value(Kind.TENSOR, 1)
+    device, cpu = Value(Kind.DEVICE, 2), Value(Kind.CPU, 1)
+    assert concatenation_source([unknown, device]) is device
+    assert concatenation_source([tensor, cpu, device]) is cpu
+    assert concatenation_source([unknown, tensor]) is tensor
+    assert concatenation_source([unknown]) is unknown
+
+
+@pytest.mark.parametrize("code, kind, rank", [
+    ("torch.cat([p, torch.zeros(2, 3, device='cuda')])", Kind.DEVICE, 2),
+    ("torch.cat([torch.zeros(3), p])", Kind.CPU, None),
+    ("torch.stack([p, torch.zeros(3, device='cuda')])", Kind.DEVICE, 2),
+    ("torch.cat(parts)", Kind.DEVICE, 1),
+    ("torch.stack(parts)", Kind.DEVICE, 2),
+    ("torch.cat([q.cpu() for q in parts])", Kind.CPU, 1),
+])
+def test_concatenations_in_a_function(code: str, kind: Kind, rank: object) -> None:
+    """Where a concatenation's inputs say it is (any of them, a list's appended elements),
+    of the rank PyTorch requires of them."""
+    body = "parts = []\nfor _ in range(n):\n    parts.append(torch.zeros(4, device='cuda'))"
+    assert kind_rank(value_of(body, code)) == (kind, rank)

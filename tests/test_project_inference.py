@@ -176,10 +176,17 @@ def _passed(source: str) -> tuple:
     ("n = 0\n    n += 1\n    use(n)", ("scalar",)),
     ("n = len(x)\n    d = 0\n    d = min(d, n - 1)\n    n -= d\n    use(n)", ("scalar",)),
     ("n = max({i: len(v) for i, v in x}.values())\n    use(n)", ("scalar",)),
-    # a cycle (a loop around the rebinding) through a method, a display or a subscript: unknown
+    # a cycle (a loop around the rebinding) through a method or a display: unknown
     ("n = 0\n    for _ in x:\n        n = n.sum()\n    use(n)", ("join", (("scalar",), ("same", ("unk",), None)))),
     ("n = 0\n    for _ in x:\n        n = [n]\n    use(n)", ("join", (("scalar",), ("list", ("unk",))))),
-    ("n = 0\n    for _ in x:\n        n = n[0]\n    use(n)", ("join", (("scalar",), ("sub", ("unk",), 1)))),
+    # through a subscript of itself: where the other values are, of a rank not known
+    ("n = torch.zeros(3)\n    for _ in x:\n        n = n[k]\n    use(n)", ("same", ("cpu", 1, 5), None)),
+    ("n = 0\n    for _ in x:\n        n = n[0]\n    use(n)", ("scalar",)),
+    # a list grown by `append`: what was appended (the empty display adds nothing), and a
+    # concatenation of it, of what it holds
+    ("xs = []\n    for _ in x:\n        xs.append(k.cpu())\n    use(xs)", ("list", ("cpu", None, 7))),
+    ("xs = []\n    for _ in x:\n        xs.append(k.cpu())\n    use(torch.cat(xs))",
+     ("cat", (("sub", ("list", ("cpu", None, 7)), None),))),
     # without a loop, the rebinding reads what reaches it (the 0), and hides it from the use
     ("n = 0\n    n = [n]\n    use(n)", ("list", ("scalar",))),
     ("n = 0\n    n = n[0]\n    use(n)", ("sub", ("scalar",), 1)),
@@ -187,9 +194,10 @@ def _passed(source: str) -> tuple:
 ])
 def test_a_name_read_in_its_own_values_is_its_fixpoint(body: str, term: tuple) -> None:
     """`n += k` is what `n`'s other values and `k` give (a number when both are numbers); a
-    cycle through a method, a list display or a subscript is unknown, and so is a name only
-    its own reads bind (a global)."""
-    assert _passed(f"def f(x, k):\n    {body}\n") == term
+    cycle through a method or a list display is unknown, one through a subscript of the name
+    itself where the other values are (indexing keeps a tensor's place), and a name only its
+    own reads bind (a global) is unknown."""
+    assert _passed(f"import torch\n\n\ndef f(x, k):\n    {body}\n") == term
 
 
 def test_a_module_moved_to_a_passed_place_names_the_move_and_the_caller(results: Dict[str, List[Finding]]) -> None:

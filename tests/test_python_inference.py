@@ -401,7 +401,7 @@ def test_a_name_read_after_an_outright_rebinding_is_that_binding() -> None:
             "        g(lens)\n"
             "        lens = []\n")
     args = [c.args[0] for c in summarize("k.py", text).calls if c.callee == "g"]
-    assert args[0] == ("join", (("list", ("none",)), ("list", ("unk",))))  # before the rebinding: the list grown
+    assert args[0] == ("list", ("unk",))  # before the rebinding: the list grown (the empty display adds nothing)
     assert args[1] == ("dev", None, 7, "torch.tensor(..., device=\"cuda\")", False)  # after it: the tensor
     assert args[2][0] == "join"  # rebound on one path only: both
     # In a loop, a rebinding after the read reaches it again from the second iteration.
@@ -599,15 +599,15 @@ def test_names_in_reads_a_tuple_of_names_as_the_walk_does() -> None:
 def test_json_values_name_the_parse(results: Dict[str, List[Finding]]) -> None:
     """A value read out of `json.load`ed data (json_config.py): the chain names where the
     data was parsed, through the model's field as for a local."""
-    chain = _chain(results, "json_config.py", 36)
-    assert chain[0].startswith("json_config.py:29: allocated on `\"cuda\"` here")
+    chain = _chain(results, "json_config.py", 40)
+    assert chain[0].startswith("json_config.py:33: allocated on `\"cuda\"` here")
     assert chain[1:4] == [
-        "json_config.py:22: every call of `init_window` passes a `ConfiguredModel` as `model` (json_config.py:22)",
-        "json_config.py:14: `config` is a field of `ConfiguredModel`",
-        "json_config.py:17: read from data that `json.load` parsed: JSON holds no tensors, so a value is a "
+        "json_config.py:26: every call of `init_window` passes a `ConfiguredModel` as `model` (json_config.py:26)",
+        "json_config.py:18: `config` is a field of `ConfiguredModel`",
+        "json_config.py:21: read from data that `json.load` parsed: JSON holds no tensors, so a value is a "
         "host object (a number, `None`, ...)"]
-    chain = _chain(results, "json_config.py", 47)
-    assert chain[1] == ("json_config.py:47: read from data that `json.load` parsed: JSON holds no tensors, so a "
+    chain = _chain(results, "json_config.py", 51)
+    assert chain[1] == ("json_config.py:51: read from data that `json.load` parsed: JSON holds no tensors, so a "
                         "value is a host object (a number, `None`, ...)")
 
 

@@ -21,8 +21,8 @@ from lint_h2d.inference.resolved import (NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK
 from lint_h2d.inference.numpy_values import (assignment_result, numpy_dtype_integer, numpy_element, numpy_function,
                                              numpy_scalar_index, position_tuple)
 from lint_h2d.inference.summary import CONCATENATIONS, NN_TENSOR_WRAPPERS, PROGRESS_BARS, SCALAR_BUILTINS, place_term
-from lint_h2d.inference.torch_api import (ALL_FACTORIES, DATA_FACTORIES, dtype_integer, FLOAT_DEFAULT_FACTORIES, INDEX_OPS, IndexOp, LEGACY_TENSOR_TYPES, LIKE_FACTORIES, NEW_METHODS, NONZERO_OPS, ONE_D_FACTORIES, PAIR_FIELDS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SCALAR_METHODS, SCALAR_WITH_ARG_METHODS, SIZE_FACTORIES, SPLIT_OPS, TORCH_DTYPE_NAMES, VIEW_METHODS)
-from lint_h2d.inference.values import (entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, EMPTY_DICT, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NON_INTEGER, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
+from lint_h2d.inference.torch_api import (ALL_FACTORIES, concatenated_rank, DATA_FACTORIES, dtype_integer, FLOAT_DEFAULT_FACTORIES, INDEX_OPS, IndexOp, LEGACY_TENSOR_TYPES, LIKE_FACTORIES, NEW_METHODS, NONZERO_OPS, ONE_D_FACTORIES, PAIR_FIELDS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SCALAR_METHODS, SCALAR_WITH_ARG_METHODS, SIZE_FACTORIES, SPLIT_OPS, stacked_rank, TORCH_DTYPE_NAMES, VIEW_METHODS)
+from lint_h2d.inference.values import (concatenation_source, entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, EMPTY_DICT, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NON_INTEGER, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        join, module_tensor, ordered_number, read_from_json)
 
 SCALAR_FOLDS = frozenset({"min", "max", "sum"})
@@ -1409,12 +1409,24 @@ def _same_device_function(call: cst.Call, facts: Facts) -> Value:
             return target
     if not call.args:
         return UNKNOWN
+    name = call.func.attr.value if isinstance(call.func, cst.Attribute) else ""
     first = call.args[0].value
     if isinstance(first, (cst.List, cst.Tuple)) and first.elements:
-        first = first.elements[0].value
-    source = infer(first, facts)
+        if name in CONCATENATIONS or name == "stack":
+            # every input on one device: the first whose place is known tells the result's
+            shown = [e.value for e in first.elements if not isinstance(e, cst.StarredElement)]
+            source = concatenation_source([infer(e, facts) for e in shown]) if shown else UNKNOWN
+        else:
+            source = infer(first.elements[0].value, facts)
+    else:
+        source = infer(first, facts)
+        if name in CONCATENATIONS or name == "stack":
+            # `torch.cat(chunks)`: where the tensors `chunks` holds are (`chunks.append(x.cpu())`)
+            held = source.element
+            if held is not None and held.kind.is_tensor:
+                rank = concatenated_rank([held.rank]) if name in CONCATENATIONS else stacked_rank([held.rank])
+                return Value(held.kind, rank, Origin.LOCAL, integer=held.integer, evidence=held.evidence)
     if source.kind.is_tensor:
-        name = call.func.attr.value if isinstance(call.func, cst.Attribute) else ""
         if name in ("sort", "topk"):
             return Value(Kind.OTHER, length=2, items=(
                 Value(source.kind, source.rank, Origin.LOCAL, evidence=source.evidence),
@@ -1439,15 +1451,14 @@ RANK_KEEPING_FUNCTIONS = frozenset({
 DIM_REDUCTIONS = frozenset({"sum", "mean", "prod", "logsumexp"})
 
 
-def _agreed_rank(source: Value, call: cst.Call, facts: Facts) -> Optional[int]:
-    """The rank of every input of `torch.cat((a, b))` / `torch.stack((a, b))`, a display of
-    them (`source`: the first), where all agree; None where one differs or is not shown."""
+def _input_ranks(call: cst.Call, facts: Facts) -> Optional[List[Optional[int]]]:
+    """The rank of each input of `torch.cat((a, b))` / `torch.stack((a, b))`, a display of
+    them; None where the inputs are not shown (a name, a starred element)."""
     inputs = call.args[0].value
     if not isinstance(inputs, (cst.List, cst.Tuple)) or any(
             isinstance(e, cst.StarredElement) for e in inputs.elements):
         return None
-    ranks = {infer(e.value, facts).rank for e in inputs.elements}
-    return source.rank if ranks == {source.rank} else None
+    return [infer(e.value, facts).rank for e in inputs.elements]
 
 
 def _function_rank(name: str, source: Value, call: cst.Call, facts: Facts) -> Optional[int]:
@@ -1456,12 +1467,11 @@ def _function_rank(name: str, source: Value, call: cst.Call, facts: Facts) -> Op
     one less by a reduction along one dimension; None where nothing says."""
     if name in RANK_KEEPING_FUNCTIONS:
         return source.rank
-    if name in CONCATENATIONS:
-        return _agreed_rank(source, call, facts)
-    if name == "stack":
-        # `torch.stack((a, b))`: one dimension more than its inputs, which must agree
-        rank = _agreed_rank(source, call, facts)
-        return rank + 1 if rank is not None else None
+    if name in CONCATENATIONS or name == "stack":
+        ranks = _input_ranks(call, facts)
+        if ranks is None:
+            return None
+        return concatenated_rank(ranks) if name in CONCATENATIONS else stacked_rank(ranks)
     if name in ("outer", "ger"):
         return 2  # of two vectors (PyTorch raises on anything else)
     if name in DIM_REDUCTIONS:

@@ -105,7 +105,7 @@ def from_classes(classes: Mapping[str, FrozenSet[str]],
 # -- facts resolved across the project's summaries ---------------------------------------------
 
 from lint_h2d.findings import evidence_file_name, EvidenceKind, EvidenceStep  # noqa: E402
-from lint_h2d.inference.torch_api import NEW_METHODS  # noqa: E402
+from lint_h2d.inference.torch_api import concatenated_rank, NEW_METHODS  # noqa: E402
 from lint_h2d.inference.summary import (  # noqa: E402
     EMPTY_DISPLAY,
     EMPTY_LIST,
@@ -140,6 +140,7 @@ from lint_h2d.inference.resolved import (  # noqa: E402
 )
 from lint_h2d.inference.values import (  # noqa: E402
     augmented_number,
+    concatenation_source,
     entry,
     forward_input_only,
     is_json_data,
@@ -1661,13 +1662,14 @@ class _Resolver:
             # `min(a, b)`: one of the arguments, a Python number when every one is.
             return self._fold([self.eval(t, path, owner) for t in term[1]])
         if tag == "cat":
-            # `torch.cat((a, b), dim)`: where `a` is; of the inputs' rank when every one has
-            # that rank (PyTorch requires it, but for a legacy empty 1-D input).
-            first = self.eval(term[1][0], path, owner)
-            if not first.kind.is_tensor:
+            # `torch.cat((a, b), dim)`: where the first input of a known place is
+            # (`values.concatenation_source`); of the rank PyTorch requires of the inputs
+            # (`torch_api.concatenated_rank`).
+            inputs = [self.eval(t, path, owner) for t in term[1]]
+            source = concatenation_source(inputs)
+            if not source.kind.is_tensor:
                 return self.eval(("same", term[1][0], None), path, owner)
-            ranks = {first.rank} | {self.eval(t, path, owner).rank for t in term[1][1:]}
-            return Value(first.kind, first.rank if len(ranks) == 1 else None, evidence=first.evidence)
+            return Value(source.kind, concatenated_rank([v.rank for v in inputs]), evidence=source.evidence)
         if tag == "dflt":
             rank, line = term[1], term[2]
             integer = decode_integer(term[3]) if len(term) > 3 else False
@@ -2422,8 +2424,10 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                 if not is_open or _defaulted_device(fn, index):
                     if pvalue.kind not in (CPU_PLACE_KIND, DEVICE_PLACE_KIND):
                         continue  # `device: torch.device`: only where the calls point adds to it
-                elif annotation != ("unk",) and pvalue.kind != DEVICE_KIND:
-                    continue  # `x: torch.Tensor`: only "on the device" adds to the annotation
+                elif annotation != ("unk",) and pvalue.kind not in (DEVICE_KIND, CPU_KIND):
+                    # `x: torch.Tensor`: only a place adds to the annotation (on the CPU too:
+                    # the body's `device=x.device` is no accelerator then).
+                    continue
                 if _informative(pvalue):
                     key = (param_key(fn.name, fn.owner if fn.bound else None), pname)
                     params[key] = join(params[key], pvalue) if key in params else pvalue

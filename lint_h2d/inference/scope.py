@@ -46,7 +46,8 @@ from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, EMPTY_MODULE_FACTS
 from lint_h2d.inference.summary import sampling_hook
 from lint_h2d.inference.usage import DeviceNamed, RangeBounds, SliceBounds
 from lint_h2d.inference.values import (augmented_number, derived_step_kind, join_all, join_entries, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
-                                       is_module_tensor, join, module_tensor, ordered_number)
+                                       is_json_data, is_module_tensor, join, module_tensor, ordered_number,
+                                       read_from_json)
 
 
 Statement = Union[cst.SimpleStatementLine, cst.SimpleStatementSuite]
@@ -761,7 +762,9 @@ class _Walker:
             if small.value is not None:
                 value = infer(small.value, self.facts(names))
                 if (value.kind == Kind.UNKNOWN and value.type_name is None and value.element is None) \
-                        or _unfilled(value):
+                        or _unfilled(value) or read_from_json(value) or is_json_data(value):
+                    # A value nothing tells about, an empty container, or parsed JSON (a host
+                    # object of a type nothing shows): what the annotation declares.
                     value = _declared(small, value, self.facts(names))
             else:
                 value = annotated_value(small.annotation, self.facts(names))

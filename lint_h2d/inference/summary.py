@@ -1358,6 +1358,9 @@ class _Builder:
                     and node.args[0].elts and not any(isinstance(e, ast.Starred) for e in node.args[0].elts):
                 # `torch.cat((a, b), dim)`: where `a` is, of the inputs' rank when they agree.
                 return ("cat", tuple(self.term(e, scope) for e in node.args[0].elts))
+            if method in CONCATENATIONS and node.args and not isinstance(node.args[0], (ast.List, ast.Tuple, ast.Starred)):
+                # `torch.cat(chunks)`: of the inputs `chunks` holds (`chunks.append(x.cpu())`).
+                return ("cat", (("sub", self.term(node.args[0], scope), None),))
             if method in _RANK_KEEPING and node.args and not isinstance(node.args[0], ast.Starred):
                 return ("keep", self.term(node.args[0], scope))  # `torch.log_softmax(x, dim=0)`
             if method in _SAME_DEVICE_FUNCTIONS and node.args:
@@ -1665,7 +1668,13 @@ def _settle(term: Any, name: str) -> Any:
             return None
         return SCALAR if all(a == SCALAR for a in args) else ("fold", args)
     if tag == "join":
-        parts = [p for p in (_settle(p, name) for p in term[1]) if p is not None]
+        own = ("cycle", name)
+        parts = [p for p in (_settle(p, name) for p in term[1] if not _own_element(p, own)) if p is not None]
+        if parts and any(_own_element(p, own) for p in term[1]):
+            # `x = x[mask]` beside `x = torch.cat(chunks)`: indexing a tensor keeps its place,
+            # not its rank, so `x` is where the other values are, of a rank not known (a
+            # container's element is not what the container is: unknown).
+            return ("same", _join(parts), None)
         return _join(parts) if parts else None
     if tag == "sub" and isinstance(term[1], tuple):
         # `slot = free.pop(0)`, `by_request[r] = slot`, `slot = by_request[r]`: an element of
@@ -1676,6 +1685,11 @@ def _settle(term: Any, name: str) -> Any:
             held = [h for h in (_settle(p[1], name) for p in bases) if h is not None and h != ("none",)]
             return ("sub", ("list", _join(held)), term[2]) if held else None
     return _uncycled(term, name)
+
+
+def _own_element(term: Any, own: Tuple[str, str]) -> bool:
+    """`("sub", ("cycle", name), ints)`: a subscript of the name's own value (`x = x[mask]`)."""
+    return isinstance(term, tuple) and len(term) >= 3 and term[0] == "sub" and term[1] == own
 
 
 def _uncycled(term: Any, name: str) -> Any:
@@ -2007,6 +2021,11 @@ def _join(terms: Sequence[Term]) -> Term:
             unique.append(t)
     if not unique:
         return ("none",)
+    if EMPTY_DISPLAY in unique and any(len(t) == 2 and t[0] == "list" and t != EMPTY_DISPLAY for t in unique):
+        # `xs = []`, then `xs.append(x)`: what the list holds is what was appended; the empty
+        # display beside it adds nothing the resolver reads (a join keeps the other's
+        # elements), and a term too large to carry into a call's argument loses them all.
+        unique.remove(EMPTY_DISPLAY)
     if len(unique) == 1:
         return unique[0]
     return ("join", tuple(unique))

@@ -9,7 +9,7 @@ run on a file the prefilter drops then imports no parser at all.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Optional
+from typing import Iterable, Mapping, Optional
 
 # Factories whose first positional arguments (or `size=`) give the shape.
 SIZE_FACTORIES = frozenset(
@@ -169,3 +169,29 @@ def dtype_integer(dtype: Optional[str]) -> Optional[bool]:
     if last in INTEGER_DTYPES:
         return True
     return None if last in NON_INTEGER_DTYPES else False
+
+
+def concatenated_rank(ranks: Iterable[Optional[int]]) -> Optional[int]:
+    """The rank of `torch.cat((a, b, ...))` whose inputs have `ranks` (None: not known).
+
+    PyTorch requires every input to have the result's number of dimensions, but for a legacy
+    empty 1-D tensor (shape `(0,)`), which it skips, and raises on a 0-dim one.  So a rank of 2
+    or more that one input is known to have is the result's, whatever the others are (one of
+    rank 1, or not known, may be such an empty tensor; two different such ranks raise); where
+    no input has one, only ranks all known and equal say the result's.
+    """
+    ranks = list(ranks)
+    wide = {r for r in ranks if r is not None and r >= 2}
+    if wide:
+        return wide.pop() if len(wide) == 1 else None
+    known = set(ranks)
+    return known.pop() if len(known) == 1 and None not in known else None
+
+
+def stacked_rank(ranks: Iterable[Optional[int]]) -> Optional[int]:
+    """The rank of `torch.stack((a, b, ...))` whose inputs have `ranks` (None: not known): one
+    more than the rank any input is known to have, since PyTorch requires every input to have
+    the same shape (no legacy exception, unlike `torch.cat`); None where none is known, or two
+    known ranks differ (it raises)."""
+    known = {r for r in ranks if r is not None}
+    return known.pop() + 1 if len(known) == 1 else None

@@ -350,6 +350,20 @@ def _several_dims(a: Value, b: Value) -> Optional[int]:
     return known if known is not None and known >= 2 else None
 
 
+def concatenation_source(inputs: Sequence[Value]) -> Value:
+    """The input of `torch.cat((a, b))` / `torch.stack((a, b))` whose place the result has.
+
+    PyTorch requires every input on one device and raises otherwise, so the first input whose
+    place is known (on the device, or on the CPU) tells the result's, whatever its position
+    (`torch.cat([x, pad])` with `pad` made on the device and `x` a parameter nothing tells
+    about); else the first tensor, else the first input.  `inputs` must not be empty.
+    """
+    for value in inputs:
+        if value.kind in (DEVICE_KIND, CPU_KIND):
+            return value
+    return next((value for value in inputs if value.kind.is_tensor), inputs[0])
+
+
 def join(a: Value, b: Value) -> Value:
     """The value of a name after two control-flow paths meet (if/else, loop back-edges)."""
     if a is b or a.kind is b.kind and a == b:  # values of two kinds differ: no field tuples built
