@@ -897,10 +897,12 @@ def _container_method(receiver: Value, method: str, call: cst.Call, facts: Facts
         element = dict(receiver.entries).get(name, element) if name is not None else element
     if method == "pop" and (receiver.key is None and len(args) <= 1 or receiver.key is not None and len(args) == 1):
         return element  # `xs.pop()`, `xs.pop(0)`, `d.pop(k)`: an element (or it raises)
-    if method in ("get", "pop", "setdefault") and receiver.key is not None and len(args) == 2:
-        # With a default: the element or the default (`d.get(k, 0)`); None adds nothing.
+    if method in ("get", "pop", "setdefault") and mapping and len(args) == 2:
+        # With a default: the element or the default (`d.get(k, 0)`); None adds nothing.  A
+        # mapping whose keys nothing tells (`data: dict[str, float]`) too: a list has no `get`
+        # and takes one argument to `pop`, so the call raises on anything but a mapping.
         return join(element, infer(args[1].value, facts))
-    if method == "get" and receiver.key is not None and len(args) == 1:
+    if method == "get" and mapping and len(args) == 1:
         return join(element, NONE)
     return None
 
