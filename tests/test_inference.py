@@ -378,3 +378,19 @@ def test_concatenations_in_a_function(code: str, kind: Kind, rank: object) -> No
     of the rank PyTorch requires of them."""
     body = "parts = []\nfor _ in range(n):\n    parts.append(torch.zeros(4, device='cuda'))"
     assert kind_rank(value_of(body, code)) == (kind, rank)
+
+
+@pytest.mark.parametrize("body, expr", [
+    ("_, m, k = p.size()", "k"),
+    ("b, m = p.shape[:2]", "m"),
+    ("a, m, k = p.shape", "a"),
+])
+def test_dimensions_unpacked_from_size_or_shape_are_numbers(body: str, expr: str) -> None:
+    """`p.size()` / `p.shape` of a `p` nothing tells about is a tuple of dimensions, as
+    `p.size(1)` and `p.shape[1]` are dimensions."""
+    assert value_of(body, expr).kind == Kind.SCALAR
+
+
+def test_size_without_a_dimension_is_a_tuple_of_ints() -> None:
+    value = value_of("", "p.size()")
+    assert value.kind == Kind.OTHER and value.element is not None and value.element.kind == Kind.SCALAR

@@ -25,6 +25,8 @@ from lint_h2d.inference.torch_api import (ALL_FACTORIES, concatenated_rank, DATA
 from lint_h2d.inference.values import (concatenation_source, entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, EMPTY_DICT, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NON_INTEGER, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        join, module_tensor, ordered_number, read_from_json)
 
+# A `torch.Size` (or any `shape` / `size()` nothing else tells about): a tuple of Python ints.
+SIZE_TUPLE = Value(Kind.OTHER, element=SCALAR)
 SCALAR_FOLDS = frozenset({"min", "max", "sum"})
 CONTAINER_BUILTINS = frozenset(
     {"list", "dict", "tuple", "set", "frozenset", "range", "sorted", "defaultdict",
@@ -677,7 +679,9 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
     if method in _INT_METHODS and receiver.kind in (Kind.OTHER, Kind.UNKNOWN) and receiver.type_name is None:
         return SCALAR
     if method in SCALAR_WITH_ARG_METHODS:
-        return SCALAR if call.args else OTHER
+        # `x.size(0)`: a dimension; `x.size()`: a `torch.Size`, a tuple of them, so that
+        # `_, n, k = logits.size()` binds numbers as `logits.size(2)` is one.
+        return SCALAR if call.args else SIZE_TUPLE
     if receiver.kind == Kind.OTHER and receiver.type_name is None and not receiver.none \
             and (receiver.element is not None or receiver.key is not None):
         found = _container_method(receiver, method, call, facts)
@@ -1750,6 +1754,10 @@ def _attribute(node: cst.Attribute, facts: Facts) -> Value:
             return SCALAR if attr == "ndim" else OTHER
     if attr == "device":
         return UNKNOWN
+    if attr == "shape" and base.kind == Kind.UNKNOWN and base.type_name is None and not base.none:
+        # `b, n = x.shape[:2]`, `_, n = x.shape` of an `x` nothing tells about: a tuple of
+        # dimensions, as `x.shape[1]` is one (`_subscript`).
+        return SIZE_TUPLE
     # vLLM's CpuGpuBuffer: `.gpu` is the device tensor, `.cpu` the (pinned) host one, `.np`
     # a numpy view of the host one.
     if attr == "gpu":
