@@ -1417,21 +1417,11 @@ def _same_device_function(call: cst.Call, facts: Facts) -> Value:
         return UNKNOWN
     name = call.func.attr.value if isinstance(call.func, cst.Attribute) else ""
     first = call.args[0].value
+    if name in CONCATENATIONS or name == "stack":
+        return _concatenation(name, first, facts)
     if isinstance(first, (cst.List, cst.Tuple)) and first.elements:
-        if name in CONCATENATIONS or name == "stack":
-            # every input on one device: the first whose place is known tells the result's
-            shown = [e.value for e in first.elements if not isinstance(e, cst.StarredElement)]
-            source = concatenation_source([infer(e, facts) for e in shown]) if shown else UNKNOWN
-        else:
-            source = infer(first.elements[0].value, facts)
-    else:
-        source = infer(first, facts)
-        if name in CONCATENATIONS or name == "stack":
-            # `torch.cat(chunks)`: where the tensors `chunks` holds are (`chunks.append(x.cpu())`)
-            held = source.element
-            if held is not None and held.kind.is_tensor:
-                rank = concatenated_rank([held.rank]) if name in CONCATENATIONS else stacked_rank([held.rank])
-                return Value(held.kind, rank, Origin.LOCAL, integer=held.integer, evidence=held.evidence)
+        first = first.elements[0].value
+    source = infer(first, facts)
     if source.kind.is_tensor:
         if name in ("sort", "topk"):
             return Value(Kind.OTHER, length=2, items=(
@@ -1457,27 +1447,35 @@ RANK_KEEPING_FUNCTIONS = frozenset({
 DIM_REDUCTIONS = frozenset({"sum", "mean", "prod", "logsumexp"})
 
 
-def _input_ranks(call: cst.Call, facts: Facts) -> Optional[List[Optional[int]]]:
-    """The rank of each input of `torch.cat((a, b))` / `torch.stack((a, b))`, a display of
-    them; None where the inputs are not shown (a name, a starred element)."""
-    inputs = call.args[0].value
-    if not isinstance(inputs, (cst.List, cst.Tuple)) or any(
-            isinstance(e, cst.StarredElement) for e in inputs.elements):
-        return None
-    return [infer(e.value, facts).rank for e in inputs.elements]
+def _concatenation(name: str, inputs: cst.BaseExpression, facts: Facts) -> Value:
+    """`torch.cat((a, b))` / `torch.stack((a, b))`, or of a container (`torch.cat(chunks)`):
+    where any input of a known place is (`values.concatenation_source`: PyTorch raises on
+    mixed devices), of the rank PyTorch requires of the inputs (`torch_api.concatenated_rank`,
+    `stacked_rank`; open where a starred input hides some); a container's inputs are what it
+    holds (`chunks.append(x.cpu())`).  Each input is inferred once."""
+    combine = concatenated_rank if name in CONCATENATIONS else stacked_rank
+    if isinstance(inputs, (cst.List, cst.Tuple)) and inputs.elements:
+        shown = [infer(e.value, facts) for e in inputs.elements if not isinstance(e, cst.StarredElement)]
+        source = concatenation_source(shown) if shown else UNKNOWN
+        if not source.kind.is_tensor:
+            return UNKNOWN
+        rank = combine([v.rank for v in shown]) if len(shown) == len(inputs.elements) else None
+        return Value(source.kind, rank, Origin.LOCAL, evidence=source.evidence)
+    container = infer(inputs, facts)
+    held = container.element
+    if held is not None and held.kind.is_tensor:
+        return Value(held.kind, combine([held.rank]), Origin.LOCAL, integer=held.integer, evidence=held.evidence)
+    if container.kind.is_tensor:
+        return Value(container.kind, None, Origin.LOCAL, evidence=container.evidence)  # its rows, concatenated
+    return UNKNOWN
 
 
 def _function_rank(name: str, source: Value, call: cst.Call, facts: Facts) -> Optional[int]:
-    """The rank of `torch.name(x, ...)` with `source` the value of `x` (of a `torch.cat`, its
-    first input): kept by `RANK_KEEPING_FUNCTIONS` and a concatenation whose inputs agree,
-    one less by a reduction along one dimension; None where nothing says."""
+    """The rank of `torch.name(x, ...)` with `source` the value of `x`: kept by
+    `RANK_KEEPING_FUNCTIONS`, one less by a reduction along one dimension; None where nothing
+    says (a concatenation is `_concatenation`'s)."""
     if name in RANK_KEEPING_FUNCTIONS:
         return source.rank
-    if name in CONCATENATIONS or name == "stack":
-        ranks = _input_ranks(call, facts)
-        if ranks is None:
-            return None
-        return concatenated_rank(ranks) if name in CONCATENATIONS else stacked_rank(ranks)
     if name in ("outer", "ger"):
         return 2  # of two vectors (PyTorch raises on anything else)
     if name in DIM_REDUCTIONS:
