@@ -394,3 +394,48 @@ def test_dimensions_unpacked_from_size_or_shape_are_numbers(body: str, expr: str
 def test_size_without_a_dimension_is_a_tuple_of_ints() -> None:
     value = value_of("", "p.size()")
     assert value.kind == Kind.OTHER and value.element is not None and value.element.kind == Kind.SCALAR
+
+
+@pytest.mark.parametrize("size, rank", [
+    ("p - 1", 1), ("p // 2 + 1 - n // 2", 1), ("2 ** p", 1), ("p % 7", 1), ("-p", 1), ("p >> 1", 1),
+    ("p + 1", 1),  # a sequence plus a number raises
+    ("p + q", None),  # `shape + (3,)` is a longer shape
+    ("p * 2", None),  # `shape * 2` repeats one
+])
+def test_a_size_made_by_arithmetic_no_sequence_defines_is_one_dimension(size: str, rank: object) -> None:
+    """`torch.zeros(size)` with one size argument makes one dimension of a number or a
+    one-element integer tensor and raises on anything else but a sequence; `-`, `//`, `%`,
+    `**`, shifts and a sign make no sequence, `+` with a number neither."""
+    assert kind_rank(value_of(f"q = p\nt = torch.zeros({size}, device=device)", "t")) == (DEV, rank)
+
+
+def test_string_bound_once_reads_only_a_lone_literal_binding() -> None:
+    from lint_h2d.inference.scope import string_bound_once
+
+    def bound(body: str, name: str = "key") -> object:
+        fn = cst.parse_module("def f(self, arg):\n" + "".join(f"    {line}\n" for line in body.splitlines()))
+        found = string_bound_once(fn.body[0], name)  # type: ignore[arg-type]
+        return None if found is None else found.evaluated_value
+
+    assert bound('key = "enabled"\nself.register_buffer(key, t)') == "enabled"
+    assert bound('key = "a"\nif arg:\n    key = "b"') is None  # two bindings
+    assert bound('key = "a"\nfor key in arg:\n    pass') is None  # a loop rebinds it
+    assert bound('key = "a"\nwith arg as key:\n    pass') is None
+    assert bound('key = "a"\nkey, other = arg') is None  # an unpacking
+    assert bound('key = "a"\ndef key():\n    pass') is None  # a nested definition
+    assert bound('key = "a"\nglobal key') is None
+    assert bound('key = name()') is None  # no literal
+    assert bound('arg = "a"', "arg") is None  # a parameter: the caller's value reaches too
+    assert bound('key = "a"\ndef g():\n    key = "b"') == "a"  # the nested scope's own name
+
+
+def test_a_cpu_default_survives_a_join_only_where_every_path_keeps_it() -> None:
+    """A device spec that is the CPU unless a caller says otherwise stays so after a join of
+    two such paths; joined with a path that binds something else (a test ruled the default
+    out), it does not, whichever path comes first."""
+    from lint_h2d.findings import EvidenceStep
+    from lint_h2d.inference.values import CPU_DEFAULT_STEP, cpu_by_default
+    default = Value(Kind.OTHER, evidence=(EvidenceStep(CPU_DEFAULT_STEP, "k.py", 3),))
+    other = Value(Kind.OTHER)
+    assert cpu_by_default(join(default, default))
+    assert not cpu_by_default(join(default, other)) and not cpu_by_default(join(other, default))

@@ -809,3 +809,26 @@ def test_a_name_beside_its_host_sibling_is_the_device_half_by_convention(results
         (step,) = [s for s in finding.evidence if "has a host sibling" in s.message]
         assert step.kind.value == "convention" and step.row == sibling_row, row
         assert finding.fix is None or finding.fix.applicability.value == "unsafe", row
+
+
+def test_summary_reads_named_buffers_arithmetic_sizes_and_cpu_default_fields() -> None:
+    """A buffer registered under a local bound once to a string is that field; a single size
+    made with `-` is one dimension; a field that keeps a device parameter defaulting to the
+    CPU is a `cpudefault` term, and `device=self.<field>` keeps the field's term to read it."""
+    from lint_h2d.inference.summary import summarize
+    text = ("import torch\n"
+            "from torch import nn\n"
+            "class Q(nn.Module):\n"
+            "    def __init__(self, n, storage_device='cpu', name='given'):\n"
+            "        key = 'enabled'\n"
+            "        self.register_buffer(key, torch.zeros(n - 1))\n"
+            "        self.register_buffer(name, torch.zeros(1))\n"
+            "        self.storage_device = storage_device\n"
+            "    def grow(self, n):\n"
+            "        self.rows = torch.zeros(n, device=self.storage_device)\n")
+    (cls,) = summarize("k.py", text).classes
+    fields = dict(cls.fields)
+    assert fields["enabled"][0] == "wrap" and fields["enabled"][1][:2] == ("dflt", 1)  # a default-device tensor of one dimension
+    assert "given" not in fields  # the caller's string
+    assert fields["storage_device"] == ("cpudefault", ("param", "__init__", "storage_device", "Q"), 8)
+    assert fields["rows"][0] == "dev" and fields["rows"][5] == ("field", "Q", "storage_device")

@@ -22,7 +22,7 @@ from lint_h2d.inference.numpy_values import (assignment_result, numpy_dtype_inte
                                              numpy_scalar_index, position_tuple)
 from lint_h2d.inference.summary import CONCATENATIONS, NN_TENSOR_WRAPPERS, PROGRESS_BARS, SCALAR_BUILTINS, place_term
 from lint_h2d.inference.torch_api import (ALL_FACTORIES, concatenated_rank, DATA_FACTORIES, dtype_integer, FLOAT_DEFAULT_FACTORIES, INDEX_OPS, IndexOp, LEGACY_TENSOR_TYPES, LIKE_FACTORIES, NEW_METHODS, NONZERO_OPS, ONE_D_FACTORIES, PAIR_FIELDS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SCALAR_METHODS, SCALAR_WITH_ARG_METHODS, SIZE_FACTORIES, SPLIT_OPS, stacked_rank, TORCH_DTYPE_NAMES, VIEW_METHODS)
-from lint_h2d.inference.values import (concatenation_source, entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, EMPTY_DICT, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NON_INTEGER, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
+from lint_h2d.inference.values import (concatenation_source, cpu_by_default, entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, EMPTY_DICT, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NON_INTEGER, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        join, module_tensor, ordered_number, read_from_json)
 
 # A `torch.Size` (or any `shape` / `size()` nothing else tells about): a tuple of Python ints.
@@ -36,8 +36,6 @@ NUMPY_MODULES = frozenset({"np", "numpy"})
 CPU_SUFFIXES = ("_cpu", "_host")
 # `x_cpu` beside `x`: the host half of a CPU/device pair (`usage.DeviceNamed.sibling`).
 CPU_SIBLING = "_cpu"
-# The evidence of a parameter whose default is the CPU (`device=None`, `device="cpu"`).
-CPU_DEFAULT_STEP = "defaults to the CPU (None or \"cpu\")"
 # The evidence of a parameter annotated `torch.device` that no call site places: an explicit
 # device in serving code is the accelerator (as any `device=` not provably the CPU).
 ANNOTATED_DEVICE_STEP = ("`{}` is annotated `torch.device` and no call in the project says where it points: "
@@ -228,9 +226,10 @@ def _device_kwarg_kind(call: cst.Call, facts: Facts) -> Optional[Kind]:
         return Kind.TENSOR  # a meta tensor: setitem on it copies nothing
     if place_of(device, facts) == Kind.CPU_PLACE:
         return Kind.CPU
-    if isinstance(device, cst.Name) and any(getattr(step, "message", None) == CPU_DEFAULT_STEP
-                                            for step in infer(device, facts).evidence):
-        return Kind.TENSOR  # `def f(n, device=None)`: on the CPU unless a caller says otherwise
+    if isinstance(device, (cst.Name, cst.Attribute)) and cpu_by_default(infer(device, facts)):
+        # `def f(n, device=None)`, or a field that keeps such a parameter
+        # (`self.storage_device`): on the CPU unless a caller says otherwise.
+        return Kind.TENSOR
     source = _tensor_of_device(device, facts)
     if source is not None:
         # `device=x.device`: where `x` is.  A tensor (or a parameter) with no evidence of its
@@ -358,12 +357,28 @@ def _rank_from_sizes(call: cst.Call, facts: Facts, skip_trailing: int = 0) -> Op
     return len(positional)
 
 
+# Operators no sequence defines (a tuple, a list, `torch.Size` have `+` and `*` only): what they
+# give is a number, a tensor or an error, never a shape of several sizes.  `summary._size_rank`
+# reads the same operators on CPython's tree.
+_NUMBER_ONLY_OPERATORS = (cst.Subtract, cst.FloorDivide, cst.Modulo, cst.Power, cst.LeftShift,
+                          cst.RightShift, cst.Divide)
+
+
 def _int_size(node: cst.BaseExpression, facts: Facts) -> bool:
-    """A size that is one Python int (a 1-D shape): a number, or a name of the function the
+    """A size that is one Python int (a 1-D shape): a number, a name of the function the
     function passes to `range()` (`Facts.range_ints`; `range` raises on anything else, a
-    tuple or a `torch.Size` included)."""
+    tuple or a `torch.Size` included), or arithmetic that makes no sequence (`n - k // 2`,
+    `n + 1` with a number: `_NUMBER_ONLY_OPERATORS`; a one-element integer tensor is a size too:
+    whatever such a size is, when `torch.zeros(size)` does not raise it makes one dimension)."""
     if infer(node, facts).kind == Kind.SCALAR:
         return True
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus, cst.BitInvert)):
+        return True
+    if isinstance(node, cst.BinaryOperation):
+        if isinstance(node.operator, _NUMBER_ONLY_OPERATORS):
+            return True
+        if isinstance(node.operator, cst.Add):  # a sequence plus a number raises
+            return any(infer(side, facts).kind == Kind.SCALAR for side in (node.left, node.right))
     return isinstance(node, cst.Name) and node.value in facts.range_ints
 
 

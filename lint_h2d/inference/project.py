@@ -141,6 +141,8 @@ from lint_h2d.inference.resolved import (  # noqa: E402
 from lint_h2d.inference.values import (  # noqa: E402
     augmented_number,
     concatenation_source,
+    CPU_DEFAULT_STEP,
+    cpu_by_default,
     entry,
     forward_input_only,
     is_json_data,
@@ -1641,10 +1643,21 @@ class _Resolver:
             return self.eval(("same", term[1], None), path, owner)
         if tag == "dev":
             rank, line, how, integer = term[1:5]
-            if len(term) > 5 and self.eval(term[5], path, owner).kind == CPU_PLACE_KIND:
+            spec = self.eval(term[5], path, owner) if len(term) > 5 else None
+            if spec is not None and spec.kind == CPU_PLACE_KIND:
                 return Value(CPU_KIND, rank)  # `device=device` of a name that holds the CPU
+            if spec is not None and cpu_by_default(spec):
+                return Value(TENSOR_KIND, rank)  # a field that keeps a CPU default: the CPU unless a caller says otherwise
             return Value(DEVICE_KIND, rank, integer=decode_integer(integer)).because(
                 self.step(f"allocated on the device here (`{how}`)", path, line))
+        if tag == "cpudefault":
+            # `self.storage_device = storage_device`, the parameter defaulting to the CPU: what
+            # every call passes where that is a place, else the CPU unless a caller says
+            # otherwise (the walk reads the parameter itself so, `scope`'s `CPU_DEFAULT_STEP`).
+            inner = self.eval(term[1], path, owner)
+            if inner.kind in (CPU_PLACE_KIND, DEVICE_PLACE_KIND) or inner.kind not in (UNKNOWN_KIND, OTHER_KIND):
+                return inner
+            return Value(inner.kind, evidence=(self.step(CPU_DEFAULT_STEP, path, term[2]),))
         if tag == "wrap":
             # `nn.Buffer(t)`, `nn.Parameter(t)`, `register_buffer(name, t)`
             return module_tensor(self.eval(term[1], path, owner), self.step(MODULE_TENSOR_STEP, path, term[2]))

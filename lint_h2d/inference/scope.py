@@ -26,7 +26,6 @@ from lint_h2d.inference.expressions import (
     annotation_value,
     annotated_value,
     ANNOTATED_DEVICE_STEP,
-    CPU_DEFAULT_STEP,
     isinstance_checks,
     surely_evaluated,
     dotted_name,
@@ -45,7 +44,7 @@ from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, EMPTY_MODULE_FACTS
                                         passed_through_message, sampling_hook_message, uncalled_message)
 from lint_h2d.inference.summary import sampling_hook
 from lint_h2d.inference.usage import DeviceNamed, RangeBounds, SliceBounds
-from lint_h2d.inference.values import (augmented_number, derived_step_kind, join_all, join_entries, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
+from lint_h2d.inference.values import (augmented_number, CPU_DEFAULT_STEP, derived_step_kind, join_all, join_entries, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        is_json_data, is_module_tensor, join, module_tensor, ordered_number,
                                        read_from_json)
 
@@ -273,6 +272,45 @@ def scalar_functions(module: cst.Module) -> FrozenSet[str]:
             if dotted_name(stmt.returns.annotation) in _SCALAR_RETURNS:
                 out.add(stmt.name.value)
     return frozenset(out)
+
+
+# Statements and nodes that bind a name otherwise than `name = value` (`string_bound_once`).
+_OTHER_BINDERS = (cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.WithItem, cst.NamedExpr,
+                  cst.ExceptHandler, cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal, cst.Del,
+                  cst.MatchAs, cst.MatchStar, cst.MatchMapping)
+
+
+def string_bound_once(fn: cst.FunctionDef, name: str) -> Optional[cst.SimpleString]:
+    """The string literal `fn` binds `name` to, where that is the only binding of `name` in
+    `fn`'s own scope (`name = "enabled"`) and `name` is no parameter: what every read of it
+    reads.  None where anything else may bind it (a loop, a `with`, an import, a nested `def`,
+    an unpacking, `global`), whatever the order."""
+    if any(p.name.value == name for p in every_param(fn.params)):
+        return None
+    found: List[cst.BaseExpression] = []
+    stack: List[cst.CSTNode] = [fn.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            if node.name.value == name:
+                return None
+            continue
+        if isinstance(node, cst.Lambda):
+            continue
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name) and target.target.value == name:
+                    found.append(node.value)
+                elif any_node(target.target, lambda n: isinstance(n, cst.Name) and n.value == name):
+                    return None
+        elif isinstance(node, _OTHER_BINDERS) and any_node(
+                node if not isinstance(node, (cst.For, cst.CompFor)) else node.target,
+                lambda n: isinstance(n, cst.Name) and n.value == name):
+            if not isinstance(node, cst.WithItem) or node.asname is not None and any_node(
+                    node.asname, lambda n: isinstance(n, cst.Name) and n.value == name):
+                return None
+        stack.extend(recorded_children(node))
+    return found[0] if len(found) == 1 and isinstance(found[0], cst.SimpleString) else None
 
 
 class _Walker:
@@ -569,6 +607,9 @@ class _Walker:
                 and all(a.keyword is None and not a.star for a in call.args[:2])):
             return
         name = call.args[0].value
+        if isinstance(name, cst.Name) and self.scope.node is not None:
+            # `NAME = "enabled"`, then `register_buffer(NAME, t)` (as `summary._registered_buffer`).
+            name = string_bound_once(self.scope.node, name.value) or name
         if not isinstance(name, cst.SimpleString) or (isinstance(call.args[1].value, cst.Name)
                                                        and call.args[1].value.value == "None"):
             return

@@ -478,6 +478,9 @@ class _Scope:
     ints: Set[str] = field(default_factory=set)
     # Parameters whose default is `None` or `"cpu"`: a `device=` of theirs may be the CPU.
     cpu_defaults: FrozenSet[str] = frozenset()
+    # The statements of the function's own body (by id), not nested in an `if`, a loop, a
+    # `with` or a `try`: they run whenever the function does, before any later one.
+    top_level: FrozenSet[int] = frozenset()
     # Calls lexically inside `with torch.device(<accelerator>):` (by id), with what names the
     # context: a factory there without `device=` allocates on that device.
     device_calls: Dict[int, str] = field(default_factory=dict)
@@ -708,6 +711,7 @@ class _Builder:
                  for a in positional + list(args.kwonlyargs)]):
             scope.params["logits"] = ("hook", node.name, node.lineno)
         scope.cpu_defaults = _cpu_defaults(args)
+        scope.top_level = frozenset(id(stmt) for stmt in node.body)
         own = _own_statements(node.body)
         _collect_env(node.body, scope.env, own, scope.bound_at)
         if any(len(values) > 1 for values in scope.env.values()):
@@ -791,7 +795,7 @@ class _Builder:
             # `self.total += lens[i]`: what is added (a tensor added to a number makes a tensor;
             # `project._Resolver._field` reads it against the field's other values).
             fields.append((stmt.target.attr, ("aug", self.term(stmt.value, scope))))
-        buffer = _registered_buffer(stmt, self_name)
+        buffer = _registered_buffer(stmt, self_name, scope)
         if buffer is not None:
             fields.append((buffer[0], ("wrap", self.term(buffer[1], scope), stmt.lineno)))
         for target in targets:
@@ -800,6 +804,13 @@ class _Builder:
                 if isinstance(t, ast.Attribute) and _is_name(t.value, self_name) and v is not None \
                         and not _is_none(v):
                     term = (EMPTY_LIST, v.lineno) if isinstance(v, ast.List) and not v.elts else self.term(v, scope)
+                    if isinstance(v, ast.Name) and v.id in scope.cpu_defaults and _names_device(v.id) \
+                            and v.id in scope.params and not scope.env.get(v.id) and id(stmt) in scope.top_level:
+                        # `self.storage_device = storage_device` of `storage_device="cpu"`, in the
+                        # body itself, the parameter never rebound: the CPU unless a caller says
+                        # otherwise (`_Resolver`'s `cpudefault`).  Under an `if` (`elif
+                        # isinstance(device, torch.device):`) a test may have ruled the default out.
+                        term = ("cpudefault", term, v.lineno)
                     fields.append((t.attr, term))
                     if scope.in_init and term[0] in ("call", "built"):
                         constructs.append(term[1])
@@ -1516,10 +1527,13 @@ class _Builder:
             # `device=self.device`: where the class's `device` points (a place it assigns),
             # else an explicit request for an accelerator (`_Resolver._on`).
             return ("on", self.term(device, scope), rank, line, how, integer)
-        if isinstance(device, ast.Name):
+        if isinstance(device, ast.Name) or isinstance(device, ast.Attribute) and scope.self_name is not None \
+                and _is_name(device.value, scope.self_name):
             # `device=device`: also what the name holds (a sixth part, `_Resolver`'s `dev`): a
             # parameter every call points at the CPU, or a local bound to it, is the CPU; anything
             # else keeps the explicit request for an accelerator.  `_small` drops the part first.
+            # `device=self.storage_device`: what the field holds (a place, or a parameter that
+            # defaults to the CPU: a `cpudefault` term).
             named = self.term(device, scope)
             if not _larger_than(named, _DEVICE_NAME_LIMIT):
                 return ("dev", rank, line, how, integer, named)
@@ -1817,16 +1831,23 @@ def _cpu_defaults(args: ast.arguments) -> FrozenSet[str]:
     return frozenset(a.arg for a, d in pairs if _is_cpu(d))
 
 
-def _registered_buffer(stmt: ast.stmt, self_name: str) -> Optional[Tuple[str, ast.expr]]:
-    """`self.register_buffer("name", value)`: `self.name` is that tensor."""
+def _registered_buffer(stmt: ast.stmt, self_name: str, scope: "_Scope") -> Optional[Tuple[str, ast.expr]]:
+    """`self.register_buffer("name", value)`: `self.name` is that tensor.  The name may be a
+    local bound once, to a string literal (`NAME = "enabled"`, then `register_buffer(NAME, t)`);
+    a parameter's value is the caller's."""
     call = stmt.value if isinstance(stmt, ast.Expr) else None
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
             and call.func.attr == "register_buffer" and _is_name(call.func.value, self_name)):
         return None
     args = list(call.args) + [k.value for k in call.keywords if k.arg in ("name", "tensor")]
-    if len(call.args) >= 2 and isinstance(args[0], ast.Constant) and isinstance(args[0].value, str) \
-            and not _is_none(args[1]):
-        return args[0].value, args[1]
+    if len(call.args) < 2 or _is_none(args[1]):
+        return None
+    name = args[0]
+    if isinstance(name, ast.Name) and name.id not in scope.params:
+        bound = scope.env.get(name.id) or ()
+        name = bound[0] if len(bound) == 1 else name
+    if isinstance(name, ast.Constant) and isinstance(name.value, str):
+        return name.value, args[1]
     return None
 
 
@@ -2176,10 +2197,18 @@ def _factory_rank(node: ast.Call, name: str) -> Optional[int]:
     return len(positional)
 
 
+# Operators no sequence defines (`expressions._NUMBER_ONLY_OPERATORS`): a size made with one is
+# a number or a one-element tensor (or `torch.zeros` raises), one dimension.
+_NUMBER_ONLY_OPERATORS = (ast.Sub, ast.FloorDiv, ast.Mod, ast.Pow, ast.LShift, ast.RShift, ast.Div)
+
+
 def _size_rank(node: ast.expr) -> Optional[int]:
     if isinstance(node, (ast.Tuple, ast.List)):
         return None if any(isinstance(e, ast.Starred) for e in node.elts) else len(node.elts)
     if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return 1
+    if isinstance(node, ast.BinOp) and isinstance(node.op, _NUMBER_ONLY_OPERATORS) \
+            or isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)):
         return 1
     return None
 

@@ -251,6 +251,17 @@ UNKNOWN = Value(UNKNOWN_KIND)
 NON_INTEGER: Optional[bool] = None
 
 
+# The evidence of a parameter whose default is the CPU (`device=None`, `device="cpu"`), and of a
+# field that keeps one (`self.storage_device = storage_device`): `cpu_by_default` reads it.
+CPU_DEFAULT_STEP = "defaults to the CPU (None or \"cpu\")"
+
+
+def cpu_by_default(value: "Value") -> bool:
+    """`value` is a device spec that is the CPU unless a caller says otherwise: a `device=`
+    naming it allocates where nothing is known (neither the CPU nor the accelerator)."""
+    return any(getattr(step, "message", None) == CPU_DEFAULT_STEP for step in value.evidence)
+
+
 # What the step that marks a module's buffer or parameter says (`module_tensor`): the walk
 # reads it to move such fields with a module moved to the accelerator (`Resolved.moved`).
 MODULE_TENSOR_STEP = "held by the module as a buffer or parameter: it moves with the module's `.to()` / `.cuda()`"
@@ -400,6 +411,11 @@ def join(a: Value, b: Value) -> Value:
     if a.items is not None and b.items is not None and len(a.items) == len(b.items):
         items = tuple(join(x, y) for x, y in zip(a.items, b.items))
     evidence = a.evidence if kind == a.kind else (b.evidence if kind == b.kind else ())
+    if evidence and (kind is UNKNOWN_KIND or kind is OTHER_KIND) and cpu_by_default(a) != cpu_by_default(b):
+        # A device spec that is the CPU by default on one path only (`self.dev = device` under
+        # `elif isinstance(device, torch.device):`, `torch.device("cuda")` on the other): no
+        # longer the CPU unless a caller says otherwise, whichever path is joined first.
+        evidence = tuple(s for s in evidence if getattr(s, "message", None) != CPU_DEFAULT_STEP)
     if kind == SCALAR_KIND and a.kind == b.kind:
         # A number on every path: for every path's reasons (`off = 0` then `off += size`).
         evidence = a.evidence + tuple(s for s in b.evidence if s not in a.evidence)
