@@ -449,6 +449,32 @@ def test_a_rebinding_inside_the_loop_hides_the_last_iterations_binding() -> None
     assert reaching(sites[id(read)], bindings) is None  # the inner loop comes round without `c = f()`
 
 
+def test_a_rebinding_later_in_a_branch_hides_what_the_branch_bound_before_it() -> None:
+    """`x = f()` then `x = g(x)` in one branch of an `if`: a read after the `if` sees the second
+    binding (and the other branch's), never the first; unless a `break` may leave the block
+    between the two, or a `try` or `with` around them may resume after an exception."""
+    import ast
+
+    from lint_h2d.inference.reaching import reaching, rebinds, statement_sites
+
+    def kept(code: str) -> object:
+        body = ast.parse(code).body
+        sites = statement_sites(body)
+        binds = [s for s in ast.walk(ast.Module(body=body, type_ignores=[]))
+                 if isinstance(s, ast.Assign) and rebinds(s, "x")]
+        (use,) = [s for s in ast.walk(ast.Module(body=body, type_ignores=[])) if isinstance(s, ast.Expr)]
+        return reaching(sites[id(use)], [(sites[id(s)], True) for s in binds])
+
+    assert kept("if c:\n    x = f()\n    x = g(x)\nelse:\n    x = h()\nuse(x)\n") == (1, 2)
+    assert kept("if c:\n    x = f()\n    if d:\n        pass\n    x = g(x)\nuse(x)\n") == (1,)
+    assert kept("for r in rs:\n    x = f()\n    if d:\n        break\n    x = g(x)\nuse(x)\n") is None
+    assert kept("for r in rs:\n    x = f()\n    if d:\n        continue\n    x = g(x)\nuse(x)\n") is None
+    assert kept("try:\n    x = f()\n    x = g(x)\nexcept E:\n    pass\nuse(x)\n") is None
+    assert kept("with m:\n    x = f()\n    x = g(x)\nuse(x)\n") is None
+    # A read between the two still sees the first.
+    assert kept("if c:\n    x = f()\n    use(x)\n    x = g(x)\n") == (0,)
+
+
 def test_legacy_new_names_the_method_then_the_source(results: Dict[str, List[Finding]]) -> None:
     """`t.new(n)` (legacy_new.py): the step names the method, then where `t` was allocated."""
     chain = _chain(results, "legacy_new.py", 13)

@@ -16,49 +16,66 @@ through a loop around both, so without one it is hidden too.  Anything else is k
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
-from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
+from dataclasses import dataclass, field
+from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
 
 @dataclass(frozen=True)
 class Site:
     """Where a statement sits in a function body: its textual order, the chain of (block,
     index in that block) from the body down to it, and the loops whose repetition runs it again
-    (by their order; a loop statement is in its own: its test and target run every time)."""
+    (by their order; a loop statement is in its own: its test and target run every time).
+    `straight`, shared by the sites of one body: the blocks run from any statement to their
+    end, or leave the function (`straight_blocks`)."""
 
     order: int
     chain: Tuple[Tuple[int, int], ...]
     loops: FrozenSet[int] = frozenset()
+    straight: Mapping[int, bool] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
 
 def statement_sites(body: Sequence[ast.stmt]) -> Dict[int, Site]:
     """The site of every statement of `body` by `id`, nested blocks included; nested
     definitions (and so their statements) are scopes of their own and left out."""
     sites: Dict[int, Site] = {}
-    _visit(body, (), frozenset(), sites, [0])
+    _visit(body, (), frozenset(), sites, [0], {}, False)
     return sites
 
 
+# Statements whose blocks may be left part-way and the code after them still run: an exception
+# caught by a handler (or a `finally`), or one a context manager suppresses.
+_SHIELDING = (ast.Try, ast.With, ast.AsyncWith) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
+
+
 def _visit(statements: Sequence[ast.stmt], chain: Tuple[Tuple[int, int], ...], loops: FrozenSet[int],
-           sites: Dict[int, Site], blocks: List[int]) -> None:
-    """`statement_sites`' walk of one block (`blocks[0]`: the next block number).
+           sites: Dict[int, Site], blocks: List[int], straight: Dict[int, bool], shielded: bool) -> bool:
+    """`statement_sites`' walk of one block (`blocks[0]`: the next block number); whether the
+    block holds a `break` or `continue` (at any depth).  `straight[block]`: it holds none and
+    no `try` or `with` encloses it: from any of its statements, control reaches its end or
+    leaves the function (a `return`, an exception nothing in the function catches).
 
     A module-level function, not a closure: a recursive closure holds its own cell, a
     reference cycle that kept `sites` alive until the collector ran, and that collection
     walked every object of the file's burst (`pipeline.gc_paused`)."""
     block = blocks[0]
     blocks[0] += 1
+    jumps = False
     for index, stmt in enumerate(statements):
         here = chain + ((block, index),)
         order = len(sites)
         loop = isinstance(stmt, (ast.For, ast.AsyncFor, ast.While))
-        sites[id(stmt)] = Site(order, here, loops | {order} if loop else loops)
+        sites[id(stmt)] = Site(order, here, loops | {order} if loop else loops, straight)
         if type(stmt) in _NO_BLOCKS:
+            jumps = jumps or type(stmt) in (ast.Break, ast.Continue)
             continue
+        inner_shielded = shielded or isinstance(stmt, _SHIELDING)
         for inner in _blocks(stmt):
             # A loop repeats its body, not its `else` (which runs once, after it).
             repeated = loop and inner is getattr(stmt, "body", None)
-            _visit(inner, here, loops | {order} if repeated else loops, sites, blocks)
+            jumps = _visit(inner, here, loops | {order} if repeated else loops, sites, blocks, straight,
+                           inner_shielded) or jumps
+    straight[block] = not jumps and not shielded
+    return jumps
 
 
 #: The statements that hold no statement of their own (no block, no clause): most of a body.
@@ -127,8 +144,25 @@ def reaching(use: Site, bindings: Sequence[Tuple[Optional[Site], bool]]) -> Opti
     for site, outright in bindings:
         if outright and site is not None and dominates(site, use) and (cut is None or site.order > cut.order):
             cut = site
-    kept = tuple(i for i, (site, _) in enumerate(bindings) if site is None or _may_reach(site, use, cut))
+    rebinding = [site for site, outright in bindings if outright and site is not None and site.order < use.order]
+    kept = tuple(i for i, (site, _) in enumerate(bindings) if site is None or (
+        _may_reach(site, use, cut) and not any(kills(later, site) for later in rebinding)))
     return kept if len(kept) < len(bindings) else None
+
+
+def kills(rebinding: Site, binding: Site) -> bool:
+    """Every path from `binding` to a statement after `rebinding` runs `rebinding` (an outright
+    rebinding of the same name): it sits later in a block that holds `binding` (at any depth),
+    a straight one (`_visit`): no `break` or `continue` leaves it between the two, no handler
+    or context manager resumes after it.  (`tokens = tokenizer(xs)`, then `tokens = {k: ...
+    for k in tokens}` in one branch of an `if`: a read after the `if` sees the second only,
+    where `dominates` finds no rebinding before the read on every path.)"""
+    depth = len(rebinding.chain) - 1
+    if len(binding.chain) <= depth or binding.chain[:depth] != rebinding.chain[:depth]:
+        return False
+    block, index = rebinding.chain[depth]
+    binding_block, binding_index = binding.chain[depth]
+    return block == binding_block and binding_index < index and rebinding.straight.get(block, False)
 
 
 def _may_reach(binding: Site, use: Site, cut: Optional[Site]) -> bool:
