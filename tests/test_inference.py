@@ -439,3 +439,25 @@ def test_a_cpu_default_survives_a_join_only_where_every_path_keeps_it() -> None:
     other = Value(Kind.OTHER)
     assert cpu_by_default(join(default, default))
     assert not cpu_by_default(join(default, other)) and not cpu_by_default(join(other, default))
+
+
+@pytest.mark.parametrize("expr, kind, rank", [
+    ("F.softmax(t, dim=-1)", DEV, 2),
+    ("torch.nn.functional.log_softmax(t, dim=-1)", DEV, 2),
+    ("nn.functional.gelu(t)", DEV, 2),
+    ("G.pad(t, (0, 1))", DEV, 2),
+    ("F.one_hot(torch.zeros(n, dtype=torch.long, device=device))", DEV, 2),
+    ("F.relu(torch.zeros(n))", CPU, 1),
+    ("F.linear(t, p)", UNK, None),  # not in the table
+])
+def test_torch_nn_functional_keeps_its_inputs_place_and_rank(expr: str, kind: Kind, rank: object) -> None:
+    """`torch.nn.functional`'s activations, dropouts, normalizations and `pad` give a tensor of
+    their input's rank where it is; `one_hot` one more dimension."""
+    header = ("import torch\nimport numpy as np\nimport torch.nn.functional as F\nfrom torch import nn\n"
+              "from torch.nn import functional as G\n")
+    assert kind_rank(value_of("t = torch.zeros(n, 4, device=device)", expr, header=header)) == (kind, rank)
+
+
+def test_a_local_named_like_the_functional_module_is_not_it() -> None:
+    header = "import torch\nimport numpy as np\nimport torch.nn.functional as F\n"
+    assert value_of("F = p\nt = torch.zeros(n, device=device)", "F.softmax(t)", header=header).kind == UNK

@@ -858,3 +858,22 @@ def test_summary_reads_named_buffers_arithmetic_sizes_and_cpu_default_fields() -
     assert "given" not in fields  # the caller's string
     assert fields["storage_device"] == ("cpudefault", ("param", "__init__", "storage_device", "Q"), 8)
     assert fields["rows"][0] == "dev" and fields["rows"][5] == ("field", "Q", "storage_device")
+
+
+def test_summary_reads_torch_nn_functional_as_keeping_place_and_rank() -> None:
+    from lint_h2d.inference.summary import summarize
+    text = ("import torch\n"
+            "import torch.nn.functional as F\n"
+            "from torch.nn import functional\n"
+            "def f(x):\n"
+            "    g(F.softmax(x, dim=-1))\n"
+            "    g(functional.pad(x, (0, 1)))\n"
+            "    g(torch.nn.functional.gelu(x))\n"
+            "    g(F.linear(x, x))\n"
+            "def h(x, F):\n"
+            "    g(F.softmax(x))\n")
+    args = [c.args[0] for c in summarize("k.py", text).calls if c.callee == "g"]
+    x = ("param", "f", "x", None)
+    assert args[:3] == [("keep", x)] * 3
+    assert args[3][0] != "keep"  # `linear` changes the last dimension's size only, but is not in the table
+    assert args[4] == ("keep", ("param", "h", "F", None))  # `F` is a parameter of `h`: its own method

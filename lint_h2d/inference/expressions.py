@@ -21,7 +21,7 @@ from lint_h2d.inference.resolved import (NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK
 from lint_h2d.inference.numpy_values import (assignment_result, numpy_dtype_integer, numpy_element, numpy_function,
                                              numpy_scalar_index, position_tuple)
 from lint_h2d.inference.summary import CONCATENATIONS, NN_TENSOR_WRAPPERS, PROGRESS_BARS, SCALAR_BUILTINS, place_term
-from lint_h2d.inference.torch_api import (ALL_FACTORIES, concatenated_rank, DATA_FACTORIES, dtype_integer, FLOAT_DEFAULT_FACTORIES, INDEX_OPS, IndexOp, LEGACY_TENSOR_TYPES, LIKE_FACTORIES, NEW_METHODS, NONZERO_OPS, ONE_D_FACTORIES, PAIR_FIELDS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SCALAR_METHODS, SCALAR_WITH_ARG_METHODS, SIZE_FACTORIES, SPLIT_OPS, stacked_rank, TORCH_DTYPE_NAMES, VIEW_METHODS)
+from lint_h2d.inference.torch_api import (ALL_FACTORIES, concatenated_rank, DATA_FACTORIES, dtype_integer, FLOAT_DEFAULT_FACTORIES, FUNCTIONAL_DTYPE_KEEPING, FUNCTIONAL_RANK_KEEPING, INDEX_OPS, IndexOp, LEGACY_TENSOR_TYPES, LIKE_FACTORIES, NEW_METHODS, NONZERO_OPS, ONE_D_FACTORIES, PAIR_FIELDS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SCALAR_METHODS, SCALAR_WITH_ARG_METHODS, SIZE_FACTORIES, SPLIT_OPS, stacked_rank, TORCH_DTYPE_NAMES, VIEW_METHODS)
 from lint_h2d.inference.values import (concatenation_source, cpu_by_default, entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, EMPTY_DICT, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NON_INTEGER, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        join, module_tensor, ordered_number, read_from_json)
 
@@ -98,6 +98,9 @@ class Facts:
     path: str = ""
     # Names only `import random` / `import bisect` bind (`scope.stdlib_number_modules`).
     stdlib_names: FrozenSet[str] = frozenset()
+    # Names bound to `torch.nn.functional` (`import torch.nn.functional as F`,
+    # `scope.functional_aliases`): `F.softmax(x)` keeps `x`'s place and rank.
+    functional_names: FrozenSet[str] = frozenset()
     # In a method of a dataset class (`scope.is_dataset_class`): a `DataLoader` runs it in host
     # processes, on samples read from storage, so a tensor nothing places there is no device
     # tensor, and `device=x.device` / `x.new_zeros(n)` of one is not read as the accelerator.
@@ -826,6 +829,48 @@ def _nn_layer(func: cst.Attribute, facts: Facts) -> Optional[str]:
     return None
 
 
+def _functional(func: cst.Attribute, facts: Facts) -> Optional[str]:
+    """`F.softmax` (`F` bound to `torch.nn.functional`), `torch.nn.functional.softmax`,
+    `nn.functional.softmax`: the function's name; None for anything else."""
+    base = func.value
+    if isinstance(base, cst.Name):
+        return func.attr.value if base.value in facts.functional_names and _module_binding(base.value, facts) \
+            else None
+    if not (isinstance(base, cst.Attribute) and base.attr.value == "functional"):
+        return None
+    holder = base.value
+    if isinstance(holder, cst.Name) and holder.value in facts.nn_names and _module_binding(holder.value, facts):
+        return func.attr.value
+    if isinstance(holder, cst.Attribute) and holder.attr.value == "nn" and isinstance(holder.value, cst.Name) \
+            and holder.value.value in facts.torch_names and holder.value.value not in facts.names:
+        return func.attr.value
+    return None
+
+
+def _module_binding(name: str, facts: Facts) -> bool:
+    """`name` still holds what the module's import bound (no local of that name hides it)."""
+    bound = facts.names.get(name)
+    return bound is None or (bound.kind == Kind.OTHER and bound.origin == Origin.GLOBAL)
+
+
+def _functional_call(name: str, call: cst.Call, facts: Facts) -> Value:
+    """`F.<name>(x, ...)`: a tensor where `x` is, of its rank (`FUNCTIONAL_RANK_KEEPING`: an
+    activation, a dropout, a normalization, `pad`), or one more (`one_hot`, int64); not known
+    for any other function (a loss, `linear`, `embedding`) or an input that is no tensor."""
+    first = call.args[0] if call.args else None
+    data = first.value if first is not None and first.keyword is None and not first.star else _keyword(call, "input")
+    if data is None or (name not in FUNCTIONAL_RANK_KEEPING and name != "one_hot"):
+        return UNKNOWN
+    source = infer(data, facts)
+    if not source.kind.is_tensor:
+        return UNKNOWN
+    if name == "one_hot":
+        rank = source.rank + 1 if source.rank is not None else None
+        return Value(source.kind, rank, Origin.LOCAL, integer=True, evidence=source.evidence)
+    integer = source.integer if name in FUNCTIONAL_DTYPE_KEEPING else False
+    return Value(source.kind, source.rank, Origin.LOCAL, integer=integer, evidence=source.evidence)
+
+
 def _nn_module(layer: str, call: cst.Call, facts: Facts) -> Value:
     """An instance of a `torch.nn` class; a `ModuleList`/`ModuleDict` knows its modules."""
     value = Value(Kind.OTHER, origin=Origin.LOCAL, type_name=f"nn.{layer}")
@@ -1169,6 +1214,9 @@ def _call(call: cst.Call, facts: Facts) -> Value:
         key = element_of(infer(call.args[0].value, facts))
         held = infer(call.args[1].value, facts) if len(call.args) > 1 else NONE
         return Value(Kind.OTHER, element=held, key=key if key is not None else UNKNOWN)
+    functional = _functional(func, facts)
+    if functional is not None:
+        return _functional_call(functional, call, facts)
     layer_name = _nn_layer(func, facts)
     if layer_name in NN_TENSOR_WRAPPERS:
         # `nn.Buffer(t)` / `nn.Parameter(t)`: the tensor itself, where it is (a module's

@@ -234,24 +234,36 @@ def assignment_solvers(module: cst.Module) -> FrozenSet[str]:
     return frozenset(found)
 
 
-def nn_aliases(module: cst.Module) -> FrozenSet[str]:
-    """Names bound to `torch.nn` at module level (`import torch.nn as nn`, `from torch import nn`)."""
+def _submodule_aliases(module: cst.Module, parent: str, child: str) -> Set[str]:
+    """Names bound to `parent.child` at module level (`import parent.child as x`, `from parent
+    import child`, `from parent import child as x`; a relative import names another module)."""
     out: Set[str] = set()
     for small in _module_imports(module):
         if isinstance(small, cst.Import):
             for alias in small.names:
-                if dotted_name(alias.name) == "torch.nn" and alias.asname is not None \
+                if dotted_name(alias.name) == f"{parent}.{child}" and alias.asname is not None \
                         and isinstance(alias.asname.name, cst.Name):
                     out.add(alias.asname.name.value)
-        elif small.module is not None and dotted_name(small.module) == "torch" \
+        elif small.module is not None and not small.relative and dotted_name(small.module) == parent \
                 and not isinstance(small.names, cst.ImportStar):
             for alias in small.names:
-                if dotted_name(alias.name) == "nn":
+                if dotted_name(alias.name) == child:
                     bound = alias.asname.name if alias.asname is not None else alias.name
                     if isinstance(bound, cst.Name):
                         out.add(bound.value)
+    return out
+
+
+def nn_aliases(module: cst.Module) -> FrozenSet[str]:
+    """Names bound to `torch.nn` at module level (`import torch.nn as nn`, `from torch import nn`)."""
     # Only names the prefilter recognises (`nn`, `torch_nn`: `prefilter._MayDevice._call`).
-    return frozenset(name for name in out if name.endswith("nn"))
+    return frozenset(name for name in _submodule_aliases(module, "torch", "nn") if name.endswith("nn"))
+
+
+def functional_aliases(module: cst.Module) -> FrozenSet[str]:
+    """Names bound to `torch.nn.functional` at module level (`import torch.nn.functional as F`,
+    `from torch.nn import functional as F`, `from torch.nn import functional`)."""
+    return frozenset(_submodule_aliases(module, "torch.nn", "functional"))
 
 
 def imports_vllm(module: cst.Module) -> bool:
@@ -1292,6 +1304,7 @@ class ModuleWalker:
         )
         # The file's path: a relative import (`from .prompt import X`) names a module next to it.
         self.root = replace(self.root, path=path, stdlib_names=stdlib_number_modules(module),
+                            functional_names=functional_aliases(module),
                             assignment_solvers=assignment_solvers(module),
                             module_imports={shown: full for shown, full in module_imports(module, path, text).items()
                                             if shown not in torch_names and shown not in numpy_names}

@@ -25,7 +25,7 @@ from functools import lru_cache
 from typing import AbstractSet, Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 from lint_h2d.inference.reaching import SIMPLE_STATEMENTS, Site, reaching, rebinds, statement_sites
-from lint_h2d.inference.torch_api import dtype_integer, FLOAT_DEFAULT_FACTORIES, LEGACY_TENSOR_TYPES, NEW_METHODS, SCALAR_METHODS, TORCH_DTYPE_NAMES
+from lint_h2d.inference.torch_api import dtype_integer, FLOAT_DEFAULT_FACTORIES, FUNCTIONAL_RANK_KEEPING, LEGACY_TENSOR_TYPES, NEW_METHODS, SCALAR_METHODS, TORCH_DTYPE_NAMES
 
 Term = Tuple[Any, ...]
 
@@ -524,6 +524,9 @@ class _Builder:
         self.torch: Set[str] = {"torch"}
         # Names bound to `torch.nn` (mirrors `scope.nn_aliases`: only names ending in `nn`).
         self.nn: Set[str] = set()
+        # Names bound to `torch.nn.functional` (`import torch.nn.functional as F`): `F.gelu(x)` is a
+        # `keep` term of `x` (`torch_api.FUNCTIONAL_RANK_KEEPING`, as the walk's `_functional`).
+        self.functional: Set[str] = set()
         # The file imports vLLM (its sampling hooks' convention applies: `sampling_hook`).
         self.vllm = False
         # `from m import f as g` at module level: a call `g(...)` is a call of `f` (its call
@@ -563,6 +566,10 @@ class _Builder:
                         self.torch.add(alias.asname)
                     if alias.name == "torch.nn" and alias.asname and alias.asname.endswith("nn"):
                         self.nn.add(alias.asname)
+                    if alias.name == "torch.nn.functional" and alias.asname:
+                        self.functional.add(alias.asname)
+            if isinstance(node, ast.ImportFrom) and node.module == "torch.nn" and node.level == 0:
+                self.functional.update(alias.asname or alias.name for alias in node.names if alias.name == "functional")
             if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] \
                     in ("vllm", "vllm_omni"):
                 self.vllm = True
@@ -585,6 +592,22 @@ class _Builder:
         self.module_env = scope.env
         self.body(tree.body, scope)
         self.module_values = self._module_values(scope)
+
+    def _functional(self, receiver: ast.expr, scope: _Scope) -> bool:
+        """`receiver` is `torch.nn.functional`: a name the module's imports bind to it (`F`), or
+        `torch.nn.functional` / `nn.functional` spelled out; none a local or parameter hides."""
+        def module_name(name: str, names: Set[str]) -> bool:
+            return name in names and name not in scope.params and (scope.function is None or not scope.env.get(name))
+
+        if isinstance(receiver, ast.Name):
+            return module_name(receiver.id, self.functional)
+        if not (isinstance(receiver, ast.Attribute) and receiver.attr == "functional"):
+            return False
+        holder = receiver.value
+        if isinstance(holder, ast.Name):
+            return module_name(holder.id, self.nn)
+        return isinstance(holder, ast.Attribute) and holder.attr == "nn" and isinstance(holder.value, ast.Name) \
+            and module_name(holder.value.id, set(scope.torch))
 
     def _module_values(self, scope: _Scope) -> List[Tuple[str, Term]]:
         """`FileSummary.module_values`: each name a function binds or stores into, its
@@ -1353,6 +1376,9 @@ class _Builder:
                 data = first if first is not None else next((k.value for k in node.keywords if k.arg == "data"), None)
                 return ("wrap", self.term(data, scope), line) if data is not None else UNK
             return ("nn", method, line, self.term(first, scope) if first is not None else UNK)
+        if method in FUNCTIONAL_RANK_KEEPING and node.args and not isinstance(node.args[0], ast.Starred) \
+                and self._functional(receiver, scope):
+            return ("keep", self.term(node.args[0], scope))  # `F.gelu(x)`: where `x` is, of its rank
         if isinstance(receiver, ast.Name) and receiver.id in scope.torch and receiver.id not in scope.params:
             if method in _FACTORIES:
                 return self._factory(node, method, scope)

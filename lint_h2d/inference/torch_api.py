@@ -39,6 +39,19 @@ SAME_DEVICE_FUNCTIONS = frozenset(
         "nan_to_num", "tril", "triu", "outer", "ger",
     }
 )
+# `torch.nn.functional` functions (`F.softmax(x, dim=-1)`, `F.gelu(x)`, `F.pad(x, (0, 1))`) whose
+# result is a tensor of their input's rank on its device: activations, dropouts, normalizations
+# along dimensions, padding and resizing (each computes on its input's device, as a layer does).
+FUNCTIONAL_RANK_KEEPING = frozenset({
+    "softmax", "log_softmax", "softmin", "gumbel_softmax", "relu", "relu6", "elu", "selu", "celu",
+    "gelu", "silu", "mish", "leaky_relu", "hardtanh", "hardswish", "hardsigmoid", "sigmoid", "tanh",
+    "softplus", "softsign", "logsigmoid", "tanhshrink", "softshrink", "hardshrink", "threshold",
+    "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
+    "normalize", "layer_norm", "group_norm", "rms_norm", "batch_norm", "instance_norm",
+    "local_response_norm", "pad", "interpolate",
+})
+# Of those, the ones that keep their input's dtype too (an integer tensor stays one).
+FUNCTIONAL_DTYPE_KEEPING = frozenset({"pad", "dropout", "relu", "relu6", "threshold"})
 # Functions and methods that cut a tensor into a tuple of tensors on its device: `unbind` drops
 # the dimension it cuts along (each piece is a row), the others keep every dimension.
 SPLIT_OPS = frozenset({"split", "chunk", "tensor_split", "unbind", "split_with_sizes", "hsplit",
