@@ -877,3 +877,14 @@ def test_summary_reads_torch_nn_functional_as_keeping_place_and_rank() -> None:
     assert args[:3] == [("keep", x)] * 3
     assert args[3][0] != "keep"  # `linear` changes the last dimension's size only, but is not in the table
     assert args[4] == ("keep", ("param", "h", "F", None))  # `F` is a parameter of `h`: its own method
+
+
+def test_summary_reads_a_size_made_by_arithmetic_as_one_dimension() -> None:
+    from lint_h2d.inference.summary import summarize
+    text = ("import torch\n"
+            "def f(n, shape):\n"
+            "    g(torch.zeros(n - 1, device='cuda'))\n"
+            "    g(torch.zeros(n + 1, device='cuda'))\n"
+            "    g(torch.zeros(shape + n, device='cuda'))\n")
+    ranks = [c.args[0][1] for c in summarize("k.py", text).calls if c.callee == "g"]
+    assert ranks == [1, 1, None]  # `shape + n` may be a longer shape

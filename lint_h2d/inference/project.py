@@ -1647,7 +1647,8 @@ class _Resolver:
             if spec is not None and spec.kind == CPU_PLACE_KIND:
                 return Value(CPU_KIND, rank)  # `device=device` of a name that holds the CPU
             if spec is not None and cpu_by_default(spec):
-                return Value(TENSOR_KIND, rank)  # a field that keeps a CPU default: the CPU unless a caller says otherwise
+                # A field that keeps a CPU default: the CPU unless a caller says otherwise.
+                return Value(TENSOR_KIND, rank)
             return Value(DEVICE_KIND, rank, integer=decode_integer(integer)).because(
                 self.step(f"allocated on the device here (`{how}`)", path, line))
         if tag == "cpudefault":
@@ -1655,8 +1656,8 @@ class _Resolver:
             # every call passes where that is a place, else the CPU unless a caller says
             # otherwise (the walk reads the parameter itself so, `scope`'s `CPU_DEFAULT_STEP`).
             inner = self.eval(term[1], path, owner)
-            if inner.kind in (CPU_PLACE_KIND, DEVICE_PLACE_KIND) or inner.kind not in (UNKNOWN_KIND, OTHER_KIND):
-                return inner
+            if inner.kind not in (UNKNOWN_KIND, OTHER_KIND):
+                return inner  # a place every call passes (or anything else known)
             return Value(inner.kind, evidence=(self.step(CPU_DEFAULT_STEP, path, term[2]),))
         if tag == "wrap":
             # `nn.Buffer(t)`, `nn.Parameter(t)`, `register_buffer(name, t)`

@@ -26,7 +26,7 @@ class Site:
     index in that block) from the body down to it, and the loops whose repetition runs it again
     (by their order; a loop statement is in its own: its test and target run every time).
     `straight`, shared by the sites of one body: the blocks run from any statement to their
-    end, or leave the function (`straight_blocks`)."""
+    end, or leave the function (`_visit`)."""
 
     order: int
     chain: Tuple[Tuple[int, int], ...]

@@ -315,11 +315,12 @@ def string_bound_once(fn: cst.FunctionDef, name: str) -> Optional[cst.SimpleStri
                     found.append(node.value)
                 elif any_node(target.target, lambda n: isinstance(n, cst.Name) and n.value == name):
                     return None
-        elif isinstance(node, _OTHER_BINDERS) and any_node(
-                node if not isinstance(node, (cst.For, cst.CompFor)) else node.target,
-                lambda n: isinstance(n, cst.Name) and n.value == name):
-            if not isinstance(node, cst.WithItem) or node.asname is not None and any_node(
-                    node.asname, lambda n: isinstance(n, cst.Name) and n.value == name):
+        elif isinstance(node, _OTHER_BINDERS):
+            # Where the statement binds: a loop's target, a `with` item's `as`, else anywhere in
+            # it (a read of `name` there counts too: fewer literals read, never a wrong one).
+            bound = node.target if isinstance(node, (cst.For, cst.CompFor)) else (
+                node.asname if isinstance(node, cst.WithItem) else node)
+            if bound is not None and any_node(bound, lambda n: isinstance(n, cst.Name) and n.value == name):
                 return None
         stack.extend(recorded_children(node))
     return found[0] if len(found) == 1 and isinstance(found[0], cst.SimpleString) else None

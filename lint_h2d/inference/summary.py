@@ -2236,6 +2236,9 @@ def _size_rank(node: ast.expr) -> Optional[int]:
     if isinstance(node, ast.BinOp) and isinstance(node.op, _NUMBER_ONLY_OPERATORS) \
             or isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)):
         return 1
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and any(
+            isinstance(side, ast.Constant) and type(side.value) is int for side in (node.left, node.right)):
+        return 1  # `n + 1`: a sequence plus a number raises (the walk also reads a name known a number)
     return None
 
 
