@@ -10,7 +10,7 @@ tensor (derived.py), and `device=`/index evidence that must be there before a fi
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict, List
+from typing import Any, Dict, List
 
 import pytest
 
@@ -39,6 +39,12 @@ def test_flagged_lines_are_exactly_the_marked_ones(path: Path, results: Dict[str
 
 def test_prefilter_keeps_every_finding(results: Dict[str, List[Finding]]) -> None:
     assert scan(False) == results
+
+
+def _passed_to_g(text: str) -> List[Any]:
+    """The summary's term of the first argument of each call `g(...)` in `text`, in order."""
+    from lint_h2d.inference.summary import summarize
+    return [c.args[0] for c in summarize("k.py", text).calls if c.callee == "g"]
 
 
 def _chain(results: Dict[str, List[Finding]], name: str, row: int) -> List[str]:
@@ -249,7 +255,6 @@ def test_call_sites_read_through_place_keeping_ops(results: Dict[str, List[Findi
 
 
 def test_summary_keeps_place_and_rank_through_elementwise_ops() -> None:
-    from lint_h2d.inference.summary import summarize
     text = ("import torch\n"
             "def f(x, n, rows):\n"
             "    for i in range(n):\n"
@@ -258,7 +263,7 @@ def test_summary_keeps_place_and_rank_through_elementwise_ops() -> None:
             "    for j in rows:\n"
             "        g(x[j].clone())\n"
             "    g(x.sum())\n")
-    args = [c.args[0] for c in summarize("k.py", text).calls if c.callee == "g"]
+    args = _passed_to_g(text)
     x = ("param", "f", "x", None)
     # A range counter is an int: `x[i]` drops one dimension; log_softmax keeps place and rank.
     assert args[0] == ("keep", ("sub", x, 1))
@@ -291,7 +296,6 @@ def test_ninth_round_number_facts_are_named_as_evidence(results: Dict[str, List[
 
 
 def test_summary_grows_lists_and_reads_loops_over_numbers() -> None:
-    from lint_h2d.inference.summary import summarize
     text = ("from tqdm import tqdm\n"
             "def f(n, taken, ids, rows):\n"
             "    free = [s for s in range(n) if s not in taken]\n"
@@ -307,7 +311,7 @@ def test_summary_grows_lists_and_reads_loops_over_numbers() -> None:
             "    made = [rows]\n"
             "    made.append(3)\n"
             "    g(made)\n")
-    args = [c.args[0] for c in summarize("k.py", text).calls if c.callee == "g"]
+    args = _passed_to_g(text)
     assert args[0] == ("list", ("scalar",))  # popped from a comprehension of ints, appended
     assert args[1] == ("scalar",)  # `tqdm(range(n))` yields ints
     assert args[2] == ("unk",)  # a loop over what nothing tells about
@@ -384,7 +388,6 @@ def test_stores_from_outside_the_class_name_the_store(results: Dict[str, List[Fi
 
 
 def test_a_name_read_after_an_outright_rebinding_is_that_binding() -> None:
-    from lint_h2d.inference.summary import summarize
     text = ("import torch\n"
             "def f(rows, flag):\n"
             "    lens = []\n"
@@ -400,7 +403,7 @@ def test_a_name_read_after_an_outright_rebinding_is_that_binding() -> None:
             "    for r in rows:\n"
             "        g(lens)\n"
             "        lens = []\n")
-    args = [c.args[0] for c in summarize("k.py", text).calls if c.callee == "g"]
+    args = _passed_to_g(text)
     assert args[0] == ("list", ("unk",))  # before the rebinding: the list grown (the empty display adds nothing)
     assert args[1] == ("dev", None, 7, "torch.tensor(..., device=\"cuda\")", False)  # after it: the tensor
     assert args[2][0] == "join"  # rebound on one path only: both
@@ -861,7 +864,6 @@ def test_summary_reads_named_buffers_arithmetic_sizes_and_cpu_default_fields() -
 
 
 def test_summary_reads_torch_nn_functional_as_keeping_place_and_rank() -> None:
-    from lint_h2d.inference.summary import summarize
     text = ("import torch\n"
             "import torch.nn.functional as F\n"
             "from torch.nn import functional\n"
@@ -872,7 +874,7 @@ def test_summary_reads_torch_nn_functional_as_keeping_place_and_rank() -> None:
             "    g(F.linear(x, x))\n"
             "def h(x, F):\n"
             "    g(F.softmax(x))\n")
-    args = [c.args[0] for c in summarize("k.py", text).calls if c.callee == "g"]
+    args = _passed_to_g(text)
     x = ("param", "f", "x", None)
     assert args[:3] == [("keep", x)] * 3
     assert args[3][0] != "keep"  # `linear` changes the last dimension's size only, but is not in the table
@@ -880,11 +882,10 @@ def test_summary_reads_torch_nn_functional_as_keeping_place_and_rank() -> None:
 
 
 def test_summary_reads_a_size_made_by_arithmetic_as_one_dimension() -> None:
-    from lint_h2d.inference.summary import summarize
     text = ("import torch\n"
             "def f(n, shape):\n"
             "    g(torch.zeros(n - 1, device='cuda'))\n"
             "    g(torch.zeros(n + 1, device='cuda'))\n"
             "    g(torch.zeros(shape + n, device='cuda'))\n")
-    ranks = [c.args[0][1] for c in summarize("k.py", text).calls if c.callee == "g"]
+    ranks = [arg[1] for arg in _passed_to_g(text)]
     assert ranks == [1, 1, None]  # `shape + n` may be a longer shape

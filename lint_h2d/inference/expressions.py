@@ -21,7 +21,7 @@ from lint_h2d.inference.resolved import (NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK
 from lint_h2d.inference.numpy_values import (assignment_result, numpy_dtype_integer, numpy_element, numpy_function,
                                              numpy_scalar_index, position_tuple)
 from lint_h2d.inference.summary import CONCATENATIONS, NN_TENSOR_WRAPPERS, PROGRESS_BARS, SCALAR_BUILTINS, place_term
-from lint_h2d.inference.torch_api import (ALL_FACTORIES, concatenated_rank, DATA_FACTORIES, dtype_integer, FLOAT_DEFAULT_FACTORIES, FUNCTIONAL_DTYPE_KEEPING, FUNCTIONAL_RANK_KEEPING, INDEX_OPS, IndexOp, LEGACY_TENSOR_TYPES, LIKE_FACTORIES, NEW_METHODS, NONZERO_OPS, ONE_D_FACTORIES, PAIR_FIELDS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SCALAR_METHODS, SCALAR_WITH_ARG_METHODS, SIZE_FACTORIES, SPLIT_OPS, stacked_rank, TORCH_DTYPE_NAMES, VIEW_METHODS)
+from lint_h2d.inference.torch_api import (ALL_FACTORIES, concatenated_rank, DATA_FACTORIES, dtype_integer, FLOAT_DEFAULT_FACTORIES, FUNCTIONAL_DTYPE_KEEPING, FUNCTIONAL_RANK_ADDING, FUNCTIONAL_RANK_KEEPING, INDEX_OPS, IndexOp, LEGACY_TENSOR_TYPES, LIKE_FACTORIES, NEW_METHODS, NONZERO_OPS, ONE_D_FACTORIES, PAIR_FIELDS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SCALAR_METHODS, SCALAR_WITH_ARG_METHODS, SIZE_FACTORIES, SPLIT_OPS, stacked_rank, TORCH_DTYPE_NAMES, VIEW_METHODS)
 from lint_h2d.inference.values import (concatenation_source, cpu_by_default, entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, EMPTY_DICT, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NON_INTEGER, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        join, module_tensor, ordered_number, read_from_json)
 
@@ -817,16 +817,16 @@ def _nn_layer(func: cst.Attribute, facts: Facts) -> Optional[str]:
     attr = func.attr.value
     if not attr[:1].isupper():
         return None
-    base = func.value
-    if isinstance(base, cst.Name) and base.value in facts.nn_names:
-        bound = facts.names.get(base.value)
-        if bound is None or (bound.kind == Kind.OTHER and bound.origin == Origin.GLOBAL):
-            return attr
-        return None
-    if isinstance(base, cst.Attribute) and base.attr.value == "nn" and isinstance(base.value, cst.Name) \
-            and base.value.value in facts.torch_names and base.value.value not in facts.names:
-        return attr
-    return None
+    return attr if _names_torch_nn(func.value, facts) else None
+
+
+def _names_torch_nn(node: cst.BaseExpression, facts: Facts) -> bool:
+    """`node` is the `torch.nn` module: a name an import binds to it (`nn`, no local hiding it),
+    or `torch.nn` spelled out."""
+    if isinstance(node, cst.Name):
+        return node.value in facts.nn_names and _module_binding(node.value, facts)
+    return isinstance(node, cst.Attribute) and node.attr.value == "nn" and isinstance(node.value, cst.Name) \
+        and node.value.value in facts.torch_names and node.value.value not in facts.names
 
 
 def _functional(func: cst.Attribute, facts: Facts) -> Optional[str]:
@@ -834,17 +834,11 @@ def _functional(func: cst.Attribute, facts: Facts) -> Optional[str]:
     `nn.functional.softmax`: the function's name; None for anything else."""
     base = func.value
     if isinstance(base, cst.Name):
-        return func.attr.value if base.value in facts.functional_names and _module_binding(base.value, facts) \
-            else None
-    if not (isinstance(base, cst.Attribute) and base.attr.value == "functional"):
-        return None
-    holder = base.value
-    if isinstance(holder, cst.Name) and holder.value in facts.nn_names and _module_binding(holder.value, facts):
-        return func.attr.value
-    if isinstance(holder, cst.Attribute) and holder.attr.value == "nn" and isinstance(holder.value, cst.Name) \
-            and holder.value.value in facts.torch_names and holder.value.value not in facts.names:
-        return func.attr.value
-    return None
+        known = base.value in facts.functional_names and _module_binding(base.value, facts)
+    else:
+        known = isinstance(base, cst.Attribute) and base.attr.value == "functional" \
+            and _names_torch_nn(base.value, facts)
+    return func.attr.value if known else None
 
 
 def _module_binding(name: str, facts: Facts) -> bool:
@@ -859,12 +853,12 @@ def _functional_call(name: str, call: cst.Call, facts: Facts) -> Value:
     for any other function (a loss, `linear`, `embedding`) or an input that is no tensor."""
     first = call.args[0] if call.args else None
     data = first.value if first is not None and first.keyword is None and not first.star else _keyword(call, "input")
-    if data is None or (name not in FUNCTIONAL_RANK_KEEPING and name != "one_hot"):
+    if data is None or (name not in FUNCTIONAL_RANK_KEEPING and name not in FUNCTIONAL_RANK_ADDING):
         return UNKNOWN
     source = infer(data, facts)
     if not source.kind.is_tensor:
         return UNKNOWN
-    if name == "one_hot":
+    if name in FUNCTIONAL_RANK_ADDING:
         rank = source.rank + 1 if source.rank is not None else None
         return Value(source.kind, rank, Origin.LOCAL, integer=True, evidence=source.evidence)
     integer = source.integer if name in FUNCTIONAL_DTYPE_KEEPING else False

@@ -1709,8 +1709,9 @@ def _settle(term: Any, name: str) -> Any:
         return SCALAR if all(a == SCALAR for a in args) else ("fold", args)
     if tag == "join":
         own = ("cycle", name)
-        parts = [p for p in (_settle(p, name) for p in term[1] if not _own_element(p, own)) if p is not None]
-        if parts and any(_own_element(p, own) for p in term[1]):
+        rest = [p for p in term[1] if not _own_element(p, own)]
+        parts = [p for p in (_settle(p, name) for p in rest) if p is not None]
+        if parts and len(rest) < len(term[1]):
             # `x = x[mask]` beside `x = torch.cat(chunks)`: indexing a tensor keeps its place,
             # not its rank, so `x` is where the other values are, of a rank not known (a
             # container's element is not what the container is: unknown).

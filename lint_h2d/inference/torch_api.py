@@ -50,7 +50,10 @@ FUNCTIONAL_RANK_KEEPING = frozenset({
     "normalize", "layer_norm", "group_norm", "rms_norm", "batch_norm", "instance_norm",
     "local_response_norm", "pad", "interpolate",
 })
-# Of those, the ones that keep their input's dtype too (an integer tensor stays one).
+# `torch.nn.functional` functions that add one dimension to their input's, on its device
+# (`F.one_hot(x)`: int64).
+FUNCTIONAL_RANK_ADDING = frozenset({"one_hot"})
+# Of the rank-keeping ones, those that keep their input's dtype too (an integer tensor stays one).
 FUNCTIONAL_DTYPE_KEEPING = frozenset({"pad", "dropout", "relu", "relu6", "threshold"})
 # Functions and methods that cut a tensor into a tuple of tensors on its device: `unbind` drops
 # the dimension it cuts along (each piece is a row), the others keep every dimension.
