@@ -319,6 +319,31 @@ def test_summary_grows_lists_and_reads_loops_over_numbers() -> None:
     assert args[3] == ("join", (("list", ("param", "f", "rows", None)), ("list", ("scalar",))))
 
 
+def test_summary_grows_the_rows_of_a_list_of_lists() -> None:
+    text = ("def f(n, rows_in, ys):\n"
+            "    rows = [[] for _ in range(n)]\n"
+            "    rows[0].append(3)\n"
+            "    g(rows)\n"
+            "    grid = []\n"
+            "    grid.append([])\n"
+            "    grid[0].extend(ys)\n"
+            "    g(grid)\n"
+            "    rows_in[0].append(3)\n"
+            "    g(rows_in)\n"
+            "    table = {}\n"
+            "    table[0] = []\n"
+            "    table[0].append(3)\n"
+            "    g(table)\n")
+    args = _passed_to_g(text)
+    # Every row may be the one `rows[0]` picks: each holds 3 too, beside the empty rows.
+    assert args[0] == ("join", (("list", ("list", ("none",))), ("list", ("list", ("scalar",)))))
+    # Extended by what nothing tells about: a row of unknown contents joins in.
+    assert args[1][0] == "join" and ("list", ("unk",)) in args[1][1]
+    # A parameter's rows, a dict's values: not this body's lists of lists, left as they are.
+    assert args[2] == ("param", "f", "rows_in", None)
+    assert "scalar" not in repr(args[3])
+
+
 def test_a_modules_device_rests_on_the_convention(results: Dict[str, List[Finding]]) -> None:
     """Issue 17, ninth round: `device=self.device` / `device=model.device` of an `nn.Module`
     whose class does not say where `device` points is where its parameters are (a convention),

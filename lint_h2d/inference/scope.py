@@ -548,28 +548,55 @@ class _Walker:
                 # `d.update(...)`: any key may now hold anything it brings.
                 names[func.value.value] = replace(held, entries=None)
             return
-        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
-                and func.attr.value in ("append", "insert", "extend")):
+        if not (isinstance(func, cst.Attribute) and func.attr.value in ("append", "insert", "extend")):
+            return
+        if isinstance(func.value, cst.Subscript):
+            self.track_inner_list(call, func.value, names)
+            return
+        if not isinstance(func.value, cst.Name):
             return
         name = func.value.value
         current = names.get(name)
         if current is None or current.kind != Kind.OTHER or (current.element is None and current.length != 0):
             return
-        args = [a for a in call.args if a.keyword is None and not a.star]
-        if len(args) != (2 if func.attr.value == "insert" else 1) or len(args) != len(call.args):
+        argument = self._list_argument(call, names)
+        if argument is None:
             names[name] = OTHER
             return
-        added = infer(args[-1].value, self.facts(names))
-        if is_declared(current) and _vague(added):
+        if is_declared(current) and _vague(argument):
             return  # `xs: List[int] = []`: an append nothing tells about adds nothing
-        if func.attr.value == "extend":
-            added_element = _display_element(added) if added.key is None else None
-            if added_element is None:
-                names[name] = OTHER
-                return
-            added = added_element
-        element = added if current.element is None else join(current.element, added)
-        names[name] = Value(Kind.OTHER, origin=current.origin, element=element)
+        added = _added_by(func.attr.value, argument)
+        names[name] = OTHER if added is None else _grown_list(current, added)
+
+    def track_inner_list(self, call: cst.Call, held: cst.Subscript, names: Names) -> None:
+        """`rows[k].append(v)` (`insert`, `extend`) on a list of lists this scope builds
+        (`rows.append([])`, `[[] for _ in r]`): whichever row `k` picks, it holds `v` too, so
+        every row's element grows by it (`for b in rows[a]` then reads `v`).  Only a plain
+        list of plain lists: a dict's values, a tuple display's positions, a declared list or
+        rows of unknown contents are left as they are (what they hold stays unknown)."""
+        if not (isinstance(held.value, cst.Name) and len(held.slice) == 1
+                and isinstance(held.slice[0].slice, cst.Index)):
+            return
+        name = held.value.value
+        current = names.get(name)
+        if current is None or not _plain_list(current) or current.element is None \
+                or not _plain_list(current.element) or is_declared(current):
+            return
+        assert isinstance(call.func, cst.Attribute)
+        argument = self._list_argument(call, names)
+        added = None if argument is None else _added_by(call.func.attr.value, argument)
+        row = OTHER if added is None else _grown_list(current.element, added)
+        names[name] = replace(current, element=row)
+
+    def _list_argument(self, call: cst.Call, names: Names) -> Optional[Value]:
+        """The value `xs.append(v)` / `xs.insert(i, v)` / `xs.extend(ys)` is given (`v`, `ys`);
+        None for a call of another shape (keywords, `*args`, another count)."""
+        func = call.func
+        assert isinstance(func, cst.Attribute)
+        args = [a for a in call.args if a.keyword is None and not a.star]
+        if len(args) != (2 if func.attr.value == "insert" else 1) or len(args) != len(call.args):
+            return None
+        return infer(args[-1].value, self.facts(names))
 
     def bind_name(self, name: str, value: Value, names: Names) -> None:
         if self.global_sink is not None and name in self.global_sink[0]:
@@ -1004,6 +1031,28 @@ def _unpacked(value: Value) -> Optional[Value]:
     if element is not None and (element.kind.is_tensor or element.kind in (Kind.SCALAR, Kind.NUMPY)):
         return element
     return None
+
+
+def _plain_list(value: Value) -> bool:
+    """A list (or set) this scope builds from displays and appends, of known elements (or
+    empty): no dict (`key`), no tuple display's positions (`items`), no class instance."""
+    return value.kind == Kind.OTHER and value.type_name is None and value.key is None and value.items is None \
+        and value.entries is None and (value.element is not None or value.length == 0)
+
+
+def _added_by(method: str, argument: Value) -> Optional[Value]:
+    """What a list's `method` (`append`, `insert`, `extend`) given `argument` adds to its
+    elements: the argument, or for `extend` its element; None where that is not known."""
+    if method != "extend":
+        return argument
+    return _display_element(argument) if argument.key is None else None
+
+
+def _grown_list(current: Value, added: Value) -> Value:
+    """The list `current` once `added` is appended: its element joins `added` (its length,
+    positions and origin of display no longer known)."""
+    element = added if current.element is None else join(current.element, added)
+    return Value(Kind.OTHER, origin=current.origin, element=element)
 
 
 def _display_element(value: Value) -> Optional[Value]:

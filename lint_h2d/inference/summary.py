@@ -2669,7 +2669,16 @@ def _grown(expr: ast.expr, env: Dict[str, List[ast.expr]], declared: Set[str], b
     it holds grows by `v` (a one-element display joins in) or by `ys`'s elements (`ys` joins
     in: a list term's element is what both hold).  A name the body does not bind is left
     alone (a global or a parameter: its other elements are not known here), and so is one
-    bound with an annotation (`xs: list[int] = []`: the walk reads the declaration)."""
+    bound with an annotation (`xs: list[int] = []`: the walk reads the declaration).
+    `rows[k].append(v)` on a list of lists this body binds: every row holds `v` too (as the
+    walk's `track_inner_list`)."""
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) \
+            and isinstance(expr.func.value, ast.Subscript) and isinstance(expr.func.value.value, ast.Name) \
+            and not isinstance(expr.func.value.slice, ast.Slice) and _list_bound(expr.func.value.value.id, env, declared):
+        row = _row_growth(expr)
+        if row is not None:
+            binder.add(expr.func.value.value.id, ast.copy_location(ast.List(elts=[row], ctx=ast.Load()), expr))
+        return
     if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute)
             and isinstance(expr.func.value, ast.Name) and _display_bound(expr.func.value.id, env, declared)
             and not expr.keywords and not any(isinstance(a, ast.Starred) for a in expr.args)):
@@ -2681,6 +2690,28 @@ def _grown(expr: ast.expr, env: Dict[str, List[ast.expr]], declared: Set[str], b
         binder.add(name, ast.copy_location(ast.List(elts=[args[1]], ctx=ast.Load()), expr))
     elif method == "extend" and len(args) == 1:
         binder.add(name, args[0] if isinstance(args[0], (ast.List, ast.Tuple)) else ast.Constant(value=...))
+
+
+def _list_bound(name: str, env: Dict[str, List[ast.expr]], declared: Set[str]) -> bool:
+    """`name` is bound in this body, without an annotation, only to list displays and list
+    comprehensions (what `_grown` added among them): a list of rows `rows[k].append(v)` grows."""
+    values = env.get(name) or []
+    return bool(values) and name not in declared and all(isinstance(v, (ast.List, ast.ListComp)) for v in values)
+
+
+def _row_growth(call: ast.Call) -> Optional[ast.expr]:
+    """The row `rows[k].append(v)` (`insert`, `extend`) adds to what any row of `rows` may be:
+    a one-element display of `v`, the display `ys` extends by, or an unknown row (an `extend`
+    by anything else, a call of another shape); None for any other method."""
+    method, args = call.func.attr if isinstance(call.func, ast.Attribute) else "", call.args
+    if method not in ("append", "insert", "extend"):
+        return None
+    if call.keywords or any(isinstance(a, ast.Starred) for a in args) \
+            or len(args) != (2 if method == "insert" else 1):
+        return ast.Constant(value=...)
+    if method == "extend":
+        return args[0] if isinstance(args[0], (ast.List, ast.Tuple)) else ast.Constant(value=...)
+    return ast.List(elts=[args[-1]], ctx=ast.Load())
 
 
 # What may make `self.x = []` hold elements (`_grown_fields`): the list methods that add
