@@ -16,6 +16,7 @@ import pytest
 from lint_h2d.config import Settings
 from lint_h2d.engine import Engine, load_sources, project_facts
 from lint_h2d.findings import EvidenceKind, Finding
+from lint_h2d.inference.values import Kind
 from lint_h2d.inference.resolved import Resolved
 from tests.conftest import FIXTURES, run_cli
 
@@ -409,6 +410,23 @@ def test_reading_only_the_sites_the_resolver_may_ask_gives_every_fact() -> None:
     whole = [summary_and_verdict(s.path, s.text)[0] for s in sources]
     assert "ForkModel" in resolve(_read_back(whole)).built_on_device
     assert "ForkModel" not in resolve(_read_back(whole, ("model_class",))).built_on_device
+
+
+def test_an_autograd_functions_apply_sites_are_read() -> None:
+    """`HingeSlopes.apply(pred, 1, n)` runs `HingeSlopes.forward(ctx, pred, 1, n)`: its
+    sites are read under `apply` (`read_callees`, `wanted_callees`), keyed by the class (a
+    static `forward` of another class with the same parameters is told apart), the context
+    taking `forward`'s first position."""
+    from lint_h2d.inference.project import resolve
+    from lint_h2d.pipeline import summary_and_verdict
+
+    sources, _ = load_sources([str(p) for p in sorted((FIXTURES / "projects" / "python").glob("*.py"))])
+    whole = [summary_and_verdict(s.path, s.text)[0] for s in sources]
+    params = resolve(_read_back(whole)).params
+    assert params[("HingeSlopes.forward", "sign")].kind == Kind.SCALAR
+    assert ("HingeSlopes.forward", "ctx") not in params
+    assert ("SlopeTable.forward", "sign") not in params  # no autograd `Function`: `apply` is its own
+    assert ("HingeSlopes.forward", "sign") not in resolve(_read_back(whole, ("apply",))).params
 
 
 def test_packed_facts_read_back_whole(tmp_path: Path) -> None:

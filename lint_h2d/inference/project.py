@@ -120,8 +120,10 @@ from lint_h2d.inference.summary import (  # noqa: E402
     Term,
 )
 from lint_h2d.inference.summary import OTHER as OTHER_TERM  # noqa: E402
+from lint_h2d.inference.summary import UNK as UNK_TERM  # noqa: E402
 from lint_h2d.inference.resolved import (  # noqa: E402
     DEFAULT_DEVICE_STEP,
+    keyed_owner,
     forward_input_message,
     forward_input_param,
     OWNED_BY_CLASS,
@@ -209,6 +211,9 @@ class _Resolver:
         # (class of a `self.m(...)` call, `m`): whether that class (or a project base) has an
         # `m` of its own, which answers the call (`_elsewhere`).
         self._unrelated: Dict[Tuple[str, str], bool] = {}
+        # An autograd `Function` class → its `cls.apply(...)` calls, as calls of `forward`
+        # (`_applied_sites`).
+        self._applied: Dict[str, List[Tuple[str, CallSite]]] = {}
         # A class → its bases and its subclasses, each with itself (`_family`).
         self._families: Dict[str, Tuple[FrozenSet[str], FrozenSet[str]]] = {}
         # The receiver term of an `x.m(...)` → the classes whose `m` it may run (`_receiving`).
@@ -1115,7 +1120,10 @@ class _Resolver:
         slot = 3 * index + _CALL_KINDS[kind]
         found = keys[slot]
         if found is None:
-            found = keys[slot] = _call_key(kind, fn, index, self._sites_key(fn) if fn.bound else 0)
+            # A function's sites are those of its name (0); a method's and a static `forward`'s,
+            # those its class decides (`keyed_owner`).
+            keyed = fn.bound or keyed_owner(fn.name, fn.owner, fn.bound) is not None
+            found = keys[slot] = _call_key(kind, fn, index, self._sites_key(fn) if keyed else 0)
         return found
 
     def _sites_key(self, fn: FunctionSummary) -> int:
@@ -1141,6 +1149,8 @@ class _Resolver:
         callee = f"{fn.owner}.__call__" if fn.name == "__call__" and fn.owner is not None else fn.name
         # What the evidence calls it: a class's construction runs its `__init__` (`Beam(...)`).
         shown = fn.owner if fn.name == "__init__" and fn.owner is not None else callee
+        if fn.name == "forward" and not fn.bound and fn.owner is not None and self._autograd_function(fn.owner):
+            shown = f"{fn.owner}.apply"  # an autograd `Function`'s `forward` runs from `apply`
         if name in fn.defaults and not omitted and not every:
             return UNKNOWN  # calls without arguments are not recorded: some may omit it
         sites = self._sites(fn)
@@ -1322,9 +1332,13 @@ class _Resolver:
             # A construction passes no object of its own: `self` takes no argument of it.
             return _binding(found, fn, -1)
         sites = self.calls.get(fn.name, [])
+        if fn.name == "forward" and not fn.bound and fn.owner is not None and self._autograd_function(fn.owner):
+            sites = sites + self._applied_sites(fn.owner)
         if not fn.bound:
-            return _binding([site for site in sites if (c := site[1]).starred or last < len(c.args)
-                             or _can_bind(c, required)],
+            return _binding([site for site in sites if ((c := site[1]).starred or last < len(c.args)
+                                                        or _can_bind(c, required))
+                             and not (self._self_attribute_call(c) if fn.owner is None
+                                      else c.self_owner is not None and self._elsewhere(c, fn))],
                             fn, 0)
         found = [site for site in sites if (c := site[1]).bound and (c.starred or last < len(c.args)
                                                                     or _can_bind(c, required))
@@ -1339,6 +1353,55 @@ class _Resolver:
         # `obj.m(x)` passes `obj` as `self`, but `Cls.m(obj, x)` passes it as an argument: a
         # method's own parameter may take one positional argument of the call.
         return _binding(found, fn, 0)
+
+    def _autograd_function(self, cls: str) -> bool:
+        """`cls` derives from `torch.autograd.Function` (a base named `Function` or
+        `InplaceFunction`, directly or through project bases)."""
+        return any(b in ("Function", "InplaceFunction") for base in self._with_bases(cls)
+                   for _, c in self.classes[base] for b in c.bases)
+
+    def _applied_sites(self, cls: str) -> List[Tuple[str, CallSite]]:
+        """The calls `cls.apply(...)` of the autograd `Function` `cls`, as calls of its static
+        `forward(ctx, ...)`: PyTorch's `Function.apply(*args)` runs `forward(ctx, *args)`, the
+        context taking the first position (an argument nothing tells about stands for it).
+        Only calls that name the class itself (`summary`'s `("global", cls)` receiver); an
+        alias (`scale = Scale.apply`) is not followed."""
+        found = self._applied.get(cls)
+        if found is None:
+            found = self._applied[cls] = [
+                (path, replace(site, args=(UNK_TERM,) + site.args))
+                for path, site in self.calls.get("apply", []) if site.receiver == ("global", cls)]
+        return found
+
+    def _self_attribute_call(self, call: CallSite) -> bool:
+        """Whether `self.f(...)` (in a method of a project class) runs what the class gives
+        `self.f`, never a module-level function `f`: every class `self` may be an instance of
+        (the method's class, its project bases and subclasses) either defines a method `f` or
+        sets `self.f` only to instances of project classes (`self.step = GraphStep(...)`, run
+        through their `__call__` or `forward`), and one of them does.  Python finds `self.f` on
+        the instance, else on its class: a module-level `f` only where something puts it
+        there, which such a family never does (`self.f = f`, `f = staticmethod(f)` in the class
+        body are assignments of another kind).  A family too large to walk whole is not read."""
+        caller = call.self_owner
+        if not call.bound or caller is None or caller not in self.classes:
+            return False
+        family = self._with_bases(caller)
+        below = self._descendants(caller)
+        if len(family) >= 20 or len(below) >= 200:
+            return False
+        family += sorted(below)
+        given = False
+        for cls in family:
+            if (cls, call.callee) in self.methods:
+                given = True
+            for _, summary in self.classes[cls]:
+                for attr, term in summary.fields:
+                    if attr != call.callee or term[0] in ("none", "ann"):
+                        continue
+                    if not _constructs_only(term, self.classes.keys()):
+                        return False
+                    given = True
+        return given
 
     def _module_calls(self) -> Dict[str, List[Tuple[str, CallSite]]]:
         """The calls `self.head(x)` of a field holding an instance of a project `nn.Module`
@@ -1937,6 +2000,14 @@ def _constructed_module(term: Term, modules: AbstractSet[str]) -> Set[str]:
     return {name} if isinstance(name, str) and name in modules else set()
 
 
+def _constructs_only(term: Term, classes: AbstractSet[str]) -> bool:
+    """A field's term that is, on every side of a join, a construction of a project class
+    (`Step(...)`, `layers.Head(...)`): an instance, never a function defined elsewhere."""
+    if term[0] == "join":
+        return all(_constructs_only(part, classes) for part in term[1])
+    return bool(_constructed_module(term, classes))
+
+
 def _module_classes(classes: Mapping[str, List[Tuple[str, ClassSummary]]]) -> FrozenSet[str]:
     """Project classes deriving from `nn.Module` (a base named `Module`), directly or through
     other project classes."""
@@ -2222,6 +2293,7 @@ def wanted_callees(summaries: Sequence[FileSummary]) -> FrozenSet[str]:
     out.update(_base_classes(summaries))
     out.update(_module_field_callees(summaries))
     out.update(_held_module_callees(summaries))
+    out.update(_applied_callees(summaries))
     return frozenset(out)
 
 
@@ -2242,7 +2314,16 @@ def read_callees(summaries: Iterable[FileSummary]) -> FrozenSet[str]:
             for term in fn.returns:
                 out.update(name for name, _ in _called_names(term))
     out.update(_module_field_callees(summaries))
+    out.update(_applied_callees(summaries))
     return frozenset(out)
+
+
+def _applied_callees(summaries: Sequence[FileSummary]) -> Set[str]:
+    """`apply`, where a project class derives from `torch.autograd.Function` (a base named
+    `Function` or `InplaceFunction`): its `cls.apply(...)` calls run its `forward`
+    (`_Resolver._applied_sites`)."""
+    return {"apply"} if any(b in ("Function", "InplaceFunction") for summary in summaries
+                            for c in summary.classes for b in c.bases) else set()
 
 
 def _module_field_callees(summaries: Sequence[FileSummary]) -> Set[str]:
@@ -2406,10 +2487,11 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
             if fn.owner is not None:
                 method = resolver.method_returns(fn.owner, fn.name)
                 if fn.name in API_NAMES and _may_hold_device(method):
-                    if fn.name not in OWNED_BY_CLASS:
+                    if fn.name not in OWNED_BY_CLASS and (fn.bound or fn.name != "forward"):
                         continue  # see API_NAMES
-                    # Not its return; but the call sites of `Owner.__call__` are found by its
-                    # class, so what its calls pass reaches no other class's method.
+                    # Not its return; but the call sites of `Owner.__call__` (and of a static
+                    # `forward`, `Owner.apply(...)`) are found by its class, so what its calls
+                    # pass reaches no other class's method (`keyed_owner`).
                 elif _informative(method) and _worth_keeping(method):
                     returns[f"{fn.owner}.{fn.name}"] = method
                     if _may_hold_device(method):
@@ -2443,7 +2525,7 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                     # the body's `device=x.device` is no accelerator then).
                     continue
                 if _informative(pvalue):
-                    key = (param_key(fn.name, fn.owner if fn.bound else None), pname)
+                    key = (param_key(fn.name, keyed_owner(fn.name, fn.owner, fn.bound)), pname)
                     params[key] = join(params[key], pvalue) if key in params else pvalue
                     if _may_hold_device(pvalue):
                         # Only inside `def <fn>(...)`: the file must define it.

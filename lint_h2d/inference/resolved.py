@@ -137,6 +137,16 @@ def param_key(function: str, owner: Optional[str]) -> str:
 OWNED_BY_CLASS = frozenset({"__init__", "__call__"})
 
 
+def keyed_owner(function: str, owner: Optional[str], bound: bool) -> Optional[str]:
+    """The class `param_key` keys a `def` of class `owner` by: a method's (called on an
+    instance or its class), and a static `forward`'s, which an autograd `Function` runs from
+    `Owner.apply(...)` (`project._Resolver._applied_sites`): its call sites are found by its
+    class, not by name.  None for any other function (keyed by its name)."""
+    if owner is not None and (bound or function == "forward"):
+        return owner
+    return None
+
+
 @dataclass(frozen=True)
 class Resolved:
     """What the project knows, resolved across files; the walk asks it, never another tree.

@@ -941,6 +941,11 @@ class _Builder:
                 own = scope.owner if _is_name(func.value, scope.self_name or "") else None
                 instance = _rooted_at(func.value, scope.self_name or "")
             receiver = self._receiver(func.value, scope) if bound and not instance else None
+            applied = func.value if callee == "apply" and isinstance(func, ast.Attribute) else None
+            if isinstance(applied, ast.Name) and _unbound_here(applied.id, scope, self.imported):
+                # `Scale.apply(x, 2)` of a class the module defines or imports: an autograd
+                # `Function` runs its `forward(ctx, x, 2)` (`_Resolver._applied_sites`).
+                receiver = ("global", applied.id)
             self.calls.append(CallSite(callee, bound, call.lineno, args, keywords, starred, own, instance,
                                        receiver))
 
