@@ -344,6 +344,20 @@ def test_summary_grows_the_rows_of_a_list_of_lists() -> None:
     assert "scalar" not in repr(args[3])
 
 
+def test_summary_hands_on_a_cpu_default_device_only_untested() -> None:
+    text = ("def f(n, device=None, other_device=None, dev_id=None):\n"
+            "    g(device)\n"
+            "    if other_device is not None:\n"
+            "        g(other_device)\n"
+            "    g(dev_id)\n")
+    args = _passed_to_g(text)
+    # Neither rebound nor tested: the caller's calls decide, else the CPU by default.
+    assert args[0][0] == "cpudefault" and args[0][1] == ("param", "f", "device", None)
+    # Past a test of it the default may be ruled out; a name that is no device name is left.
+    assert args[1] == ("param", "f", "other_device", None)
+    assert args[2] == ("param", "f", "dev_id", None)
+
+
 def test_a_modules_device_rests_on_the_convention(results: Dict[str, List[Finding]]) -> None:
     """Issue 17, ninth round: `device=self.device` / `device=model.device` of an `nn.Module`
     whose class does not say where `device` points is where its parameters are (a convention),

@@ -1149,7 +1149,7 @@ class _Resolver:
         callee = f"{fn.owner}.__call__" if fn.name == "__call__" and fn.owner is not None else fn.name
         # What the evidence calls it: a class's construction runs its `__init__` (`Beam(...)`).
         shown = fn.owner if fn.name == "__init__" and fn.owner is not None else callee
-        if fn.name == "forward" and not fn.bound and fn.owner is not None and self._autograd_function(fn.owner):
+        if self._applied_forward(fn):
             shown = f"{fn.owner}.apply"  # an autograd `Function`'s `forward` runs from `apply`
         if name in fn.defaults and not omitted and not every:
             return UNKNOWN  # calls without arguments are not recorded: some may omit it
@@ -1228,6 +1228,16 @@ class _Resolver:
                 f"every call of `{shown}` passes a Python number or a container of Python numbers as "
                 f"`{name}` ({_shown_sites(self.site_words, values)})", first_path, first_line)
             return Value(UNKNOWN_KIND, element=SCALAR.because(step)).because(step)
+        if kinds <= {UNKNOWN_KIND, OTHER_KIND} and all(cpu_by_default(v) for _, _, v in values):
+            # `f(n, device)` at every call, `device` a caller's parameter defaulting to the CPU
+            # that the caller neither rebinds nor tests and that not every call of the caller
+            # points elsewhere (`summary`'s `cpudefault` argument): the CPU unless a caller says
+            # otherwise, as in the caller's own body.
+            default = next(step for step in values[0][2].evidence
+                           if getattr(step, "message", None) == CPU_DEFAULT_STEP)
+            return Value(UNKNOWN_KIND, evidence=(EvidenceStep(
+                f"every call of `{shown}` hands on a device parameter defaulting to the CPU as `{name}` "
+                f"({_shown_sites(self.site_words, values)})", first_path, first_line), default))
         if kinds == {OTHER_KIND} and all(v.entries is not None for _, _, v in values):
             # `f(state)` at every call with a dict of string keys (`{"buf": t, "n": 3}`): each
             # key's value, joined over the calls.
@@ -1332,8 +1342,11 @@ class _Resolver:
             # A construction passes no object of its own: `self` takes no argument of it.
             return _binding(found, fn, -1)
         sites = self.calls.get(fn.name, [])
-        if fn.name == "forward" and not fn.bound and fn.owner is not None and self._autograd_function(fn.owner):
-            sites = sites + self._applied_sites(fn.owner)
+        if self._applied_forward(fn):
+            # Run by `Owner.apply(...)` (or `Owner.forward(ctx, ...)`), never by the calls of
+            # other objects' `forward` (`x.forward(*inputs)`): its sites are its class's.
+            assert fn.owner is not None
+            sites = self._applied_sites(fn.owner)
         if not fn.bound:
             return _binding([site for site in sites if ((c := site[1]).starred or last < len(c.args)
                                                         or _can_bind(c, required))
@@ -1354,23 +1367,42 @@ class _Resolver:
         # method's own parameter may take one positional argument of the call.
         return _binding(found, fn, 0)
 
-    def _autograd_function(self, cls: str) -> bool:
-        """`cls` derives from `torch.autograd.Function` (a base named `Function` or
-        `InplaceFunction`, directly or through project bases)."""
-        return any(b in ("Function", "InplaceFunction") for base in self._with_bases(cls)
-                   for _, c in self.classes[base] for b in c.bases)
+    def _pointed_elsewhere(self, param: Term) -> Optional[Value]:
+        """The accelerator, where the parameter `param` (a `param` term of one defaulting to
+        the CPU) is pointed there by every call that passes it (`passed`), some others leaving
+        the default: a call does say otherwise, so what it is handed on to is no CPU by default
+        (`handed_on_devices.py`'s `hodev_left_pre`).  None otherwise."""
+        if param[0] != "param":
+            return None
+        defined = self._param_of(param)
+        if defined is None:
+            return None
+        _, fn, index = defined
+        if fn.params[index] not in fn.defaults:
+            return None
+        passed = self.passed(fn, index)
+        return passed if passed.kind == DEVICE_PLACE_KIND else None
+
+    def _applied_forward(self, fn: FunctionSummary) -> bool:
+        """`fn` is the static `forward` of a class deriving from `torch.autograd.Function` (a
+        base of `_AUTOGRAD_BASES`, directly or through project bases): `Owner.apply(...)`
+        runs it (`_applied_sites`)."""
+        return fn.name == "forward" and not fn.bound and fn.owner is not None and any(
+            b in _AUTOGRAD_BASES for base in self._with_bases(fn.owner) for _, c in self.classes[base] for b in c.bases)
 
     def _applied_sites(self, cls: str) -> List[Tuple[str, CallSite]]:
         """The calls `cls.apply(...)` of the autograd `Function` `cls`, as calls of its static
         `forward(ctx, ...)`: PyTorch's `Function.apply(*args)` runs `forward(ctx, *args)`, the
-        context taking the first position (an argument nothing tells about stands for it).
-        Only calls that name the class itself (`summary`'s `("global", cls)` receiver); an
-        alias (`scale = Scale.apply`) is not followed."""
+        context taking the first position (an argument nothing tells about stands for it); and
+        the calls `cls.forward(ctx, ...)` themselves.  Only calls that name the class
+        (`summary`'s `("global", cls)` receiver); an alias (`scale = Scale.apply`) is not
+        followed."""
         found = self._applied.get(cls)
         if found is None:
             found = self._applied[cls] = [
                 (path, replace(site, args=(UNK_TERM,) + site.args))
-                for path, site in self.calls.get("apply", []) if site.receiver == ("global", cls)]
+                for path, site in self.calls.get("apply", []) if site.receiver == ("global", cls)] + [
+                (path, site) for path, site in self.calls.get("forward", []) if site.receiver == ("global", cls)]
         return found
 
     def _self_attribute_call(self, call: CallSite) -> bool:
@@ -1564,7 +1596,8 @@ class _Resolver:
             if fn.annotations[index] == ("tensor", None) and not value.kind.is_tensor \
                     and not value.none:
                 return Value(TENSOR_KIND)  # `x: torch.Tensor`, the call sites tell nothing
-            if fn.annotations[index] == OTHER_TERM and value.kind not in (CPU_PLACE_KIND, DEVICE_PLACE_KIND):
+            if fn.annotations[index] == OTHER_TERM and value.kind not in (CPU_PLACE_KIND, DEVICE_PLACE_KIND) \
+                    and not cpu_by_default(value):
                 return OTHER  # `device: str`: an object, unless every call names one place
             return value
         if tag == "attr":
@@ -1721,6 +1754,9 @@ class _Resolver:
             inner = self.eval(term[1], path, owner)
             if inner.kind not in (UNKNOWN_KIND, OTHER_KIND):
                 return inner  # a place every call passes (or anything else known)
+            pointed = self._pointed_elsewhere(term[1])
+            if pointed is not None:
+                return pointed
             return Value(inner.kind, evidence=(self.step(CPU_DEFAULT_STEP, path, term[2]),))
         if tag == "wrap":
             # `nn.Buffer(t)`, `nn.Parameter(t)`, `register_buffer(name, t)`
@@ -2318,12 +2354,16 @@ def read_callees(summaries: Iterable[FileSummary]) -> FrozenSet[str]:
     return frozenset(out)
 
 
+# The base names of an autograd `Function` (`torch.autograd.Function`, its `InplaceFunction`).
+_AUTOGRAD_BASES = frozenset({"Function", "InplaceFunction"})
+
+
 def _applied_callees(summaries: Sequence[FileSummary]) -> Set[str]:
-    """`apply`, where a project class derives from `torch.autograd.Function` (a base named
-    `Function` or `InplaceFunction`): its `cls.apply(...)` calls run its `forward`
+    """`apply` and `forward`, where a project class derives from `torch.autograd.Function`
+    (`_AUTOGRAD_BASES`): its `cls.apply(...)` and `cls.forward(...)` calls run its `forward`
     (`_Resolver._applied_sites`)."""
-    return {"apply"} if any(b in ("Function", "InplaceFunction") for summary in summaries
-                            for c in summary.classes for b in c.bases) else set()
+    autograd = any(b in _AUTOGRAD_BASES for summary in summaries for c in summary.classes for b in c.bases)
+    return {"apply", "forward"} if autograd else set()
 
 
 def _module_field_callees(summaries: Sequence[FileSummary]) -> Set[str]:
@@ -2518,13 +2558,17 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                 # CPU, `scope`'s `CPU_DEFAULT_STEP`).
                 pvalue = resolver.passed_place(fn, index)
                 if not is_open or _defaulted_device(fn, index):
-                    if pvalue.kind not in (CPU_PLACE_KIND, DEVICE_PLACE_KIND):
-                        continue  # `device: torch.device`: only where the calls point adds to it
+                    # `device: torch.device`: only where the calls point adds to it, or where
+                    # they hand on a device parameter defaulting to the CPU (the walk reads a
+                    # parameter with a default of its own so, whatever is kept).
+                    if pvalue.kind not in (CPU_PLACE_KIND, DEVICE_PLACE_KIND) and not (
+                            cpu_by_default(pvalue) and pname not in fn.defaults):
+                        continue
                 elif annotation != ("unk",) and pvalue.kind not in (DEVICE_KIND, CPU_KIND):
                     # `x: torch.Tensor`: only a place adds to the annotation (on the CPU too:
                     # the body's `device=x.device` is no accelerator then).
                     continue
-                if _informative(pvalue):
+                if _informative(pvalue) or cpu_by_default(pvalue):
                     key = (param_key(fn.name, keyed_owner(fn.name, fn.owner, fn.bound)), pname)
                     params[key] = join(params[key], pvalue) if key in params else pvalue
                     if _may_hold_device(pvalue):
@@ -2672,6 +2716,8 @@ def passed_through_uncalled(functions: Mapping[str, Sequence[Tuple[str, Function
             for _, site in calls[name]:
                 for position, pname in open_params:
                     term = _passed(site, pname, position)
+                    if term is not None and term[0] == "cpudefault":
+                        term = term[1]  # a device parameter handed on as it came
                     if term is None or term[0] != "param" or term[3] is not None \
                             or not (term[1] in uncalled or term[1] in found):
                         break

@@ -44,7 +44,7 @@ from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, EMPTY_MODULE_FACTS
                                         passed_through_message, sampling_hook_message, uncalled_message)
 from lint_h2d.inference.summary import sampling_hook
 from lint_h2d.inference.usage import DeviceNamed, RangeBounds, SliceBounds
-from lint_h2d.inference.values import (augmented_number, CPU_DEFAULT_STEP, derived_step_kind, join_all, join_entries, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
+from lint_h2d.inference.values import (augmented_number, CPU_DEFAULT_STEP, cpu_by_default, derived_step_kind, join_all, join_entries, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        is_json_data, is_module_tensor, join, module_tensor, ordered_number,
                                        read_from_json)
 
@@ -1547,7 +1547,8 @@ class ModuleWalker:
             elif kind in (Kind.OTHER, Kind.DEVICE_PLACE) and param.star == "" and param.default is None:
                 # `device: torch.device`: where every call site points it, when they agree.
                 known = base.project.params.get((param_key(name, method_of), pname))
-                if known is not None and known.kind in (Kind.CPU_PLACE, Kind.DEVICE_PLACE):
+                if known is not None and (known.kind in (Kind.CPU_PLACE, Kind.DEVICE_PLACE) or cpu_by_default(known)):
+                    # A place, or a caller's device parameter defaulting to the CPU handed on.
                     value = replace(known, origin=Origin.PARAM, root=pname, path=pname)
                 elif kind == Kind.DEVICE_PLACE and not value.evidence:
                     # Said, so that a finding resting on it shows what it rests on.

@@ -478,6 +478,9 @@ class _Scope:
     ints: Set[str] = field(default_factory=set)
     # Parameters whose default is `None` or `"cpu"`: a `device=` of theirs may be the CPU.
     cpu_defaults: FrozenSet[str] = frozenset()
+    # Of those, the ones a test of the body reads (`if device is None:`, `assert device`,
+    # `device or "cuda"`): past the test the default may be ruled out (`_tested_names`).
+    tested: FrozenSet[str] = frozenset()
     # The statements of the function's own body (by id), not nested in an `if`, a loop, a
     # `with` or a `try`: they run whenever the function does, before any later one.
     top_level: FrozenSet[int] = frozenset()
@@ -736,6 +739,8 @@ class _Builder:
         scope.cpu_defaults = _cpu_defaults(args)
         scope.top_level = frozenset(id(stmt) for stmt in node.body)
         own = _own_statements(node.body)
+        if scope.cpu_defaults:
+            scope.tested = _tested_names(node.body, scope.cpu_defaults)
         _collect_env(node.body, scope.env, own, scope.bound_at)
         if any(len(values) > 1 for values in scope.env.values()):
             # Only a name bound more than once has a binding another may hide (`_name` asks
@@ -941,10 +946,11 @@ class _Builder:
                 own = scope.owner if _is_name(func.value, scope.self_name or "") else None
                 instance = _rooted_at(func.value, scope.self_name or "")
             receiver = self._receiver(func.value, scope) if bound and not instance else None
-            applied = func.value if callee == "apply" and isinstance(func, ast.Attribute) else None
+            applied = func.value if callee in ("apply", "forward") and isinstance(func, ast.Attribute) else None
             if isinstance(applied, ast.Name) and _unbound_here(applied.id, scope, self.imported):
                 # `Scale.apply(x, 2)` of a class the module defines or imports: an autograd
-                # `Function` runs its `forward(ctx, x, 2)` (`_Resolver._applied_sites`).
+                # `Function` runs its `forward(ctx, x, 2)`, as `Scale.forward(ctx, x, 2)` does
+                # (`_Resolver._applied_sites`).
                 receiver = ("global", applied.id)
             self.calls.append(CallSite(callee, bound, call.lineno, args, keywords, starred, own, instance,
                                        receiver))
@@ -1010,6 +1016,12 @@ class _Builder:
         if scope.instance and scope.owner and isinstance(node, ast.Name) and node.id == scope.self_name \
                 and not scope.env.get(node.id):
             return ("inst", scope.owner)
+        if isinstance(node, ast.Name) and node.id in scope.cpu_defaults and node.id not in scope.tested \
+                and _names_device(node.id) and node.id in scope.params and not scope.env.get(node.id):
+            # `_helper(n, device=device)` of `device=None` the body neither rebinds nor tests:
+            # what the caller's calls pass, else the CPU unless a caller says otherwise
+            # (`_Resolver`'s `cpudefault`, as for a field that keeps such a parameter).
+            return ("cpudefault", _small(self.term(node, scope)), node.lineno)
         return _small(self.term(node, scope))
 
     def _unpacked(self, call: ast.Call, scope: _Scope) -> Tuple[Tuple[str, Term], ...]:
@@ -1853,6 +1865,28 @@ def _names_device(name: str) -> bool:
     """A parameter named for a device (`device`, `target_device`): what its call sites pass
     (`"cpu"`, `torch.device("cuda")`) says where `device=device` allocates."""
     return name == "device" or name.endswith("_device")
+
+
+def _tested_names(body: Sequence[ast.stmt], names: FrozenSet[str]) -> FrozenSet[str]:
+    """Of `names`, those a test in `body` reads (an `if`, `while` or conditional expression's
+    test, an `assert`, a `match` subject, a comprehension's `if`, an operand of `and`/`or`),
+    nested functions included: code past such a test may run only for some of its values."""
+    found: Set[str] = set()
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
+                tests: List[ast.expr] = [node.test]
+            elif isinstance(node, ast.comprehension):
+                tests = list(node.ifs)
+            elif isinstance(node, ast.BoolOp):
+                tests = list(node.values)
+            elif type(node).__name__ == "Match":
+                tests = [getattr(node, "subject")]
+            else:
+                continue
+            for test in tests:
+                found.update(n.id for n in ast.walk(test) if isinstance(n, ast.Name) and n.id in names)
+    return frozenset(found)
 
 
 def _cpu_defaults(args: ast.arguments) -> FrozenSet[str]:
