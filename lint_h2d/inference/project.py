@@ -1417,13 +1417,12 @@ class _Resolver:
         caller = call.self_owner
         if not call.bound or caller is None or caller not in self.classes:
             return False
-        family = self._with_bases(caller)
-        below = self._descendants(caller)
-        if len(family) >= 20 or len(below) >= 200:
+        bases, subtree = self._family(caller)
+        # (`_with_bases` stops at 20 classes, `_descendants` at 200 besides `caller`.)
+        if len(bases) >= 20 or len(subtree) > 200:
             return False
-        family += sorted(below)
         given = False
-        for cls in family:
+        for cls in bases | subtree:
             if (cls, call.callee) in self.methods:
                 given = True
             for _, summary in self.classes[cls]:

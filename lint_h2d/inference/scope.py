@@ -1480,7 +1480,7 @@ class ModuleWalker:
         # are keyed by it (`param_key`), and a static `forward`'s (`keyed_owner`); a nested
         # `def` or another static method is keyed by name.
         method_of = base.self_class if self_name is not None or cls_name is not None else \
-            keyed_owner(name, self_class, False) if parent != "<module>" else None
+            keyed_owner(name, self_class, False)
         # `forward` of a project `nn.Module`: its tensor inputs are where the module computes.
         forward_of = base.self_class if name == "forward" and self_name is not None \
             and base.self_class in base.project.modules else None

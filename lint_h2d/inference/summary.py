@@ -2711,24 +2711,19 @@ def _grown(expr: ast.expr, env: Dict[str, List[ast.expr]], declared: Set[str], b
     bound with an annotation (`xs: list[int] = []`: the walk reads the declaration).
     `rows[k].append(v)` on a list of lists this body binds: every row holds `v` too (as the
     walk's `track_inner_list`)."""
-    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) \
-            and isinstance(expr.func.value, ast.Subscript) and isinstance(expr.func.value.value, ast.Name) \
-            and not isinstance(expr.func.value.slice, ast.Slice) and _list_bound(expr.func.value.value.id, env, declared):
-        row = _row_growth(expr)
-        if row is not None:
-            binder.add(expr.func.value.value.id, ast.copy_location(ast.List(elts=[row], ctx=ast.Load()), expr))
-        return
     if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute)
-            and isinstance(expr.func.value, ast.Name) and _display_bound(expr.func.value.id, env, declared)
-            and not expr.keywords and not any(isinstance(a, ast.Starred) for a in expr.args)):
+            and expr.func.attr in ("append", "insert", "extend")):
         return
-    name, method, args = expr.func.value.id, expr.func.attr, expr.args
-    if method == "append" and len(args) == 1:
-        binder.add(name, ast.copy_location(ast.List(elts=[args[0]], ctx=ast.Load()), expr))
-    elif method == "insert" and len(args) == 2:
-        binder.add(name, ast.copy_location(ast.List(elts=[args[1]], ctx=ast.Load()), expr))
-    elif method == "extend" and len(args) == 1:
-        binder.add(name, args[0] if isinstance(args[0], (ast.List, ast.Tuple)) else ast.Constant(value=...))
+    held = expr.func.value
+    if isinstance(held, ast.Subscript) and isinstance(held.value, ast.Name) and not isinstance(held.slice, ast.Slice) \
+            and _list_bound(held.value.id, env, declared):
+        # Any row may be the one `[k]` picks; a call of another shape adds a row not known.
+        row = _list_growth(expr) or ast.Constant(value=...)
+        binder.add(held.value.id, ast.copy_location(ast.List(elts=[row], ctx=ast.Load()), expr))
+    elif isinstance(held, ast.Name) and _display_bound(held.id, env, declared):
+        grown = _list_growth(expr)
+        if grown is not None:
+            binder.add(held.id, grown)
 
 
 def _list_bound(name: str, env: Dict[str, List[ast.expr]], declared: Set[str]) -> bool:
@@ -2738,19 +2733,19 @@ def _list_bound(name: str, env: Dict[str, List[ast.expr]], declared: Set[str]) -
     return bool(values) and name not in declared and all(isinstance(v, (ast.List, ast.ListComp)) for v in values)
 
 
-def _row_growth(call: ast.Call) -> Optional[ast.expr]:
-    """The row `rows[k].append(v)` (`insert`, `extend`) adds to what any row of `rows` may be:
-    a one-element display of `v`, the display `ys` extends by, or an unknown row (an `extend`
-    by anything else, a call of another shape); None for any other method."""
-    method, args = call.func.attr if isinstance(call.func, ast.Attribute) else "", call.args
-    if method not in ("append", "insert", "extend"):
-        return None
+def _list_growth(call: ast.Call) -> Optional[ast.expr]:
+    """What `xs.append(v)` / `xs.insert(i, v)` / `xs.extend(ys)` adds to what `xs` holds: a
+    one-element display of `v`, the display `ys` (its elements join in), or something not
+    known (an `extend` by anything else); None for a call of another shape (keywords, `*args`,
+    another count), which Python rejects."""
+    method = call.func.attr if isinstance(call.func, ast.Attribute) else ""
+    args = call.args
     if call.keywords or any(isinstance(a, ast.Starred) for a in args) \
             or len(args) != (2 if method == "insert" else 1):
-        return ast.Constant(value=...)
+        return None
     if method == "extend":
         return args[0] if isinstance(args[0], (ast.List, ast.Tuple)) else ast.Constant(value=...)
-    return ast.List(elts=[args[-1]], ctx=ast.Load())
+    return ast.copy_location(ast.List(elts=[args[-1]], ctx=ast.Load()), call)
 
 
 # What may make `self.x = []` hold elements (`_grown_fields`): the list methods that add
