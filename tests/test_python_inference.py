@@ -928,3 +928,72 @@ def test_summary_reads_a_size_made_by_arithmetic_as_one_dimension() -> None:
             "    g(torch.zeros(shape + n, device='cuda'))\n")
     ranks = [arg[1] for arg in _passed_to_g(text)]
     assert ranks == [1, 1, None]  # `shape + n` may be a longer shape
+
+
+def test_summary_reads_meshgrid_and_an_allocation_on_a_cpu_default_device() -> None:
+    text = ("import torch\n"
+            "def f(a, b, xs, device=None, other=None):\n"
+            "    g(torch.meshgrid(a, b, indexing='ij'))\n"
+            "    g(torch.meshgrid([a, b]))\n"
+            "    g(torch.meshgrid(*xs))\n"
+            "    g(torch.zeros(3, device=device))\n"
+            "    if other is None:\n"
+            "        other = 'cpu'\n"
+            "    g(torch.zeros(3, device=other))\n")
+    args = _passed_to_g(text)
+    a, b = ("param", "f", "a", None), ("param", "f", "b", None)
+    assert args[0] == args[1] == ("mesh", (a, b))
+    assert args[2] == ("unk",)  # a starred input: how many grids is not shown
+    device = ("param", "f", "device", None)
+    assert args[3][0] == "dev" and args[3][5] == ("cpudefault", device, 6)
+    assert args[4] == ("tensor", 1)  # `other` is tested (and rebound): what the calls pass is not its value
+
+
+def test_meshgrid_gives_one_grid_per_input_where_the_inputs_are() -> None:
+    from lint_h2d.inference.values import meshgrid_result, UNKNOWN, Kind, Value
+    device, tensor = Value(Kind.DEVICE, 1, integer=True), Value(Kind.TENSOR, 0, integer=True)
+    grids = meshgrid_result([tensor, device, tensor])
+    assert grids.length == 3 and grids.items is not None
+    assert all(g.kind == Kind.DEVICE and g.rank == 3 and g.integer is True for g in grids.items)
+    assert meshgrid_result([Value(Kind.CPU, 1), tensor]).items[0].kind == Kind.CPU  # type: ignore[index]
+    assert meshgrid_result([device, Value(Kind.DEVICE, 1)]).items[0].integer is False  # type: ignore[index]
+    assert meshgrid_result([UNKNOWN, Value(Kind.SCALAR)]) == UNKNOWN
+    assert meshgrid_result([]) == UNKNOWN
+
+
+def test_a_function_returning_an_op_of_one_parameter_keeps_its_place() -> None:
+    from lint_h2d.inference.project import through_parameter
+    from lint_h2d.inference.summary import summarize
+    text = ("import torch\n"
+            "def roll(x, k):\n"
+            "    return torch.roll(x, k, 0)\n"
+            "def scaled(x, y):\n"
+            "    return y * 2\n"
+            "def square(x):\n"
+            "    if x.numel() == 4:\n"
+            "        return x.reshape(2, 2)\n"
+            "    return x.view(2, -1)\n"
+            "def pair(a, b):\n"
+            "    return a + b\n"
+            "def summed(x):\n"
+            "    return x.sum()\n"
+            "def maybe(x):\n"
+            "    if x is None:\n"
+            "        return None\n"
+            "    return x\n"
+            "def fresh(x):\n"
+            "    if x.numel() == 0:\n"
+            "        return torch.zeros(3)\n"
+            "    return x\n"
+            "class C:\n"
+            "    def m(self, x):\n"
+            "        return x.float()\n")
+    rules = {fn.name: through_parameter(fn) for fn in summarize("k.py", text).functions}
+    assert rules["roll"] == (0, True, None)
+    assert rules["scaled"] == (1, True, None)  # the second parameter, of its rank
+    assert rules["square"] == (0, False, 2)  # both returns have two dimensions
+    assert rules["pair"] is None  # two tensors: either may decide
+    assert rules["summed"] == (0, False, None)  # where `x` is, of a rank not known
+    assert rules["maybe"] == (0, True, None)  # `None` adds nothing: a write into it raises
+    assert rules["fresh"] is None  # a return of something else
+    assert rules["m"] is None  # a method: its object may decide

@@ -17,12 +17,13 @@ from lint_h2d.findings import EvidenceKind, EvidenceStep
 from lint_h2d.inference.memory import annotate as annotate_memory
 from lint_h2d.inference.names import layer
 from lint_h2d.inference.resolved import (NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK_PLUS_ONE, NN_TENSOR_MODULES,
-                                         UNCALLED_NOTE, Resolved, compute_logits_message, module_step_message)
+                                         UNCALLED_NOTE, Resolved, compute_logits_message, module_step_message,
+                                         through_message)
 from lint_h2d.inference.numpy_values import (assignment_result, numpy_dtype_integer, numpy_element, numpy_function,
                                              numpy_scalar_index, position_tuple)
 from lint_h2d.inference.summary import CONCATENATIONS, NN_TENSOR_WRAPPERS, PROGRESS_BARS, SCALAR_BUILTINS, place_term
 from lint_h2d.inference.torch_api import (ALL_FACTORIES, concatenated_rank, DATA_FACTORIES, dtype_integer, FLOAT_DEFAULT_FACTORIES, FUNCTIONAL_DTYPE_KEEPING, FUNCTIONAL_RANK_ADDING, FUNCTIONAL_RANK_KEEPING, INDEX_OPS, IndexOp, LEGACY_TENSOR_TYPES, LIKE_FACTORIES, NEW_METHODS, NONZERO_OPS, ONE_D_FACTORIES, PAIR_FIELDS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SCALAR_METHODS, SCALAR_WITH_ARG_METHODS, SIZE_FACTORIES, SPLIT_OPS, stacked_rank, TORCH_DTYPE_NAMES, VIEW_METHODS)
-from lint_h2d.inference.values import (concatenation_source, cpu_by_default, entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, EMPTY_DICT, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NON_INTEGER, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
+from lint_h2d.inference.values import (concatenation_source, meshgrid_result, returned_through, cpu_by_default, entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, EMPTY_DICT, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NON_INTEGER, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        join, module_tensor, ordered_number, read_from_json)
 
 # A `torch.Size` (or any `shape` / `size()` nothing else tells about): a tuple of Python ints.
@@ -1261,6 +1262,8 @@ def _call(call: cst.Call, facts: Facts) -> Value:
                 return _pieces(infer(first, facts), method) if first is not None else UNKNOWN
             if method in SAME_DEVICE_FUNCTIONS:
                 return _same_device_function(call, facts)
+            if method == "meshgrid":
+                return _meshgrid(call, facts)
             if method == "unique" and call.args and call.args[0].keyword is None and not call.args[0].star:
                 return _unique(infer(call.args[0].value, facts), call)
             return UNKNOWN
@@ -1353,9 +1356,28 @@ def _project_call(key: str, shown: str, call: cst.Call, facts: Facts) -> Value:
     found = project.own_return(key, facts.path) if "." not in key else None
     if found is None:
         found = project.returns.get(key)
+    if key in project.through and (found is None or found.kind in (Kind.UNKNOWN, Kind.TENSOR)):
+        passed = _through_argument(call, *project.through[key][:2])
+        if passed is not None:
+            value = returned_through(infer(passed, facts), *project.through[key][2:])
+            if value.kind == Kind.DEVICE:
+                value = value.because(LocalStep(through_message(shown, project.through[key][0]), call))
+            return replace(value, origin=Origin.LOCAL)
     if found is None:
         return UNKNOWN
     return replace(found, origin=Origin.LOCAL, root=None, path=None)
+
+
+def _through_argument(call: cst.Call, param: str, position: int) -> Optional[cst.BaseExpression]:
+    """What `call` passes as parameter `param`, at `position` among the positional ones
+    (`Resolved.through`): by keyword, else by position where no `*args` comes before it."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == param:
+            return arg.value
+    positional = [a for a in call.args if a.keyword is None]
+    if position < len(positional) and not any(a.star for a in positional[:position + 1]):
+        return positional[position].value
+    return None
 
 
 def progress_bar(node: cst.BaseExpression, facts: Facts) -> Optional[Value]:
@@ -1462,6 +1484,22 @@ def tensor_row(value: Value) -> Value:
     rank = value.rank - 1 if value.rank is not None and value.rank > 0 else None
     return Value(value.kind, rank, value.origin, root=value.root, path=value.path,
                  integer=value.integer, evidence=value.evidence)
+
+
+def _meshgrid(call: cst.Call, facts: Facts) -> Value:
+    """`torch.meshgrid(a, b, indexing="ij")` or of one list or tuple display (`torch.meshgrid([a,
+    b])`): one grid per input (`values.meshgrid_result`).  Unknown where an input is starred or
+    the tensors come in a container whose length is not shown."""
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in positional) or not positional:
+        return UNKNOWN
+    inputs: Sequence[cst.BaseExpression] = [a.value for a in positional]
+    if len(positional) == 1 and isinstance(positional[0].value, (cst.List, cst.Tuple)):
+        elements = positional[0].value.elements
+        if any(isinstance(e, cst.StarredElement) for e in elements):
+            return UNKNOWN
+        inputs = [e.value for e in elements]
+    return meshgrid_result([infer(e, facts) for e in inputs], Origin.LOCAL)
 
 
 def _same_device_function(call: cst.Call, facts: Facts) -> Value:

@@ -120,6 +120,7 @@ from lint_h2d.inference.summary import (  # noqa: E402
     Term,
 )
 from lint_h2d.inference.summary import OTHER as OTHER_TERM  # noqa: E402
+from lint_h2d.inference.summary import SCALAR as SCALAR_TERM  # noqa: E402
 from lint_h2d.inference.summary import UNK as UNK_TERM  # noqa: E402
 from lint_h2d.inference.resolved import (  # noqa: E402
     DEFAULT_DEVICE_STEP,
@@ -148,6 +149,7 @@ from lint_h2d.inference.values import (  # noqa: E402
     entry,
     forward_input_only,
     is_json_data,
+    meshgrid_result,
     json_data,
     JSON_STEP,
     join_all,
@@ -1744,8 +1746,11 @@ class _Resolver:
             if spec is not None and cpu_by_default(spec):
                 # A field that keeps a CPU default: the CPU unless a caller says otherwise.
                 return Value(TENSOR_KIND, rank)
+            # A parameter defaulting to the CPU (a `cpudefault` spec) is an accelerator only by
+            # what every call passes: those calls say why.
+            passed = spec.evidence if spec is not None and term[5][0] == "cpudefault" else ()
             return Value(DEVICE_KIND, rank, integer=decode_integer(integer)).because(
-                self.step(f"allocated on the device here (`{how}`)", path, line))
+                self.step(f"allocated on the device here (`{how}`)", path, line), *passed)
         if tag == "cpudefault":
             # `self.storage_device = storage_device`, the parameter defaulting to the CPU: what
             # every call passes where that is a place, else the CPU unless a caller says
@@ -1782,6 +1787,9 @@ class _Resolver:
             if not source.kind.is_tensor:
                 return self.eval(("same", term[1][0], None), path, owner)
             return Value(source.kind, concatenated_rank([v.rank for v in inputs]), evidence=source.evidence)
+        if tag == "mesh":
+            # `torch.meshgrid(x, y)`: one grid per input, where they are (`values.meshgrid_result`).
+            return meshgrid_result([self.eval(t, path, owner) for t in term[1]])
         if tag == "dflt":
             rank, line = term[1], term[2]
             integer = decode_integer(term[3]) if len(term) > 3 else False
@@ -2007,6 +2015,75 @@ def _vllm_models(summaries: Sequence[FileSummary], modules: FrozenSet[str]) -> L
                     and _VLLM_MODEL_PARAMS <= set(fn.params):
                 found.append((summary.path, fn.owner, fn.line))
     return sorted(found)
+
+
+def through_parameter(fn: FunctionSummary) -> Optional[Tuple[int, bool, Optional[int]]]:
+    """How a module-level function's return keeps one parameter's place (`def ifftshift(x):
+    return torch.roll(x, shift, dims)`, `return x * 2`): where every returned term holds no
+    other value than that parameter and Python numbers, through ops that keep their input's
+    place (`keep`, `same`, `shape`), (its index, whether the result has the argument's rank,
+    else the rank every return has or None).  A call's own argument then says where that
+    call's result is (the walk's `expressions._project_call`), where what the function
+    returns joined over every call says nothing (its calls pass tensors of different places).
+    The resolver does not read it: the call sites it would keep for that cost the
+    resolve-again run 0.2 MB of issue 12's budget, for no labelled row.  None else (a
+    method, a return of anything else, a signature a decorator may replace)."""
+    if fn.owner is not None or not fn.returns or not fn.arity:
+        return None
+    found: Optional[Tuple[Term, bool, Optional[int]]] = None
+    for term in fn.returns:
+        rule = _through(term)
+        if rule is None or found is not None and rule[0] != found[0]:
+            return None
+        found = rule if found is None else (found[0], found[1] and rule[1], found[2] if found[2] == rule[2] else None)
+    if found is None or found[0][1] != fn.name or found[0][2] not in fn.params:
+        return None
+    param, keeps, rank = found
+    return fn.params.index(param[2]), keeps, None if keeps else rank
+
+
+def _through(term: Term) -> Optional[Tuple[Term, bool, Optional[int]]]:
+    """The one `param` term whose place `term` keeps, whether `term` keeps its rank too, and
+    the rank it has otherwise (`through_parameter`; read as `_Resolver.eval` reads the tags: an
+    operator of one tensor and a Python number keeps the tensor's rank, `shape` has its own);
+    None where `term` holds anything else."""
+    tag = term[0]
+    if tag == "param":
+        return term, True, None
+    if tag == "keep" or tag == "shape":
+        inner = _through(term[1])
+        if inner is None:
+            return None
+        return inner if tag == "keep" else (inner[0], False, term[2])
+    if tag != "same":
+        return None
+    sides = [side for side in term[1:] if side is not None]
+    found: Optional[Tuple[Term, bool, Optional[int]]] = None
+    for side in sides:
+        if side == SCALAR_TERM:
+            continue
+        inner = _through(side)
+        if inner is None or found is not None and inner[0] != found[0]:
+            return None
+        found = inner
+    if found is None:
+        return None
+    keeps = len(sides) == 2 and SCALAR_TERM in sides and found[1]
+    return found[0], keeps, None
+
+
+def through_functions(functions: Mapping[str, Sequence[Tuple[str, FunctionSummary]]]
+                      ) -> Dict[str, Tuple[str, int, bool, Optional[int]]]:
+    """The names of one definition in the project, a module-level function whose return keeps
+    a parameter's place (`through_parameter`), each with (that parameter, its index, whether
+    the result has the argument's rank, the rank it has else): `Resolved.through`."""
+    out: Dict[str, Tuple[str, int, bool, Optional[int]]] = {}
+    for name, definitions in functions.items():
+        if len(definitions) == 1:
+            rule = through_parameter(definitions[0][1])
+            if rule is not None:
+                out[name] = (definitions[0][1].params[rule[0]], *rule)
+    return out
 
 
 def own_definitions(definitions: Sequence[Tuple[str, FunctionSummary]],
@@ -2594,7 +2671,7 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
     return Resolved(fields, bases, classes, returns, params, int_params, frozenset(passed_non_numbers),
                     frozenset(device_names),
                     resolver.modules, forwards, uncalled=resolver.uncalled,
-                    passed_through=resolver.passed_through,
+                    passed_through=resolver.passed_through, through=through_functions(resolver.functions),
                     built_on_device=built, moved=moved, constants=constants, module_names=module_names,
                     passed_numbers=passed_numbers, construction_calls=construction_calls,
                     own_returns=own_returns, split_returns=split_returns,
@@ -2808,6 +2885,7 @@ def fingerprint_of(resolved: Resolved) -> str:
     digest.update("modules:" + ",".join(sorted(resolved.modules)))
     digest.update("uncalled:" + ",".join(sorted(resolved.uncalled)))
     digest.update("through:" + ",".join(f"{f}<{g}" for f, g in sorted(resolved.passed_through.items())))
+    digest.update("keeps:" + ",".join(f"{f}{rule!r}" for f, rule in sorted(resolved.through.items())))
     digest.update("passed:" + ",".join(sorted(f"{fn}({p})" for fn, p in resolved.passed_non_numbers)))
     for name, value in sorted(resolved.forwards.items()):
         digest.update(f"{name}.forward()={_describe(value)}\n")

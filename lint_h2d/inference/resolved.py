@@ -85,6 +85,12 @@ def passed_through_message(function: str, source: str, param: str) -> str:
             f"calls: {UNCALLED_NOTE} `{param}` is")
 
 
+def through_message(function: str, param: str) -> str:
+    """The step of a call of a function whose return keeps a parameter's place
+    (`Resolved.through`)."""
+    return f"`{function}(...)` returns a tensor where its argument `{param}` is"
+
+
 def compute_logits_message() -> str:
     """The evidence step of `super().compute_logits(...)` in vLLM code."""
     return f"`super().compute_logits(...)`: {COMPUTE_LOGITS_NOTE}"
@@ -187,6 +193,11 @@ class Resolved:
     # and no call site in the project: nothing there says where such a parameter is (a
     # reference oracle, an entry point of the project's users or tests).
     uncalled: FrozenSet[str] = frozenset()
+    # The function names of one module-level definition whose every return keeps where one
+    # parameter is (`return torch.roll(x, 1, 0)`, `return x * 2`; `project.through_parameter`):
+    # name → (that parameter, its position, whether the result has the argument's rank, the
+    # rank it has else).  A call's result is where its own argument is (`values.returned_through`).
+    through: Mapping[str, Tuple[str, int, bool, Optional[int]]] = _field(default_factory=dict)
     # Module-level project functions whose every call passes them parameters of an uncalled
     # function (or of one of these), each to that function (`project.passed_through_uncalled`):
     # their parameters are as unplaced as the uncalled function's.

@@ -1415,6 +1415,13 @@ class _Builder:
             if method in CONCATENATIONS and node.args and not isinstance(node.args[0], (ast.List, ast.Tuple, ast.Starred)):
                 # `torch.cat(chunks)`: of the inputs `chunks` holds (`chunks.append(x.cpu())`).
                 return ("cat", (("sub", self.term(node.args[0], scope), None),))
+            if method == "meshgrid" and node.args:
+                # `torch.meshgrid(x, y, indexing="ij")`: one grid per input, where they are.
+                inputs = node.args[0].elts if len(node.args) == 1 and isinstance(node.args[0], (ast.List, ast.Tuple)) \
+                    else node.args
+                if inputs and not any(isinstance(e, ast.Starred) for e in inputs):
+                    return ("mesh", tuple(self.term(e, scope) for e in inputs))
+                return UNK
             if method in _RANK_KEEPING and node.args and not isinstance(node.args[0], ast.Starred):
                 return ("keep", self.term(node.args[0], scope))  # `torch.log_softmax(x, dim=0)`
             if method in _SAME_DEVICE_FUNCTIONS and node.args:
@@ -1562,7 +1569,12 @@ class _Builder:
         (`torch.zeros(..., device=self.dev)`), so that the evidence shows what it rests on."""
         how = how.replace("device=...", f"device={_device_text(device)}")
         if isinstance(device, ast.Name) and device.id in scope.cpu_defaults:
-            return ("tensor", rank)  # `def f(n, device=None)`: callers may leave it on the CPU
+            if device.id not in scope.tested and device.id in scope.params and not scope.env.get(device.id):
+                # `def f(n, device=None)`, the parameter neither rebound nor tested: where every
+                # call puts it, else the CPU unless a caller says otherwise (`_Resolver`'s
+                # `cpudefault`; `_without_dev_names` cuts it to an allocation of unknown place).
+                return ("dev", rank, line, how, integer, ("cpudefault", _small(self.term(device, scope)), line))
+            return ("tensor", rank)  # callers may leave it on the CPU
         if isinstance(device, ast.Attribute) and device.attr == "device" \
                 and not (scope.self_name is not None and _is_name(device.value, scope.self_name)):
             return ("on", self.term(device.value, scope), rank, line, how, integer)
@@ -2035,7 +2047,9 @@ def _without_dev_names(term: Any) -> Any:
     if type(term) is not tuple:
         return term
     if len(term) == 6 and term[0] == "dev":
-        return term[:5]
+        # A parameter defaulting to the CPU (`_Builder._placed`) is no request for an
+        # accelerator: without it, an allocation of unknown place.
+        return ("tensor", term[1]) if term[5][0] == "cpudefault" else term[:5]
     return tuple(_without_dev_names(t) for t in term)
 
 

@@ -375,6 +375,32 @@ def concatenation_source(inputs: Sequence[Value]) -> Value:
     return next((value for value in inputs if value.kind.is_tensor), inputs[0])
 
 
+def meshgrid_result(inputs: Sequence[Value], origin: Origin = Origin.UNKNOWN) -> Value:
+    """`torch.meshgrid(a, b, ...)` of `inputs` (one per tensor it is given): a tuple of as many
+    grids, each of rank `len(inputs)` (a 0-dim input counts as one of size 1), where the
+    inputs are.  PyTorch raises unless every input is on one device ("meshgrid expects all
+    tensors to have the same device"), so any input of a known place tells the grids'
+    (`concatenation_source`); of an integer dtype only where every input is.  Unknown unless
+    some input is a tensor."""
+    if not inputs:
+        return UNKNOWN
+    source = concatenation_source(inputs)
+    if not source.kind.is_tensor:
+        return UNKNOWN
+    integer = source.integer if all(v.integer == source.integer for v in inputs) else False
+    grid = Value(source.kind, len(inputs), origin, integer=integer, evidence=source.evidence)
+    return Value(OTHER_KIND, length=len(inputs), items=(grid,) * len(inputs))
+
+
+def returned_through(argument: Value, keeps_rank: bool, rank: Optional[int]) -> Value:
+    """What a call of a function whose return keeps a parameter's place returns, `argument`
+    what the call passes there (`Resolved.through`): a tensor where the argument is, of its
+    rank where the function keeps it, else of `rank`; unknown for anything but a tensor."""
+    if not argument.kind.is_tensor:
+        return UNKNOWN
+    return Value(argument.kind, argument.rank if keeps_rank else rank, evidence=argument.evidence)
+
+
 def join(a: Value, b: Value) -> Value:
     """The value of a name after two control-flow paths meet (if/else, loop back-edges)."""
     if a is b or a.kind is b.kind and a == b:  # values of two kinds differ: no field tuples built
