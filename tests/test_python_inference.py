@@ -997,3 +997,12 @@ def test_a_function_returning_an_op_of_one_parameter_keeps_its_place() -> None:
     assert rules["maybe"] == (0, True, None)  # `None` adds nothing: a write into it raises
     assert rules["fresh"] is None  # a return of something else
     assert rules["m"] is None  # a method: its object may decide
+
+
+def test_matmul_rank_contracts_dimensions() -> None:
+    from lint_h2d.inference.torch_api import matmul_rank
+    assert matmul_rank(1, 1) == 0
+    assert matmul_rank(2, 1) == 1 and matmul_rank(1, 2) == 1
+    assert matmul_rank(3, 1) == 2 and matmul_rank(1, 4) == 3
+    assert matmul_rank(2, 2) == 2 and matmul_rank(3, 2) == 3 and matmul_rank(2, 4) == 4
+    assert matmul_rank(0, 2) is None and matmul_rank(2, None) is None  # raises / not known

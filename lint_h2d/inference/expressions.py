@@ -22,7 +22,7 @@ from lint_h2d.inference.resolved import (NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK
 from lint_h2d.inference.numpy_values import (assignment_result, numpy_dtype_integer, numpy_element, numpy_function,
                                              numpy_scalar_index, position_tuple)
 from lint_h2d.inference.summary import CONCATENATIONS, NN_TENSOR_WRAPPERS, PROGRESS_BARS, SCALAR_BUILTINS, place_term
-from lint_h2d.inference.torch_api import (ALL_FACTORIES, concatenated_rank, DATA_FACTORIES, dtype_integer, FLOAT_DEFAULT_FACTORIES, FUNCTIONAL_DTYPE_KEEPING, FUNCTIONAL_RANK_ADDING, FUNCTIONAL_RANK_KEEPING, INDEX_OPS, IndexOp, LEGACY_TENSOR_TYPES, LIKE_FACTORIES, NEW_METHODS, NONZERO_OPS, ONE_D_FACTORIES, PAIR_FIELDS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SCALAR_METHODS, SCALAR_WITH_ARG_METHODS, SIZE_FACTORIES, SPLIT_OPS, stacked_rank, TORCH_DTYPE_NAMES, VIEW_METHODS)
+from lint_h2d.inference.torch_api import (ALL_FACTORIES, concatenated_rank, matmul_rank, DATA_FACTORIES, dtype_integer, FLOAT_DEFAULT_FACTORIES, FUNCTIONAL_DTYPE_KEEPING, FUNCTIONAL_RANK_ADDING, FUNCTIONAL_RANK_KEEPING, INDEX_OPS, IndexOp, LEGACY_TENSOR_TYPES, LIKE_FACTORIES, NEW_METHODS, NONZERO_OPS, ONE_D_FACTORIES, PAIR_FIELDS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SCALAR_METHODS, SCALAR_WITH_ARG_METHODS, SIZE_FACTORIES, SPLIT_OPS, stacked_rank, TORCH_DTYPE_NAMES, VIEW_METHODS)
 from lint_h2d.inference.values import (concatenation_source, meshgrid_result, returned_through, cpu_by_default, entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, EMPTY_DICT, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NON_INTEGER, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        join, module_tensor, ordered_number, read_from_json)
 
@@ -2167,6 +2167,10 @@ def _binary(left: Value, right: Value, node: Optional[cst.BinaryOperation] = Non
             rank = a.rank if b.kind == Kind.SCALAR else (
                 max(a.rank, b.rank) if a.rank is not None and b.rank is not None else None
             )
+            if node is not None and isinstance(node.operator, cst.MatrixMultiply):
+                # `a @ b` contracts dimensions, not broadcast elementwise (`torch_api.matmul_rank`;
+                # a Python number as an operand raises).
+                rank = matmul_rank(left.rank, right.rank) if b.kind.is_tensor else None
             evidence = a.evidence if a.kind == kind else (b.evidence if b.kind == kind else ())
             return Value(kind, rank, Origin.LOCAL, evidence=evidence, integer=_arithmetic_integer(node, left, right))
     for a, b in ((left, right), (right, left)):

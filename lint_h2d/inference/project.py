@@ -181,6 +181,9 @@ from lint_h2d.inference.values import (  # noqa: E402
 _PLACE_KINDS = (DEVICE_KIND, CPU_KIND, TENSOR_KIND)
 # Annotations that leave a parameter's place open: none, or `torch.Tensor` (call sites tell).
 _OPEN_ANNOTATIONS = (("unk",), ("tensor", None))
+# A container of tensors (`Dict[str, torch.Tensor]`, `List[Tensor]`): the annotation says what
+# the elements are, not where; what every call passes may (torchrec's metadata dicts of buffers).
+_TENSOR_CONTAINER = ("list", ("tensor", None))
 # Calls too common to be worth a call-site fact.
 _MAX_DEPTH = 30
 # Extra passes for facts that depend on themselves (`_Resolver._fixpoint`), per project.
@@ -1247,6 +1250,16 @@ class _Resolver:
             for _, _, v in values[1:]:
                 merged = join(merged, v)
             return _keyed_steps(merged, f"every call of `{shown}` passes as `{name}` a dict", first_path, first_line)
+        if kinds == {OTHER_KIND} and all(v.element is not None and v.type_name is None for _, _, v in values):
+            # `f(meta)` at every call with a container whose elements are where (`self._meta`,
+            # a dict of buffers): those elements, joined over the calls, where that is a place.
+            element = join_all([v.element for _, _, v in values if v.element is not None])
+            if element.kind in (DEVICE_KIND, CPU_KIND):
+                step = EvidenceStep(
+                    f"every call of `{shown}` passes as `{name}` a container of "
+                    f"{'device' if element.kind == DEVICE_KIND else 'CPU'} tensors "
+                    f"({_shown_sites(self.site_words, values)})", first_path, first_line)
+                return Value(OTHER_KIND, element=element.because(step)).because(step)
         types = {v.type_name for _, _, v in values}
         if kinds == {OTHER_KIND} and len(types) == 1 and None not in types:
             # Every call passes an instance of one project class: its fields and methods apply.
@@ -2461,7 +2474,8 @@ def _parameter_callees(summary: FileSummary) -> Set[str]:
     for fn in summary.functions:
         for index, (pname, annotation) in enumerate(zip(fn.params, fn.annotations)):
             if (fn.bound and index == 0) or pname not in fn.defaults and (
-                    annotation not in _OPEN_ANNOTATIONS and not _device_param(pname, annotation)):
+                    annotation not in _OPEN_ANNOTATIONS and annotation != _TENSOR_CONTAINER
+                    and not _device_param(pname, annotation)):
                 continue
             out.add(fn.owner if fn.name == "__init__" and fn.owner else fn.name)
             break
@@ -2628,6 +2642,16 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                     if _numbers(given):
                         passed_numbers[(_qual(fn), pname)] = given
                 is_open = annotation in _OPEN_ANNOTATIONS
+                if annotation == _TENSOR_CONTAINER:
+                    # `meta: Dict[str, Tensor]`: only elements of a known place add to it.
+                    pvalue = resolver.passed_place(fn, index)
+                    if pvalue.kind == OTHER_KIND and pvalue.element is not None \
+                            and pvalue.element.kind in (DEVICE_KIND, CPU_KIND):
+                        key = (param_key(fn.name, keyed_owner(fn.name, fn.owner, fn.bound)), pname)
+                        params[key] = join(params[key], pvalue) if key in params else pvalue
+                        if _may_hold_device(pvalue):
+                            device_names.update((f"param:{fn.name}.{pname}", f"def:{fn.name}"))
+                    continue
                 if not is_open and not _device_param(pname, annotation):
                     continue
                 # `device=None`: a place only where every call passes one (the default is the

@@ -1532,6 +1532,13 @@ class ModuleWalker:
                     value = replace(known, origin=Origin.PARAM, root=pname, path=pname)
                 else:
                     value = _unplaced(value, uncalled, param)
+            elif kind == Kind.OTHER and type_name is None and value.element is not None and value.element.kind.is_tensor \
+                    and param.star == "" and param.default is None:
+                # `meta: Dict[str, torch.Tensor]` says tensors, not where: every call site may
+                # tell (`project._TENSOR_CONTAINER`); the annotation keeps saying the rest.
+                known = base.project.params.get((param_key(name, method_of), pname))
+                if known is not None and known.element is not None and known.element.kind in (Kind.DEVICE, Kind.CPU):
+                    value = replace(value, element=known.element, evidence=known.evidence)
             elif type_name is not None:
                 value = value.because(LocalStep(f"`{pname}` is annotated `{type_name}`", param))
             elif param.annotation is None and param.star == "":

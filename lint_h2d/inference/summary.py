@@ -522,6 +522,10 @@ class _Scope:
     # Parameters annotated as a class (`metric_class: Type[Metrics]`): calling one builds an
     # instance of that class or of a subclass (`class_annotation`).
     class_params: Dict[str, str] = field(default_factory=dict)
+    # Buffers a method registers under a local name (`self.register_buffer(name, t)`, `name`
+    # bound once in the body and registered once): `getattr(self, name)` is `t`
+    # (`_named_buffers`).
+    named_buffers: Dict[str, ast.expr] = field(default_factory=dict)
 
 
 class _Builder:
@@ -750,6 +754,8 @@ class _Builder:
         if scope.cpu_defaults:
             scope.tested = _tested_names(node.body, scope.cpu_defaults)
         _collect_env(node.body, scope.env, own, scope.bound_at)
+        if self_name is not None:
+            scope.named_buffers = _named_buffers(own, self_name, scope.env)
         if any(len(values) > 1 for values in scope.env.values()):
             # Only a name bound more than once has a binding another may hide (`_name` asks
             # which reach a read only then): without one, no read needs to know where it is.
@@ -1348,6 +1354,11 @@ class _Builder:
                 # `a, b = f(...)`: position k of the tuple `f` returns (`_pairs`).
                 assert isinstance(node.args[1], ast.Constant)
                 return ("item", self.term(node.args[0], scope), node.args[1].value)
+            if func.id == "getattr" and len(node.args) == 2 and not node.keywords and scope.self_name is not None \
+                    and _is_name(node.args[0], scope.self_name) and isinstance(node.args[1], ast.Name) \
+                    and node.args[1].id in scope.named_buffers and "getattr" not in scope.env:
+                # `getattr(self, name)` of a buffer the body registers under `name`: that tensor.
+                return self.term(scope.named_buffers[node.args[1].id], scope)
             if func.id == _ELEMENT_OF:
                 # A `for` target: a number where the iterable holds numbers, else unknown.
                 return SCALAR if self._iterated(node.args[0], scope) == SCALAR else UNK
@@ -1915,6 +1926,22 @@ def _cpu_defaults(args: ast.arguments) -> FrozenSet[str]:
     pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults)) if args.defaults else []
     pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
     return frozenset(a.arg for a, d in pairs if _is_cpu(d))
+
+
+def _named_buffers(own: Sequence[ast.stmt], self_name: str, env: Dict[str, List[ast.expr]]) -> Dict[str, ast.expr]:
+    """`_Scope.named_buffers`: of the body's own statements `self.register_buffer(name, t)`
+    (positional) whose `name` is a local the body binds once (torchrec's `buffer_name = "_mch_"
+    + metadata_name` in a loop) and registers under once, each name's `t`: `getattr(self,
+    name)` then reads the buffer just registered (a name bound twice, or registered twice,
+    may name another)."""
+    found: Dict[str, List[ast.expr]] = {}
+    for stmt in own:
+        call = stmt.value if isinstance(stmt, ast.Expr) else None
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "register_buffer" \
+                and _is_name(call.func.value, self_name) and len(call.args) >= 2 and not call.keywords \
+                and isinstance(call.args[0], ast.Name) and not _is_none(call.args[1]):
+            found.setdefault(call.args[0].id, []).append(call.args[1])
+    return {name: values[0] for name, values in found.items() if len(values) == 1 and len(env.get(name, ())) == 1}
 
 
 def _registered_buffer(stmt: ast.stmt, self_name: str, scope: "_Scope") -> Optional[Tuple[str, ast.expr]]:

@@ -204,6 +204,20 @@ def concatenated_rank(ranks: Iterable[Optional[int]]) -> Optional[int]:
     return known.pop() if len(known) == 1 and None not in known else None
 
 
+def matmul_rank(left: Optional[int], right: Optional[int]) -> Optional[int]:
+    """The rank of `a @ b` (`torch.matmul`) of operands of ranks `left` and `right`: a vector
+    contracted with a vector is 0-dim, with a matrix (or a batch of them) loses the vector's
+    dimension, two matrices (or batches, broadcast) have the larger rank; None where a rank is
+    not known, or is 0 (matmul raises on a 0-dim operand)."""
+    if left is None or right is None or left == 0 or right == 0:
+        return None
+    if left == 1 and right == 1:
+        return 0
+    if left == 1 or right == 1:
+        return max(left, right) - 1
+    return max(left, right)
+
+
 def stacked_rank(ranks: Iterable[Optional[int]]) -> Optional[int]:
     """The rank of `torch.stack((a, b, ...))` whose inputs have `ranks` (None: not known): one
     more than the rank any input is known to have, since PyTorch requires every input to have
