@@ -1356,7 +1356,8 @@ class _Builder:
                 return ("item", self.term(node.args[0], scope), node.args[1].value)
             if func.id == "getattr" and len(node.args) == 2 and not node.keywords and scope.self_name is not None \
                     and _is_name(node.args[0], scope.self_name) and isinstance(node.args[1], ast.Name) \
-                    and node.args[1].id in scope.named_buffers and "getattr" not in scope.env:
+                    and node.args[1].id in scope.named_buffers and "getattr" not in scope.env \
+                    and "getattr" not in scope.params:
                 # `getattr(self, name)` of a buffer the body registers under `name`: that tensor.
                 return self.term(scope.named_buffers[node.args[1].id], scope)
             if func.id == _ELEMENT_OF:
