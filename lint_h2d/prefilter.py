@@ -60,7 +60,7 @@ from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, List, 
 
 from lint_h2d.capture import is_capture_name, is_graph_context_in
 from lint_h2d.inference.summary import _SIMPLE_STATEMENTS, ast_dotted as _dotted
-from lint_h2d.inference.torch_api import (ALL_FACTORIES, FUNCTIONAL_RANK_ADDING, FUNCTIONAL_RANK_KEEPING, INDEX_OPS, NEW_METHODS, NONZERO_OPS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SPLIT_OPS,
+from lint_h2d.inference.torch_api import (ALL_FACTORIES, FFT_FUNCTIONS, LINALG_NORMS, FUNCTIONAL_RANK_ADDING, FUNCTIONAL_RANK_KEEPING, INDEX_OPS, NEW_METHODS, NONZERO_OPS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SPLIT_OPS,
                                          TORCH_DTYPE_NAMES, VIEW_METHODS)
 
 if TYPE_CHECKING:
@@ -230,7 +230,10 @@ _KEEP_ATTRS = frozenset({"T", "mT", "data", "real", "imag", "values", "indices"}
 _CONTAINER_METHODS = frozenset({"values", "items", "copy", "get", "pop", "setdefault"})
 _KEEP_METHODS = VIEW_METHODS | SAME_DEVICE_METHODS | NEW_METHODS | frozenset(INDEX_OPS) | NONZERO_OPS | SPLIT_OPS \
     | _CONTAINER_METHODS
-_KEEP_FUNCTIONS = SAME_DEVICE_FUNCTIONS | SPLIT_OPS | FUNCTIONAL_RANK_KEEPING | FUNCTIONAL_RANK_ADDING
+# `torch.meshgrid(a, b)`, `torch.fft.rfft(x)`, `torch.linalg.vector_norm(x, dim=1)`: where their
+# inputs are (`expressions._meshgrid`, `_submodule_call`).
+_KEEP_FUNCTIONS = SAME_DEVICE_FUNCTIONS | SPLIT_OPS | FUNCTIONAL_RANK_KEEPING | FUNCTIONAL_RANK_ADDING \
+    | FFT_FUNCTIONS | LINALG_NORMS | {"meshgrid"}
 
 
 _SIMPLE_CPU_STRING = re.compile(r"""[rRuU]?(['"])cpu(?::[^'"\\\r\n]*)?\1""")

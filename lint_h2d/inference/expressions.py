@@ -22,7 +22,7 @@ from lint_h2d.inference.resolved import (NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK
 from lint_h2d.inference.numpy_values import (assignment_result, numpy_dtype_integer, numpy_element, numpy_function,
                                              numpy_scalar_index, position_tuple)
 from lint_h2d.inference.summary import CONCATENATIONS, NN_TENSOR_WRAPPERS, PROGRESS_BARS, SCALAR_BUILTINS, place_term
-from lint_h2d.inference.torch_api import (ALL_FACTORIES, concatenated_rank, matmul_rank, DATA_FACTORIES, dtype_integer, FLOAT_DEFAULT_FACTORIES, FUNCTIONAL_DTYPE_KEEPING, FUNCTIONAL_RANK_ADDING, FUNCTIONAL_RANK_KEEPING, INDEX_OPS, IndexOp, LEGACY_TENSOR_TYPES, LIKE_FACTORIES, NEW_METHODS, NONZERO_OPS, ONE_D_FACTORIES, PAIR_FIELDS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SCALAR_METHODS, SCALAR_WITH_ARG_METHODS, SIZE_FACTORIES, SPLIT_OPS, stacked_rank, TORCH_DTYPE_NAMES, VIEW_METHODS)
+from lint_h2d.inference.torch_api import (ALL_FACTORIES, concatenated_rank, matmul_rank, FFT_FUNCTIONS, LINALG_NORMS, DATA_FACTORIES, dtype_integer, FLOAT_DEFAULT_FACTORIES, FUNCTIONAL_DTYPE_KEEPING, FUNCTIONAL_RANK_ADDING, FUNCTIONAL_RANK_KEEPING, INDEX_OPS, IndexOp, LEGACY_TENSOR_TYPES, LIKE_FACTORIES, NEW_METHODS, NONZERO_OPS, ONE_D_FACTORIES, PAIR_FIELDS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SCALAR_METHODS, SCALAR_WITH_ARG_METHODS, SIZE_FACTORIES, SPLIT_OPS, stacked_rank, TORCH_DTYPE_NAMES, VIEW_METHODS)
 from lint_h2d.inference.values import (concatenation_source, meshgrid_result, returned_through, cpu_by_default, entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, EMPTY_DICT, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NON_INTEGER, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        join, module_tensor, ordered_number, read_from_json)
 
@@ -1212,6 +1212,9 @@ def _call(call: cst.Call, facts: Facts) -> Value:
     functional = _functional(func, facts)
     if functional is not None:
         return _functional_call(functional, call, facts)
+    submodule = _torch_submodule(func, facts)
+    if submodule is not None:
+        return _submodule_call(submodule, method, call, facts)
     layer_name = _nn_layer(func, facts)
     if layer_name in NN_TENSOR_WRAPPERS:
         # `nn.Buffer(t)` / `nn.Parameter(t)`: the tensor itself, where it is (a module's
@@ -1484,6 +1487,38 @@ def tensor_row(value: Value) -> Value:
     rank = value.rank - 1 if value.rank is not None and value.rank > 0 else None
     return Value(value.kind, rank, value.origin, root=value.root, path=value.path,
                  integer=value.integer, evidence=value.evidence)
+
+
+def _torch_submodule(func: cst.Attribute, facts: Facts) -> Optional[str]:
+    """`fft` or `linalg` where `func` is `torch.fft.<f>` / `torch.linalg.<f>` (`torch` the
+    module, no local or parameter of that name); None else."""
+    holder = func.value
+    if isinstance(holder, cst.Attribute) and holder.attr.value in ("fft", "linalg") \
+            and isinstance(holder.value, cst.Name) and holder.value.value in facts.torch_names \
+            and holder.value.value not in facts.names:
+        return holder.attr.value
+    return None
+
+
+def _submodule_call(submodule: str, name: str, call: cst.Call, facts: Facts) -> Value:
+    """`torch.fft.rfft(x, dim=1)`: where `x` is, of its rank (`FFT_FUNCTIONS`); `torch.linalg.
+    vector_norm(x, dim=1)` / `torch.linalg.norm(x)`: where `x` is, 0-dim without `dim`, one
+    dimension fewer along one int `dim` (`LINALG_NORMS`).  Unknown for any other function."""
+    first = _arg(call, 0, "input" if submodule == "fft" else "x" if name == "vector_norm" else "A")
+    if first is None or any(a.star for a in call.args):
+        return UNKNOWN
+    source = infer(first, facts)
+    if not source.kind.is_tensor:
+        return UNKNOWN
+    if submodule == "fft" and name in FFT_FUNCTIONS:
+        integer = source.integer if name in ("fftshift", "ifftshift") else NON_INTEGER
+        return Value(source.kind, source.rank, Origin.LOCAL, integer=integer, evidence=source.evidence)
+    if submodule == "linalg" and name in LINALG_NORMS:
+        dim, keepdim = _arg(call, 2, "dim"), _arg(call, 3, "keepdim")
+        rank = 0 if dim is None and keepdim is None else reduced_rank(source.rank, dim, keepdim, facts) \
+            if dim is not None else None
+        return Value(source.kind, rank, Origin.LOCAL, integer=NON_INTEGER, evidence=source.evidence)
+    return UNKNOWN
 
 
 def _meshgrid(call: cst.Call, facts: Facts) -> Value:

@@ -26,7 +26,7 @@ from functools import lru_cache
 from typing import AbstractSet, Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 from lint_h2d.inference.reaching import SIMPLE_STATEMENTS, Site, reaching, rebinds, statement_sites
-from lint_h2d.inference.torch_api import dtype_integer, FLOAT_DEFAULT_FACTORIES, FUNCTIONAL_RANK_KEEPING, LEGACY_TENSOR_TYPES, NEW_METHODS, SCALAR_METHODS, TORCH_DTYPE_NAMES
+from lint_h2d.inference.torch_api import dtype_integer, FFT_FUNCTIONS, LINALG_NORMS, FLOAT_DEFAULT_FACTORIES, FUNCTIONAL_RANK_KEEPING, LEGACY_TENSOR_TYPES, NEW_METHODS, SCALAR_METHODS, TORCH_DTYPE_NAMES
 
 Term = Tuple[Any, ...]
 
@@ -1416,6 +1416,16 @@ class _Builder:
         if method in FUNCTIONAL_RANK_KEEPING and node.args and not isinstance(node.args[0], ast.Starred) \
                 and self._functional(receiver, scope):
             return ("keep", self.term(node.args[0], scope))  # `F.gelu(x)`: where `x` is, of its rank
+        if isinstance(receiver, ast.Attribute) and receiver.attr in ("fft", "linalg") and node.args \
+                and not isinstance(node.args[0], ast.Starred) and isinstance(receiver.value, ast.Name) \
+                and receiver.value.id in scope.torch and receiver.value.id not in scope.params:
+            # `torch.fft.rfft(x, dim=1)`: where `x` is, of its rank; `torch.linalg.vector_norm(x)`:
+            # where `x` is (the walk's `expressions._submodule_call` reads the norm's rank too).
+            if receiver.attr == "fft" and method in FFT_FUNCTIONS:
+                return ("keep", self.term(node.args[0], scope))
+            if receiver.attr == "linalg" and method in LINALG_NORMS:
+                return ("same", self.term(node.args[0], scope), None)
+            return UNK
         if isinstance(receiver, ast.Name) and receiver.id in scope.torch and receiver.id not in scope.params:
             if method in _FACTORIES:
                 return self._factory(node, method, scope)

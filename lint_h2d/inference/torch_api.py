@@ -204,6 +204,17 @@ def concatenated_rank(ranks: Iterable[Optional[int]]) -> Optional[int]:
     return known.pop() if len(known) == 1 and None not in known else None
 
 
+# `torch.fft.<f>(x, ...)`: a tensor where `x` is, of its rank (the transformed dimensions change
+# size only); complex or floating, but `fftshift` / `ifftshift`, which roll `x` (its dtype).
+FFT_FUNCTIONS = frozenset({
+    "fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2", "hfft2",
+    "ihfft2", "fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn", "fftshift", "ifftshift",
+})
+# `torch.linalg.<f>(x, ord, dim, keepdim)`: a norm where `x` is, 0-dim without `dim`, one
+# dimension fewer along one `dim` (as `sum`).
+LINALG_NORMS = frozenset({"vector_norm", "norm"})
+
+
 def matmul_rank(left: Optional[int], right: Optional[int]) -> Optional[int]:
     """The rank of `a @ b` (`torch.matmul`) of operands of ranks `left` and `right`: a vector
     contracted with a vector is 0-dim, with a matrix (or a batch of them) loses the vector's
