@@ -2642,22 +2642,18 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                     if _numbers(given):
                         passed_numbers[(_qual(fn), pname)] = given
                 is_open = annotation in _OPEN_ANNOTATIONS
-                if annotation == _TENSOR_CONTAINER:
-                    # `meta: Dict[str, Tensor]`: only elements of a known place add to it.
-                    pvalue = resolver.passed_place(fn, index)
-                    if pvalue.kind == OTHER_KIND and pvalue.element is not None \
-                            and pvalue.element.kind in (DEVICE_KIND, CPU_KIND):
-                        key = (param_key(fn.name, keyed_owner(fn.name, fn.owner, fn.bound)), pname)
-                        params[key] = join(params[key], pvalue) if key in params else pvalue
-                        if _may_hold_device(pvalue):
-                            device_names.update((f"param:{fn.name}.{pname}", f"def:{fn.name}"))
-                    continue
-                if not is_open and not _device_param(pname, annotation):
+                container = annotation == _TENSOR_CONTAINER
+                if not is_open and not container and not _device_param(pname, annotation):
                     continue
                 # `device=None`: a place only where every call passes one (the default is the
                 # CPU, `scope`'s `CPU_DEFAULT_STEP`).
                 pvalue = resolver.passed_place(fn, index)
-                if not is_open or _defaulted_device(fn, index):
+                if container:
+                    # `meta: Dict[str, Tensor]`: only elements of a known place add to it.
+                    if pvalue.kind != OTHER_KIND or pvalue.element is None \
+                            or pvalue.element.kind not in (DEVICE_KIND, CPU_KIND):
+                        continue
+                elif not is_open or _defaulted_device(fn, index):
                     # `device: torch.device`: only where the calls point adds to it, or where
                     # they hand on a device parameter defaulting to the CPU (the walk reads a
                     # parameter with a default of its own so, whatever is kept).

@@ -1030,8 +1030,7 @@ class _Builder:
         if scope.instance and scope.owner and isinstance(node, ast.Name) and node.id == scope.self_name \
                 and not scope.env.get(node.id):
             return ("inst", scope.owner)
-        if isinstance(node, ast.Name) and node.id in scope.cpu_defaults and node.id not in scope.tested \
-                and _names_device(node.id) and node.id in scope.params and not scope.env.get(node.id):
+        if isinstance(node, ast.Name) and _handed_cpu_default(node.id, scope) and _names_device(node.id):
             # `_helper(n, device=device)` of `device=None` the body neither rebinds nor tests:
             # what the caller's calls pass, else the CPU unless a caller says otherwise
             # (`_Resolver`'s `cpudefault`, as for a field that keeps such a parameter).
@@ -1599,7 +1598,7 @@ class _Builder:
         (`torch.zeros(..., device=self.dev)`), so that the evidence shows what it rests on."""
         how = how.replace("device=...", f"device={_device_text(device)}")
         if isinstance(device, ast.Name) and device.id in scope.cpu_defaults:
-            if device.id not in scope.tested and device.id in scope.params and not scope.env.get(device.id):
+            if _handed_cpu_default(device.id, scope):
                 # `def f(n, device=None)`, the parameter neither rebound nor tested: where every
                 # call puts it, else the CPU unless a caller says otherwise (`_Resolver`'s
                 # `cpudefault`; `_without_dev_names` cuts it to an allocation of unknown place).
@@ -1907,6 +1906,14 @@ def _names_device(name: str) -> bool:
     """A parameter named for a device (`device`, `target_device`): what its call sites pass
     (`"cpu"`, `torch.device("cuda")`) says where `device=device` allocates."""
     return name == "device" or name.endswith("_device")
+
+
+def _handed_cpu_default(name: str, scope: _Scope) -> bool:
+    """`name` is a parameter defaulting to the CPU that the body neither rebinds nor tests
+    (`_tested_names`): wherever it is read, it holds what the call passed, or the default
+    (`_Builder._argument` hands it on, `_Builder._placed` allocates on it: `cpudefault` terms)."""
+    return name in scope.cpu_defaults and name not in scope.tested and name in scope.params \
+        and not scope.env.get(name)
 
 
 def _tested_names(body: Sequence[ast.stmt], names: FrozenSet[str]) -> FrozenSet[str]:
