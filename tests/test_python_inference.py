@@ -545,13 +545,16 @@ def test_forward_inputs_rest_on_the_convention(results: Dict[str, List[Finding]]
         assert finding.fix is None or finding.fix.applicability.value == "unsafe"
     chain = _chain(results, "forward_inputs.py", 23)
     assert chain[0] == "forward_inputs.py:22: `.new_zeros()` of a device tensor: on its device"
-    assert chain[1] == ("forward_inputs.py:19: `inputs` is an input of `AlignmentPrior.forward` (an `nn.Module`), "
+    # `batch, n, _ = inputs.shape` says its rank, as strong as the convention it rests on.
+    assert chain[1] == "forward_inputs.py:20: `inputs`'s sizes unpack into 3 names: it has 3 dimensions"
+    assert chain[2] == ("forward_inputs.py:19: `inputs` is an input of `AlignmentPrior.forward` (an `nn.Module`), "
                         "and no call in the project says where it is: taken to be on the module's device, "
                         "where serving code keeps a model's parameters")
     chain = _chain(results, "forward_inputs.py", 38)
     assert chain[0] == "forward_inputs.py:37: `.new_full()` of a device tensor: on its device"
     assert "every call of `_log_state_priors` passes a device tensor as `text_embeddings`" in chain[1]
-    assert chain[2].startswith("forward_inputs.py:19: `inputs` is an input of `AlignmentPrior.forward`")
+    assert chain[2] == "forward_inputs.py:20: `inputs`'s sizes unpack into 3 names: it has 3 dimensions"
+    assert chain[3].startswith("forward_inputs.py:19: `inputs` is an input of `AlignmentPrior.forward`")
     assert _chain(results, "forward_inputs.py", 51)[1].startswith(
         "forward_inputs.py:49: `durations` is an input of `DurationPrior.forward`")
     # `device=inputs.device`: an explicit `device=`, as before the convention (a safe fix).
@@ -1006,3 +1009,67 @@ def test_matmul_rank_contracts_dimensions() -> None:
     assert matmul_rank(3, 1) == 2 and matmul_rank(1, 4) == 3
     assert matmul_rank(2, 2) == 2 and matmul_rank(3, 2) == 3 and matmul_rank(2, 4) == 4
     assert matmul_rank(0, 2) is None and matmul_rank(2, None) is None  # raises / not known
+
+
+def test_summary_ranks_a_parameter_read_after_its_sizes_are_unpacked() -> None:
+    text = ("def f(x, y, z, w):\n"
+            "    g(x)\n"
+            "    b, t, n = x.size()\n"
+            "    g(x)\n"
+            "    g(x.mean(0))\n"
+            "    first, *rest = y.shape\n"
+            "    g(y)\n"
+            "    if n:\n"
+            "        h, k = z.shape\n"
+            "    g(z)\n"
+            "    r, c = w.shape\n"
+            "    w = w.flatten()\n"
+            "    g(w)\n"
+            "    u, v = x.shape\n"
+            "    g(x)\n")
+    args = _passed_to_g(text)
+    x = ("param", "f", "x", None)
+    assert args[0] == x  # before the unpacking: any rank
+    assert args[1] == ("ranked", x, 3, 3)  # after it: three dimensions, the unpacking's line
+    assert args[2][1] == ("ranked", x, 3, 3)  # also inside what is built of it
+    assert args[3] == ("param", "f", "y", None)  # a starred target: at least one dimension
+    assert args[4] == ("param", "f", "z", None)  # inside a branch: it need not have run
+    assert "ranked" not in repr(args[5])  # rebound after the unpacking
+    assert args[6] == ("ranked", x, 3, 3)  # the first unpacking of a parameter decides
+
+
+def test_the_walk_ranks_a_tensor_past_an_unpacking_of_its_sizes() -> None:
+    import libcst as cst
+    from lint_h2d.inference.scope import shape_unpacked
+    def small(code: str) -> cst.Assign:
+        statement = cst.parse_statement(code)
+        assert isinstance(statement, cst.SimpleStatementLine)
+        node = statement.body[0]
+        assert isinstance(node, cst.Assign)
+        return node
+    assert shape_unpacked(small("b, t, n = x.size()\n")) == ("x", 3)
+    assert shape_unpacked(small("[b, t] = x.shape\n")) == ("x", 2)
+    assert shape_unpacked(small("b, *rest = x.shape\n")) is None  # any rank of at least one
+    assert shape_unpacked(small("b, t = x.size(0)\n")) is None  # one size, not the sizes
+    assert shape_unpacked(small("x, t = x.shape\n")) is None  # rebinds `x` itself
+    assert shape_unpacked(small("b, t = self.x.shape\n")) is None  # a name only
+    assert shape_unpacked(small("a = b, t = x.shape\n")) is None  # two targets
+
+
+def test_a_device_type_test_proves_another_backend_only_where_it_says_so() -> None:
+    import libcst as cst
+    from lint_h2d.inference.scope import other_backend
+    def test(code: str) -> cst.BaseExpression:
+        return cst.parse_expression(code)
+    assert other_backend(test('x.device.type == "npu"'), True) == ("x", "npu")
+    assert other_backend(test('"npu" == x.device.type'), True) == ("x", "npu")
+    assert other_backend(test('x.device.type == "npu"'), False) is None  # any other backend, CUDA too
+    assert other_backend(test('x.device.type != "cuda"'), True) == ("x", "not cuda")
+    assert other_backend(test('x.device.type == "cuda"'), False) == ("x", "not cuda")
+    assert other_backend(test('x.device.type == "cuda"'), True) is None
+    assert other_backend(test('x.device.type != "cpu"'), False) == ("x", "cpu")
+    assert other_backend(test('x.device.type != "cpu"'), True) is None
+    assert other_backend(test('flag and x.device.type == "npu"'), True) == ("x", "npu")
+    assert other_backend(test('flag or x.device.type == "npu"'), True) is None  # `flag` may decide alone
+    assert other_backend(test('self.x.device.type == "npu"'), True) is None  # a name only
+    assert other_backend(test('x.device == "npu"'), True) is None

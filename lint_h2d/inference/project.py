@@ -1126,8 +1126,10 @@ class _Resolver:
         found = keys[slot]
         if found is None:
             # A function's sites are those of its name (0); a method's and a static `forward`'s,
-            # those its class decides (`keyed_owner`).
-            keyed = fn.bound or keyed_owner(fn.name, fn.owner, fn.bound) is not None
+            # those its class decides (`keyed_owner`); a function several modules define, those
+            # that bind to its own (`homonym_sites`).
+            keyed = fn.bound or keyed_owner(fn.name, fn.owner, fn.bound) is not None \
+                or len(self.functions.get(fn.name, ())) > 1
             found = keys[slot] = _call_key(kind, fn, index, self._sites_key(fn) if keyed else 0)
         return found
 
@@ -1344,6 +1346,8 @@ class _Resolver:
             found = self._site_memo.get(key)
             if found is None:
                 found = self._site_memo[key] = self._find_sites(fn, required)
+            if fn.owner is None and len(self.functions.get(fn.name, ())) > 1:
+                found = homonym_sites(found, self.functions[fn.name], fn)
             self._fn_sites[id(fn)] = found
         return found
 
@@ -1613,6 +1617,15 @@ class _Resolver:
             if fn.annotations[index] == OTHER_TERM and value.kind not in (CPU_PLACE_KIND, DEVICE_PLACE_KIND) \
                     and not cpu_by_default(value):
                 return OTHER  # `device: str`: an object, unless every call names one place
+            return value
+        if tag == "ranked":
+            # A parameter read past `B, T, N = x.size()` (`summary.shape_unpacking`): a tensor
+            # of that rank wherever the calls do not say its rank.
+            value = self.eval(term[1], path, owner)
+            if value.kind.is_tensor and value.rank is None:
+                value = replace(value, rank=term[2]).because(EvidenceStep(
+                    f"`{term[1][2]}`'s sizes unpack into {term[2]} names: it has {term[2]} dimensions",
+                    path, term[3]))
             return value
         if tag == "attr":
             base = self.eval(term[1], path, owner)
@@ -2063,6 +2076,8 @@ def _through(term: Term) -> Optional[Tuple[Term, bool, Optional[int]]]:
     tag = term[0]
     if tag == "param":
         return term, True, None
+    if tag == "ranked":  # the parameter past an unpacking of its sizes: of that rank
+        return term[1], False, term[2]
     if tag == "keep" or tag == "shape":
         inner = _through(term[1])
         if inner is None:
@@ -2107,6 +2122,21 @@ def own_definitions(definitions: Sequence[Tuple[str, FunctionSummary]],
     functions = [(p, fn) for p, fn in definitions if fn.owner is None]
     own = [(p, fn) for p, fn in functions if p == path]
     return own if own and len(own) < len(functions) else None
+
+
+def homonym_sites(sites: List[Tuple[str, CallSite]], definitions: Sequence[Tuple[str, FunctionSummary]],
+                  fn: FunctionSummary) -> List[Tuple[str, CallSite]]:
+    """The calls of a function name that may call `fn`, one of several functions of that name
+    (`def alloc` in two modules): a bare call in a module that defines the name itself binds to
+    its own module's global (as `returns_in` reads it), so the calls in the other defining
+    modules are not `fn`'s; a call in a module that defines none (an import) may be either's.
+    Without this, pypots' two `FFT_for_Period` would each take the other's arguments."""
+    functions = [(p, other) for p, other in definitions if other.owner is None]
+    defining = {p for p, _ in functions}
+    if len(defining) < 2:
+        return sites
+    own = _path_of(functions, fn)
+    return [(p, c) for p, c in sites if p == own or p not in defining]
 
 
 def _uncalled(value: Value) -> bool:
@@ -2610,7 +2640,7 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                     own_returns[f"{module_dotted(path)}:{name}"] = own
                     if _may_hold_device(own):
                         device_names.add(f"call:{name}")
-        for _, fn in definitions:
+        for fpath, fn in definitions:
             # Whatever facts of `fn` are kept below (none for an API name's), the walk places
             # these inputs by convention.
             device_names.update(_forward_input_names(fn, resolver.modules))
@@ -2666,6 +2696,9 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                     continue
                 if _informative(pvalue) or cpu_by_default(pvalue):
                     key = (param_key(fn.name, keyed_owner(fn.name, fn.owner, fn.bound)), pname)
+                    if fn.owner is None and name in split_returns:
+                        # Its own calls only (`homonym_sites`): `Resolved.param` reads it so.
+                        key = (f"{module_dotted(fpath)}:{fn.name}", pname)
                     params[key] = join(params[key], pvalue) if key in params else pvalue
                     if _may_hold_device(pvalue):
                         # Only inside `def <fn>(...)`: the file must define it.
@@ -2812,8 +2845,8 @@ def passed_through_uncalled(functions: Mapping[str, Sequence[Tuple[str, Function
             for _, site in calls[name]:
                 for position, pname in open_params:
                     term = _passed(site, pname, position)
-                    if term is not None and term[0] == "cpudefault":
-                        term = term[1]  # a device parameter handed on as it came
+                    if term is not None and term[0] in ("cpudefault", "ranked"):
+                        term = term[1]  # a parameter handed on as it came
                     if term is None or term[0] != "param" or term[3] is not None \
                             or not (term[1] in uncalled or term[1] in found):
                         break

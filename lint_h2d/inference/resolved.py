@@ -275,14 +275,30 @@ class Resolved:
         says nothing), not the join of all of them.  None when the file is not one of them (an
         import: the project-wide `returns` answers).  The file may be checked from above or
         below the package root, so its dotted path and a module's match by dotted suffix."""
+        module = self._own_module(name, path)
+        if module is None:
+            return None
+        return self.own_returns.get(f"{module}:{name}", UNKNOWN)
+
+    def _own_module(self, name: str, path: str) -> Optional[str]:
+        """The dotted module, of those defining the function `name` (`split_returns`), that the
+        file at `path` is; None when it is none of them or `name` is defined once."""
         modules = self.split_returns.get(name)
         if not modules or not path:
             return None
         own = module_dotted(path)
         matching = [m for m in modules if m == own or own.endswith("." + m) or m.endswith("." + own)]
-        if len(matching) != 1:
-            return None
-        return self.own_returns.get(f"{matching[0]}:{name}", UNKNOWN)
+        return matching[0] if len(matching) == 1 else None
+
+    def param(self, function: str, owner: Optional[str], pname: str, path: str) -> Optional[Value]:
+        """What the calls of `function` (keyed by `owner`, `param_key`) pass as `pname`, for
+        the definition in the file at `path`: a function several modules define takes only the
+        calls that bind to it (`project.homonym_sites`), kept under `module:name`."""
+        if owner is None:
+            module = self._own_module(function, path)
+            if module is not None:
+                return self.params.get((f"{module}:{function}", pname))
+        return self.params.get((param_key(function, owner), pname))
 
     def module_forward(self, cls: str) -> Optional[Value]:
         """What calling an instance of the project module `cls` returns, own or inherited."""

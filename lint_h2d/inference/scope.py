@@ -40,7 +40,7 @@ from lint_h2d.inference.expressions import (
 from lint_h2d.findings import EvidenceKind, EvidenceStep, evidence_file_name
 from lint_h2d.inference.numpy_values import ASSIGNMENT_MODULES, ASSIGNMENT_SOLVERS
 from lint_h2d.inference.names import LayeredNames, Names, copy_names, join_names, layer
-from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, EMPTY_MODULE_FACTS, ModuleFacts, Resolved, forward_input_message, forward_input_param, empty_list_message, keyed_owner, module_dotted, param_key,
+from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, EMPTY_MODULE_FACTS, ModuleFacts, Resolved, forward_input_message, forward_input_param, empty_list_message, keyed_owner, module_dotted,
                                         passed_through_message, sampling_hook_message, uncalled_message)
 from lint_h2d.inference.summary import sampling_hook
 from lint_h2d.inference.usage import DeviceNamed, RangeBounds, SliceBounds
@@ -675,7 +675,7 @@ class _Walker:
     def if_(self, stmt: cst.If, names: Names) -> Names:
         self.walrus_in(stmt.test, names)
         self.gates.append((stmt, "body"))
-        then = self.suite(stmt.body, self.narrowed(copy_names(names), stmt.test, True))
+        then = self.branch(stmt.body, self.narrowed(copy_names(names), stmt.test, True), stmt.test, True)
         self.gates.pop()
         orelse = stmt.orelse
         if orelse is None:
@@ -689,9 +689,27 @@ class _Walker:
         if isinstance(orelse, cst.If):
             other = self.if_(orelse, copy_names(names))
         else:
-            other = self.suite(orelse.body, copy_names(names))
+            other = self.branch(orelse.body, copy_names(names), stmt.test, False)
         self.gates.pop()
         return _join_names(then, other)
+
+    def branch(self, body: cst.BaseSuite, names: Names, test: cst.BaseExpression,
+               holds: bool) -> Names:
+        """Walk a branch of an `if` taken where `test` is `holds`.  Where that proves a tensor is
+        on another backend than CUDA (`other_backend`: `if boxes.device.type == "npu":`), the
+        branch is walked for what it binds but reports nothing: it runs only off CUDA, where no
+        write is a CUDA host-to-device copy (and for a CUDA tensor the test is false)."""
+        found = other_backend(test, holds) if not self.silent else None
+        if found is None:
+            return self.suite(body, names)
+        current = names.get(found[0])
+        if current is None or not current.kind.is_tensor and current.kind != Kind.UNKNOWN:
+            return self.suite(body, names)
+        self.silent = True
+        try:
+            return self.suite(body, names)
+        finally:
+            self.silent = False
 
     def narrowed(self, names: Names, test: cst.BaseExpression, holds: bool) -> Names:
         """`names` where `test` is known to be `holds`, with what that proves about numbers:
@@ -837,6 +855,9 @@ class _Walker:
             out = names
             for target in small.targets:
                 self.bind_target(target.target, value, out, small.value)
+            unpacked = shape_unpacked(small)
+            if unpacked is not None:
+                _ranked_by_unpacking(small, unpacked, out)
             return out
         if isinstance(small, cst.AnnAssign):
             out = names
@@ -1009,6 +1030,44 @@ def _passes_instance(node: cst.CSTNode, self_name: str) -> bool:
             and isinstance(func.value.func, cst.Name) and func.value.func.value == "super":
         return True
     return any(isinstance(a.value, cst.Name) and a.value.value == self_name for a in node.args)
+
+
+def shape_unpacked(small: cst.Assign) -> Optional[Tuple[str, int]]:
+    """`B, T, N = x.shape` (or `x.size()`): the name whose sizes are unpacked and how many
+    targets take them, where no target is starred and `x` is not one of them.  Unpacking
+    raises unless the sizes are exactly that many, so past the statement `x` has that many
+    dimensions (`_ranked_by_unpacking`; the summary reads the same, `summary.shape_unpacking`)."""
+    if len(small.targets) != 1:
+        return None
+    target = small.targets[0].target
+    if not isinstance(target, (cst.Tuple, cst.List)) or not target.elements \
+            or any(isinstance(e, cst.StarredElement) for e in target.elements):
+        return None
+    value = small.value
+    if isinstance(value, cst.Call) and not value.args and isinstance(value.func, cst.Attribute) \
+            and value.func.attr.value == "size":
+        value = value.func.value
+    elif isinstance(value, cst.Attribute) and value.attr.value == "shape":
+        value = value.value
+    else:
+        return None
+    if not isinstance(value, cst.Name):
+        return None
+    if any(isinstance(e.value, cst.Name) and e.value.value == value.value for e in target.elements):
+        return None
+    return value.value, len(target.elements)
+
+
+def _ranked_by_unpacking(small: cst.Assign, unpacked: Tuple[str, int], names: "Names") -> None:
+    """A tensor of unknown rank whose sizes `small` unpacks (`shape_unpacked`) has that many
+    dimensions from here on: `B, T, N = x.size()` in a module's `forward` says `x` is 3-D,
+    which a write into `x.mean(0).mean(-1)` needs to be read as one element."""
+    name, rank = unpacked
+    current = names.get(name)
+    if current is None or not current.kind.is_tensor or current.rank is not None:
+        return
+    names[name] = replace(current, rank=rank).because(LocalStep(
+        f"`{name}`'s sizes unpack into {rank} names: it has {rank} dimensions", small, derived_step_kind(current)))
 
 
 def _unpacked(value: Value) -> Optional[Value]:
@@ -1518,7 +1577,7 @@ class ModuleWalker:
                 # `device=None` / `device="cpu"`: the place a call leaves it at is the CPU, and
                 # what callers pass is not known (calls without it are not recorded), unless
                 # every call passes a place (`_Resolver.every_passes`).
-                passed = base.project.params.get((param_key(name, method_of), pname))
+                passed = base.project.param(name, method_of, pname, base.path)
                 if passed is not None and passed.kind in (Kind.DEVICE_PLACE, Kind.CPU_PLACE):
                     names[pname] = replace(passed, origin=Origin.PARAM, root=pname, path=pname)
                     continue
@@ -1527,7 +1586,7 @@ class ModuleWalker:
                 continue
             if kind == Kind.TENSOR and param.star == "" and param.default is None:
                 # `buf: torch.Tensor` says a tensor, not where: every call site may tell.
-                known = base.project.params.get((param_key(name, method_of), pname))
+                known = base.project.param(name, method_of, pname, base.path)
                 if known is not None and known.kind.is_tensor:
                     value = replace(known, origin=Origin.PARAM, root=pname, path=pname)
                 else:
@@ -1536,7 +1595,7 @@ class ModuleWalker:
                     and param.star == "" and param.default is None:
                 # `meta: Dict[str, torch.Tensor]` says tensors, not where: every call site may
                 # tell (`project._TENSOR_CONTAINER`); the annotation keeps saying the rest.
-                known = base.project.params.get((param_key(name, method_of), pname))
+                known = base.project.param(name, method_of, pname, base.path)
                 if known is not None and known.element is not None and known.element.kind in (Kind.DEVICE, Kind.CPU):
                     value = replace(value, element=known.element, evidence=known.evidence)
             elif type_name is not None:
@@ -1544,7 +1603,7 @@ class ModuleWalker:
             elif param.annotation is None and param.star == "":
                 # What every call site in the project passes (`lint_h2d.inference.project`),
                 # else what the body (`range(p)`) or an int default says.
-                known = base.project.params.get((param_key(name, method_of), pname)) or base.project.int_params.get(
+                known = base.project.param(name, method_of, pname, base.path) or base.project.int_params.get(
                     (qualname, pname)) or (None if (qualname, pname) in base.project.passed_non_numbers
                                            else _int_default(param))
                 if known is not None:
@@ -1553,7 +1612,7 @@ class ModuleWalker:
                     value = _unplaced(value, uncalled, param)
             elif kind in (Kind.OTHER, Kind.DEVICE_PLACE) and param.star == "" and param.default is None:
                 # `device: torch.device`: where every call site points it, when they agree.
-                known = base.project.params.get((param_key(name, method_of), pname))
+                known = base.project.param(name, method_of, pname, base.path)
                 if known is not None and (known.kind in (Kind.CPU_PLACE, Kind.DEVICE_PLACE) or cpu_by_default(known)):
                     # A place, or a caller's device parameter defaulting to the CPU handed on.
                     value = replace(known, origin=Origin.PARAM, root=pname, path=pname)
@@ -2035,6 +2094,34 @@ def class_checks(test: cst.BaseExpression, holds: bool) -> Tuple[Tuple[str, str]
         if dotted is not None and dotted not in NUMBER_TYPES:
             found.append((name, dotted))
     return tuple(found)
+
+
+def other_backend(test: cst.BaseExpression, holds: bool) -> Optional[Tuple[str, str]]:
+    """A tensor name and the backend that `test` evaluating to `holds` proves it is on, when
+    that is not CUDA: `x.device.type == "npu"` true, `x.device.type != "npu"` false, or
+    `x.device.type == "cuda"` false (then the backend said is "not cuda").  Only comparisons
+    surely evaluated (`surely_evaluated`).  The statements such a test guards run only where
+    `x` is not a CUDA tensor (mmcv's NPU-only scaling of rotated boxes)."""
+    for part, truth in surely_evaluated(test, holds):
+        if not isinstance(part, cst.Comparison) or len(part.comparisons) != 1:
+            continue
+        operator = part.comparisons[0].operator
+        if not isinstance(operator, (cst.Equal, cst.NotEqual)):
+            continue
+        same = truth == isinstance(operator, cst.Equal)  # the type is the literal
+        right = part.comparisons[0].comparator
+        for mine, other in ((part.left, right), (right, part.left)):
+            if isinstance(mine, cst.Attribute) and mine.attr.value == "type" \
+                    and isinstance(mine.value, cst.Attribute) and mine.value.attr.value == "device" \
+                    and isinstance(mine.value.value, cst.Name) and isinstance(other, cst.SimpleString):
+                backend = other.evaluated_value
+                if not isinstance(backend, str):
+                    continue
+                if same and backend != "cuda":
+                    return mine.value.value.value, backend
+                if not same and backend == "cuda":
+                    return mine.value.value.value, "not cuda"
+    return None
 
 
 _ORDERINGS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)

@@ -23,7 +23,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import AbstractSet, Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple, Union
+from typing import AbstractSet, Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from lint_h2d.inference.reaching import SIMPLE_STATEMENTS, Site, reaching, rebinds, statement_sites
 from lint_h2d.inference.torch_api import dtype_integer, FFT_FUNCTIONS, LINALG_NORMS, FLOAT_DEFAULT_FACTORIES, FUNCTIONAL_RANK_KEEPING, LEGACY_TENSOR_TYPES, NEW_METHODS, SCALAR_METHODS, TORCH_DTYPE_NAMES
@@ -526,6 +526,12 @@ class _Scope:
     # bound once in the body and registered once): `getattr(self, name)` is `t`
     # (`_named_buffers`).
     named_buffers: Dict[str, ast.expr] = field(default_factory=dict)
+    # Parameters whose sizes a statement of the body's own top level unpacks (`B, T, N =
+    # x.size()`), with the rank that proves and that statement's line: a read on a later line
+    # is of a tensor of that rank (`shape_unpacking`; the walk reads the same).
+    ranked: Dict[str, Tuple[int, int]] = field(default_factory=dict)
+    # The line of the statement (or bound value) whose terms are being built (`_placed_at`).
+    line: int = 0
 
 
 class _Builder:
@@ -751,6 +757,7 @@ class _Builder:
         scope.cpu_defaults = _cpu_defaults(args)
         scope.top_level = frozenset(id(stmt) for stmt in node.body)
         own = _own_statements(node.body)
+        scope.ranked = shape_unpacking(node.body, scope.params)
         if scope.cpu_defaults:
             scope.tested = _tested_names(node.body, scope.cpu_defaults)
         _collect_env(node.body, scope.env, own, scope.bound_at)
@@ -1253,6 +1260,10 @@ class _Builder:
 
     def _name(self, name: str, scope: _Scope) -> Term:
         if name in scope.params:
+            if name in scope.ranked and not scope.env.get(name):
+                rank, line = scope.ranked[name]
+                if scope.line > line:
+                    return ("ranked", scope.params[name], rank, line)
             return scope.params[name]
         values = scope.env.get(name)
         key = name
@@ -1323,11 +1334,14 @@ class _Builder:
         """The term of a value bound to a name, read where its statement is (the names it
         reads are those reaching that statement)."""
         saved = scope.here  # (`_placed_at`, inline: this runs for every value of every name read)
+        saved_line = scope.line
         scope.here = scope.sites.get(scope.bound_at.get(id(value), -1))
+        scope.line = getattr(value, "lineno", saved_line)  # (synthesized values have none)
         try:
             return self.term(value, scope)
         finally:
             scope.here = saved
+            scope.line = saved_line
 
     def _reaching(self, name: str, values: Sequence[ast.expr], scope: _Scope) -> Optional[Tuple[int, ...]]:
         """`reaching.reaching` for `name` read at `scope.here`: the indices of the values that
@@ -1660,7 +1674,7 @@ def _device_text(device: ast.expr) -> str:
 def _at(scope: _Scope, stmt: ast.stmt) -> "_placed_at":
     """Terms built inside read names where `stmt` is (`_Scope.here`); outside a function body
     (no sites) names read every binding, as before."""
-    return _placed_at(scope, scope.sites.get(id(stmt)))
+    return _placed_at(scope, scope.sites.get(id(stmt)), stmt.lineno)
 
 
 class _placed_at:  # noqa: N801 (used as `with _placed_at(...)`, like a context-manager function)
@@ -1668,19 +1682,24 @@ class _placed_at:  # noqa: N801 (used as `with _placed_at(...)`, like a context-
     `@contextmanager` generator: it is entered for every statement of every function of the
     project (a generator's set-up cost the summaries of vLLM about 1 s of CPU)."""
 
-    __slots__ = ("scope", "site", "saved")
+    __slots__ = ("scope", "site", "saved", "line", "saved_line")
 
-    def __init__(self, scope: _Scope, site: Optional[Site]) -> None:
+    def __init__(self, scope: _Scope, site: Optional[Site], line: int = 0) -> None:
         self.scope = scope
         self.site = site
         self.saved: Optional[Site] = None
+        self.line = line
+        self.saved_line = 0
 
     def __enter__(self) -> None:
         self.saved = self.scope.here
+        self.saved_line = self.scope.line
         self.scope.here = self.site
+        self.scope.line = self.line
 
     def __exit__(self, *exc: object) -> None:
         self.scope.here = self.saved
+        self.scope.line = self.saved_line
 
 
 # The methods `_accelerator_move`, `_device_move` and `_other_move` read (`calls_in` asks them of no other call).
@@ -1936,6 +1955,39 @@ def _tested_names(body: Sequence[ast.stmt], names: FrozenSet[str]) -> FrozenSet[
             for test in tests:
                 found.update(n.id for n in ast.walk(test) if isinstance(n, ast.Name) and n.id in names)
     return frozenset(found)
+
+
+def shape_unpacking(body: Sequence[ast.stmt], params: Mapping[str, Term]) -> Dict[str, Tuple[int, int]]:
+    """The parameters (of an open `param` term) whose sizes a statement of the body's own top
+    level unpacks, `B, T, N = x.size()` or `= x.shape` with no starred target and `x` not
+    among the targets, with the rank that proves and the statement's last line (the first such
+    statement of each).  Unpacking raises unless there are exactly that many sizes, and a
+    top-level statement runs before every later line of the body, so a read of `x` there is of
+    a tensor of that rank wherever the caller's rank is not known (the walk's
+    `scope.shape_unpacked`).  `_Builder._name` reads only parameters the body never rebinds."""
+    found: Dict[str, Tuple[int, int]] = {}
+    for stmt in body:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], (ast.Tuple, ast.List))):
+            continue
+        elements = stmt.targets[0].elts
+        if not elements or any(isinstance(e, ast.Starred) for e in elements):
+            continue
+        value = stmt.value
+        if isinstance(value, ast.Call) and not value.args and not value.keywords \
+                and isinstance(value.func, ast.Attribute) and value.func.attr == "size":
+            value = value.func.value
+        elif isinstance(value, ast.Attribute) and value.attr == "shape":
+            value = value.value
+        else:
+            continue
+        if not isinstance(value, ast.Name) or value.id in found:
+            continue
+        term = params.get(value.id)
+        if term is None or term[0] != "param" or any(_is_name(e, value.id) for e in elements):
+            continue
+        found[value.id] = (len(elements), stmt.end_lineno or stmt.lineno)
+    return found
 
 
 def _cpu_defaults(args: ast.arguments) -> FrozenSet[str]:
