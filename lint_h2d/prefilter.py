@@ -883,7 +883,10 @@ def _binding_nodes(scoped: ScopedStatements, walrus_tree: Optional[ast.AST] = No
     return out, scopes
 
 
-_CONTAINER_CALLS = frozenset({"zip", "enumerate", "list", "tuple", "sorted", "reversed", "iter", "next"})
+# Builtins whose result holds (or is) what their arguments hold: containers, `dict(buf=t)`, and
+# `abs(t)` / `round(t)` of a tensor, a tensor where `t` is (`Tensor.__abs__`, as the walk reads it).
+_CONTAINER_CALLS = frozenset({"zip", "enumerate", "list", "tuple", "sorted", "reversed", "iter", "next", "dict",
+                              "abs", "round"})
 
 
 # -- H2D002 ------------------------------------------------------------------------------------

@@ -1358,6 +1358,11 @@ class _Resolver:
         if fn.name == "__init__" and fn.owner is not None:
             found = [site for site in self.calls.get(fn.owner, []) if not (c := site[1]).bound and (
                 c.starred or last < len(c.args) or _can_bind(c, required))]
+            # `super().__init__(n, "cuda")` in a subclass's method runs a base's `__init__` as a
+            # construction does (no `self` among its arguments).
+            found += [site for site in self.calls.get("__init__", []) if (c := site[1]).bound
+                      and c.receiver is not None and c.receiver[0] == "super" and self._receives(c.receiver, fn)
+                      and (c.starred or last < len(c.args) or _can_bind(c, required))]
             # A construction passes no object of its own: `self` takes no argument of it.
             return _binding(found, fn, -1)
         sites = self.calls.get(fn.name, [])
@@ -1522,6 +1527,12 @@ class _Resolver:
         one of them defines `__getattr__` (a method it forwards may be any class's)."""
         if fn.owner is None:
             return True
+        if receiver[0] == "super":
+            # `super().m(...)` in a method of `C` runs a method of one of `C`'s bases, never of
+            # `C` itself or of an unrelated class (pypots' `CustomConv1d` calls `nn.Conv1d`'s
+            # `forward`, not the project's other modules').
+            family = self._with_bases(receiver[1])
+            return len(family) >= 20 or fn.owner != receiver[1] and fn.owner in family
         if receiver in self._receivers:
             related = self._receivers[receiver]
         else:
@@ -2495,7 +2506,7 @@ def _module_field_callees(summaries: Sequence[FileSummary]) -> Set[str]:
 
 
 def _parameter_callees(summary: FileSummary) -> Set[str]:
-    """Project functions (and classes, for `__init__`) with an un-annotated parameter, or a
+    """Project functions (and classes and `super().__init__`, for `__init__`) with an un-annotated parameter, or a
     device parameter, or any parameter with a default: `param`, `passed` and
     `passes_no_number` read what their calls pass (`slot=0` overridden with a list is no
     int), `uncalled_functions` whether any call names them.  Dataclasses (no `__init__` of
@@ -2508,6 +2519,8 @@ def _parameter_callees(summary: FileSummary) -> Set[str]:
                     and not _device_param(pname, annotation)):
                 continue
             out.add(fn.owner if fn.name == "__init__" and fn.owner else fn.name)
+            if fn.name == "__init__" and fn.owner:
+                out.add("__init__")  # a subclass's `super().__init__(...)` constructs it too
             break
     inits = {fn.owner for fn in summary.functions if fn.name == "__init__"}
     out.update(c.name for c in summary.classes if c.name not in inits

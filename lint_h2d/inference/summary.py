@@ -1002,8 +1002,13 @@ class _Builder:
 
     def _receiver(self, value: ast.expr, scope: _Scope) -> Optional[Term]:
         """The term of `x` in a call `x.m(...)`, where it may name a class (`CallSite.receiver`):
-        an instance term, or a join of nothing else.  Module names, `super()` and anything
-        else give None."""
+        an instance term, or a join of nothing else; `super()` in a method of a class, a
+        `super` term of that class (the call runs a method of one of its bases).  Module names
+        and anything else give None."""
+        if isinstance(value, ast.Call) and _is_name(value.func, "super") and scope.owner is not None \
+                and scope.function is not None and not value.keywords and (
+                    not value.args or _is_name(value.args[0], scope.owner)):
+            return ("super", scope.owner)
         if not isinstance(value, (ast.Name, ast.Call)) or isinstance(value, ast.Name) and (
                 value.id not in scope.params and not scope.env.get(value.id)):
             return None
