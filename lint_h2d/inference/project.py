@@ -223,6 +223,8 @@ class _Resolver:
         self._families: Dict[str, Tuple[FrozenSet[str], FrozenSet[str]]] = {}
         # The receiver term of an `x.m(...)` → the classes whose `m` it may run (`_receiving`).
         self._receivers: Dict[Term, Optional[FrozenSet[str]]] = {}
+        # `super().__init__(...)` calls by the class of the method making them (`_super_inits`).
+        self._super_init_calls: Optional[Dict[str, List[Tuple[int, Tuple[str, CallSite]]]]] = None
         # A hash of a method's call sites (`_sites`) → each distinct list of them with its number
         # (`_sites_key`).
         self._site_keys: Dict[int, List[Tuple[List[Tuple[str, CallSite]], int]]] = {}
@@ -1360,9 +1362,8 @@ class _Resolver:
                 c.starred or last < len(c.args) or _can_bind(c, required))]
             # `super().__init__(n, "cuda")` in a subclass's method runs a base's `__init__` as a
             # construction does (no `self` among its arguments).
-            found += [site for site in self.calls.get("__init__", []) if (c := site[1]).bound
-                      and c.receiver is not None and c.receiver[0] == "super" and self._receives(c.receiver, fn)
-                      and (c.starred or last < len(c.args) or _can_bind(c, required))]
+            found += [site for site in self._super_inits(fn) if (c := site[1]).starred
+                      or last < len(c.args) or _can_bind(c, required)]
             # A construction passes no object of its own: `self` takes no argument of it.
             return _binding(found, fn, -1)
         sites = self.calls.get(fn.name, [])
@@ -1458,6 +1459,23 @@ class _Resolver:
                     given = True
         return given
 
+    def _super_inits(self, fn: FunctionSummary) -> List[Tuple[str, CallSite]]:
+        """The `super().__init__(...)` calls that may run `fn`, an `__init__`: those in methods of its
+        project subclasses (`_receives` of their `super` receivers), found through an index of
+        such calls by the calling class, built once (vLLM has thousands of them and of classes)."""
+        if self._super_init_calls is None:
+            self._super_init_calls = {}
+            for position, site in enumerate(self.calls.get("__init__", [])):
+                receiver = site[1].receiver
+                if site[1].bound and receiver is not None and receiver[0] == "super":
+                    self._super_init_calls.setdefault(receiver[1], []).append((position, site))
+        if not self._super_init_calls:
+            return []
+        assert fn.owner is not None
+        found = sorted(pair for sub in self._descendants(fn.owner) for pair in self._super_init_calls.get(sub, ())
+                       if pair[1][1].receiver is not None and self._receives(pair[1][1].receiver, fn))
+        return [site for _, site in found]  # in the project's order of calls, as the other sites
+
     def _module_calls(self) -> Dict[str, List[Tuple[str, CallSite]]]:
         """The calls `self.head(x)` of a field holding an instance of a project `nn.Module`
         (`self.head = Head(...)`), by the class whose `forward` they run: `nn.Module.__call__`
@@ -1531,8 +1549,11 @@ class _Resolver:
             # `super().m(...)` in a method of `C` runs a method of one of `C`'s bases, never of
             # `C` itself or of an unrelated class (pypots' `CustomConv1d` calls `nn.Conv1d`'s
             # `forward`, not the project's other modules').
-            family = self._with_bases(receiver[1])
-            return len(family) >= 20 or fn.owner != receiver[1] and fn.owner in family
+            if receiver not in self._receivers:
+                family = self._with_bases(receiver[1])
+                self._receivers[receiver] = None if len(family) >= 20 else frozenset(family) - {receiver[1]}
+            bases = self._receivers[receiver]
+            return bases is None or fn.owner in bases
         if receiver in self._receivers:
             related = self._receivers[receiver]
         else:
