@@ -1461,8 +1461,9 @@ class _Resolver:
 
     def _super_inits(self, fn: FunctionSummary) -> List[Tuple[str, CallSite]]:
         """The `super().__init__(...)` calls that may run `fn`, an `__init__`: those in methods of its
-        project subclasses (`_receives` of their `super` receivers), found through an index of
-        such calls by the calling class, built once (vLLM has thousands of them and of classes)."""
+        project subclasses, found through an index of such calls by the calling class, built once
+        (vLLM has thousands of them and of classes).  Every subclass has `fn`'s class among its
+        bases, so `_receives` would keep each of them: it is not asked again here."""
         if self._super_init_calls is None:
             self._super_init_calls = {}
             for position, site in enumerate(self.calls.get("__init__", [])):
@@ -1472,8 +1473,7 @@ class _Resolver:
         if not self._super_init_calls:
             return []
         assert fn.owner is not None
-        found = sorted(pair for sub in self._descendants(fn.owner) for pair in self._super_init_calls.get(sub, ())
-                       if pair[1][1].receiver is not None and self._receives(pair[1][1].receiver, fn))
+        found = sorted(pair for sub in self._descendants(fn.owner) for pair in self._super_init_calls.get(sub, ()))
         return [site for _, site in found]  # in the project's order of calls, as the other sites
 
     def _module_calls(self) -> Dict[str, List[Tuple[str, CallSite]]]:
