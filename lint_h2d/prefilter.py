@@ -24,11 +24,15 @@ only from these sources (keep this list in step with `expressions.py`):
   (`_attribute`);
 * the `logits` parameter of a vLLM sampling hook (a parameter annotated `SamplingMetadata`
   beside it, in a file importing vLLM: `summary.sampling_hook`);
+* the scores (third parameter, here any `scores`) of `__call__` of a transformers logits
+  processor or warper (`scope.logits_processor_classes`);
 * `super().compute_logits(...)` in a file importing vLLM (the parent model's logits);
 * calling an `nn.Module`: a `torch.nn` class (`nn.Linear(...)`) or a project class deriving
-  from `nn.Module` (`Resolved.modules`, read here as `module:<Class>`), bound to a name or a
-  field and called later (`_called_module`); stage 2 treats the module object itself as a
-  possible device value and a call of a possible device value as one;
+  from `nn.Module` (`Resolved.modules`, read here as `module:<Class>`), or a model a library
+  loads (`from_pretrained`, `from_config`, `timm.create_model`: `resolved.pretrained_loader`),
+  bound to a name or a field and called later (`_called_module`); stage 2 treats the module
+  object itself as a possible device value and a call of a possible device value as one; a
+  field of its output (`out.logits`, any attribute but a tensor property) is one too;
 
 * `x[idx]` of an `x` nothing tells about, indexed by a device tensor of one dimension or more
   (`_selected_by_device_indices`: advanced indexing runs only on the indices' device);
@@ -59,9 +63,13 @@ from functools import lru_cache
 from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Pattern, Protocol, Sequence, Set, TYPE_CHECKING, Tuple, TypeVar
 
 from lint_h2d.capture import is_capture_name, is_graph_context_in
+from lint_h2d.inference.resolved import TENSOR_PROPERTIES
 from lint_h2d.inference.summary import _SIMPLE_STATEMENTS, ast_dotted as _dotted
 from lint_h2d.inference.torch_api import (ALL_FACTORIES, FFT_FUNCTIONS, LINALG_NORMS, FUNCTIONAL_RANK_ADDING, FUNCTIONAL_RANK_KEEPING, INDEX_OPS, NEW_METHODS, NONZERO_OPS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SPLIT_OPS,
                                          TORCH_DTYPE_NAMES, VIEW_METHODS)
+
+# What loads a library's model (`resolved.pretrained_loader`), by method name.
+_LOADERS = frozenset({"from_pretrained", "from_config", "create_model"})
 
 if TYPE_CHECKING:
     from lint_h2d.config import Settings
@@ -89,6 +97,9 @@ DEVICE_SOURCES = (
     re.compile(r"nn" + GAP + r"\." + GAP + r"[A-Z]"),  # nn.Linear(: a module, called later
     re.compile(r"SamplingMetadata"),  # a vLLM sampling hook's `logits`
     re.compile(r"compute_logits"),  # `super().compute_logits(...)` in a vLLM model
+    re.compile(r"from_(?:pretrained|config)"),  # a library's model (`resolved.pretrained_loader`)
+    re.compile(r"create_model"),  # timm's
+    re.compile(r"Logits(?:Processor|Warper)"),  # a transformers logits processor's `scores`
     re.compile(r"(?<![\w.])\w+_cpu\b"),  # `x` beside a bound `x_cpu` (`usage.DeviceNamed.sibling`)
 )
 
@@ -425,6 +436,9 @@ class _MayDevice:
         # parents, the scope being evaluated, and the names declared global or nonlocal.
         # A vLLM sampling hook's `logits` parameter (`summary.sampling_hook`): any scope.
         self.scoped: List[Set[str]] = [{"logits"} if "SamplingMetadata" in text or not text else set()]
+        # A transformers logits processor's `scores` (`scope.logits_processor_classes`): any scope.
+        if not text or "LogitsProcessor" in text or "LogitsWarper" in text:
+            self.scoped[0].add("scores")
         # A name whose `.device` a call takes as a place (`device=x.device`, `.to(x.device)`),
         # or beside its host sibling `x_cpu`: the walk reads a tensor of unknown place bound to
         # it as on the accelerator (`usage.DeviceNamed`), in its function; here in every scope
@@ -603,7 +617,9 @@ class _MayDevice:
             self.tested.add(attr)
             if attr == "gpu" or attr in self.device_fields or attr in self.attrs:
                 return True
-            return attr in _KEEP_ATTRS and self.may(node.value)
+            # A view (`.data`, `.T`), or a field of a module's structured output (`out.logits`:
+            # `resolved.output_field_message`, any name but a tensor property).
+            return (attr in _KEEP_ATTRS or attr not in TENSOR_PROPERTIES) and self.may(node.value)
         if isinstance(node, ast.Subscript):
             # `x[idx]` of a device `idx` is on the device (`_selected_by_device_indices`).
             return self.may(node.value) or self.may(node.slice)
@@ -655,6 +671,8 @@ class _MayDevice:
             return True  # `nn.Linear(...)`: a module (its calls give device tensors)
         if method in self.attrs:
             return True  # `self.lm_head(h)`: a field that may hold a module
+        if method in _LOADERS:
+            return True  # `AutoModel.from_pretrained(name)`: a model (`resolved.pretrained_loader`)
         # torch.<factory>(...) / torch.<function>(...)
         if method in self.factories:
             device = _keyword(call, "device")

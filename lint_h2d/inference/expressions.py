@@ -17,7 +17,8 @@ from lint_h2d.findings import EvidenceKind, EvidenceStep
 from lint_h2d.inference.memory import annotate as annotate_memory
 from lint_h2d.inference.names import layer
 from lint_h2d.inference.resolved import (NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK_PLUS_ONE, NN_TENSOR_MODULES,
-                                         UNCALLED_NOTE, Resolved, compute_logits_message, module_step_message,
+                                         UNCALLED_NOTE, Resolved, compute_logits_message, module_step_message, output_field_message,
+                                         PRETRAINED, pretrained_loader, pretrained_step_message,
                                          through_message)
 from lint_h2d.inference.numpy_values import (assignment_result, numpy_dtype_integer, numpy_element, numpy_function,
                                              numpy_scalar_index, position_tuple)
@@ -116,6 +117,9 @@ class Facts:
     # How the module spells scipy's `linear_sum_assignment` (`from scipy.optimize import
     # linear_sum_assignment`, `scipy.optimize.linear_sum_assignment`): two 1-D integer arrays.
     assignment_solvers: FrozenSet[str] = frozenset()
+    # How the module spells scipy.sparse's `issparse` and `isspmatrix*` (`scope.sparse_checks`):
+    # a name they hold true for is a scipy matrix there, not a tensor.
+    sparse_checks: FrozenSet[str] = frozenset()
     # The module-level names an import binds to a module (`import pkg.consts as C`,
     # `from pkg import consts`: `scope.module_imports`), by spelling, to its dotted name:
     # `C.SOS_ID` reads the project module's constant as `from pkg.consts import SOS_ID` does.
@@ -882,9 +886,21 @@ def module_type(value: Value, facts: Facts) -> Optional[str]:
     name = value.type_name
     if value.kind != Kind.OTHER or name is None:
         return None
-    if name.startswith("nn.") or name in facts.project.modules:
+    if name.startswith(("nn.", PRETRAINED)) or name in facts.project.modules:
         return name
     return None
+
+
+def _pretrained(receiver: cst.BaseExpression, method: str, facts: Facts) -> Optional[Value]:
+    """`AutoModel.from_pretrained(name)`, `timm.create_model(name)`: a model a library loads, an
+    `nn.Module` (`resolved.pretrained_loader`), where the receiver is no local and no project
+    class (whose own `from_pretrained` the project resolves)."""
+    dotted = dotted_name(receiver)
+    if dotted is None or facts.project.knows_class(dotted.split(".")[-1]) \
+            or not _module_binding(dotted.split(".")[0], facts):
+        return None
+    loaded = pretrained_loader(dotted, method)
+    return Value(Kind.OTHER, origin=Origin.LOCAL, type_name=loaded) if loaded is not None else None
 
 
 def _callee_text(func: cst.BaseExpression) -> str:
@@ -905,6 +921,9 @@ def _called_module(callee: Value, func: cst.BaseExpression, call: cst.Call, fact
     if cls is None:
         return None
     shown = _callee_text(func)
+    if cls.startswith(PRETRAINED):
+        return Value(Kind.DEVICE, None, Origin.LOCAL).because(
+            LocalStep(pretrained_step_message(shown, cls), call, "convention"))
     step = LocalStep(module_step_message(shown, cls), call, "convention")
     if cls.startswith("nn."):
         layer = cls[3:]
@@ -1283,6 +1302,10 @@ def _call(call: cst.Call, facts: Facts) -> Value:
         if facts.project.knows_class(module) and (
                 bound is None or (bound.kind == Kind.OTHER and bound.origin == Origin.GLOBAL)):
             return _project_call(f"{module}.{method}", f"{module}.{method}", call, facts)
+    if method in ("from_pretrained", "from_config", "create_model"):
+        loaded = _pretrained(func.value, method, facts)
+        if loaded is not None:
+            return loaded
     return _method(func.value, method, call, facts)
 
 
@@ -1880,6 +1903,11 @@ def _attribute(node: cst.Attribute, facts: Facts) -> Value:
             return UNKNOWN
         if attr in ("ndim", "is_cuda", "dtype", "layout"):
             return SCALAR if attr == "ndim" else OTHER
+    if base.kind == Kind.DEVICE and base.rank is None:
+        field = output_field_message(base.evidence, attr)
+        if field is not None:  # `outputs.logits` of `outputs = self.model(ids)`
+            return Value(Kind.DEVICE, None, Origin.LOCAL, path=path, evidence=base.evidence).because(
+                LocalStep(field, node, "convention"))
     if attr == "device":
         return UNKNOWN
     if attr == "shape" and base.kind == Kind.UNKNOWN and base.type_name is None and not base.none:
@@ -2182,6 +2210,10 @@ def _held(element: Value, container: Value) -> Value:
     return element.because(*container.evidence)
 
 
+# The `type_name` of a scipy sparse matrix (`scope.non_tensor_checks`).
+SPARSE_MATRIX = "scipy.sparse"
+
+
 def _binary(left: Value, right: Value, node: Optional[cst.BinaryOperation] = None) -> Value:
     if left.kind == Kind.SCALAR and right.kind == Kind.SCALAR:
         # `end - begin` of declared ints: a number for the operands' reasons (the evidence).
@@ -2195,6 +2227,10 @@ def _binary(left: Value, right: Value, node: Optional[cst.BinaryOperation] = Non
         if isinstance(node.operator, cst.Multiply):
             return Value(Kind.OTHER, element=left.element or right.element)
     for a, b in ((left, right), (right, left)):
+        if a.kind == Kind.OTHER and a.type_name == SPARSE_MATRIX and not b.kind.is_tensor:
+            # `sp.eye(n) + adj` of a scipy matrix (`scope.non_tensor_checks`): scipy's operators
+            # give a matrix (or an array), never a tensor.
+            return Value(Kind.OTHER, type_name=SPARSE_MATRIX)
         if a.kind.is_tensor and (b.kind in (Kind.SCALAR,) or b.kind.is_tensor):
             kind = Kind.DEVICE if Kind.DEVICE in (a.kind, b.kind) else a.kind
             if b.kind.is_tensor and b.kind != a.kind and Kind.DEVICE not in (a.kind, b.kind):

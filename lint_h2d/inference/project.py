@@ -109,6 +109,7 @@ from lint_h2d.inference.torch_api import concatenated_rank, NEW_METHODS  # noqa:
 from lint_h2d.inference.summary import (  # noqa: E402
     EMPTY_DISPLAY,
     EMPTY_LIST,
+    TORCH_MODULE_BASE,
     CallSite,
     ClassSummary,
     decode_integer,
@@ -135,6 +136,10 @@ from lint_h2d.inference.resolved import (  # noqa: E402
     Resolved,
     module_dotted,
     module_step_message,
+    output_field_message,
+    PRETRAINED,
+    pretrained_loader,
+    pretrained_step_message,
     compute_logits_message,
     empty_list_message,
     held_module_message,
@@ -293,6 +298,10 @@ class _Resolver:
         # Every name a call of the project names, with or without arguments (a call site of
         # none is not kept): what builds a class (`_mark_bases_of_built`, `_run_where_models_run`).
         self.named: Set[str] = set(self.calls)
+        # Classes constructed under a device context of the project (`with torch.device(...)`).
+        self.context_built: Set[str] = {n for summary in summaries for c in summary.contexts for n in c.constructs}
+        # Functions the project hands on by name (`loss = rnnt.tdt_loss`): called where no call names them.
+        self.references: FrozenSet[str] = frozenset(n for summary in summaries for n in summary.references)
         for summary in summaries:
             self.named.update(n for c in summary.contexts for n in c.constructs)
             self.named.update(n for c in summary.classes for n in c.constructs)
@@ -308,8 +317,7 @@ class _Resolver:
                     holder = self._declaring(target, store.attr)
                     self.object_stores.setdefault((holder, store.attr), []).append((summary.path, store, target))
                     self.stored_attrs.setdefault(holder, set()).add(store.attr)
-        self.uncalled = uncalled_functions(self.functions, self.calls,
-                                           frozenset(n for summary in summaries for n in summary.references))
+        self.uncalled = uncalled_functions(self.functions, self.calls, self.references)
         self.passed_through = passed_through_uncalled(self.functions, self.calls, self.uncalled)
         self.memo: Dict[Tuple[Any, ...], Value] = {}
         self.order: List[Tuple[Any, ...]] = []  # memo keys in the order they were settled
@@ -364,8 +372,10 @@ class _Resolver:
         they say); and a class that allocates some of its buffers with `device=` (it places
         them itself: one it leaves without is meant for the host, fbgemm's `max_counter`)."""
         held = []
+        factories = self._uncalled_factories() if self.modules else {}
         for name in sorted(self.classes):
-            if name in moved or name in self.named or any(sub in self.named for sub in self._descendants(name)):
+            if name in moved or any(sub in self.named and not self._built_by_factories_only(sub, factories)
+                                    for sub in (name, *self._descendants(name))):
                 continue
             wrapped = [t[1] for base in self._with_bases(name) for _, c in self.classes[base]
                        for _, t in c.fields if t[0] == "wrap"]
@@ -376,6 +386,35 @@ class _Resolver:
             if name not in named:
                 path, summary = self.classes[name][0]
                 moved[name] = EvidenceStep(held_module_message(name), path, summary.line, kind=EvidenceKind.CONVENTION)
+
+    def _uncalled_factories(self) -> Dict[Tuple[str, str, int], str]:
+        """(file, class, line) → the factory: each first construction of a project class in a
+        module-level function that no call of the project names and the project does not hand
+        on (`FileSummary.references`), and that returns what it builds (`blip_pretrain(**kw)`
+        builds `BLIP_Pretrain(**kw)` and returns it): the user calls it, and what runs the
+        model moves it, outside the project."""
+        out: Dict[Tuple[str, str, int], str] = {}
+        for name, definitions in self.functions.items():
+            if name in self.named or name in self.references:
+                continue
+            for path, fn in definitions:
+                if fn.owner is not None:
+                    continue
+                returned = {built for term in fn.returns for built, _ in _called_names(term)}
+                for callee, line in fn.called:
+                    if callee in returned and callee in self.classes:
+                        out[(path, callee, line)] = name
+        return out
+
+    def _built_by_factories_only(self, cls: str, factories: Mapping[Tuple[str, str, int], str]) -> bool:
+        """Whether every construction of `cls` in the project is one of `factories`
+        (`_uncalled_factories`): then the project builds none it runs, as for a class it never
+        names (`_run_where_models_run`).  A second construction in one factory, one at module
+        level, in a method, or under a device context (`DeviceContext.constructs`) is not."""
+        sites = self.calls.get(cls, [])
+        if not sites or cls in self.context_built:
+            return False
+        return all((path, cls, site.line) in factories and not site.bound for path, site in sites)
 
     def _named_by_moves(self) -> Set[str]:
         """The project classes some `.to(...)` / `.cuda()` / `.cpu()` of the project may move
@@ -1670,6 +1709,12 @@ class _Resolver:
                 # `x.device` of a tensor of known place (`Beam(size, self.buf.device)`): that place.
                 return Value(DEVICE_PLACE_KIND if base.kind == DEVICE_KIND else CPU_PLACE_KIND,
                              evidence=base.evidence)
+            field = output_field_message(base.evidence, attr) if base.kind == DEVICE_KIND and base.rank is None \
+                else None
+            if field is not None:  # `outputs.last_hidden_state` of a module's output
+                return Value(DEVICE_KIND, evidence=base.evidence).because(EvidenceStep(
+                    field, path, term[3] if len(term) > 3 and isinstance(term[3], int) else 0,
+                    kind=EvidenceKind.CONVENTION))
             return UNKNOWN
         if tag == "inst":
             return Value(OTHER_KIND, type_name=term[1])
@@ -1721,6 +1766,11 @@ class _Resolver:
             _, recv, method, _line = term
             if recv[0] == "global" and recv[1] in self.classes:
                 return self.method_returns(recv[1], method)
+            receiver = _dotted_term(recv) if method in ("from_pretrained", "from_config", "create_model") else None
+            loaded = pretrained_loader(receiver, method) if receiver is not None \
+                and receiver.split(".")[-1] not in self.classes else None
+            if loaded is not None:  # `AutoModel.from_pretrained(name)`: a library's model
+                return Value(OTHER_KIND, type_name=loaded)
             base = self.eval(recv, path, owner)
             if base.type_name is not None and base.type_name in self.classes:
                 found = self.method_returns(base.type_name, method)
@@ -1943,7 +1993,7 @@ class _Resolver:
         name = value.type_name
         if value.kind != OTHER_KIND or name is None:
             return None
-        return name if name.startswith("nn.") or name in self.modules else None
+        return name if name.startswith(("nn.", PRETRAINED)) or name in self.modules else None
 
     def _module_output(self, callee: Value, shown: str, path: str, line: int) -> Value:
         """What calling `callee` gives when it is an `nn.Module` (the walk's `_called_module`):
@@ -1952,6 +2002,9 @@ class _Resolver:
         cls = self._module_class(callee)
         if cls is None:
             return UNKNOWN
+        if cls.startswith(PRETRAINED):
+            return Value(DEVICE_KIND).because(EvidenceStep(pretrained_step_message(shown, cls), path, line,
+                                                           kind=EvidenceKind.CONVENTION))
         step = EvidenceStep(module_step_message(shown, cls), path, line, kind=EvidenceKind.CONVENTION)
         if cls.startswith("nn."):
             return Value(DEVICE_KIND).because(step) if cls[3:] in NN_TENSOR_MODULES else UNKNOWN
@@ -2196,14 +2249,15 @@ def _constructs_only(term: Term, classes: AbstractSet[str]) -> bool:
 
 
 def _module_classes(classes: Mapping[str, List[Tuple[str, ClassSummary]]]) -> FrozenSet[str]:
-    """Project classes deriving from `nn.Module` (a base named `Module`), directly or through
-    other project classes."""
+    """Project classes deriving from `nn.Module` (a base spelled `nn.Module`, or named `Module`:
+    imported bare, or a project's own `Module` such as refiners' `fl.Module`), directly or
+    through other project classes."""
     found: Set[str] = set()
     changed = True
     while changed:
         changed = False
         for name, definitions in classes.items():
-            if name not in found and any(b == "Module" or (b in found and b != name)
+            if name not in found and any(b in (TORCH_MODULE_BASE, "Module") or (b in found and b != name)
                                          for _, c in definitions for b in c.bases):
                 found.add(name)
                 changed = True
@@ -2246,6 +2300,17 @@ def _without(term: Term, own: Term) -> Optional[Term]:
     if not rest:
         return None
     return rest[0] if len(rest) == 1 else ("join", tuple(rest))
+
+
+def _dotted_term(term: Term) -> Optional[str]:
+    """The dotted name a module-level name's term spells (`("global", "AutoModel")`, an `attr`
+    of one: `transformers.AutoModel`), or None."""
+    if term[0] == "global" and isinstance(term[1], str):
+        return term[1]
+    if term[0] == "attr" and isinstance(term[2], str):
+        base = _dotted_term(term[1])
+        return f"{base}.{term[2]}" if base is not None else None
+    return None
 
 
 def _called_names(term: Term) -> List[Tuple[str, int]]:

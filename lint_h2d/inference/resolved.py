@@ -6,6 +6,7 @@ resolver.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field as _field
 from functools import cached_property
 from typing import AbstractSet, Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
@@ -38,9 +39,70 @@ NN_TENSOR_MODULES = NN_RANK_KEEPING | NN_RANK_PLUS_ONE | frozenset({"Sequential"
 NN_CONTAINERS = frozenset({"ModuleList", "ModuleDict"})
 
 
+# The words of a module call's step (`module_step_message`): `output_field_message` reads them.
+MODULE_CALL_WORDS = "calls an `nn.Module`"
+
+
 def module_step_message(callee: str, module: str) -> str:
     """The evidence step of a module call's output (`MODULE_OUTPUT_NOTE` marks it)."""
-    return f"`{callee}(...)` calls an `nn.Module` (`{module}`): its output is {MODULE_OUTPUT_NOTE}"
+    return f"`{callee}(...)` {MODULE_CALL_WORDS} (`{module}`): its output is {MODULE_OUTPUT_NOTE}"
+
+
+# The `type_name` prefix of a model a library loads (`pretrained_loader`): an `nn.Module` of a
+# class outside the project (`pretrained:AutoModel`).
+PRETRAINED = "pretrained:"
+# Words in a class name that say it loads no model (`AutoTokenizer.from_pretrained`).
+_NOT_MODELS = ("Tokenizer", "Processor", "Config", "Extractor", "Pipeline", "Scheduler")
+
+
+def pretrained_loader(receiver: str, method: str) -> Optional[str]:
+    """The `type_name` of what `receiver.method(...)` loads when it is a model outside the project
+    (None otherwise): transformers' and diffusers' `from_pretrained` / `from_config` of a model
+    class (a name ending in `Model`, holding `For` as in `LlamaForCausalLM`, or an `AutoModel*`;
+    not a tokenizer, processor, config, feature extractor, pipeline or scheduler, nor a
+    TensorFlow or Flax class), and timm's `create_model`.  An `nn.Module` by those libraries'
+    conventions: what calling it gives is its output (`MODULE_OUTPUT_NOTE`).  The caller checks
+    that `receiver` is no project class (a project's own `from_pretrained` says what it returns)."""
+    last = receiver.split(".")[-1]
+    if method == "create_model" and receiver == "timm":
+        return PRETRAINED + "timm.create_model"
+    if method not in ("from_pretrained", "from_config") or last.startswith(("TF", "Flax")) \
+            or any(w in last for w in _NOT_MODELS):
+        return None
+    if last.endswith("Model") or last.startswith("AutoModel") or re.search(r"[a-z0-9]For[A-Z]", last):
+        return f"{PRETRAINED}{last}.{method}"
+    return None
+
+
+def pretrained_step_message(callee: str, type_name: str) -> str:
+    """The evidence step of calling a model a library loads (`pretrained_loader`): a module
+    call's step (`MODULE_CALL_WORDS`, `MODULE_OUTPUT_NOTE`) that names the loader."""
+    return (f"`{callee}(...)` {MODULE_CALL_WORDS} that `{type_name[len(PRETRAINED):]}(...)` loads (a model class "
+            f"of that library): its output is {MODULE_OUTPUT_NOTE}")
+
+
+# What `torch.Tensor` answers without a call (its properties): `out.shape`, `out.device`, ... of
+# a module's output read the tensor, not a field of a structured output.
+TENSOR_PROPERTIES = frozenset({
+    "H", "T", "data", "device", "dtype", "grad", "grad_dtype", "grad_fn", "imag", "is_cpu", "is_cuda", "is_ipu",
+    "is_leaf", "is_maia", "is_meta", "is_mkldnn", "is_mps", "is_mtia", "is_nested", "is_quantized", "is_sparse",
+    "is_sparse_csr", "is_vulkan", "is_xla", "is_xpu", "itemsize", "layout", "mH", "mT", "name", "names", "nbytes",
+    "ndim", "output_nr", "real", "requires_grad", "retains_grad", "shape", "volatile",
+})
+
+
+def output_field_message(evidence: Tuple[object, ...], attr: str) -> Optional[str]:
+    """The step of `out.attr` where `out` is what a call of an `nn.Module` gives by convention
+    (its outermost step `module_step_message`'s: not a project `forward` known to return a
+    tensor) and `attr` is no tensor property: a field of the
+    structured output its `forward` returns (transformers' `ModelOutput`: `out.logits`,
+    `out.last_hidden_state`), computed where the module is, as the output is taken to be.
+    None otherwise: a tensor's own property, or an output known by other evidence."""
+    if attr in TENSOR_PROPERTIES or attr.startswith("_") or not evidence \
+            or MODULE_CALL_WORDS not in getattr(evidence[0], "message", ""):
+        return None
+    return (f"`.{attr}` of that output, which is then no tensor (a tensor has no `{attr}`): a field of the "
+            f"structured output the module returns (a `ModelOutput`), {MODULE_OUTPUT_NOTE}")
 
 
 def forward_input_message(module: str, param: str) -> str:

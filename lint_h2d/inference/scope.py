@@ -27,6 +27,7 @@ from lint_h2d.inference.expressions import (
     annotated_value,
     ANNOTATED_DEVICE_STEP,
     isinstance_checks,
+    SPARSE_MATRIX,
     surely_evaluated,
     dotted_name,
     element_of,
@@ -44,7 +45,7 @@ from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, EMPTY_MODULE_FACTS
                                         passed_through_message, sampling_hook_message, uncalled_message)
 from lint_h2d.inference.summary import sampling_hook
 from lint_h2d.inference.usage import DeviceNamed, RangeBounds, SliceBounds
-from lint_h2d.inference.values import (augmented_number, CPU_DEFAULT_STEP, cpu_by_default, derived_step_kind, join_all, join_entries, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
+from lint_h2d.inference.values import (LOGITS_PROCESSOR_NOTE, augmented_number, CPU_DEFAULT_STEP, cpu_by_default, derived_step_kind, join_all, join_entries, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        is_json_data, is_module_tensor, join, module_tensor, ordered_number,
                                        read_from_json)
 
@@ -231,6 +232,41 @@ def assignment_solvers(module: cst.Module) -> FrozenSet[str]:
                 found.update(f"{bound or full}.{n}" for n in ASSIGNMENT_SOLVERS)
             elif isinstance(small, cst.Import) and full in ASSIGNMENT_MODULES:
                 found.update(f"{bound or full}.{n}" for n in ASSIGNMENT_SOLVERS)
+    return frozenset(found)
+
+
+# scipy.sparse's predicates that are true only for its sparse matrices and arrays (never a
+# tensor): `if sp.issparse(adj):` guards code that treats `adj` as one.
+SPARSE_PREDICATES = frozenset({"issparse", "isspmatrix", "isspmatrix_csr", "isspmatrix_csc", "isspmatrix_coo",
+                               "isspmatrix_lil", "isspmatrix_dok", "isspmatrix_dia", "isspmatrix_bsr"})
+
+
+def sparse_checks(module: cst.Module) -> FrozenSet[str]:
+    """How the module's own imports spell scipy.sparse's predicates (`SPARSE_PREDICATES`): the
+    bare name (or its alias) of `from scipy.sparse import issparse`, or a dotted spelling through
+    the module (`sp.issparse` after `import scipy.sparse as sp`, `sparse.issparse` after `from
+    scipy import sparse`, `scipy.sparse.issparse` after `import scipy` or `import scipy.sparse`).
+    A project function of the same name (one that tests for sparse torch tensors) is not one."""
+    found: Set[str] = set()
+    for small in _module_imports(module):
+        if isinstance(small.names, cst.ImportStar):
+            continue
+        source = dotted_name(small.module) if isinstance(small, cst.ImportFrom) and small.module is not None \
+            and not small.relative else None
+        for alias in small.names:
+            full = dotted_name(alias.name) or ""
+            bound = alias.asname.name.value if alias.asname is not None \
+                and isinstance(alias.asname.name, cst.Name) else None
+            if source == "scipy.sparse" and full in SPARSE_PREDICATES:
+                found.add(bound or full)
+            elif source == "scipy" and full == "sparse":
+                found.update(f"{bound or full}.{n}" for n in SPARSE_PREDICATES)
+            elif isinstance(small, cst.Import) and full == "scipy.sparse" and bound is not None:
+                found.update(f"{bound}.{n}" for n in SPARSE_PREDICATES)
+            elif isinstance(small, cst.Import) and full in ("scipy", "scipy.sparse") and bound is None:
+                found.update(f"scipy.sparse.{n}" for n in SPARSE_PREDICATES)
+            elif isinstance(small, cst.Import) and full == "scipy" and bound is not None:
+                found.update(f"{bound}.sparse.{n}" for n in SPARSE_PREDICATES)
     return frozenset(found)
 
 
@@ -733,6 +769,8 @@ class _Walker:
                 continue  # not a project class: nothing more is known of its instances
             self.bind_name(name, Value(Kind.OTHER, type_name=short).because(LocalStep(
                 f"`{name}` is a `{short}` here (`isinstance` check)", test)), names)
+        for name, value in non_tensor_checks(test, holds, self.facts(names)):
+            self.bind_name(name, value, names)
         for node, other in compared_names(test, holds):
             facts = self.facts(names)
             current = infer(node, facts)
@@ -1400,6 +1438,7 @@ class ModuleWalker:
         # What the rules ask for, once per statement (`wanted_statements`): the walk reads the
         # answers back, and skips the definitions that hold no statement asked for.
         self.asked, self.needed = wanted_statements(module, wants, self.regions)
+        self.processors = logits_processor_classes(module)
         self.walrus = text is None or ":=" in text
         self.walrus_holders = frozenset().union(*(
             walrus_holders(stmt) for stmt in module.body
@@ -1415,6 +1454,7 @@ class ModuleWalker:
         self.root = replace(self.root, path=path, stdlib_names=stdlib_number_modules(module),
                             functional_names=functional_aliases(module),
                             assignment_solvers=assignment_solvers(module),
+                            sparse_checks=sparse_checks(module),
                             module_imports={shown: full for shown, full in module_imports(module, path, text).items()
                                             if shown not in torch_names and shown not in numpy_names}
                             if module_facts.resolved.constants else {})
@@ -1524,6 +1564,8 @@ class ModuleWalker:
             device_named=device_named,
             slice_bounds=slice_bounds,
         )
+        # `__call__(self, input_ids, scores)` of a transformers logits processor (`processors`).
+        processor = name == "__call__" and self_name is not None and base.self_class in self.processors
         hook = base.vllm and sampling_hook([(p.name.value, (dotted_name(p.annotation.annotation) or "?").split(".")[-1]
                                               if p.annotation is not None else None) for p in params])
         # A module-level function no call in the project names: its parameters' places are
@@ -1547,6 +1589,12 @@ class ModuleWalker:
             pname = param.name.value
             if self_name is not None and i == 0 and pname == self_name:
                 names.pop(pname, None)
+                continue
+            if processor and i == 2 and param.star == "" and param.default is None:
+                # transformers' `generate()` calls the processor with its device scores (a convention).
+                names[pname] = Value(Kind.DEVICE, 2, Origin.PARAM, None, None, pname, pname, evidence=(
+                    LocalStep(f"`{base.self_class}` is a transformers logits processor: {LOGITS_PROCESSOR_NOTE}",
+                              param, "convention"),))
                 continue
             if hook and pname == "logits" and param.star == "":
                 # vLLM's runner calls a sampling hook with its device logits (a convention).
@@ -2049,6 +2097,57 @@ def _default_device_fields(cls: str, attributes: Mapping[str, Value], facts: Fac
     return out
 
 
+# The last names of transformers' generation hooks a class may derive from.
+PROCESSOR_BASES = ("LogitsProcessor", "LogitsWarper")
+
+
+def logits_processor_classes(module: cst.Module) -> FrozenSet[str]:
+    """The module's classes deriving from a transformers logits processor or warper (a base
+    whose last name ends in `LogitsProcessor` / `LogitsWarper`, spelled through a module-level
+    import from `transformers`, or a class of the module that is one), at any depth of classes:
+    `generate()` calls their `__call__(input_ids, scores)` with the model's 2-D scores on the
+    device (`LOGITS_PROCESSOR_NOTE`).  Other frameworks' processors of the same names (vLLM's
+    `LogitsProcessor`, called per sequence with 1-D logits) are not: their import says so."""
+    from_transformers: Set[str] = set()
+    for small in _module_imports(module):
+        if isinstance(small.names, cst.ImportStar):
+            continue
+        source = dotted_name(small.module) if isinstance(small, cst.ImportFrom) and small.module is not None \
+            and not small.relative else None
+        for alias in small.names:
+            full = dotted_name(alias.name) or ""
+            bound = alias.asname.name.value if alias.asname is not None \
+                and isinstance(alias.asname.name, cst.Name) else None
+            if source is not None and source.split(".")[0] == "transformers":
+                from_transformers.add(bound or full)
+            elif isinstance(small, cst.Import) and full.split(".")[0] == "transformers":
+                from_transformers.add(bound or full.split(".")[0])
+    if not from_transformers:
+        return frozenset()
+    classes: List[cst.ClassDef] = []
+    todo: List[cst.CSTNode] = [module]
+    while todo:
+        node = todo.pop()
+        body = node.body.body if isinstance(node, cst.ClassDef) and isinstance(node.body, cst.IndentedBlock) \
+            else node.body if isinstance(node, cst.Module) else ()
+        for stmt in body:
+            if isinstance(stmt, cst.ClassDef):
+                classes.append(stmt)
+                todo.append(stmt)
+    found: Set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for cls in classes:
+            bases = [dotted_name(b.value) or "" for b in cls.bases]
+            if cls.name.value not in found and any(
+                    b in found or b.endswith(PROCESSOR_BASES) and b.split(".")[0] in from_transformers
+                    for b in bases):
+                found.add(cls.name.value)
+                changed = True
+    return frozenset(found)
+
+
 def is_dataset_class(cls: cst.ClassDef) -> bool:
     """A class one of whose bases is named like a dataset (`torch.utils.data.Dataset`,
     `IterableDataset`, a project's `BaseDataset`): its methods run where a `DataLoader` reads
@@ -2094,6 +2193,38 @@ def class_checks(test: cst.BaseExpression, holds: bool) -> Tuple[Tuple[str, str]
         if dotted is not None and dotted not in NUMBER_TYPES:
             found.append((name, dotted))
     return tuple(found)
+
+
+def non_tensor_checks(test: cst.BaseExpression, holds: bool, facts: Facts) -> Tuple[Tuple[str, Value], ...]:
+    """The names that `test` evaluating to `holds` proves are no tensor, each with what it is
+    then: a numpy array where `isinstance(x, np.ndarray)` holds, a scipy sparse matrix where
+    scipy's `issparse(x)` does (`Facts.sparse_checks`, through the module's own imports and not
+    rebound).  A branch such a test guards handles the other kind of input: cogdl's
+    `if sp.issparse(adj): ... adj.data[i] = 1 else: ... torch.eye(n).to(adj.device)` writes into
+    a numpy array there, though the other branch proves `adj` can be a tensor."""
+    found: List[Tuple[str, Value]] = []
+    for name, types in isinstance_checks(test, holds):
+        dotted = dotted_name(types)
+        if dotted is not None and "." in dotted and dotted.split(".")[-1] == "ndarray" \
+                and dotted.rsplit(".", 1)[0] in facts.numpy_names and _imported(dotted, facts):
+            found.append((name, Value(Kind.NUMPY).because(LocalStep(
+                f"`{name}` is a numpy array here (`isinstance` check)", test))))
+    for part, truth in surely_evaluated(test, holds):
+        if not truth or not isinstance(part, cst.Call) or len(part.args) != 1 or part.args[0].keyword is not None \
+                or part.args[0].star or not isinstance(part.args[0].value, cst.Name):
+            continue
+        dotted = dotted_name(part.func)
+        if dotted is not None and dotted in facts.sparse_checks and _imported(dotted, facts):
+            name = part.args[0].value.value
+            found.append((name, Value(Kind.OTHER, type_name=SPARSE_MATRIX).because(LocalStep(
+                f"`{name}` is a scipy sparse matrix here (`{dotted}` check)", test))))
+    return tuple(found)
+
+
+def _imported(dotted: str, facts: Facts) -> bool:
+    """The first name of `dotted` still holds what the module's import bound there."""
+    bound = facts.names.get(dotted.split(".")[0])
+    return bound is None or (bound.kind == Kind.OTHER and bound.origin == Origin.GLOBAL)
 
 
 def other_backend(test: cst.BaseExpression, holds: bool) -> Optional[Tuple[str, str]]:

@@ -717,7 +717,7 @@ class _Builder:
         if empty:
             grown = _grown_fields(node, empty)
             fields = [(a, EMPTY_DISPLAY if t[0] == EMPTY_LIST and a in grown else t) for a, t in fields]
-        bases = tuple(_last_name(b) for b in node.bases if _last_name(b))
+        bases = tuple(_base_name(b) for b in node.bases if _last_name(b))
         self.classes.append(ClassSummary(node.name, node.lineno, bases, tuple(fields), tuple(constructs),
                                          _positional_fields(node)))
 
@@ -2608,6 +2608,19 @@ def _rooted_at(node: ast.expr, name: str) -> bool:
     while isinstance(node, ast.Attribute):
         node = node.value
     return _is_name(node, name)
+
+
+# How a class's bases name `torch.nn.Module` when spelled through `nn` (`TORCH_MODULE_BASE`).
+TORCH_MODULE_BASE = "nn.Module"
+
+
+def _base_name(node: ast.expr) -> str:
+    """A base class by its last name (`layers.Head` → `Head`, as annotations name classes), but
+    `nn.Module` / `torch.nn.Module` as `TORCH_MODULE_BASE`: a project that defines a class
+    `Module` of its own (refiners' `fl.Module`) is not every `nn.Module` subclass's base."""
+    dotted = ast_dotted(node.func if isinstance(node, ast.Call) else node) or ""
+    return TORCH_MODULE_BASE if dotted.endswith("nn.Module") and dotted.split(".")[-2:] == ["nn", "Module"] \
+        else _last_name(node)
 
 
 def _last_name(node: ast.expr) -> str:

@@ -41,6 +41,41 @@ def rank_floor(function: cst.FunctionDef, name: str) -> int:
     return usage.floor
 
 
+def region_rank_floor(function: cst.FunctionDef, name: str, statement: cst.CSTNode) -> int:
+    """`rank_floor` where `function` binds `name` more than once: the floor the subscripts of
+    the region that one binding opens prove, for a `statement` in that region.  The region of a
+    binding statement `B` (`name = ...` alone on its line) is the statements after `B` in its
+    block, nested ones included; when `statement` is there and none of them binds `name` again,
+    every use there reads `B`'s object (a loop around the block runs `B` again first; a region
+    that binds it again proves nothing, and a later binding's own region may).  OFA's
+    beam search binds `constraint_masks` in two branches, and each branch's
+    `constraint_masks[i][:, nodes] = True` proves its own tensor two-dimensional.  0 when no
+    such region holds `statement`, or something there changes the tensor's rank."""
+    for block in _blocks(function):
+        for k, stmt in enumerate(block):
+            if not _binds_alone(stmt, name):
+                continue
+            rest = block[k + 1:]
+            if not any(_holds(s, statement) for s in rest):
+                continue
+            usage = _Usage(name)
+            for s in rest:
+                s.visit(usage)
+            if not usage.bindings and not usage.escaped:
+                return usage.floor
+    return 0
+
+
+def _binds_alone(stmt: cst.BaseStatement, name: str) -> bool:
+    """`name = value` (or `name: T = value`), the line's only statement, with one target."""
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return False
+    small = stmt.body[0]
+    if isinstance(small, cst.Assign):
+        return len(small.targets) == 1 and _is(small.targets[0].target, name)
+    return isinstance(small, cst.AnnAssign) and small.value is not None and _is(small.target, name)
+
+
 def _consumes_one(element: cst.SubscriptElement) -> bool:
     """Whether a subscript position consumes exactly one dimension for sure enough.
 
@@ -193,10 +228,80 @@ class _Usage(NameBindings):
     def visit_Subscript(self, node: cst.Subscript) -> None:
         if _is(node.value, self.name):
             self.floor = max(self.floor, sum(1 for e in node.slice if _consumes_one(e)))
+        elif isinstance(node.value, cst.Subscript):
+            self.floor = max(self.floor, _chained_floor(node, self.name))
+
+
+def _chained_floor(node: cst.Subscript, name: str) -> int:
+    """The least rank of `name` that a chain of subscripts of it proves (`m[i][:, j]`): the
+    positions the outermost one consumes, plus one per literal integer of the inner ones (each
+    removes a dimension before the next subscript reads), less one per `None` of theirs (each
+    adds one).  An inner slice, or a name (an integer, a slice or an index tensor, as
+    `_consumes_one` takes a bare name), may keep its dimension, so it adds nothing; an inner
+    `...` or a position of any other form leaves the count unknown (0).  `m[i][:, j]` proves
+    `m` has two dimensions at least, so `m[i] = 0` there keeps one (a fill, no copy)."""
+    floor = sum(1 for e in node.slice if _consumes_one(e))
+    inner = node.value
+    while isinstance(inner, cst.Subscript):
+        for element in inner.slice:
+            sl = element.slice
+            if isinstance(sl, cst.Slice):
+                continue
+            if not isinstance(sl, cst.Index) or sl.star is not None:
+                return 0
+            value = sl.value
+            if literal_int(value) is not None:
+                floor += 1
+            elif isinstance(value, cst.Name) and value.value == "None":
+                floor -= 1
+            elif not isinstance(value, cst.Name) or value.value in ("True", "False"):
+                return 0
+        inner = inner.value
+    return max(floor, 0) if _is(inner, name) else 0
 
 
 def _is(node: cst.BaseExpression, name: str) -> bool:
     return isinstance(node, cst.Name) and node.value == name
+
+
+class _Blocks(OneScopeVisitor):
+    """The statement lists of one function's own scope (its body and every nested block)."""
+
+    def __init__(self) -> None:
+        self.found: List[Sequence[cst.BaseStatement]] = []
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.found.append(node.body)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+
+def _blocks(function: cst.FunctionDef) -> List[Sequence[cst.BaseStatement]]:
+    blocks = _Blocks()
+    function.body.visit(blocks)
+    return blocks.found
+
+
+class _Finder(cst.CSTVisitor):
+    def __init__(self, wanted: cst.CSTNode) -> None:
+        self.wanted = wanted
+        self.found = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if node is self.wanted:
+            self.found = True
+        return not self.found
+
+
+def _holds(tree: cst.CSTNode, wanted: cst.CSTNode) -> bool:
+    """`wanted` is `tree` or a node inside it (by identity)."""
+    finder = _Finder(wanted)
+    tree.visit(finder)
+    return finder.found
 
 
 

@@ -228,10 +228,14 @@ MODULE_DEVICE_NOTE = "where its parameters are, and a served model's parameters 
 # input of another device), and a served model computes on the accelerator.  Its rank is the
 # caller's, unknown: as a module output's, it must be proven before a write counts.
 FORWARD_INPUT_NOTE = "taken to be on the module's device, where serving code keeps a model's parameters"
+# What a step resting on transformers' generation says: `generate()` calls each
+# `LogitsProcessor` / `LogitsWarper` as `processor(input_ids, scores)` with the `[batch, vocab]`
+# scores of the model's last position, on the model's device.
+LOGITS_PROCESSOR_NOTE = "transformers' `generate()` passes its `[batch, vocab]` scores here, on the model's device"
 # Steps that rest on how serving code runs (not on the object at hand): a finding resting on
 # one says so (`[convention]`) and gets no safe fix.
 RUNTIME_NOTES = (MODULE_OUTPUT_NOTE, SAMPLING_HOOK_NOTE, COMPUTE_LOGITS_NOTE, VLLM_LOADER_NOTE, MOVED_MODULE_NOTE,
-                 PROJECT_LOADER_NOTE, FORWARD_INPUT_NOTE)
+                 PROJECT_LOADER_NOTE, FORWARD_INPUT_NOTE, LOGITS_PROCESSOR_NOTE)
 
 
 def forward_input_only(value: "Value") -> bool:

@@ -22,7 +22,7 @@ from lint_h2d.findings import Applicability, EvidenceKind, EvidenceStep, Finding
 from lint_h2d.inference.expressions import index_effect, index_evidence, infer
 from lint_h2d.inference.resolved import rests_on_module_output
 from lint_h2d.inference.scope import StatementFact
-from lint_h2d.inference.usage import NameBindings, rank_floor
+from lint_h2d.inference.usage import NameBindings, rank_floor, region_rank_floor
 from lint_h2d.inference.values import SCALAR, Kind, LocalStep, Value
 from lint_h2d.rules._gate_site import GateSite, ModuleImports, gate_site, module_flags
 from lint_h2d.rules._int_index import int_names
@@ -631,12 +631,16 @@ def _destination_is_one_element(effects: Sequence[str], rank: Optional[int]) -> 
 
 def _wider_by_usage(fact: StatementFact, target: cst.Subscript, effects: Sequence[str]) -> bool:
     """A local of unknown rank that the function also indexes with more positions than this
-    write (`m[r, c] == 0` ... `m[r] = 0`): the write keeps a dimension (`inference/usage.py`)."""
+    write (`m[r, c] == 0` ... `m[r] = 0`): the write keeps a dimension (`inference/usage.py`).
+    Where the function binds the name several times, the uses after the binding this write
+    reads, up to the next one (`region_rank_floor`)."""
     function = fact.scope.node
     if function is None or not isinstance(target.value, cst.Name):
         return False
     integers = sum(1 for e in effects if e in ("int", "maybe-int", "int-tensor"))
-    return rank_floor(function, target.value.value) > integers
+    name = target.value.value
+    floor = rank_floor(function, name) or region_rank_floor(function, name, fact.owner)
+    return floor > integers
 
 
 def _already_gated(fact: StatementFact, target_code: str, module: cst.Module,

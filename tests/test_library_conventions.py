@@ -1,0 +1,150 @@
+"""The session-41 inference rules as pure functions: which calls load a library's model
+(`resolved.pretrained_loader`), when an attribute of a module's output is a field of a
+structured output (`resolved.output_field_message`), how a module spells scipy.sparse's
+predicates (`scope.sparse_checks`), which classes are transformers logits processors
+(`scope.logits_processor_classes`), and the ranks chains of subscripts prove
+(`usage.rank_floor`, `usage.region_rank_floor`).  The fixtures under
+`tests/fixtures/projects/python` (`pretrained_outputs.py`, `non_tensor_branches.py`,
+`logits_processors.py`, `chained_subscripts.py`) show each on whole programs.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+import pytest
+
+from lint_h2d.findings import EvidenceStep
+from lint_h2d.inference.resolved import (MODULE_CALL_WORDS, module_step_message, output_field_message,
+                                         pretrained_loader)
+from lint_h2d.inference.scope import logits_processor_classes, sparse_checks
+from lint_h2d.inference.usage import rank_floor, region_rank_floor
+
+
+@pytest.mark.parametrize("receiver, method, loaded", [
+    ("AutoModel", "from_pretrained", "pretrained:AutoModel.from_pretrained"),
+    ("transformers.LlamaForCausalLM", "from_pretrained", "pretrained:LlamaForCausalLM.from_pretrained"),
+    ("AutoModelForSeq2SeqLM", "from_config", "pretrained:AutoModelForSeq2SeqLM.from_config"),
+    ("UNet2DConditionModel", "from_pretrained", "pretrained:UNet2DConditionModel.from_pretrained"),
+    ("timm", "create_model", "pretrained:timm.create_model"),
+    ("AutoTokenizer", "from_pretrained", None),
+    ("AutoConfig", "from_pretrained", None),
+    ("AutoImageProcessor", "from_pretrained", None),
+    ("StableDiffusionPipeline", "from_pretrained", None),
+    ("DDIMScheduler", "from_pretrained", None),
+    ("TFAutoModel", "from_pretrained", None),
+    ("FlaxBertModel", "from_pretrained", None),
+    ("Formatter", "from_pretrained", None),
+    ("AutoModel", "load", None),
+    ("models.timm", "create_model", None),
+])
+def test_which_calls_load_a_library_model(receiver: str, method: str, loaded: Optional[str]) -> None:
+    assert pretrained_loader(receiver, method) == loaded
+
+
+def _module_output() -> tuple:
+    return (EvidenceStep(module_step_message("self.model", "Encoder"), "m.py", 3),)
+
+
+@pytest.mark.parametrize("attr", ["logits", "last_hidden_state", "pooler_output"])
+def test_a_field_of_a_module_output_is_one_of_its_tensors(attr: str) -> None:
+    message = output_field_message(_module_output(), attr)
+    assert message is not None and f"`.{attr}`" in message
+
+
+@pytest.mark.parametrize("attr", ["shape", "device", "dtype", "T", "data", "grad", "_private"])
+def test_a_tensor_property_is_no_field(attr: str) -> None:
+    assert output_field_message(_module_output(), attr) is None
+
+
+def test_only_an_output_the_convention_places_has_fields() -> None:
+    # The outermost step must be the module call's: a project `forward` known to return a
+    # tensor (`runs Cls.forward` outermost) has no `.logits`.
+    known = (EvidenceStep("`self.head(...)` runs `Head.forward`", "m.py", 4),) + _module_output()
+    assert output_field_message(known, "logits") is None
+    assert output_field_message((), "logits") is None
+    assert MODULE_CALL_WORDS in module_step_message("f", "M")
+
+
+@pytest.mark.parametrize("imports, spelled", [
+    ("import scipy.sparse as sp", "sp.issparse"),
+    ("from scipy.sparse import issparse", "issparse"),
+    ("from scipy.sparse import isspmatrix_csr as is_csr", "is_csr"),
+    ("from scipy import sparse", "sparse.issparse"),
+    ("from scipy import sparse as sps", "sps.isspmatrix"),
+    ("import scipy", "scipy.sparse.issparse"),
+    ("import scipy as sc", "sc.sparse.issparse"),
+])
+def test_scipy_sparse_predicates_by_the_modules_own_imports(imports: str, spelled: str) -> None:
+    assert spelled in sparse_checks(cst.parse_module(imports + "\n"))
+
+
+@pytest.mark.parametrize("imports", ["import numpy as np", "from mylib import issparse", "from .sparse import issparse"])
+def test_no_scipy_import_spells_no_predicate(imports: str) -> None:
+    assert sparse_checks(cst.parse_module(imports + "\n")) == frozenset()
+
+
+def test_logits_processor_classes_follow_the_modules_bases() -> None:
+    module = cst.parse_module(
+        "from transformers import LogitsProcessor, generation\n"
+        "class Stop(LogitsProcessor):\n    pass\n"
+        "class Ban(Stop):\n    pass\n"
+        "class Warp(generation.TopPLogitsWarper):\n    pass\n"
+        "class Other:\n    class Inner(LogitsProcessor):\n        pass\n"
+        "class Mine(BaseLogitsProcessor):\n    pass\n"
+        "class Plain(object):\n    pass\n")
+    assert logits_processor_classes(module) == {"Stop", "Ban", "Warp", "Inner"}
+
+
+def test_another_frameworks_logits_processor_is_none() -> None:
+    # vLLM's `LogitsProcessor` is called per sequence with 1-D logits: not transformers' convention.
+    module = cst.parse_module("from vllm.v1.sample.logits_processor import LogitsProcessor\n"
+                              "class MinP(LogitsProcessor):\n    pass\n")
+    assert logits_processor_classes(module) == frozenset()
+    aliased = cst.parse_module("import transformers as tf\nclass Stop(tf.LogitsProcessor):\n    pass\n")
+    assert logits_processor_classes(aliased) == {"Stop"}
+
+
+def _function(body: str) -> cst.FunctionDef:
+    node = cst.parse_module("def f(x, i, j):\n" + "".join(f"    {line}\n" for line in body.splitlines())).body[0]
+    assert isinstance(node, cst.FunctionDef)
+    return node
+
+
+@pytest.mark.parametrize("use, floor", [
+    ("m[i][:, j] = 1", 2),   # the inner name may be an int, a slice or an index tensor
+    ("m[0][:, j] = 1", 3),   # a literal int removes a dimension first
+    ("m[1:][0] = 1", 1),     # a slice keeps it
+    ("m[None][:, 0] = 1", 1),  # `None` adds one
+    ("m[...][0] = 1", 0),    # an ellipsis says nothing
+    ("m[i, j] = 1", 2),
+])
+def test_chained_subscripts_prove_a_rank(use: str, floor: int) -> None:
+    assert rank_floor(_function(f"m = x.clone()\n{use}"), "m") == floor
+
+
+def test_a_region_between_bindings_proves_its_own_rank() -> None:
+    fn = _function("if i:\n    m = x.clone()\n    m[i][:, j] = 1\n    m[i] = 0\n"
+                   "else:\n    m = x.sum(0)\n    m[i] = 0\n")
+    assert rank_floor(fn, "m") == 0  # two bindings: the function-wide floor proves nothing
+    first, second = _writes(fn, "m[i] = 0")
+    assert region_rank_floor(fn, "m", first) == 2
+    assert region_rank_floor(fn, "m", second) == 1
+
+
+def test_a_rebinding_inside_the_region_proves_nothing() -> None:
+    fn = _function("m = x.clone()\nm[0][:, j] = 1\nif i:\n    m = m.flatten()\nm[i] = 0\n")
+    (write,) = _writes(fn, "m[i] = 0")
+    assert region_rank_floor(fn, "m", write) == 0
+
+
+def _writes(fn: cst.FunctionDef, code: str) -> list:
+    found = []
+
+    class Lines(cst.CSTVisitor):
+        def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+            if cst.Module([]).code_for_node(node).strip() == code:
+                found.append(node)
+
+    fn.visit(Lines())
+    return found
