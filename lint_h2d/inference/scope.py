@@ -211,28 +211,47 @@ def stdlib_number_modules(module: cst.Module) -> FrozenSet[str]:
     return frozenset(stdlib - others)
 
 
-def assignment_solvers(module: cst.Module) -> FrozenSet[str]:
-    """How the module's own imports let it call scipy's `linear_sum_assignment`: the bare name
-    (or its alias) of `from scipy.optimize import linear_sum_assignment`, or a dotted spelling
-    through the module (`scipy.optimize.linear_sum_assignment`, `optimize.` / `opt.` after
-    `from scipy import optimize` / `import scipy.optimize as opt`)."""
-    found: Set[str] = set()
+def _import_aliases(module: cst.Module) -> Iterator[Tuple[Optional[str], str, Optional[str], bool]]:
+    """Each name a module-level import binds, as (the `from` module or None, the imported dotted
+    name, its `as` alias or None, whether the statement is `import x`): relative modules are
+    None, `*` imports are left out."""
     for small in _module_imports(module):
         if isinstance(small.names, cst.ImportStar):
             continue
         source = dotted_name(small.module) if isinstance(small, cst.ImportFrom) and small.module is not None \
             and not small.relative else None
         for alias in small.names:
-            full = dotted_name(alias.name) or ""
             bound = alias.asname.name.value if alias.asname is not None \
                 and isinstance(alias.asname.name, cst.Name) else None
-            if source in ASSIGNMENT_MODULES and full in ASSIGNMENT_SOLVERS:
-                found.add(bound or full)
-            elif source == "scipy" and full == "optimize":
-                found.update(f"{bound or full}.{n}" for n in ASSIGNMENT_SOLVERS)
-            elif isinstance(small, cst.Import) and full in ASSIGNMENT_MODULES:
-                found.update(f"{bound or full}.{n}" for n in ASSIGNMENT_SOLVERS)
+            yield source, dotted_name(alias.name) or "", bound, isinstance(small, cst.Import)
+
+
+def _scipy_spellings(module: cst.Module, submodule: str, functions: AbstractSet[str],
+                     sources: AbstractSet[str], through_scipy: bool) -> FrozenSet[str]:
+    """How the module's own imports let it call `functions` of `scipy.<submodule>`: the bare
+    name (or its alias) of `from <source> import f` for a module of `sources`, or a dotted
+    spelling through the module (`<submodule>.f` / `alias.f` after `from scipy import
+    <submodule> [as alias]`, `x.f` after `import <source> [as x]`, and with `through_scipy`
+    `scipy.<submodule>.f` / `alias.<submodule>.f` after `import scipy [as alias]`)."""
+    found: Set[str] = set()
+    for source, full, bound, plain in _import_aliases(module):
+        if source in sources and full in functions:
+            found.add(bound or full)
+        elif source == "scipy" and full == submodule:
+            found.update(f"{bound or full}.{n}" for n in functions)
+        elif plain and full in sources:
+            found.update(f"{bound or full}.{n}" for n in functions)
+        elif through_scipy and plain and full == "scipy":
+            found.update(f"{bound or full}.{submodule}.{n}" for n in functions)
     return frozenset(found)
+
+
+def assignment_solvers(module: cst.Module) -> FrozenSet[str]:
+    """How the module's own imports let it call scipy's `linear_sum_assignment`: the bare name
+    (or its alias) of `from scipy.optimize import linear_sum_assignment`, or a dotted spelling
+    through the module (`scipy.optimize.linear_sum_assignment`, `optimize.` / `opt.` after
+    `from scipy import optimize` / `import scipy.optimize as opt`)."""
+    return _scipy_spellings(module, "optimize", ASSIGNMENT_SOLVERS, ASSIGNMENT_MODULES, False)
 
 
 # scipy.sparse's predicates that are true only for its sparse matrices and arrays (never a
@@ -247,27 +266,7 @@ def sparse_checks(module: cst.Module) -> FrozenSet[str]:
     the module (`sp.issparse` after `import scipy.sparse as sp`, `sparse.issparse` after `from
     scipy import sparse`, `scipy.sparse.issparse` after `import scipy` or `import scipy.sparse`).
     A project function of the same name (one that tests for sparse torch tensors) is not one."""
-    found: Set[str] = set()
-    for small in _module_imports(module):
-        if isinstance(small.names, cst.ImportStar):
-            continue
-        source = dotted_name(small.module) if isinstance(small, cst.ImportFrom) and small.module is not None \
-            and not small.relative else None
-        for alias in small.names:
-            full = dotted_name(alias.name) or ""
-            bound = alias.asname.name.value if alias.asname is not None \
-                and isinstance(alias.asname.name, cst.Name) else None
-            if source == "scipy.sparse" and full in SPARSE_PREDICATES:
-                found.add(bound or full)
-            elif source == "scipy" and full == "sparse":
-                found.update(f"{bound or full}.{n}" for n in SPARSE_PREDICATES)
-            elif isinstance(small, cst.Import) and full == "scipy.sparse" and bound is not None:
-                found.update(f"{bound}.{n}" for n in SPARSE_PREDICATES)
-            elif isinstance(small, cst.Import) and full in ("scipy", "scipy.sparse") and bound is None:
-                found.update(f"scipy.sparse.{n}" for n in SPARSE_PREDICATES)
-            elif isinstance(small, cst.Import) and full == "scipy" and bound is not None:
-                found.update(f"{bound}.sparse.{n}" for n in SPARSE_PREDICATES)
-    return frozenset(found)
+    return _scipy_spellings(module, "sparse", SPARSE_PREDICATES, frozenset({"scipy.sparse"}), True)
 
 
 def _submodule_aliases(module: cst.Module, parent: str, child: str) -> Set[str]:
@@ -2109,19 +2108,11 @@ def logits_processor_classes(module: cst.Module) -> FrozenSet[str]:
     device (`LOGITS_PROCESSOR_NOTE`).  Other frameworks' processors of the same names (vLLM's
     `LogitsProcessor`, called per sequence with 1-D logits) are not: their import says so."""
     from_transformers: Set[str] = set()
-    for small in _module_imports(module):
-        if isinstance(small.names, cst.ImportStar):
-            continue
-        source = dotted_name(small.module) if isinstance(small, cst.ImportFrom) and small.module is not None \
-            and not small.relative else None
-        for alias in small.names:
-            full = dotted_name(alias.name) or ""
-            bound = alias.asname.name.value if alias.asname is not None \
-                and isinstance(alias.asname.name, cst.Name) else None
-            if source is not None and source.split(".")[0] == "transformers":
-                from_transformers.add(bound or full)
-            elif isinstance(small, cst.Import) and full.split(".")[0] == "transformers":
-                from_transformers.add(bound or full.split(".")[0])
+    for source, full, bound, plain in _import_aliases(module):
+        if source is not None and source.split(".")[0] == "transformers":
+            from_transformers.add(bound or full)
+        elif plain and full.split(".")[0] == "transformers":
+            from_transformers.add(bound or "transformers")
     if not from_transformers:
         return frozenset()
     classes: List[cst.ClassDef] = []
