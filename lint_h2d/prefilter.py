@@ -16,7 +16,8 @@ only from these sources (keep this list in step with `expressions.py`):
 
 * a torch factory call with a `device=` keyword that is not provably the CPU (`_factory`),
   or without one inside `with torch.device(...)` (`_factory_value`, `scope.with_`);
-* `.cuda(...)` (`_method`);
+* `.cuda(...)` (`_method`), and the legacy typed constructors of `torch.cuda`
+  (`torch.cuda.ByteTensor(n)`: `_legacy_cuda_tensor`);
 * `t.new_zeros(...)` and the other `new_*` methods, on `t`'s device, the accelerator unless
   `t` is proven on the CPU (`_new_tensor`);
 * `.to(...)` whose target is not provably the CPU or a dtype (`_to_result`);
@@ -65,7 +66,7 @@ from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, List, 
 from lint_h2d.capture import is_capture_name, is_graph_context_in
 from lint_h2d.inference.resolved import TENSOR_PROPERTIES
 from lint_h2d.inference.summary import _SIMPLE_STATEMENTS, ast_dotted as _dotted
-from lint_h2d.inference.torch_api import (ALL_FACTORIES, FFT_FUNCTIONS, LINALG_NORMS, FUNCTIONAL_RANK_ADDING, FUNCTIONAL_RANK_KEEPING, INDEX_OPS, NEW_METHODS, NONZERO_OPS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SPLIT_OPS,
+from lint_h2d.inference.torch_api import (ALL_FACTORIES, FFT_FUNCTIONS, LEGACY_TENSOR_TYPES, LINALG_NORMS, FUNCTIONAL_RANK_ADDING, FUNCTIONAL_RANK_KEEPING, INDEX_OPS, NEW_METHODS, NONZERO_OPS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SPLIT_OPS,
                                          TORCH_DTYPE_NAMES, VIEW_METHODS)
 
 # What loads a library's model (`resolved.pretrained_loader`), by method name.
@@ -100,6 +101,8 @@ DEVICE_SOURCES = (
     re.compile(r"from_(?:pretrained|config)"),  # a library's model (`resolved.pretrained_loader`)
     re.compile(r"create_model"),  # timm's
     re.compile(r"Logits(?:Processor|Warper)"),  # a transformers logits processor's `scores`
+    # `torch.cuda.ByteTensor(n)`: the legacy typed constructors allocate on the CUDA device
+    re.compile(r"cuda" + GAP + r"\." + GAP + r"(?:" + "|".join(sorted(LEGACY_TENSOR_TYPES)) + r")\b"),
     re.compile(r"(?<![\w.])\w+_cpu\b"),  # `x` beside a bound `x_cpu` (`usage.DeviceNamed.sibling`)
 )
 
@@ -689,6 +692,8 @@ class _MayDevice:
         # <tensor>.<method>(...)
         if method == "cuda":
             return True
+        if method in LEGACY_TENSOR_TYPES and isinstance(func.value, ast.Attribute) and func.value.attr == "cuda":
+            return True  # `torch.cuda.LongTensor(n)`: on the current CUDA device (`_legacy_cuda_tensor`)
         if method in NEW_METHODS:
             # `t.new_zeros(n)`: on `t`'s device, the accelerator unless `t` is proven on the
             # CPU (`_new_tensor`); `device=` other than a CPU string asks for one.

@@ -22,7 +22,7 @@ from lint_h2d.inference.resolved import (NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK
                                          through_message)
 from lint_h2d.inference.numpy_values import (assignment_result, numpy_dtype_integer, numpy_element, numpy_function,
                                              numpy_scalar_index, position_tuple)
-from lint_h2d.inference.summary import CONCATENATIONS, NN_TENSOR_WRAPPERS, PROGRESS_BARS, SCALAR_BUILTINS, place_term
+from lint_h2d.inference.summary import CONCATENATIONS, DISTRIBUTED_INTS, NN_TENSOR_WRAPPERS, PROGRESS_BARS, SCALAR_BUILTINS, place_term
 from lint_h2d.inference.torch_api import (ALL_FACTORIES, concatenated_rank, matmul_rank, FFT_FUNCTIONS, LINALG_NORMS, DATA_FACTORIES, dtype_integer, FLOAT_DEFAULT_FACTORIES, FUNCTIONAL_DTYPE_KEEPING, FUNCTIONAL_RANK_ADDING, FUNCTIONAL_RANK_KEEPING, INDEX_OPS, IndexOp, LEGACY_TENSOR_TYPES, LIKE_FACTORIES, NEW_METHODS, NONZERO_OPS, ONE_D_FACTORIES, PAIR_FIELDS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SCALAR_METHODS, SCALAR_WITH_ARG_METHODS, SIZE_FACTORIES, SPLIT_OPS, stacked_rank, TORCH_DTYPE_NAMES, VIEW_METHODS)
 from lint_h2d.inference.values import (concatenation_source, meshgrid_result, returned_through, cpu_by_default, entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, EMPTY_DICT, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NON_INTEGER, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        join, module_tensor, ordered_number, read_from_json)
@@ -120,6 +120,8 @@ class Facts:
     # How the module spells scipy.sparse's `issparse` and `isspmatrix*` (`scope.sparse_checks`):
     # a name they hold true for is a scipy matrix there, not a tensor.
     sparse_checks: FrozenSet[str] = frozenset()
+    # Names bound to `torch.distributed` (`scope.distributed_names`): `dist.get_rank()` is an int.
+    distributed_names: FrozenSet[str] = frozenset()
     # The module-level names an import binds to a module (`import pkg.consts as C`,
     # `from pkg import consts`: `scope.module_imports`), by spelling, to its dotted name:
     # `C.SOS_ID` reads the project module's constant as `from pkg.consts import SOS_ID` does.
@@ -1162,6 +1164,9 @@ def _call(call: cst.Call, facts: Facts) -> Value:
     if dotted is not None and "." in dotted and dotted.split(".", 1)[1] in _SCALAR_CALLS \
             and dotted.split(".")[0] in facts.torch_names:
         return SCALAR  # `torch.distributed.get_rank()`: a Python int
+    if dotted is not None and dotted.count(".") == 1 and dotted.split(".")[1] in DISTRIBUTED_INTS \
+            and dotted.split(".")[0] in facts.distributed_names and _module_binding(dotted.split(".")[0], facts):
+        return SCALAR  # `dist.get_rank()` after `import torch.distributed as dist`
     if isinstance(func, cst.Name):
         name = func.value
         if name in ("abs", "round") and call.args and name not in facts.names:

@@ -289,6 +289,32 @@ def _submodule_aliases(module: cst.Module, parent: str, child: str) -> Set[str]:
     return out
 
 
+def distributed_names(module: cst.Module) -> FrozenSet[str]:
+    """Names the module's imports bind to `torch.distributed` (`import torch.distributed as
+    dist`, `from torch import distributed as dist`), at module level or in a module-level
+    `try:` / `if` block (the summary's `distributed_aliases` reads every depth; a function's own
+    import there binds a local the walk of that function reads as it reads any import)."""
+    out: Set[str] = set()
+    statements: List[cst.BaseStatement] = list(module.body)
+    for block in module.body:
+        if isinstance(block, (cst.Try, cst.If)) and isinstance(block.body, cst.IndentedBlock):
+            statements.extend(block.body.body)
+    for line in statements:
+        if not isinstance(line, cst.SimpleStatementLine):
+            continue
+        for small in line.body:
+            if isinstance(small, cst.Import):
+                out.update(a.asname.name.value for a in small.names if dotted_name(a.name) == "torch.distributed"
+                           and a.asname is not None and isinstance(a.asname.name, cst.Name))
+            elif isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None \
+                    and dotted_name(small.module) == "torch" and not isinstance(small.names, cst.ImportStar):
+                for a in small.names:
+                    bound = a.asname.name if a.asname is not None else a.name
+                    if dotted_name(a.name) == "distributed" and isinstance(bound, cst.Name):
+                        out.add(bound.value)
+    return frozenset(out)
+
+
 def nn_aliases(module: cst.Module) -> FrozenSet[str]:
     """Names bound to `torch.nn` at module level (`import torch.nn as nn`, `from torch import nn`)."""
     # Only names the prefilter recognises (`nn`, `torch_nn`: `prefilter._MayDevice._call`).
@@ -1454,6 +1480,7 @@ class ModuleWalker:
                             functional_names=functional_aliases(module),
                             assignment_solvers=assignment_solvers(module),
                             sparse_checks=sparse_checks(module),
+                            distributed_names=distributed_names(module),
                             module_imports={shown: full for shown, full in module_imports(module, path, text).items()
                                             if shown not in torch_names and shown not in numpy_names}
                             if module_facts.resolved.constants else {})

@@ -443,6 +443,23 @@ class _Shared:
 # -- building ----------------------------------------------------------------------------------
 
 
+# `torch.distributed`'s functions that return a Python int.
+DISTRIBUTED_INTS = frozenset({"get_rank", "get_world_size", "get_local_rank", "get_node_local_rank"})
+
+
+def distributed_aliases(tree: ast.Module) -> FrozenSet[str]:
+    """The names the module's imports bind to `torch.distributed` (`import torch.distributed as
+    dist`, `from torch import distributed as dist`), at any depth of its statements (a `try:`
+    around the import is common): `dist.get_rank()` is a Python int (`DISTRIBUTED_INTS`)."""
+    found: Set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.asname for a in node.names if a.name == "torch.distributed" and a.asname)
+        elif isinstance(node, ast.ImportFrom) and node.module == "torch" and node.level == 0:
+            found.update(a.asname or a.name for a in node.names if a.name == "distributed")
+    return frozenset(found)
+
+
 def summarize(path: str, text: str) -> FileSummary:
     """The summary of one file ({} of everything when it does not parse)."""
     from lint_h2d.parse_chunks import parse_python  # in chunks: a fraction of the peak
@@ -550,6 +567,7 @@ class _Builder:
         self.functional: Set[str] = set()
         # The file imports vLLM (its sampling hooks' convention applies: `sampling_hook`).
         self.vllm = False
+        self.distributed: FrozenSet[str] = frozenset()  # `distributed_aliases`
         # `from m import f as g` at module level: a call `g(...)` is a call of `f` (its call
         # sites tell `f`'s parameters, and `f` is no function nothing calls).
         self.aliases: Dict[str, str] = {}
@@ -578,6 +596,7 @@ class _Builder:
     # -- structure ---------------------------------------------------------------------
     def module(self, tree: ast.Module) -> None:
         imports: Set[str] = set()  # the names the module's imports bind (`self.imported`)
+        self.distributed = distributed_aliases(tree)
         for node in tree.body:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 imports.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
@@ -1484,6 +1503,9 @@ class _Builder:
         if dotted.endswith(("distributed.get_rank", "distributed.get_world_size",
                             "cuda.current_device", "cuda.device_count")):
             return SCALAR
+        if dotted.count(".") == 1 and dotted.split(".")[1] in DISTRIBUTED_INTS and dotted.split(".")[0] \
+                in self.distributed and dotted.split(".")[0] not in scope.env and dotted.split(".")[0] not in scope.params:
+            return SCALAR  # `dist.get_rank()` after `import torch.distributed as dist`
         if method in SCALAR_METHODS:
             return SCALAR
         if method in ("size", "stride") and node.args:
