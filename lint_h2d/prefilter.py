@@ -451,6 +451,9 @@ class _MayDevice:
         self.scope = 0
         self.shared: Set[str] = set()
         self.attrs: Set[str] = set()
+        # Names and attributes bound to a call that may give a device value (a module's output,
+        # any scope): a field of such an output (`out.logits`) may be one too.
+        self.outputs: Set[str] = set()
         self.bindings: List[Tuple[Any, ast.AST, str, int]] = []  # (target, value, how, scope)
         self.assigned_attrs: Set[str] = set()
         self.tested: Set[str] = set()  # attribute names `may` looked at
@@ -564,10 +567,12 @@ class _MayDevice:
                     # whose parts the walk knows (a tuple of tensors, zip(), appended tuples).
                     if self._deep(value) or self.may(value):
                         self._bind_all(target)
+                        self._note_output(target, value)
                         fired = True
                         continue
                 elif self.may(value):
                     self._bind_all(target)
+                    self._note_output(target, value)
                     fired = True
                     continue
                 rest.append(binding)
@@ -576,6 +581,34 @@ class _MayDevice:
             if done():
                 return True
             pending = rest
+
+    def _note_output(self, target: ast.AST, value: ast.AST) -> None:
+        """`out = self.model(x)`: `out` may be a module's output, whose fields may be device
+        tensors (`resolved.output_field_message`), and so may a name bound to one of those
+        (`h = out`, `h = out[0]`); a flat set, every scope (a superset)."""
+        if not self._output(value):
+            return
+        if isinstance(target, ast.Name):
+            self.outputs.add(target.id)
+        elif isinstance(target, ast.Attribute):
+            self.outputs.add("." + target.attr)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._note_output(element.value if isinstance(element, ast.Starred) else element, value)
+
+    def _output(self, node: ast.AST) -> bool:
+        """`node` may be a module's output: a call that may give a device value, or a name or
+        attribute bound to one (`_note_output`), a subscript or either side of a conditional of
+        one."""
+        if isinstance(node, ast.Call):
+            return self.may(node)
+        if isinstance(node, ast.IfExp):
+            return self._output(node.body) or self._output(node.orelse)
+        if isinstance(node, ast.Name):
+            return node.id in self.outputs
+        if isinstance(node, ast.Attribute):
+            return "." + node.attr in self.outputs
+        return isinstance(node, ast.Subscript) and self._output(node.value)
 
     def _deep(self, value: ast.AST) -> bool:
         """Some element of a (nested) display may be a device tensor."""
@@ -620,9 +653,11 @@ class _MayDevice:
             self.tested.add(attr)
             if attr == "gpu" or attr in self.device_fields or attr in self.attrs:
                 return True
-            # A view (`.data`, `.T`), or a field of a module's structured output (`out.logits`:
-            # `resolved.output_field_message`, any name but a tensor property).
-            return (attr in _KEEP_ATTRS or attr not in TENSOR_PROPERTIES) and self.may(node.value)
+            if attr in _KEEP_ATTRS:
+                return self.may(node.value)  # a view (`.data`, `.T`)
+            # A field of a module's structured output (`out.logits`: any name but a tensor
+            # property, `resolved.output_field_message`) of a call's value or a name bound to one.
+            return attr not in TENSOR_PROPERTIES and self._output(node.value)
         if isinstance(node, ast.Subscript):
             # `x[idx]` of a device `idx` is on the device (`_selected_by_device_indices`).
             return self.may(node.value) or self.may(node.slice)
