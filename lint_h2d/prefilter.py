@@ -98,8 +98,11 @@ DEVICE_SOURCES = (
     re.compile(r"nn" + GAP + r"\." + GAP + r"[A-Z]"),  # nn.Linear(: a module, called later
     re.compile(r"SamplingMetadata"),  # a vLLM sampling hook's `logits`
     re.compile(r"compute_logits"),  # `super().compute_logits(...)` in a vLLM model
-    re.compile(r"from_(?:pretrained|config)"),  # a library's model (`resolved.pretrained_loader`)
-    re.compile(r"create_model"),  # timm's
+    # A library's model (`resolved.pretrained_loader`): `AutoModel*` / `*Model` / `*For*`
+    # `.from_pretrained(` or `.from_config(`, and `timm.create_model(`.
+    re.compile(r"Model\w*" + GAP + r"\." + GAP + r"from_(?:pretrained|config)\b"),
+    re.compile(r"For[A-Z]\w*" + GAP + r"\." + GAP + r"from_(?:pretrained|config)\b"),
+    re.compile(r"timm" + GAP + r"\." + GAP + r"create_model\b"),
     re.compile(r"Logits(?:Processor|Warper)"),  # a transformers logits processor's `scores`
     # `torch.cuda.ByteTensor(n)`: the legacy typed constructors allocate on the CUDA device
     re.compile(r"cuda" + GAP + r"\." + GAP + r"(?:" + "|".join(sorted(LEGACY_TENSOR_TYPES)) + r")\b"),
@@ -440,7 +443,7 @@ class _MayDevice:
         # A vLLM sampling hook's `logits` parameter (`summary.sampling_hook`): any scope.
         self.scoped: List[Set[str]] = [{"logits"} if "SamplingMetadata" in text or not text else set()]
         # A transformers logits processor's `scores` (`scope.logits_processor_classes`): any scope.
-        if not text or "LogitsProcessor" in text or "LogitsWarper" in text:
+        if not text or "transformers" in text and ("LogitsProcessor" in text or "LogitsWarper" in text):
             self.scoped[0].add("scores")
         # A name whose `.device` a call takes as a place (`device=x.device`, `.to(x.device)`),
         # or beside its host sibling `x_cpu`: the walk reads a tensor of unknown place bound to
