@@ -64,13 +64,10 @@ from functools import lru_cache
 from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Pattern, Protocol, Sequence, Set, TYPE_CHECKING, Tuple, TypeVar
 
 from lint_h2d.capture import is_capture_name, is_graph_context_in
-from lint_h2d.inference.resolved import TENSOR_PROPERTIES
+from lint_h2d.inference.resolved import LOADER_METHODS, TENSOR_PROPERTIES
 from lint_h2d.inference.summary import _SIMPLE_STATEMENTS, ast_dotted as _dotted
 from lint_h2d.inference.torch_api import (ALL_FACTORIES, FFT_FUNCTIONS, LEGACY_TENSOR_TYPES, LINALG_NORMS, FUNCTIONAL_RANK_ADDING, FUNCTIONAL_RANK_KEEPING, INDEX_OPS, NEW_METHODS, NONZERO_OPS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SPLIT_OPS,
                                          TORCH_DTYPE_NAMES, VIEW_METHODS)
-
-# What loads a library's model (`resolved.pretrained_loader`), by method name.
-_LOADERS = frozenset({"from_pretrained", "from_config", "create_model"})
 
 if TYPE_CHECKING:
     from lint_h2d.config import Settings
@@ -712,7 +709,7 @@ class _MayDevice:
             return True  # `nn.Linear(...)`: a module (its calls give device tensors)
         if method in self.attrs:
             return True  # `self.lm_head(h)`: a field that may hold a module
-        if method in _LOADERS:
+        if method in LOADER_METHODS:
             return True  # `AutoModel.from_pretrained(name)`: a model (`resolved.pretrained_loader`)
         # torch.<factory>(...) / torch.<function>(...)
         if method in self.factories:

@@ -18,7 +18,7 @@ from lint_h2d.inference.memory import annotate as annotate_memory
 from lint_h2d.inference.names import layer
 from lint_h2d.inference.resolved import (NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK_PLUS_ONE, NN_TENSOR_MODULES,
                                          UNCALLED_NOTE, Resolved, compute_logits_message, module_step_message, output_field_message,
-                                         PRETRAINED, pretrained_loader, pretrained_step_message,
+                                         LOADER_METHODS, PRETRAINED, pretrained_loader, pretrained_step_message,
                                          through_message)
 from lint_h2d.inference.numpy_values import (assignment_result, numpy_dtype_integer, numpy_element, numpy_function,
                                              numpy_scalar_index, position_tuple)
@@ -1307,7 +1307,7 @@ def _call(call: cst.Call, facts: Facts) -> Value:
         if facts.project.knows_class(module) and (
                 bound is None or (bound.kind == Kind.OTHER and bound.origin == Origin.GLOBAL)):
             return _project_call(f"{module}.{method}", f"{module}.{method}", call, facts)
-    if method in ("from_pretrained", "from_config", "create_model"):
+    if method in LOADER_METHODS:
         loaded = _pretrained(func.value, method, facts)
         if loaded is not None:
             return loaded

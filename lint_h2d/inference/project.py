@@ -137,6 +137,7 @@ from lint_h2d.inference.resolved import (  # noqa: E402
     module_dotted,
     module_step_message,
     output_field_message,
+    LOADER_METHODS,
     PRETRAINED,
     pretrained_loader,
     pretrained_step_message,
@@ -1766,7 +1767,7 @@ class _Resolver:
             _, recv, method, _line = term
             if recv[0] == "global" and recv[1] in self.classes:
                 return self.method_returns(recv[1], method)
-            receiver = _dotted_term(recv) if method in ("from_pretrained", "from_config", "create_model") else None
+            receiver = _dotted_term(recv) if method in LOADER_METHODS else None
             loaded = pretrained_loader(receiver, method) if receiver is not None \
                 and receiver.split(".")[-1] not in self.classes else None
             if loaded is not None:  # `AutoModel.from_pretrained(name)`: a library's model

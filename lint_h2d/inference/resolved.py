@@ -51,6 +51,8 @@ def module_step_message(callee: str, module: str) -> str:
 # The `type_name` prefix of a model a library loads (`pretrained_loader`): an `nn.Module` of a
 # class outside the project (`pretrained:AutoModel`).
 PRETRAINED = "pretrained:"
+# The methods that load a library's model (`pretrained_loader`), by name.
+LOADER_METHODS = frozenset({"from_pretrained", "from_config", "create_model"})
 # Words in a class name that say it loads no model (`AutoTokenizer.from_pretrained`).
 _NOT_MODELS = ("Tokenizer", "Processor", "Config", "Extractor", "Pipeline", "Scheduler")
 

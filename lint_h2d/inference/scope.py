@@ -11,7 +11,7 @@ import ast
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Type, TypeVar, Union
+from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Type, TypeVar, Union
 
 import libcst as cst
 
@@ -211,11 +211,12 @@ def stdlib_number_modules(module: cst.Module) -> FrozenSet[str]:
     return frozenset(stdlib - others)
 
 
-def _import_aliases(module: cst.Module) -> Iterator[Tuple[Optional[str], str, Optional[str], bool]]:
-    """Each name a module-level import binds, as (the `from` module or None, the imported dotted
-    name, its `as` alias or None, whether the statement is `import x`): relative modules are
-    None, `*` imports are left out."""
-    for small in _module_imports(module):
+def _import_aliases(imports: Iterable[Union[cst.Import, cst.ImportFrom]]
+                    ) -> Iterator[Tuple[Optional[str], str, Optional[str], bool]]:
+    """Each name `imports` bind (`_module_imports(module)`, or `_shallow_imports`), as (the
+    `from` module or None, the imported dotted name, its `as` alias or None, whether the statement
+    is `import x`): relative modules are None, `*` imports are left out."""
+    for small in imports:
         if isinstance(small.names, cst.ImportStar):
             continue
         source = dotted_name(small.module) if isinstance(small, cst.ImportFrom) and small.module is not None \
@@ -226,6 +227,17 @@ def _import_aliases(module: cst.Module) -> Iterator[Tuple[Optional[str], str, Op
             yield source, dotted_name(alias.name) or "", bound, isinstance(small, cst.Import)
 
 
+def _shallow_imports(module: cst.Module) -> Iterator[Union[cst.Import, cst.ImportFrom]]:
+    """The module-level imports (`_module_imports`) and those directly in the body of a
+    module-level `try:` or `if` (`try: import torch.distributed as dist`)."""
+    yield from _module_imports(module)
+    for block in module.body:
+        if isinstance(block, (cst.Try, cst.If)) and isinstance(block.body, cst.IndentedBlock):
+            for line in block.body.body:
+                if isinstance(line, cst.SimpleStatementLine):
+                    yield from (small for small in line.body if isinstance(small, (cst.Import, cst.ImportFrom)))
+
+
 def _scipy_spellings(module: cst.Module, submodule: str, functions: AbstractSet[str],
                      sources: AbstractSet[str], through_scipy: bool) -> FrozenSet[str]:
     """How the module's own imports let it call `functions` of `scipy.<submodule>`: the bare
@@ -234,7 +246,7 @@ def _scipy_spellings(module: cst.Module, submodule: str, functions: AbstractSet[
     <submodule> [as alias]`, `x.f` after `import <source> [as x]`, and with `through_scipy`
     `scipy.<submodule>.f` / `alias.<submodule>.f` after `import scipy [as alias]`)."""
     found: Set[str] = set()
-    for source, full, bound, plain in _import_aliases(module):
+    for source, full, bound, plain in _import_aliases(_module_imports(module)):
         if source in sources and full in functions:
             found.add(bound or full)
         elif source == "scipy" and full == submodule:
@@ -292,26 +304,15 @@ def _submodule_aliases(module: cst.Module, parent: str, child: str) -> Set[str]:
 def distributed_names(module: cst.Module) -> FrozenSet[str]:
     """Names the module's imports bind to `torch.distributed` (`import torch.distributed as
     dist`, `from torch import distributed as dist`), at module level or in a module-level
-    `try:` / `if` block (the summary's `distributed_aliases` reads every depth; a function's own
-    import there binds a local the walk of that function reads as it reads any import)."""
+    `try:` / `if` block (`_shallow_imports`; the summary's `distributed_aliases` reads every depth; a
+    function's own import there binds a local the walk of that function reads as it reads any
+    import)."""
     out: Set[str] = set()
-    statements: List[cst.BaseStatement] = list(module.body)
-    for block in module.body:
-        if isinstance(block, (cst.Try, cst.If)) and isinstance(block.body, cst.IndentedBlock):
-            statements.extend(block.body.body)
-    for line in statements:
-        if not isinstance(line, cst.SimpleStatementLine):
-            continue
-        for small in line.body:
-            if isinstance(small, cst.Import):
-                out.update(a.asname.name.value for a in small.names if dotted_name(a.name) == "torch.distributed"
-                           and a.asname is not None and isinstance(a.asname.name, cst.Name))
-            elif isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None \
-                    and dotted_name(small.module) == "torch" and not isinstance(small.names, cst.ImportStar):
-                for a in small.names:
-                    bound = a.asname.name if a.asname is not None else a.name
-                    if dotted_name(a.name) == "distributed" and isinstance(bound, cst.Name):
-                        out.add(bound.value)
+    for source, full, bound, plain in _import_aliases(_shallow_imports(module)):
+        if plain and full == "torch.distributed" and bound is not None:
+            out.add(bound)
+        elif source == "torch" and full == "distributed":
+            out.add(bound or full)
     return frozenset(out)
 
 
@@ -2135,7 +2136,7 @@ def logits_processor_classes(module: cst.Module) -> FrozenSet[str]:
     device (`LOGITS_PROCESSOR_NOTE`).  Other frameworks' processors of the same names (vLLM's
     `LogitsProcessor`, called per sequence with 1-D logits) are not: their import says so."""
     from_transformers: Set[str] = set()
-    for source, full, bound, plain in _import_aliases(module):
+    for source, full, bound, plain in _import_aliases(_module_imports(module)):
         if source is not None and source.split(".")[0] == "transformers":
             from_transformers.add(bound or full)
         elif plain and full.split(".")[0] == "transformers":

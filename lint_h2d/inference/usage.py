@@ -20,7 +20,7 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from fixers.imports import target_name_nodes, target_names
-from lint_h2d.cst_children import every_param, own_scope_nodes, recorded_children
+from lint_h2d.cst_children import any_node, every_param, own_scope_nodes, recorded_children
 from lint_h2d.inference.expressions import CPU_SIBLING, literal_int
 
 # In-place methods that can change a tensor's number of dimensions.
@@ -56,7 +56,7 @@ def region_rank_floor(function: cst.FunctionDef, name: str, statement: cst.CSTNo
             if not _binds_alone(stmt, name):
                 continue
             rest = block[k + 1:]
-            if not any(_holds(s, statement) for s in rest):
+            if not any(any_node(s, lambda node: node is statement) for s in rest):
                 continue
             usage = _Usage(name)
             for s in rest:
@@ -264,46 +264,9 @@ def _is(node: cst.BaseExpression, name: str) -> bool:
     return isinstance(node, cst.Name) and node.value == name
 
 
-class _Blocks(OneScopeVisitor):
-    """The statement lists of one function's own scope (its body and every nested block)."""
-
-    def __init__(self) -> None:
-        self.found: List[Sequence[cst.BaseStatement]] = []
-
-    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        self.found.append(node.body)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-
 def _blocks(function: cst.FunctionDef) -> List[Sequence[cst.BaseStatement]]:
-    blocks = _Blocks()
-    function.body.visit(blocks)
-    return blocks.found
-
-
-class _Finder(cst.CSTVisitor):
-    def __init__(self, wanted: cst.CSTNode) -> None:
-        self.wanted = wanted
-        self.found = False
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if node is self.wanted:
-            self.found = True
-        return not self.found
-
-
-def _holds(tree: cst.CSTNode, wanted: cst.CSTNode) -> bool:
-    """`wanted` is `tree` or a node inside it (by identity)."""
-    finder = _Finder(wanted)
-    tree.visit(finder)
-    return finder.found
-
-
+    """The statement lists of one function's own scope (its body and every nested block)."""
+    return [node.body for node in own_scope_nodes(function.body) if isinstance(node, cst.IndentedBlock)]
 
 
 class RangeBounds:
