@@ -33,7 +33,8 @@ only from these sources (keep this list in step with `expressions.py`):
   loads (`from_pretrained`, `from_config`, `timm.create_model`: `resolved.pretrained_loader`),
   bound to a name or a field and called later (`_called_module`); stage 2 treats the module
   object itself as a possible device value and a call of a possible device value as one; a
-  field of its output (`out.logits`, any attribute but a tensor property) is one too;
+  field of its output (`out.logits`, any attribute but a tensor property) is one too; so is
+  calling something named a model (`model(ids)`, `self.draft_model(x)`: `resolved.names_model`);
 
 * `x[idx]` of an `x` nothing tells about, indexed by a device tensor of one dimension or more
   (`_selected_by_device_indices`: advanced indexing runs only on the indices' device);
@@ -64,8 +65,9 @@ from functools import lru_cache
 from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Pattern, Protocol, Sequence, Set, TYPE_CHECKING, Tuple, TypeVar
 
 from lint_h2d.capture import is_capture_name, is_graph_context_in
-from lint_h2d.inference.resolved import LOADER_METHODS, TENSOR_PROPERTIES
+from lint_h2d.inference.resolved import LOADER_METHODS, names_model
 from lint_h2d.inference.summary import _SIMPLE_STATEMENTS, ast_dotted as _dotted
+from lint_h2d.inference.values import TENSOR_PROPERTIES
 from lint_h2d.inference.torch_api import (ALL_FACTORIES, FFT_FUNCTIONS, LEGACY_TENSOR_TYPES, LINALG_NORMS, FUNCTIONAL_RANK_ADDING, FUNCTIONAL_RANK_KEEPING, INDEX_OPS, NEW_METHODS, NONZERO_OPS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SPLIT_OPS,
                                          TORCH_DTYPE_NAMES, VIEW_METHODS)
 
@@ -101,6 +103,8 @@ DEVICE_SOURCES = (
     re.compile(r"For[A-Z]\w*" + GAP + r"\." + GAP + r"from_(?:pretrained|config)\b"),
     re.compile(r"timm" + GAP + r"\." + GAP + r"create_model\b"),
     re.compile(r"Logits(?:Processor|Warper)"),  # a transformers logits processor's `scores`
+    # `model(ids)`, `self.draft_model(x)`: a call of something named a model (`resolved.names_model`)
+    re.compile(r"model" + GAP + r"\("),
     # `torch.cuda.ByteTensor(n)`: the legacy typed constructors allocate on the CUDA device
     re.compile(r"cuda" + GAP + r"\." + GAP + r"(?:" + "|".join(sorted(LEGACY_TENSOR_TYPES)) + r")\b"),
     re.compile(r"(?<![\w.])\w+_cpu\b"),  # `x` beside a bound `x_cpu` (`usage.DeviceNamed.sibling`)
@@ -696,7 +700,7 @@ class _MayDevice:
             # A project function that returns a device tensor, or a project module class
             # (cross-file facts); a name that may hold a module (`head(x)`).
             return "call:" + func.id in self.device_fields or "module:" + func.id in self.device_fields \
-                or self.bound(func.id)
+                or self.bound(func.id) or names_model(func.id)  # `model(ids)`: by its name
         if isinstance(func, ast.Subscript):
             return self.may(func.value)  # `self.heads[i](x)`: a module of a ModuleList
         if not isinstance(func, ast.Attribute):
@@ -709,6 +713,8 @@ class _MayDevice:
             return True  # `nn.Linear(...)`: a module (its calls give device tensors)
         if method in self.attrs:
             return True  # `self.lm_head(h)`: a field that may hold a module
+        if names_model(method) and isinstance(func.value, ast.Name):
+            return True  # `self.model(ids)`: a field named a model (`resolved.names_model`)
         if method in LOADER_METHODS:
             return True  # `AutoModel.from_pretrained(name)`: a model (`resolved.pretrained_loader`)
         # torch.<factory>(...) / torch.<function>(...)

@@ -172,8 +172,9 @@ def _passed(source: str) -> tuple:
 
 
 @pytest.mark.parametrize("body, term", [
-    # what `k` adds, joined with the base (a number only where `k` is one)
-    ("n = 0\n    n += k\n    use(n)", ("join", (("scalar",), ("same", ("param", "f", "k", None), None)))),
+    # what the operator makes of the base and `k` (a number only where `k` is one): `n += k`
+    # rebinds `n`, so the base alone no longer reaches the use
+    ("n = 0\n    n += k\n    use(n)", ("same", ("scalar",), ("param", "f", "k", None))),
     ("n = 0\n    n += 1\n    use(n)", ("scalar",)),
     ("n = len(x)\n    d = 0\n    d = min(d, n - 1)\n    n -= d\n    use(n)", ("scalar",)),
     ("n = max({i: len(v) for i, v in x}.values())\n    use(n)", ("scalar",)),

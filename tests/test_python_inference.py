@@ -517,6 +517,38 @@ def test_a_rebinding_later_in_a_branch_hides_what_the_branch_bound_before_it() -
     assert kept("if c:\n    x = f()\n    use(x)\n    x = g(x)\n") == (0,)
 
 
+def test_an_if_whose_every_branch_rebinds_hides_what_came_before() -> None:
+    """`if c: x = f() else: x = g()`: past the `if`, and in a loop past it, no binding from
+    before it reaches a read (the loop's last line bound `x` in the iteration before); an `if`
+    without an `else`, a branch that may `break` first, and an `elif` chain one branch of which
+    does not rebind hide nothing; `x /= t` rebinds (to what the operator makes of the old value)."""
+    import ast
+
+    from lint_h2d.inference.reaching import branch_rebindings, reaching, rebinds, statement_sites
+
+    def kept(code: str) -> object:
+        body = ast.parse(code).body
+        sites = statement_sites(body)
+        everything = list(ast.walk(ast.Module(body=body, type_ignores=[])))
+        binds = sorted((s for s in everything if isinstance(s, (ast.Assign, ast.AugAssign)) and rebinds(s, "x")),
+                       key=lambda s: s.lineno)
+        (use,) = [s for s in everything if isinstance(s, ast.Expr)]
+        parents = {sites[id(s)].chain: s for s in everything if isinstance(s, ast.stmt) and id(s) in sites}
+        branched = branch_rebindings([(sites[id(s)], s) for s in binds], parents, sites)
+        return reaching(sites[id(use)], [(sites[id(s)], True) for s in binds], branched)
+
+    loop = "for r in rs:\n    if c:\n        x = f()\n    else:\n        x = g()\n    use(x)\n    x = h(x)\n"
+    assert kept(loop) == (0, 1)  # not `h(x)` of the iteration before
+    assert kept("x = a()\nif c:\n    x = f()\nelse:\n    x = g()\nuse(x)\n") == (1, 2)
+    assert kept("x = a()\nif c:\n    x = f()\nelif d:\n    x = g()\nelse:\n    x = k()\nuse(x)\n") == (1, 2, 3)
+    assert kept("x = a()\nif c:\n    x = f()\nelif d:\n    x = g()\nuse(x)\n") is None
+    assert kept("x = a()\nif c:\n    x = f()\nuse(x)\n") is None
+    assert kept("for r in rs:\n    if c:\n        if d:\n            break\n        x = f()\n    else:\n"
+                "        x = g()\n    use(x)\n    x = h(x)\n") is None
+    assert kept("x = a()\nx /= t\nuse(x)\n") == (1,)
+    assert rebinds(ast.parse("x += 1").body[0], "x") and not rebinds(ast.parse("x[0] += 1").body[0], "x")
+
+
 def test_legacy_new_names_the_method_then_the_source(results: Dict[str, List[Finding]]) -> None:
     """`t.new(n)` (legacy_new.py): the step names the method, then where `t` was allocated."""
     chain = _chain(results, "legacy_new.py", 13)

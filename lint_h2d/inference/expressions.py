@@ -19,13 +19,15 @@ from lint_h2d.inference.names import layer
 from lint_h2d.inference.resolved import (NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK_PLUS_ONE, NN_TENSOR_MODULES,
                                          UNCALLED_NOTE, Resolved, compute_logits_message, module_step_message, output_field_message,
                                          LOADER_METHODS, PRETRAINED, pretrained_loader, pretrained_step_message,
-                                         through_message)
+                                         through_message, names_model, named_model_message)
 from lint_h2d.inference.numpy_values import (assignment_result, numpy_dtype_integer, numpy_element, numpy_function,
                                              numpy_scalar_index, position_tuple)
 from lint_h2d.inference.summary import CONCATENATIONS, DISTRIBUTED_INTS, NN_TENSOR_WRAPPERS, PROGRESS_BARS, SCALAR_BUILTINS, place_term
 from lint_h2d.inference.torch_api import (ALL_FACTORIES, concatenated_rank, matmul_rank, FFT_FUNCTIONS, LINALG_NORMS, DATA_FACTORIES, dtype_integer, FLOAT_DEFAULT_FACTORIES, FUNCTIONAL_DTYPE_KEEPING, FUNCTIONAL_RANK_ADDING, FUNCTIONAL_RANK_KEEPING, INDEX_OPS, IndexOp, LEGACY_TENSOR_TYPES, LIKE_FACTORIES, NEW_METHODS, NONZERO_OPS, ONE_D_FACTORIES, PAIR_FIELDS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SCALAR_METHODS, SCALAR_WITH_ARG_METHODS, SIZE_FACTORIES, SPLIT_OPS, stacked_rank, TORCH_DTYPE_NAMES, VIEW_METHODS)
 from lint_h2d.inference.values import (concatenation_source, meshgrid_result, returned_through, cpu_by_default, entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, EMPTY_DICT, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NON_INTEGER, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
-                                       join, module_tensor, ordered_number, read_from_json)
+                                       join, module_tensor, ordered_number,
+                                       config_field, config_value, CONFIG_STEP, from_config, host_object, names_config,
+                                       plain_number)
 
 # A `torch.Size` (or any `shape` / `size()` nothing else tells about): a tuple of Python ints.
 SIZE_TUPLE = Value(Kind.OTHER, element=SCALAR)
@@ -380,7 +382,7 @@ def _int_size(node: cst.BaseExpression, facts: Facts) -> bool:
     tuple or a `torch.Size` included), or arithmetic that makes no sequence (`n - k // 2`,
     `n + 1` with a number: `_NUMBER_ONLY_OPERATORS`; a one-element integer tensor is a size too:
     whatever such a size is, when `torch.zeros(size)` does not raise it makes one dimension)."""
-    if infer(node, facts).kind == Kind.SCALAR:
+    if plain_number(infer(node, facts)):
         return True
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus, cst.BitInvert)):
         return True
@@ -388,13 +390,13 @@ def _int_size(node: cst.BaseExpression, facts: Facts) -> bool:
         if isinstance(node.operator, _NUMBER_ONLY_OPERATORS):
             return True
         if isinstance(node.operator, cst.Add):  # a sequence plus a number raises
-            return any(infer(side, facts).kind == Kind.SCALAR for side in (node.left, node.right))
+            return any(plain_number(infer(side, facts)) for side in (node.left, node.right))
     return isinstance(node, cst.Name) and node.value in facts.range_ints
 
 
 def _data_rank(node: cst.BaseExpression, facts: "Facts") -> Optional[int]:
     """Rank of `torch.tensor(data)` from the nesting of the data's displays."""
-    if is_literal_scalar(node) or infer(node, facts).kind == Kind.SCALAR:
+    if is_literal_scalar(node) or plain_number(infer(node, facts)):
         return 0
     if isinstance(node, (cst.List, cst.Tuple)):
         if not node.elements:
@@ -464,7 +466,7 @@ def _legacy_cuda_tensor(call: cst.Call, type_name: str, facts: Facts) -> Value:
         only = args[0].value
         if len(args) == 1 and isinstance(only, (cst.List, cst.Tuple, cst.ListComp)):
             rank = _data_rank(only, facts)  # the data, as `torch.tensor(data)` reads it
-        elif all(infer(a.value, facts).kind == Kind.SCALAR for a in args):
+        elif all(plain_number(infer(a.value, facts)) for a in args):
             rank = len(args)
     return Value(Kind.DEVICE, rank, Origin.LOCAL, integer=type_name in _LEGACY_INTEGER_TYPES).because(
         LocalStep(f"allocated on the current CUDA device here (`torch.cuda.{type_name}(...)`)", call))
@@ -921,7 +923,7 @@ def _called_module(callee: Value, func: cst.BaseExpression, call: cst.Call, fact
     project module gives what its `forward` returns, where the project says."""
     cls = module_type(callee, facts)
     if cls is None:
-        return None
+        return _named_model_call(callee, func, call)
     shown = _callee_text(func)
     if cls.startswith(PRETRAINED):
         return Value(Kind.DEVICE, None, Origin.LOCAL).because(
@@ -946,6 +948,20 @@ def _called_module(callee: Value, func: cst.BaseExpression, call: cst.Call, fact
         return replace(forward, origin=Origin.LOCAL, root=None, path=None)  # a tuple, a number
     rank = forward.rank if forward is not None else None
     return Value(Kind.DEVICE, rank, Origin.LOCAL).because(step)
+
+
+def _named_model_call(callee: Value, func: cst.BaseExpression, call: cst.Call) -> Optional[Value]:
+    """`model(ids)`, `self.model(ids)`, `draft_model(x)` where nothing tells what the callable
+    is (an unannotated parameter, a field set from one): a call of an `nn.Module` by its name
+    (`resolved.names_model`), whose output is on the accelerator, of unknown rank."""
+    if callee.kind != Kind.UNKNOWN or callee.type_name is not None or callee.none or callee.element is not None:
+        return None
+    name = func.value if isinstance(func, cst.Name) else \
+        func.attr.value if isinstance(func, cst.Attribute) else None
+    if name is None or not names_model(name):
+        return None
+    return Value(Kind.DEVICE, None, Origin.LOCAL).because(
+        LocalStep(named_model_message(_callee_text(func)), call, "convention"))
 
 
 def _container_method(receiver: Value, method: str, call: cst.Call, facts: Facts) -> Optional[Value]:
@@ -1102,7 +1118,7 @@ def _view_rank(receiver: Value, method: str, call: cst.Call, facts: Facts) -> Op
             length = _sequence_length(only, facts)
             if length is not None:
                 return length
-            return 1 if infer(only, facts).kind == Kind.SCALAR else None
+            return 1 if plain_number(infer(only, facts)) else None
         return len(positional) if positional and not any(a.star for a in positional) else None
     if method == "flatten":
         return flattened_rank(receiver.rank, _arg(call, 0, "start_dim"), _arg(call, 1, "end_dim"))
@@ -1137,7 +1153,7 @@ def squeezed_rank(rank: Optional[int], dim: Optional[cst.BaseExpression], facts:
     that is the rank the code goes on to index.  None without a dim (`squeeze()` drops every
     dimension of size 1, as many as the shape has: unknown), for a tuple of dims, or an input
     of unknown rank."""
-    if rank is None or dim is None or not (literal_int(dim) is not None or infer(dim, facts).kind == Kind.SCALAR):
+    if rank is None or dim is None or not (literal_int(dim) is not None or plain_number(infer(dim, facts))):
         return None
     return max(rank - 1, 0)
 
@@ -1659,7 +1675,7 @@ def reduced_rank(rank: Optional[int], dim: Optional[cst.BaseExpression],
     """The rank after a reduction along `dim` (one int: one dimension fewer, or as many with
     `keepdim=True`); None for a tuple of dimensions, no `dim`, or a `keepdim` not written as
     a literal."""
-    if rank is None or dim is None or not (literal_int(dim) is not None or infer(dim, facts).kind == Kind.SCALAR):
+    if rank is None or dim is None or not (literal_int(dim) is not None or plain_number(infer(dim, facts))):
         return None
     keep = _bool_literal(keepdim) if keepdim is not None else False
     if keep is None:
@@ -1888,6 +1904,9 @@ def _attribute(node: cst.Attribute, facts: Facts) -> Value:
                 known = replace(known, element=known.element.because(*base.evidence, step))
             return replace(known, origin=base.origin, root=base.root, path=path,
                            evidence=steps + known.evidence)
+    if config_field(attr) and _reads_config(base_node, base):
+        # `self.loss_config.queue_size`, `args.pad_id`: a host value (`values.config_value`).
+        return config_value(LocalStep(CONFIG_STEP, node, "convention"))
     if base.kind.is_tensor:
         if attr in ("T", "mT", "data", "real", "imag"):
             # The same tensor (a view): its evidence, conventions included, carries over.
@@ -1939,6 +1958,22 @@ def _attribute(node: cst.Attribute, facts: Facts) -> Value:
     return _hinted(attr, _by_name_convention(attr, inherited), node, facts)
 
 
+def _reads_config(receiver: cst.BaseExpression, value: Value) -> bool:
+    """Whether `receiver`, what an attribute is read from, is a configuration: a field of one
+    (`config.text_config`), or a name or field spelled like one (`values.names_config`) that
+    nothing else tells about (a known class, a tensor, a container beat the spelling: vLLM's
+    multimodal processors read `hf_config: PretrainedConfig` token ids into tensors on the
+    `.device` of processor outputs, which the convention for an unplaced tensor's `.device`
+    would take for the accelerator)."""
+    if from_config(value):
+        return True
+    if value.kind != Kind.UNKNOWN or value.type_name is not None or value.element is not None or value.none:
+        return False
+    name = receiver.value if isinstance(receiver, cst.Name) else \
+        receiver.attr.value if isinstance(receiver, cst.Attribute) else None
+    return name is not None and names_config(name)
+
+
 def _hinted(name: str, value: Value, node: cst.CSTNode, facts: Facts) -> Value:
     """`device-hints` / `cpu-hints`: what the project asserts about a name with no evidence."""
     if value.kind != Kind.UNKNOWN or not (facts.device_hints or facts.cpu_hints):
@@ -1983,9 +2018,9 @@ def index_effect(element: cst.SubscriptElement, facts: Facts) -> str:
     if literal_int(value) is not None:
         return "int"
     inferred = infer(value, facts)
-    if inferred.kind == Kind.SCALAR and read_from_json(inferred):
-        # A value read from parsed JSON is a host object, not an int by evidence: a list there
-        # (`"eos_token_id": [1, 2]`) indexes several elements.
+    if inferred.kind == Kind.SCALAR and host_object(inferred):
+        # A value read from parsed JSON or a configuration is a host object, not an int by
+        # evidence: a list there (`"eos_token_id": [1, 2]`) indexes several elements.
         return "advanced"
     if inferred.kind == Kind.SCALAR:
         # An int by what the project's call sites pass: evidence, but not a proof (a caller
@@ -2240,7 +2275,8 @@ def _binary(left: Value, right: Value, node: Optional[cst.BinaryOperation] = Non
             kind = Kind.DEVICE if Kind.DEVICE in (a.kind, b.kind) else a.kind
             if b.kind.is_tensor and b.kind != a.kind and Kind.DEVICE not in (a.kind, b.kind):
                 kind = Kind.TENSOR
-            rank = a.rank if b.kind == Kind.SCALAR else (
+            # A host object (a configuration's field) may be a list: broadcasting may add dimensions.
+            rank = (a.rank if plain_number(b) else None) if b.kind == Kind.SCALAR else (
                 max(a.rank, b.rank) if a.rank is not None and b.rank is not None else None
             )
             if node is not None and isinstance(node.operator, cst.MatrixMultiply):

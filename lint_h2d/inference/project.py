@@ -136,6 +136,8 @@ from lint_h2d.inference.resolved import (  # noqa: E402
     Resolved,
     module_dotted,
     module_step_message,
+    named_model_message,
+    names_model,
     output_field_message,
     LOADER_METHODS,
     PRETRAINED,
@@ -150,10 +152,15 @@ from lint_h2d.inference.resolved import (  # noqa: E402
 from lint_h2d.inference.values import (  # noqa: E402
     augmented_number,
     concatenation_source,
+    config_field,
+    config_value,
+    CONFIG_STEP,
+    host_object,
     CPU_DEFAULT_STEP,
     cpu_by_default,
     entry,
     forward_input_only,
+    from_config,
     is_json_data,
     meshgrid_result,
     json_data,
@@ -162,7 +169,9 @@ from lint_h2d.inference.values import (  # noqa: E402
     MODULE_DEVICE_NOTE,
     MODULE_TENSOR_STEP,
     MOVED_MODULE_NOTE,
+    names_config,
     NONE,
+    plain_number,
     PROJECT_LOADER_NOTE,
     OTHER,
     SCALAR,
@@ -1716,6 +1725,10 @@ class _Resolver:
                 return Value(DEVICE_KIND, evidence=base.evidence).because(EvidenceStep(
                     field, path, term[3] if len(term) > 3 and isinstance(term[3], int) else 0,
                     kind=EvidenceKind.CONVENTION))
+            if config_field(attr) and _config_term(term[1], base):
+                # `config.queue_size`, `self.cfg.pad_id`: a host value (`values.config_value`).
+                return config_value(EvidenceStep(CONFIG_STEP, path, term[3] if isinstance(term[3], int) else 0,
+                                                 kind=EvidenceKind.CONVENTION))
             return UNKNOWN
         if tag == "inst":
             return Value(OTHER_KIND, type_name=term[1])
@@ -1736,7 +1749,7 @@ class _Resolver:
                     # An operator of one tensor and Python numbers (`x / t`, `x < p`) keeps the
                     # tensor's rank; anything else (a reduction, two tensors) may not.
                     others = sides[:index] + sides[index + 1:]
-                    keeps = len(sides) == 2 and all(self.eval(o, path, owner).kind == SCALAR_KIND for o in others)
+                    keeps = len(sides) == 2 and all(plain_number(self.eval(o, path, owner)) for o in others)
                     return Value(value.kind, value.rank if keeps else None, evidence=value.evidence)
                 kinds.add("none" if value.none else value.kind)
             if kinds <= {SCALAR_KIND}:
@@ -1752,7 +1765,7 @@ class _Resolver:
                 return Value(OTHER_KIND, type_name=name)
             if name in self.functions:
                 return self.returns_in(name, path)
-            return UNKNOWN
+            return self._named_model(UNKNOWN, name, path, term[2])
         if tag == "get":
             # `d.get(k)`, `d.get(k, v)`, `d.setdefault(k, v)`: a value of a container (`None`, the
             # missing key's, adds nothing: a write into it raises), or `v`; on anything else a
@@ -1825,6 +1838,12 @@ class _Resolver:
             # `a, b = f(...)`: position k of the tuple `f` returns, where its positions are known.
             base = self.eval(term[1], path, owner)
             k = term[2]
+            if base.items is None and (base.kind.is_tensor and base.rank is not None and base.rank >= 1
+                                       or base.kind == DEVICE_KIND and base.rank is None):
+                # Unpacking a tensor gives its rows, where it is; a device value of unknown rank
+                # may be a tuple taken for a tensor (`logits, *mems = model(ids)`): each element
+                # is on the device where it is a tensor, of a rank not known (`scope._unpacked`).
+                return Value(base.kind, base.rank - 1 if base.rank else None, evidence=base.evidence)
             return base.items[k] if base.items is not None and 0 <= k < len(base.items) else UNKNOWN
         if tag == "ret":
             found = self.method_returns(term[1], term[2])
@@ -2002,7 +2021,7 @@ class _Resolver:
         returns where the project says."""
         cls = self._module_class(callee)
         if cls is None:
-            return UNKNOWN
+            return self._named_model(callee, shown, path, line)
         if cls.startswith(PRETRAINED):
             return Value(DEVICE_KIND).because(EvidenceStep(pretrained_step_message(shown, cls), path, line,
                                                            kind=EvidenceKind.CONVENTION))
@@ -2015,6 +2034,15 @@ class _Resolver:
         if forward.kind not in (TENSOR_KIND, UNKNOWN_KIND) or forward.none:
             return forward
         return Value(DEVICE_KIND, forward.rank if forward.kind == TENSOR_KIND else None).because(step)
+
+    def _named_model(self, callee: Value, shown: str, path: str, line: int) -> Value:
+        """`model(ids)`, `self.model(ids)` where nothing tells what the callable is: a call of an
+        `nn.Module` by its name (`resolved.names_model`, as the walk's `_named_model_call`)."""
+        if callee.kind != UNKNOWN_KIND or callee.type_name is not None or callee.none \
+                or callee.element is not None or not names_model(shown.rsplit(".", 1)[-1]):
+            return UNKNOWN
+        return Value(DEVICE_KIND).because(EvidenceStep(named_model_message(shown), path, line,
+                                                       kind=EvidenceKind.CONVENTION))
 
     def _on(self, term: Term, path: str, owner: Optional[str]) -> Value:
         """`torch.zeros(n, device=x.device)`: on `x`'s device (`device=self.device`: `base_term` is
@@ -2366,9 +2394,11 @@ def _site(sites: SiteWords, path: str, line: int) -> str:
 
 
 def _vague(value: Value) -> bool:
-    """A field value that says no more than an annotation would (an unknown, a bare tensor)."""
+    """A field value that says no more than an annotation would (an unknown, a bare tensor, a
+    host object of a type nothing shows: `self.pad_id: int = config.pad_id`, as the walk
+    reads an annotated assignment)."""
     return value.kind in (UNKNOWN_KIND, TENSOR_KIND) and value.rank is None \
-        and value.type_name is None and value.element is None
+        and value.type_name is None and value.element is None or host_object(value)
 
 
 # `_Resolver._device_of_unplaced`'s step: the one convention a passed place carries on.
@@ -2493,6 +2523,22 @@ def _no_number(value: Value) -> bool:
 
 # How the step of a parameter that is an int by its default ends (`_Resolver._int_default`).
 _INT_DEFAULT_STEP = "` to an int"
+
+
+def _config_term(receiver: Term, value: Value) -> bool:
+    """Whether `receiver`, the term an attribute is read from, is a configuration (as
+    `expressions._reads_config` reads one): a field of one, or a parameter, field or attribute
+    spelled like one (`values.names_config`) that evaluates to nothing known."""
+    if from_config(value):
+        return True
+    if value.kind != UNKNOWN_KIND or value.type_name is not None or value.element is not None or value.none:
+        return False
+    tag = receiver[0] if isinstance(receiver, tuple) and receiver else None
+    if tag == "param":
+        return names_config(receiver[2])
+    if tag in ("field", "attr"):
+        return isinstance(receiver[2], str) and names_config(receiver[2])
+    return False
 
 
 def _numbers(value: Value) -> bool:

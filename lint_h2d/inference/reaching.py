@@ -107,13 +107,17 @@ def _blocks(stmt: ast.stmt) -> List[Sequence[ast.stmt]]:
 
 
 def rebinds(stmt: ast.stmt, name: str) -> bool:
-    """`stmt` binds `name` outright, whatever it held (`x = v`, `x, n = f()`, `x: T = v`).
-    An augmented assignment, a loop or `with` target and an item store are not counted: a
-    loop may not run, and the others keep or change the old object."""
+    """`stmt` binds `name` outright (`x = v`, `x, n = f()`, `x: T = v`), or to what an operator
+    makes of its old value (`x /= t`: the summary's value there is `x / t` of the value that
+    reaches the statement, so a later read needs nothing from before it).  A loop or `with`
+    target and an item store are not counted: a loop may not run, and a store keeps the
+    object."""
     if isinstance(stmt, ast.Assign):
         return any(_names_target(t, name) for t in stmt.targets)
     if isinstance(stmt, ast.AnnAssign):
         return stmt.value is not None and isinstance(stmt.target, ast.Name) and stmt.target.id == name
+    if isinstance(stmt, ast.AugAssign):
+        return isinstance(stmt.target, ast.Name) and stmt.target.id == name
     return False
 
 
@@ -137,14 +141,18 @@ def dominates(binding: Site, use: Site) -> bool:
     return block == use_block and index < use_index
 
 
-def reaching(use: Site, bindings: Sequence[Tuple[Optional[Site], bool]]) -> Optional[Tuple[int, ...]]:
+def reaching(use: Site, bindings: Sequence[Tuple[Optional[Site], bool]],
+             branched: Sequence[Site] = ()) -> Optional[Tuple[int, ...]]:
     """Of `bindings` (each: its statement's site, or None where unknown, and whether it rebinds
-    the name outright), the indices of those that may reach `use`; None where every one may."""
+    the name outright), the indices of those that may reach `use`; None where every one may.
+    `branched`: the sites of `if` statements each branch of which rebinds the name outright
+    (`branch_rebindings`), which hide earlier bindings as one rebinding does."""
+    outright_sites = [site for site, outright in bindings if outright and site is not None] + list(branched)
     cut: Optional[Site] = None
-    for site, outright in bindings:
-        if outright and site is not None and dominates(site, use) and (cut is None or site.order > cut.order):
+    for site in outright_sites:
+        if dominates(site, use) and (cut is None or site.order > cut.order):
             cut = site
-    rebinding = [site for site, outright in bindings if outright and site is not None and site.order < use.order]
+    rebinding = [site for site in outright_sites if site.order < use.order]
     kept = tuple(i for i, (site, _) in enumerate(bindings) if site is None or (
         _may_reach(site, use, cut) and not any(kills(later, site) for later in rebinding)))
     return kept if len(kept) < len(bindings) else None
@@ -179,3 +187,33 @@ def _may_reach(binding: Site, use: Site, cut: Optional[Site]) -> bool:
     if binding.order < use.order:
         return True
     return bool((binding.loops & use.loops) - (cut.loops if cut is not None else frozenset()))
+
+
+def branch_rebindings(rebindings: Sequence[Tuple[Site, ast.stmt]], parents: Mapping[Tuple[Tuple[int, int], ...], ast.stmt],
+                      sites: Mapping[int, Site]) -> Tuple[Site, ...]:
+    """The `if` statements with an `else` each branch of which rebinds a name outright at its own
+    top level (`rebindings`: those statements and their sites), in a straight block (no `break`
+    or `continue`, no handler resuming part-way): past such an `if`, the name holds what one of
+    them bound, as after one rebinding (`if c: x = f() else: x = g()`, then `x = x[:, -1]` in a
+    loop: the value the loop's last line bound in the previous iteration never reaches it).
+    An `elif` chain counts where every branch of the inner `if` does.  `parents`: each compound
+    statement by its site's chain; `sites`: each statement's site by `id`."""
+    found: Dict[int, Site] = {}
+    known = list(rebindings)
+    grew = True
+    while grew:
+        by_parent: Dict[Tuple[Tuple[int, int], ...], List[ast.stmt]] = {}
+        for site, stmt in known:
+            if site.chain[:-1] and site.straight.get(site.chain[-1][0], False):
+                by_parent.setdefault(site.chain[:-1], []).append(stmt)
+        grew = False
+        for chain, inner in by_parent.items():
+            parent = parents.get(chain)
+            if not isinstance(parent, ast.If) or not parent.orelse or id(parent) in found:
+                continue
+            if any(any(s is stmt for s in parent.body) for stmt in inner) \
+                    and any(any(s is stmt for s in parent.orelse) for stmt in inner):
+                site = found[id(parent)] = sites[id(parent)]
+                known.append((site, parent))  # it rebinds, for an outer `if` of which it is an `elif`
+                grew = True
+    return tuple(found.values())

@@ -12,7 +12,7 @@ from functools import cached_property
 from typing import AbstractSet, Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
 
 from lint_h2d.findings import EvidenceStep
-from lint_h2d.inference.values import (COMPUTE_LOGITS_NOTE, FORWARD_INPUT_NOTE, MODULE_OUTPUT_NOTE, MOVED_MODULE_NOTE, SAMPLING_HOOK_NOTE, VLLM_LOADER_NOTE, UNKNOWN, Value,
+from lint_h2d.inference.values import (TENSOR_PROPERTIES, COMPUTE_LOGITS_NOTE, FORWARD_INPUT_NOTE, MODULE_OUTPUT_NOTE, MOVED_MODULE_NOTE, SAMPLING_HOOK_NOTE, VLLM_LOADER_NOTE, UNKNOWN, Value,
                                        runtime_steps)
 
 # How the evidence of a field on the default device begins (issue 17, item 8c).
@@ -48,6 +48,33 @@ def module_step_message(callee: str, module: str) -> str:
     return f"`{callee}(...)` {MODULE_CALL_WORDS} (`{module}`): its output is {MODULE_OUTPUT_NOTE}"
 
 
+# The first words of a function that makes, loads or handles a model (`load_model(path)`,
+# `build_model(cfg)`, `_init_model()`): a verb, so the name is no model's.
+_MODEL_VERBS = frozenset({
+    "apply", "build", "check", "compile", "configure", "construct", "convert", "copy", "create", "download",
+    "dump", "eval", "evaluate", "export", "fit", "freeze", "get", "has", "import", "init", "initialize",
+    "instantiate", "is", "load", "log", "make", "merge", "move", "new", "patch", "prepare", "print",
+    "quantize", "register", "reload", "reset", "restore", "resume", "run", "save", "serialize", "set",
+    "setup", "shard", "test", "to", "train", "unwrap", "update", "upload", "validate", "wrap",
+})
+
+
+def names_model(name: str) -> bool:
+    """Whether a callable's own name (a parameter, a local, a field) says a model: `model`,
+    `self.model`, `draft_model`, not a verb's (`load_model`, `_init_model`).  PyTorch code
+    calls its `nn.Module` so by convention."""
+    words = name.lstrip("_").split("_")  # `self._model` too
+    return words[-1] == "model" and (len(words) == 1 or words[0].lower() not in _MODEL_VERBS)
+
+
+def named_model_message(callee: str) -> str:
+    """The evidence step of a call of something named a model that nothing else tells about
+    (`names_model`): a module call by convention, whose fields are its output's
+    (`output_field_message`)."""
+    return (f"`{callee}(...)` {MODULE_CALL_WORDS} by its name (nothing says what `{callee}` holds): "
+            f"its output is {MODULE_OUTPUT_NOTE}")
+
+
 # The `type_name` prefix of a model a library loads (`pretrained_loader`): an `nn.Module` of a
 # class outside the project (`pretrained:AutoModel`).
 PRETRAINED = "pretrained:"
@@ -81,16 +108,6 @@ def pretrained_step_message(callee: str, type_name: str) -> str:
     call's step (`MODULE_CALL_WORDS`, `MODULE_OUTPUT_NOTE`) that names the loader."""
     return (f"`{callee}(...)` {MODULE_CALL_WORDS} that `{type_name[len(PRETRAINED):]}(...)` loads (a model class "
             f"of that library): its output is {MODULE_OUTPUT_NOTE}")
-
-
-# What `torch.Tensor` answers without a call (its properties): `out.shape`, `out.device`, ... of
-# a module's output read the tensor, not a field of a structured output.
-TENSOR_PROPERTIES = frozenset({
-    "H", "T", "data", "device", "dtype", "grad", "grad_dtype", "grad_fn", "imag", "is_cpu", "is_cuda", "is_ipu",
-    "is_leaf", "is_maia", "is_meta", "is_mkldnn", "is_mps", "is_mtia", "is_nested", "is_quantized", "is_sparse",
-    "is_sparse_csr", "is_vulkan", "is_xla", "is_xpu", "itemsize", "layout", "mH", "mT", "name", "names", "nbytes",
-    "ndim", "output_nr", "real", "requires_grad", "retains_grad", "shape", "volatile",
-})
 
 
 def output_field_message(evidence: Tuple[object, ...], attr: str) -> Optional[str]:

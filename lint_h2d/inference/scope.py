@@ -47,7 +47,7 @@ from lint_h2d.inference.summary import sampling_hook
 from lint_h2d.inference.usage import DeviceNamed, RangeBounds, SliceBounds
 from lint_h2d.inference.values import (LOGITS_PROCESSOR_NOTE, augmented_number, CPU_DEFAULT_STEP, cpu_by_default, derived_step_kind, join_all, join_entries, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        is_json_data, is_module_tensor, join, module_tensor, ordered_number,
-                                       read_from_json)
+                                       host_object)
 
 
 Statement = Union[cst.SimpleStatementLine, cst.SimpleStatementSuite]
@@ -748,10 +748,11 @@ class _Walker:
                 return self.narrowed(joined, stmt.test, False)
             return joined
         self.gates.append((stmt, "orelse"))
+        # An `elif` or `else:` runs where the test was false: what that proves holds there.
         if isinstance(orelse, cst.If):
-            other = self.if_(orelse, copy_names(names))
+            other = self.if_(orelse, self.narrowed(copy_names(names), stmt.test, False))
         else:
-            other = self.branch(orelse.body, copy_names(names), stmt.test, False)
+            other = self.branch(orelse.body, self.narrowed(copy_names(names), stmt.test, False), stmt.test, False)
         self.gates.pop()
         return _join_names(then, other)
 
@@ -797,6 +798,14 @@ class _Walker:
                 f"`{name}` is a `{short}` here (`isinstance` check)", test)), names)
         for name, value in non_tensor_checks(test, holds, self.facts(names)):
             self.bind_name(name, value, names)
+        for name, rank in rank_checks(test, holds):
+            # `assert logits.dim() == 1`: a tensor of unknown rank has that many dimensions here
+            # (the summary reads a parameter's top-level `assert` the same, `summary.shape_unpacking`).
+            current = names.get(name)
+            if current is not None and current.kind.is_tensor and current.rank is None:
+                self.bind_name(name, replace(current, rank=rank).because(LocalStep(
+                    f"`{name}` has {rank} dimensions here (its rank is tested)", test,
+                    derived_step_kind(current))), names)
         for node, other in compared_names(test, holds):
             facts = self.facts(names)
             current = infer(node, facts)
@@ -928,9 +937,10 @@ class _Walker:
             if small.value is not None:
                 value = infer(small.value, self.facts(names))
                 if (value.kind == Kind.UNKNOWN and value.type_name is None and value.element is None) \
-                        or _unfilled(value) or read_from_json(value) or is_json_data(value):
-                    # A value nothing tells about, an empty container, or parsed JSON (a host
-                    # object of a type nothing shows): what the annotation declares.
+                        or _unfilled(value) or host_object(value) or is_json_data(value):
+                    # A value nothing tells about, an empty container, or parsed JSON or a
+                    # configuration's field (a host object of a type nothing shows): what the
+                    # annotation declares.
                     value = _declared(small, value, self.facts(names))
             else:
                 value = annotated_value(small.annotation, self.facts(names))
@@ -1140,10 +1150,16 @@ def _unpacked(value: Value) -> Optional[Value]:
     is (`for r, c in pairs` with `pairs: list[tuple[int, int]]`, a row of `zip` of int lists).
     Unpacking a dict binds its keys (`a, b = {1: x, 2: y}`), so there the keys count.  Unpacking
     a tensor binds its rows (`total, count = stats` with `stats` of shape `(2, n)`: each a 1-D
-    tensor on `stats`' device, a view of its memory), where its rank is known: a value of unknown
-    rank may be a tuple taken for a tensor (`out, state = self.block(x)`, a module's output by
-    the convention); a numpy array's likewise (`rows, cols = np.nonzero(m)` unpacks a tuple of
+    tensor on `stats`' device, a view of its memory), where its rank is known; a device value of
+    unknown rank may be a tuple taken for a tensor (`out, state = self.block(x)`, a module's
+    output by the convention), whose elements are on the device where they are tensors, of a
+    rank not known (a write into one needs its rank proven later); a numpy array's likewise (`rows, cols = np.nonzero(m)` unpacks a tuple of
     arrays).  None when the elements are not known to be alike."""
+    if value.kind == Kind.DEVICE and value.rank is None:
+        # A device value of unknown rank: a tensor's rows, or the elements of a tuple taken for
+        # a tensor (`logits, *mems = model(ids)`), each on the device where it is a tensor, of a
+        # rank not known (`project._Resolver`'s `item` terms read the same).
+        return element_of(value)
     if value.kind.is_tensor or value.kind == Kind.NUMPY:
         return element_of(value) if value.rank is not None and value.rank >= 1 else None
     if value.kind != Kind.OTHER:
@@ -2275,6 +2291,48 @@ def other_backend(test: cst.BaseExpression, holds: bool) -> Optional[Tuple[str, 
 
 
 _ORDERINGS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
+
+
+def rank_checks(test: cst.BaseExpression, holds: bool) -> Tuple[Tuple[str, int], ...]:
+    """The (name, rank) pairs whose number of dimensions `test` evaluating to `holds` proves:
+    `x.dim() == 1`, `x.ndim == 2`, `x.ndimension() == 1`, `len(x.shape) == 3` (either side)
+    that surely ran and held, or such a `!=` that did not (`assert logits.dim() == 1`, the
+    conv-AI top-k filter's).  A name that is no tensor has no `dim()`, and the check raises."""
+    found: List[Tuple[str, int]] = []
+    for part, truth in surely_evaluated(test, holds):
+        if not isinstance(part, cst.Comparison) or len(part.comparisons) != 1:
+            continue
+        operator = part.comparisons[0].operator
+        if not (isinstance(operator, cst.Equal) and truth or isinstance(operator, cst.NotEqual) and not truth):
+            continue
+        comparator = part.comparisons[0].comparator
+        for measured, other in ((part.left, comparator), (comparator, part.left)):
+            name, rank = _rank_measured(measured), literal_int(other)
+            if name is not None and rank is not None and rank >= 0:
+                found.append((name, rank))
+    return tuple(found)
+
+
+def _rank_measured(node: cst.BaseExpression) -> Optional[str]:
+    """The name whose number of dimensions `node` reads: `x.dim()`, `x.ndimension()`, `x.ndim`,
+    `len(x.shape)`, `len(x.size())`; None otherwise."""
+    if isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute) \
+            and node.func.attr.value in ("dim", "ndimension") and isinstance(node.func.value, cst.Name):
+        return node.func.value.value
+    if isinstance(node, cst.Attribute) and node.attr.value == "ndim" and isinstance(node.value, cst.Name):
+        return node.value.value
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len" \
+            and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
+        sized = node.args[0].value
+        if isinstance(sized, cst.Call) and not sized.args and isinstance(sized.func, cst.Attribute) \
+                and sized.func.attr.value == "size":
+            sized = sized.func.value
+        elif isinstance(sized, cst.Attribute) and sized.attr.value == "shape":
+            sized = sized.value
+        else:
+            return None
+        return sized.value if isinstance(sized, cst.Name) else None
+    return None
 
 
 def compared_names(test: cst.BaseExpression, holds: bool) -> Tuple[Tuple[cst.Name, cst.BaseExpression], ...]:

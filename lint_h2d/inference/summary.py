@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import AbstractSet, Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
-from lint_h2d.inference.reaching import SIMPLE_STATEMENTS, Site, reaching, rebinds, statement_sites
+from lint_h2d.inference.reaching import SIMPLE_STATEMENTS, Site, branch_rebindings, reaching, rebinds, statement_sites
 from lint_h2d.inference.torch_api import dtype_integer, FFT_FUNCTIONS, LINALG_NORMS, FLOAT_DEFAULT_FACTORIES, FUNCTIONAL_RANK_KEEPING, LEGACY_TENSOR_TYPES, NEW_METHODS, SCALAR_METHODS, TORCH_DTYPE_NAMES
 
 Term = Tuple[Any, ...]
@@ -85,7 +85,8 @@ _SAME_DEVICE_METHODS = frozenset({
     "log_softmax", "logsumexp", "abs", "neg", "pow", "clamp", "clip", "add", "sub", "mul",
     "div", "mean", "prod", "cumprod", "diff", "remainder", "floor_divide", "eq", "ne", "lt",
     "le", "gt", "ge", "logical_not", "logical_and", "logical_or", "to_dense", "nan_to_num",
-    "tril", "triu",
+    "tril", "triu", "t", "movedim", "swapaxes", "unflatten", "diagonal", "unfold", "expand_as",
+    "reshape_as", "as_strided", "argmin", "repeat_interleave", "coalesce",
 })
 # Of those, the ones whose result also has the input's rank (elementwise, `softmax` along a
 # dimension, a copy or a cast): a `keep` term, so a rank known at a call site survives them.
@@ -93,7 +94,7 @@ _RANK_KEEPING = frozenset({
     "clone", "contiguous", "detach", "int", "long", "float", "half", "bfloat16", "bool", "byte",
     "short", "char", "double", "exp", "log", "sqrt", "sigmoid", "softmax", "log_softmax", "abs",
     "neg", "masked_fill", "flip", "roll", "clamp", "clip", "type_as", "index_select", "cumsum", "cumprod",
-    "nan_to_num", "tril", "triu", "gather",
+    "nan_to_num", "tril", "triu", "gather", "t", "transpose", "permute", "movedim", "swapaxes", "narrow",
 })
 # `torch.cat((a, b), dim)` and its aliases: a `cat` term, where its first input is, of the
 # inputs' rank when every one has it (the walk reads the same table: `expressions`; PyTorch
@@ -526,6 +527,9 @@ class _Scope:
     statements: Dict[int, ast.stmt] = field(default_factory=dict)
     bound_at: Dict[int, int] = field(default_factory=dict)
     here: Optional[Site] = None
+    # The body's compound statements by their site's chain (`reaching.branch_rebindings`),
+    # made on first need.
+    parents: Dict[Tuple[Tuple[int, int], ...], ast.stmt] = field(default_factory=dict)
     # `_Builder._reaching`'s answers, by (name, order of the reading statement).
     reached: Dict[Tuple[str, int], Optional[Tuple[int, ...]]] = field(default_factory=dict)
     # Names the body declares `global` / `nonlocal`: another scope may rebind them between
@@ -1375,12 +1379,22 @@ class _Builder:
         if memo in scope.reached:
             return scope.reached[memo]
         bindings: List[Tuple[Optional[Site], bool]] = []
+        outright: List[Tuple[Site, ast.stmt]] = []
         for value in values:
             stmt_id = scope.bound_at.get(id(value))
             stmt = scope.statements.get(stmt_id) if stmt_id is not None else None
             site = scope.sites.get(stmt_id) if stmt_id is not None else None
-            bindings.append((site, stmt is not None and rebinds(stmt, name)))
-        found = scope.reached[memo] = reaching(scope.here, bindings)
+            rebound = stmt is not None and rebinds(stmt, name)
+            bindings.append((site, rebound))
+            if rebound and site is not None and stmt is not None:
+                outright.append((site, stmt))
+        branched: Tuple[Site, ...] = ()
+        if len(outright) > 1:
+            if not scope.parents:
+                scope.parents = {scope.sites[i].chain: stmt for i, stmt in scope.statements.items()
+                                 if i in scope.sites and type(stmt) not in _SIMPLE_STATEMENTS}
+            branched = branch_rebindings(outright, scope.parents, scope.sites)
+        found = scope.reached[memo] = reaching(scope.here, bindings, branched)
         return found
 
     def _call(self, node: ast.Call, scope: _Scope) -> Term:
@@ -1994,6 +2008,15 @@ def shape_unpacking(body: Sequence[ast.stmt], params: Mapping[str, Term]) -> Dic
     `scope.shape_unpacked`).  `_Builder._name` reads only parameters the body never rebinds."""
     found: Dict[str, Tuple[int, int]] = {}
     for stmt in body:
+        asserted = _asserted_rank(stmt.test) if isinstance(stmt, ast.Assert) else None
+        if asserted is not None:
+            # `assert logits.dim() == 1`: past it, the parameter has that many dimensions (the
+            # walk's `scope.rank_checks`).
+            name, rank = asserted
+            term = params.get(name)
+            if term is not None and term[0] == "param" and name not in found:
+                found[name] = (rank, stmt.end_lineno or stmt.lineno)
+            continue
         if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
                 and isinstance(stmt.targets[0], (ast.Tuple, ast.List))):
             continue
@@ -2015,6 +2038,37 @@ def shape_unpacking(body: Sequence[ast.stmt], params: Mapping[str, Term]) -> Dic
             continue
         found[value.id] = (len(elements), stmt.end_lineno or stmt.lineno)
     return found
+
+
+def _asserted_rank(test: ast.expr) -> Optional[Tuple[str, int]]:
+    """`x.dim() == 1`, `x.ndimension() == 1`, `x.ndim == 1`, `len(x.shape) == 1` (either side):
+    the name and the rank an `assert` of it proves (one comparison only; the walk's
+    `scope.rank_checks` reads `and`s and branches too)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return None
+    for measured, other in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
+        if not (isinstance(other, ast.Constant) and type(other.value) is int and other.value >= 0):
+            continue
+        if isinstance(measured, ast.Call) and not measured.args and not measured.keywords \
+                and isinstance(measured.func, ast.Attribute) and measured.func.attr in ("dim", "ndimension"):
+            measured = measured.func.value
+        elif isinstance(measured, ast.Attribute) and measured.attr == "ndim":
+            measured = measured.value
+        elif isinstance(measured, ast.Call) and _is_name(measured.func, "len") and len(measured.args) == 1 \
+                and not measured.keywords:
+            sized = measured.args[0]
+            if isinstance(sized, ast.Call) and not sized.args and isinstance(sized.func, ast.Attribute) \
+                    and sized.func.attr == "size":
+                measured = sized.func.value
+            elif isinstance(sized, ast.Attribute) and sized.attr == "shape":
+                measured = sized.value
+            else:
+                continue
+        else:
+            continue
+        if isinstance(measured, ast.Name):
+            return measured.id, other.value
+    return None
 
 
 def _cpu_defaults(args: ast.arguments) -> FrozenSet[str]:
@@ -2687,9 +2741,14 @@ def _pairs(target: ast.expr, value: Optional[ast.expr],
                 out.extend(_pairs(t, v))
             return out
         if positions and isinstance(value, ast.Call) and len(target.elts) > 1 \
-                and all(isinstance(t, ast.Name) for t in target.elts):
+                and all(isinstance(t, ast.Name) or isinstance(t, ast.Starred) and isinstance(t.value, ast.Name)
+                        for t in target.elts):
+            # `a, *rest = f(...)`: the names before a starred one are positions of the value too;
+            # the starred name and those after it are not known.
+            starred = next((i for i, t in enumerate(target.elts) if isinstance(t, ast.Starred)), len(target.elts))
             return [(t, ast.copy_location(ast.Call(func=ast.Name(id=_ITEM_OF, ctx=ast.Load()),
                                                    args=[value, ast.Constant(value=i)], keywords=[]), value))
+                    if i < starred else (t.value if isinstance(t, ast.Starred) else t, None)
                     for i, t in enumerate(target.elts)]
         return [(t, None) for t in target.elts]
     return [(target, value)]

@@ -305,6 +305,70 @@ def read_from_json(value: Value) -> bool:
     return any(getattr(step, "message", None) == JSON_STEP for step in value.evidence)
 
 
+# What `torch.Tensor` answers without a call (its properties): `out.shape`, `out.device`, ... of
+# a module's output read the tensor, not a field of a structured output
+# (`resolved.output_field_message`), and of a tensor named like a configuration no field of one
+# (`config_field`).
+TENSOR_PROPERTIES = frozenset({
+    "H", "T", "data", "device", "dtype", "grad", "grad_dtype", "grad_fn", "imag", "is_cpu", "is_cuda", "is_ipu",
+    "is_leaf", "is_maia", "is_meta", "is_mkldnn", "is_mps", "is_mtia", "is_nested", "is_quantized", "is_sparse",
+    "is_sparse_csr", "is_vulkan", "is_xla", "is_xpu", "itemsize", "layout", "mH", "mT", "name", "names", "nbytes",
+    "ndim", "output_nr", "real", "requires_grad", "retains_grad", "shape", "volatile",
+})
+
+
+# What the step of a value read from a configuration object says (`config_value`).
+CONFIG_STEP = ("a field of a configuration object (`config.x`, `cfg.x`, `args.x`, `self.hparams.x`): "
+               "configurations hold host values (numbers, strings, `None`, containers), not tensors")
+# Names that hold a configuration (`config`, `self.model_config`, `training_args`): a naming
+# convention of PyTorch code (transformers' `PretrainedConfig`, argparse namespaces, OmegaConf,
+# Lightning's `hparams`), kept to the words nothing else is spelled with.
+_CONFIG_NAMES = frozenset({"config", "cfg", "hparams", "hps", "args", "opt", "opts"})
+_CONFIG_SUFFIXES = ("_config", "_cfg", "_args", "_hparams")
+# Fields of a configuration that name a place or a type, not a number: what they hold is read
+# by the place rules (`device=cfg.device`), never as a host value.
+_PLACE_WORDS = ("device", "dtype", "place", "gpu", "cuda")
+
+
+def names_config(name: str) -> bool:
+    """Whether `name` (a variable, a parameter or a field) is spelled like a configuration."""
+    return name in _CONFIG_NAMES or name.endswith(_CONFIG_SUFFIXES)
+
+
+def config_field(attr: str) -> bool:
+    """Whether a configuration's field `attr` is read as a host value (`config_value`): any but
+    those naming a place or a dtype (`cfg.device`, `args.gpu`, `config.torch_dtype`) and a
+    tensor's own attributes (`x.shape` of a tensor named so)."""
+    lowered = attr.lower()
+    return attr not in TENSOR_PROPERTIES and not any(word in lowered for word in _PLACE_WORDS)
+
+
+def config_value(step: Any) -> Value:
+    """What a field of a configuration object gives (`step` says where it was read): a host
+    value of a type nothing shows, as an entry of parsed JSON is (transformers' configs are
+    parsed JSON).  A write of one into an element of a device tensor copies it host-to-device
+    (or rejects it); read as an index it is no int by evidence (`"eos_token_id": [1, 2]`)."""
+    return Value(SCALAR_KIND, 0, Origin.LOCAL, evidence=(step,))
+
+
+def from_config(value: Value) -> bool:
+    """A `config_value`: a field of a configuration, whose own fields are ones too
+    (`config.text_config.vocab_size`)."""
+    return value.kind == SCALAR_KIND and any(getattr(s, "message", None) == CONFIG_STEP for s in value.evidence)
+
+
+def host_object(value: Value) -> bool:
+    """Whether `value` rests on a JSON or a configuration step: a host object whose type
+    nothing shows (a number, a string, `None`, a container), not an int by evidence."""
+    return any(getattr(step, "message", None) in (JSON_STEP, CONFIG_STEP) for step in value.evidence)
+
+
+def plain_number(value: Value) -> bool:
+    """A Python number by evidence, where a number and a sequence differ (a size, a `dim`, an
+    operand that keeps a tensor's rank): not a `host_object`, which may be a tuple of sizes."""
+    return value.kind == SCALAR_KIND and not host_object(value)
+
+
 def module_tensor(data: Value, step: Any) -> Value:
     """What `nn.Buffer(data)` / `nn.Parameter(data)` / `register_buffer(name, data)` holds:
     `data`, but a host one only until the module moves (`module.to(dev)` / `.cuda()` moves
