@@ -26,7 +26,7 @@ from lint_h2d.inference.summary import CONCATENATIONS, DISTRIBUTED_INTS, NN_TENS
 from lint_h2d.inference.torch_api import (ALL_FACTORIES, concatenated_rank, matmul_rank, FFT_FUNCTIONS, LINALG_NORMS, DATA_FACTORIES, dtype_integer, FLOAT_DEFAULT_FACTORIES, FUNCTIONAL_DTYPE_KEEPING, FUNCTIONAL_RANK_ADDING, FUNCTIONAL_RANK_KEEPING, INDEX_OPS, IndexOp, LEGACY_TENSOR_TYPES, LIKE_FACTORIES, NEW_METHODS, NONZERO_OPS, ONE_D_FACTORIES, PAIR_FIELDS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SCALAR_METHODS, SCALAR_WITH_ARG_METHODS, SIZE_FACTORIES, SPLIT_OPS, stacked_rank, TORCH_DTYPE_NAMES, VIEW_METHODS)
 from lint_h2d.inference.values import (concatenation_source, meshgrid_result, returned_through, cpu_by_default, entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, EMPTY_DICT, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NON_INTEGER, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        join, module_tensor, ordered_number,
-                                       config_field, config_value, CONFIG_STEP, from_config, host_object, names_config,
+                                       config_field, config_value, CONFIG_STEP, from_config, host_object, names_config, nothing_known,
                                        plain_number)
 
 # A `torch.Size` (or any `shape` / `size()` nothing else tells about): a tuple of Python ints.
@@ -954,7 +954,7 @@ def _named_model_call(callee: Value, func: cst.BaseExpression, call: cst.Call) -
     """`model(ids)`, `self.model(ids)`, `draft_model(x)` where nothing tells what the callable
     is (an unannotated parameter, a field set from one): a call of an `nn.Module` by its name
     (`resolved.names_model`), whose output is on the accelerator, of unknown rank."""
-    if callee.kind != Kind.UNKNOWN or callee.type_name is not None or callee.none or callee.element is not None:
+    if not nothing_known(callee):
         return None
     name = func.value if isinstance(func, cst.Name) else \
         func.attr.value if isinstance(func, cst.Attribute) else None
@@ -1967,7 +1967,7 @@ def _reads_config(receiver: cst.BaseExpression, value: Value) -> bool:
     would take for the accelerator)."""
     if from_config(value):
         return True
-    if value.kind != Kind.UNKNOWN or value.type_name is not None or value.element is not None or value.none:
+    if not nothing_known(value):
         return False
     name = receiver.value if isinstance(receiver, cst.Name) else \
         receiver.attr.value if isinstance(receiver, cst.Attribute) else None

@@ -171,6 +171,7 @@ from lint_h2d.inference.values import (  # noqa: E402
     MOVED_MODULE_NOTE,
     names_config,
     NONE,
+    nothing_known,
     plain_number,
     PROJECT_LOADER_NOTE,
     OTHER,
@@ -2038,8 +2039,7 @@ class _Resolver:
     def _named_model(self, callee: Value, shown: str, path: str, line: int) -> Value:
         """`model(ids)`, `self.model(ids)` where nothing tells what the callable is: a call of an
         `nn.Module` by its name (`resolved.names_model`, as the walk's `_named_model_call`)."""
-        if callee.kind != UNKNOWN_KIND or callee.type_name is not None or callee.none \
-                or callee.element is not None or not names_model(shown.rsplit(".", 1)[-1]):
+        if not nothing_known(callee) or not names_model(shown.rsplit(".", 1)[-1]):
             return UNKNOWN
         return Value(DEVICE_KIND).because(EvidenceStep(named_model_message(shown), path, line,
                                                        kind=EvidenceKind.CONVENTION))
@@ -2531,7 +2531,7 @@ def _config_term(receiver: Term, value: Value) -> bool:
     spelled like one (`values.names_config`) that evaluates to nothing known."""
     if from_config(value):
         return True
-    if value.kind != UNKNOWN_KIND or value.type_name is not None or value.element is not None or value.none:
+    if not nothing_known(value):
         return False
     tag = receiver[0] if isinstance(receiver, tuple) and receiver else None
     if tag == "param":

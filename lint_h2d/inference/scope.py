@@ -1117,14 +1117,7 @@ def shape_unpacked(small: cst.Assign) -> Optional[Tuple[str, int]]:
     if not isinstance(target, (cst.Tuple, cst.List)) or not target.elements \
             or any(isinstance(e, cst.StarredElement) for e in target.elements):
         return None
-    value = small.value
-    if isinstance(value, cst.Call) and not value.args and isinstance(value.func, cst.Attribute) \
-            and value.func.attr.value == "size":
-        value = value.func.value
-    elif isinstance(value, cst.Attribute) and value.attr.value == "shape":
-        value = value.value
-    else:
-        return None
+    value = _sized(small.value)
     if not isinstance(value, cst.Name):
         return None
     if any(isinstance(e.value, cst.Name) and e.value.value == value.value for e in target.elements):
@@ -2323,15 +2316,18 @@ def _rank_measured(node: cst.BaseExpression) -> Optional[str]:
         return node.value.value
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len" \
             and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
-        sized = node.args[0].value
-        if isinstance(sized, cst.Call) and not sized.args and isinstance(sized.func, cst.Attribute) \
-                and sized.func.attr.value == "size":
-            sized = sized.func.value
-        elif isinstance(sized, cst.Attribute) and sized.attr.value == "shape":
-            sized = sized.value
-        else:
-            return None
+        sized = _sized(node.args[0].value)
         return sized.value if isinstance(sized, cst.Name) else None
+    return None
+
+
+def _sized(node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """`x` of `x.size()` or `x.shape` (the sizes of `x`), else None."""
+    if isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute) \
+            and node.func.attr.value == "size":
+        return node.func.value
+    if isinstance(node, cst.Attribute) and node.attr.value == "shape":
+        return node.value
     return None
 
 

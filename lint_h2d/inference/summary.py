@@ -2023,14 +2023,7 @@ def shape_unpacking(body: Sequence[ast.stmt], params: Mapping[str, Term]) -> Dic
         elements = stmt.targets[0].elts
         if not elements or any(isinstance(e, ast.Starred) for e in elements):
             continue
-        value = stmt.value
-        if isinstance(value, ast.Call) and not value.args and not value.keywords \
-                and isinstance(value.func, ast.Attribute) and value.func.attr == "size":
-            value = value.func.value
-        elif isinstance(value, ast.Attribute) and value.attr == "shape":
-            value = value.value
-        else:
-            continue
+        value = _sized(stmt.value)
         if not isinstance(value, ast.Name) or value.id in found:
             continue
         term = params.get(value.id)
@@ -2056,18 +2049,24 @@ def _asserted_rank(test: ast.expr) -> Optional[Tuple[str, int]]:
             measured = measured.value
         elif isinstance(measured, ast.Call) and _is_name(measured.func, "len") and len(measured.args) == 1 \
                 and not measured.keywords:
-            sized = measured.args[0]
-            if isinstance(sized, ast.Call) and not sized.args and isinstance(sized.func, ast.Attribute) \
-                    and sized.func.attr == "size":
-                measured = sized.func.value
-            elif isinstance(sized, ast.Attribute) and sized.attr == "shape":
-                measured = sized.value
-            else:
+            sized = _sized(measured.args[0])
+            if sized is None:
                 continue
+            measured = sized
         else:
             continue
         if isinstance(measured, ast.Name):
             return measured.id, other.value
+    return None
+
+
+def _sized(node: ast.expr) -> Optional[ast.expr]:
+    """`x` of `x.size()` or `x.shape` (the sizes of `x`), else None."""
+    if isinstance(node, ast.Call) and not node.args and not node.keywords \
+            and isinstance(node.func, ast.Attribute) and node.func.attr == "size":
+        return node.func.value
+    if isinstance(node, ast.Attribute) and node.attr == "shape":
+        return node.value
     return None
 
 

@@ -351,6 +351,13 @@ def config_value(step: Any) -> Value:
     return Value(SCALAR_KIND, 0, Origin.LOCAL, evidence=(step,))
 
 
+def nothing_known(value: Value) -> bool:
+    """A value nothing tells about: of unknown kind, no class, no contents, not a cycle's
+    "nothing yet" (where a naming convention may say what it is: `names_config`,
+    `resolved.names_model`)."""
+    return value.kind == UNKNOWN_KIND and value.type_name is None and value.element is None and not value.none
+
+
 def from_config(value: Value) -> bool:
     """A `config_value`: a field of a configuration, whose own fields are ones too
     (`config.text_config.vocab_size`)."""
