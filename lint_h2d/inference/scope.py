@@ -1146,8 +1146,9 @@ def _unpacked(value: Value) -> Optional[Value]:
     tensor on `stats`' device, a view of its memory), where its rank is known; a device value of
     unknown rank may be a tuple taken for a tensor (`out, state = self.block(x)`, a module's
     output by the convention), whose elements are on the device where they are tensors, of a
-    rank not known (a write into one needs its rank proven later); a numpy array's likewise (`rows, cols = np.nonzero(m)` unpacks a tuple of
-    arrays).  None when the elements are not known to be alike."""
+    rank not known (a write into one needs its rank proven later); a numpy array's likewise
+    (`rows, cols = np.nonzero(m)` unpacks a tuple of arrays).  None when the elements are not
+    known to be alike."""
     if value.kind == Kind.DEVICE and value.rank is None:
         # A device value of unknown rank: a tensor's rows, or the elements of a tuple taken for
         # a tensor (`logits, *mems = model(ids)`), each on the device where it is a tensor, of a

@@ -26,7 +26,8 @@ from functools import lru_cache
 from typing import AbstractSet, Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from lint_h2d.inference.reaching import SIMPLE_STATEMENTS, Site, branch_rebindings, reaching, rebinds, statement_sites
-from lint_h2d.inference.torch_api import dtype_integer, FFT_FUNCTIONS, LINALG_NORMS, FLOAT_DEFAULT_FACTORIES, FUNCTIONAL_RANK_KEEPING, LEGACY_TENSOR_TYPES, NEW_METHODS, SCALAR_METHODS, TORCH_DTYPE_NAMES
+from lint_h2d.inference.torch_api import (dtype_integer, FFT_FUNCTIONS, LINALG_NORMS, FLOAT_DEFAULT_FACTORIES, FUNCTIONAL_RANK_KEEPING, LEGACY_TENSOR_TYPES, NEW_METHODS, SAME_DEVICE_METHODS, SCALAR_METHODS,
+                                         TORCH_DTYPE_NAMES, VIEW_METHODS)
 
 Term = Tuple[Any, ...]
 
@@ -76,18 +77,10 @@ _SAME_DEVICE_FUNCTIONS = frozenset({
     "logical_and", "logical_or", "logical_not", "eq", "ne", "lt", "le", "gt", "ge", "nan_to_num",
     "outer", "ger",
 })
-_SAME_DEVICE_METHODS = frozenset({
-    "clone", "contiguous", "view", "reshape", "flatten", "narrow", "transpose", "permute",
-    "squeeze", "unsqueeze", "expand", "detach", "int", "long", "float", "half", "bfloat16",
-    "bool", "index_select", "gather", "cumsum", "sum", "argsort", "argmax", "sort",
-    "masked_fill", "repeat", "flip", "roll", "view_as", "select", "type_as",
-    "byte", "short", "char", "double", "exp", "log", "sqrt", "sigmoid", "softmax",
-    "log_softmax", "logsumexp", "abs", "neg", "pow", "clamp", "clip", "add", "sub", "mul",
-    "div", "mean", "prod", "cumprod", "diff", "remainder", "floor_divide", "eq", "ne", "lt",
-    "le", "gt", "ge", "logical_not", "logical_and", "logical_or", "to_dense", "nan_to_num",
-    "tril", "triu", "t", "movedim", "swapaxes", "unflatten", "diagonal", "unfold", "expand_as",
-    "reshape_as", "as_strided", "argmin", "repeat_interleave", "coalesce",
-})
+# Tensor methods whose result is a tensor where the receiver is: the walk's tables
+# (`torch_api`), but `max` / `min` (with a `dim`, a pair of values and indices), `type` (a string
+# without arguments) and `data_ptr_view` (no method of `torch.Tensor`).
+_SAME_DEVICE_METHODS = (SAME_DEVICE_METHODS | VIEW_METHODS) - {"max", "min", "type", "data_ptr_view"}
 # Of those, the ones whose result also has the input's rank (elementwise, `softmax` along a
 # dimension, a copy or a cast): a `keep` term, so a rank known at a call site survives them.
 _RANK_KEEPING = frozenset({
