@@ -714,6 +714,13 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
         found = _container_method(receiver, method, call, facts)
         if found is not None:
             return found
+    if method == "get" and 1 <= len(call.args) <= 2 and all(a.keyword is None and not a.star for a in call.args):
+        key = string_key(call.args[0].value)
+        if key is not None and config_field(key) and _reads_config(receiver_node, receiver):
+            # `cfg.get("queue_size", 57600)`: a configuration's field read by key, a host value
+            # as `cfg.queue_size` is (`values.config_value`), or the default.
+            found = config_value(LocalStep(CONFIG_STEP, call, "convention"))
+            return join(found, infer(call.args[1].value, facts)) if len(call.args) == 2 else found
     if method == "tolist":
         # A 1-D tensor's (or array's) `tolist()` is a list of Python numbers; a 2-D one's, a
         # list of such lists (`for r, c in pairs.tolist()` unpacks numbers), and so on.

@@ -21,9 +21,11 @@ from lint_h2d.inference.values import Kind, LocalStep, Origin, Value
 
 # numpy functions of one array whose result holds integer positions (int64, `np.intp`).
 _POSITION_TUPLES = frozenset({"nonzero", "where"})  # one 1-D array per dimension
-# scipy.optimize's assignment solver: (row indices, column indices), two 1-D int arrays.
+# scipy.optimize's assignment solver: (row indices, column indices), two 1-D int arrays; and
+# py-motmetrics' `motmetrics.lap.linear_sum_assignment`, which trackers import in its stead (it
+# runs whichever solver is installed and returns the same pair, as `np.array`s of ints).
 ASSIGNMENT_SOLVERS = frozenset({"linear_sum_assignment"})
-ASSIGNMENT_MODULES = frozenset({"scipy.optimize", "scipy.optimize._lsap"})
+ASSIGNMENT_MODULES = frozenset({"scipy.optimize", "scipy.optimize._lsap", "motmetrics.lap"})
 _INTEGER_DTYPE_NAMES = frozenset({"int", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
                                   "uint64", "intp", "uintp", "int_", "longlong", "intc"})
 _NON_INTEGER_DTYPE_NAMES = frozenset({"float", "float16", "float32", "float64", "half", "single", "double",

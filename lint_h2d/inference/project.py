@@ -222,6 +222,7 @@ class _Resolver:
     """Resolves summary terms to values, memoized; a cycle resolves to unknown."""
 
     def __init__(self, summaries: Sequence[FileSummary]) -> None:
+        self._moved: Optional[Dict[str, EvidenceStep]] = None  # `moved_modules`, once made
         self.classes: Dict[str, List[Tuple[str, ClassSummary]]] = {}
         self.functions: Dict[str, List[Tuple[str, FunctionSummary]]] = {}
         self.methods: Dict[Tuple[str, str], List[Tuple[str, FunctionSummary]]] = {}
@@ -351,7 +352,15 @@ class _Resolver:
     def moved_modules(self) -> Dict[str, EvidenceStep]:
         """Project module classes whose instances some call moves to an accelerator it names
         (`summary.ModuleMove`), and the modules their `__init__` builds (moved with them); then
-        those the project neither builds nor moves (`_run_where_models_run`, a convention)."""
+        those the project neither builds nor moves (`_run_where_models_run`, a convention).
+        Made once (`_moved`); while it is being made (its receivers' values may ask what a call
+        passes, `_moved_buffer`), the answer is that nothing is moved yet."""
+        if self._moved is None:
+            self._moved = {}
+            self._moved = self._moved_modules()
+        return self._moved
+
+    def _moved_modules(self) -> Dict[str, EvidenceStep]:
         moved: Dict[str, EvidenceStep] = {}
         for path, move in self.moves:
             if move.device is not None:
@@ -982,13 +991,14 @@ class _Resolver:
         definers = sorted(sub for sub in self._descendants(cls) if any(
             a == attr and t[0] not in ("aug", "none") for _, c in self.classes[sub] for a, t in c.fields))
         found = join_all([self.in_methods(sub, attr, moved) for sub in definers])
-        if found.kind != DEVICE_KIND:
+        if found.kind not in (DEVICE_KIND, SCALAR_KIND):
             return found
         path, summary = self.classes[definers[0]][0]
         shown = ", ".join(f"`{s}`" for s in definers[:4]) + (", ..." if len(definers) > 4 else "")
+        held = "a device tensor" if found.kind == DEVICE_KIND else "a Python number"
         return found.because(EvidenceStep(
             f"`{cls}` does not set `{attr}`: `self` in its methods is an instance of a project subclass, "
-            f"and those that set it ({shown}) hold a device tensor there", path, summary.line,
+            f"and those that set it ({shown}) hold {held} there", path, summary.line,
             kind=EvidenceKind.CONVENTION))
 
     def _assignments(self, cls: str) -> Dict[str, List[Tuple[str, Term]]]:
@@ -1232,6 +1242,8 @@ class _Resolver:
             value = self.eval(term, path, None)
             if names_device and value.kind == UNKNOWN_KIND:
                 value = self._device_of_unplaced(term, path, site.line) or value
+            if value.kind == TENSOR_KIND:
+                value = self._moved_buffer(term, path, site.line) or value
             module = self.forward_calls.get(id(site)) if callee == "forward" else None
             if module is not None and value.kind == DEVICE_KIND:
                 value = value.because(self.step(
@@ -1347,6 +1359,20 @@ class _Resolver:
             return None
         return Value(DEVICE_PLACE_KIND).because(EvidenceStep(_UNPLACED_DEVICE_STEP, path, line,
                                                              kind=EvidenceKind.CONVENTION))
+
+    def _moved_buffer(self, term: Term, path: str, line: int) -> Optional[Value]:
+        """`self.buf`, a buffer or parameter of the module class `cls` whose method makes the
+        call at `line`, passed there (`self._enqueue(keys, queue_ptr=self.queue_ptr)`): on the
+        device where `cls` is moved (`moved_modules`) and the method is not one that building an
+        instance runs, as that method's own walk reads it (`scope._moved_fields`); None else."""
+        if term[0] != "field" or len(term) < 3 or not isinstance(term[1], str):
+            return None
+        cls, attr = term[1], term[2]
+        moved = self.moved_modules()
+        if cls not in moved or self._run_by_construction(cls, path, line):
+            return None
+        value = self.in_methods(cls, attr, moved)
+        return value if value.kind == DEVICE_KIND else None
 
     def _run_by_construction(self, cls: str, path: str, line: int) -> bool:
         """Whether `line` of `path` is in a method of `cls` that building an instance runs:
@@ -1771,10 +1797,15 @@ class _Resolver:
             # `d.get(k)`, `d.get(k, v)`, `d.setdefault(k, v)`: a value of a container (`None`, the
             # missing key's, adds nothing: a write into it raises), or `v`; on anything else a
             # method call.
-            _, recv, method, _line, default = term
+            _, recv, method, _line, default, key = term
             base = self.eval(recv, path, owner)
             if base.kind == OTHER_KIND and base.type_name is None and base.element is not None:
                 return base.element if default is None else join(base.element, self.eval(default, path, owner))
+            if method == "get" and key is not None and config_field(key) and _config_term(recv, base):
+                # `cfg.get("queue_size", 57600)`: a configuration's field by key, a host value
+                # (`values.config_value`) as `cfg.queue_size` is, or the default.
+                found = config_value(EvidenceStep(CONFIG_STEP, path, _line, kind=EvidenceKind.CONVENTION))
+                return found if default is None else join(found, self.eval(default, path, owner))
             term = ("mcall", recv, method, _line)
             tag = "mcall"
         if tag == "mcall":
@@ -2755,11 +2786,11 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
         setting = {a for _, c in resolver.classes[name] for a, t in c.fields if t[0] not in _NOT_SETTING}
         # In a fixed order: the fields' evaluation order decides where a cycle is cut.
         below = {a for sub in sorted(resolver._descendants(name)) for a in sorted(own_attrs.get(sub, ()))
-                 if a not in setting and resolver.in_methods(sub, a, moved).kind == DEVICE_KIND}
+                 if a not in setting and resolver.in_methods(sub, a, moved).kind in (DEVICE_KIND, SCALAR_KIND)}
         for attr in sorted(below):
             if resolver.field(name, attr).kind == UNKNOWN_KIND:
                 value = resolver.defined_below(name, attr, moved)
-                if value.kind == DEVICE_KIND:
+                if value.kind in (DEVICE_KIND, SCALAR_KIND):
                     _keep_field(fields, device_names, name, attr, value, assigned_here)
     returns: Dict[str, Value] = {}
     params: Dict[Tuple[str, str], Value] = {}
@@ -3030,15 +3061,18 @@ def _path_of(definitions: Sequence[Tuple[str, FunctionSummary]], fn: FunctionSum
 
 def _worth_keeping(value: Value) -> bool:
     """What the walk can use from a field or a return: a device tensor, a typed object (for
-    chains), a container of those, a Python number (an index), a one-element CPU tensor (a
-    value), or a tensor whose place nothing says: that it is a tensor (and its rank) still
-    tells the walk what its methods give (`genstep(...)`'s flags joined with a field's device
-    allocation are a tensor, whose `nonzero().squeeze(-1).tolist()` holds ints; read as
-    unknown, the join was unknown).  On vLLM the resolved facts grow by 9% (11.1 to 12.1 MB
-    pickled) and the resolving child's peak by 0.2 MB."""
+    chains), a container of those, a Python number (an index), a CPU tensor (a one-element one
+    is a value; any one is a place, that of `device=x.device`), or a tensor whose place nothing
+    says: that it is a tensor (and its rank) still tells the walk what its methods give
+    (`genstep(...)`'s flags joined with a field's device allocation are a tensor, whose
+    `nonzero().squeeze(-1).tolist()` holds ints; read as unknown, the join was unknown).  On
+    vLLM the resolved facts grew by 9% (11.1 to 12.1 MB pickled) and the resolving child's peak
+    by 0.2 MB for the unplaced tensors."""
     if value.kind in (DEVICE_KIND, SCALAR_KIND, TENSOR_KIND) or value.type_name is not None:
         return True
-    if value.kind == CPU_KIND and value.rank == 0:
+    if value.kind == CPU_KIND:
+        # `device=lons.device` of a CPU `lons = grid(n)` allocates on the CPU; left out, `lons`
+        # was unknown and its `.device` taken for the accelerator's (`expressions._device_kwarg_kind`).
         return True
     if value.element is not None and _worth_keeping(value.element):
         return True

@@ -246,7 +246,9 @@ def _scipy_spellings(module: cst.Module, submodule: str, functions: AbstractSet[
     <submodule> [as alias]`, `x.f` after `import <source> [as x]`, and with `through_scipy`
     `scipy.<submodule>.f` / `alias.<submodule>.f` after `import scipy [as alias]`)."""
     found: Set[str] = set()
-    for source, full, bound, plain in _import_aliases(_module_imports(module)):
+    # `_shallow_imports`: trackers import the solver under `try:` (`except ImportError:` leaves
+    # the name unbound or None, and calling that raises before any index is used).
+    for source, full, bound, plain in _import_aliases(_shallow_imports(module)):
         if source in sources and full in functions:
             found.add(bound or full)
         elif source == "scipy" and full == submodule:

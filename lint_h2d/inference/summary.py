@@ -1533,7 +1533,11 @@ class _Builder:
             # raises); with a default (`d.get(k, buf)`, `d.setdefault(k, buf)`), or that.
             # A project class's own `get` is its method: `("mcall", ...)` read as the resolver
             # reads one, where the receiver is no container (`_Resolver.eval`).
-            return ("get", recv, method, line, self.term(node.args[1], scope) if len(node.args) == 2 else None)
+            # The key, where it is a constant string: a configuration's `cfg.get("queue_size", n)`
+            # is a host value (`project._config_term`) unless the key names a place.
+            key = node.args[0].value if isinstance(node.args[0], ast.Constant) \
+                and isinstance(node.args[0].value, str) else None
+            return ("get", recv, method, line, self.term(node.args[1], scope) if len(node.args) == 2 else None, key)
         if method in ("view", "reshape") and node.args and not node.keywords:
             rank = _size_rank(node.args[0]) if len(node.args) == 1 else (
                 None if any(isinstance(a, ast.Starred) for a in node.args) else len(node.args))
