@@ -46,12 +46,18 @@ CORPORA: Dict[str, Tuple[Tuple[str, ...], str]] = {
 }
 
 
-def _reference_module():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("gpu_sync_reference", HERE / "gpu_sync_reference.py")
+def _bench_module(name: str):  # type: ignore[no-untyped-def]
+    """The bench script `bench/<name>.py`, loaded as a module (bench/ is no package)."""
+    spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # its dataclasses look their module up while being made
     spec.loader.exec_module(module)
     return module
+
+
+def _reference_module():  # type: ignore[no-untyped-def]
+    return _bench_module("gpu_sync_reference")
 
 
 def corpus_root(name: str) -> Path:
@@ -59,10 +65,10 @@ def corpus_root(name: str) -> Path:
     for candidate in candidates:
         if Path(candidate).is_dir():
             return Path(candidate)
-    sys.path.insert(0, str(ROOT))
-    from tests.corpus import corpus_tree  # downloads the pinned wheel once
-
-    return Path(corpus_tree(name))
+    # The pinned wheel of bench/labels/corpora.toml, as bench/accuracy.py gets every corpus
+    # (downloaded once, cached outside the repository).
+    accuracy = _bench_module("accuracy")
+    return Path(accuracy.corpus_root(accuracy.load_corpora(LABELS.parent / "corpora.toml")[name]))
 
 
 def python_files(root: Path) -> List[str]:
