@@ -983,9 +983,9 @@ class _Resolver:
         an abstract base's method reading a buffer each subclass allocates: `self` there is an
         instance of one of them, since an instance of any other class raises at the read).
         A buffer or parameter of a subclass in `moved` (`moved_modules`) is on the device, as in
-        that subclass's own methods.  UNKNOWN where no subclass sets it.  A device value says
-        so, as a convention: a subclass outside the project, or code setting the field from
-        outside the class, could hold anything."""
+        that subclass's own methods.  UNKNOWN where no subclass sets it.  A device value or a
+        Python number (every subclass holding one) says so, as a convention: a subclass outside
+        the project, or code setting the field from outside the class, could hold anything."""
         # A subclass that only stores into it (`self.x[i] = v`) counts too: what it reads then
         # comes from its other bases, and an unknown there keeps the join from claiming a device.
         definers = sorted(sub for sub in self._descendants(cls) if any(
@@ -1365,7 +1365,7 @@ class _Resolver:
         call at `line`, passed there (`self._enqueue(keys, queue_ptr=self.queue_ptr)`): on the
         device where `cls` is moved (`moved_modules`) and the method is not one that building an
         instance runs, as that method's own walk reads it (`scope._moved_fields`); None else."""
-        if term[0] != "field" or len(term) < 3 or not isinstance(term[1], str):
+        if term[0] != "field":
             return None
         cls, attr = term[1], term[2]
         moved = self.moved_modules()
@@ -2780,8 +2780,8 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
             _keep_field(fields, device_names, name, attr, resolver.field(name, attr), attrs)
     moved = resolver.moved_modules()
     for name in sorted(n for n in resolver.subclasses if n in resolver.classes):
-        # A device field its subclasses set and it does not (`_Resolver.defined_below`): not
-        # set, or set only to `None` (a store `self.x[i] = v` or `self.x += v` sets nothing).
+        # A device or number field its subclasses set and it does not (`_Resolver.defined_below`):
+        # not set, or set only to `None` (a store `self.x[i] = v` or `self.x += v` sets nothing).
         assigned_here = own_attrs[name]
         setting = {a for _, c in resolver.classes[name] for a, t in c.fields if t[0] not in _NOT_SETTING}
         # In a fixed order: the fields' evaluation order decides where a cycle is cut.
@@ -3068,11 +3068,9 @@ def _worth_keeping(value: Value) -> bool:
     `nonzero().squeeze(-1).tolist()` holds ints; read as unknown, the join was unknown).  On
     vLLM the resolved facts grew by 9% (11.1 to 12.1 MB pickled) and the resolving child's peak
     by 0.2 MB for the unplaced tensors."""
-    if value.kind in (DEVICE_KIND, SCALAR_KIND, TENSOR_KIND) or value.type_name is not None:
-        return True
-    if value.kind == CPU_KIND:
-        # `device=lons.device` of a CPU `lons = grid(n)` allocates on the CPU; left out, `lons`
-        # was unknown and its `.device` taken for the accelerator's (`expressions._device_kwarg_kind`).
+    # A CPU tensor left out was unknown, and `device=lons.device` of a CPU `lons = grid(n)` read as
+    # the accelerator's (`expressions._device_kwarg_kind`).
+    if value.kind in (DEVICE_KIND, SCALAR_KIND, TENSOR_KIND, CPU_KIND) or value.type_name is not None:
         return True
     if value.element is not None and _worth_keeping(value.element):
         return True
