@@ -3,9 +3,12 @@
 structured output (`resolved.output_field_message`), how a module spells scipy.sparse's
 predicates (`scope.sparse_checks`), which classes are transformers logits processors
 (`scope.logits_processor_classes`), and the ranks chains of subscripts prove
-(`usage.rank_floor`, `usage.region_rank_floor`).  The fixtures under
+(`usage.rank_floor`, `usage.region_rank_floor`); from session 44, what a tokenizer's
+`return_tensors="pt"` call gives (`expressions._tokenizer_call`) and which bases make a class
+a module (`summary._base_name`, `project._library_module`).  The fixtures under
 `tests/fixtures/projects/python` (`pretrained_outputs.py`, `non_tensor_branches.py`,
-`logits_processors.py`, `chained_subscripts.py`) show each on whole programs.
+`logits_processors.py`, `chained_subscripts.py`, `tokenizer_outputs.py`, `library_modules.py`)
+show each on whole programs.
 """
 from __future__ import annotations
 
@@ -17,7 +20,11 @@ import pytest
 from lint_h2d.findings import EvidenceStep
 from lint_h2d.inference.resolved import (MODULE_CALL_WORDS, module_step_message, output_field_message,
                                          pretrained_loader)
+from lint_h2d.inference.expressions import _tokenizer_call
+from lint_h2d.inference.project import _library_module
 from lint_h2d.inference.scope import logits_processor_classes, sparse_checks
+from lint_h2d.inference.summary import TORCH_MODULE_BASE, _base_name
+from lint_h2d.inference.values import TOKENIZED_STEP, Kind, entry, is_tokenized
 from lint_h2d.inference.usage import rank_floor, region_rank_floor
 
 
@@ -148,3 +155,82 @@ def _writes(fn: cst.FunctionDef, code: str) -> list:
 
     fn.visit(Lines())
     return found
+
+
+def _call_of(code: str) -> cst.Call:
+    node = cst.parse_expression(code)
+    assert isinstance(node, cst.Call)
+    return node
+
+
+@pytest.mark.parametrize("code", [
+    'tokenizer(text, return_tensors="pt")',
+    'self.processor(text=[t], images=imgs, padding=True, return_tensors="pt")',
+    'tok.pad(features, return_tensors="pt")',
+    'processor.apply_chat_template(c, tokenize=True, return_tensors="pt", return_dict=True, **extra)',
+    'feature_extractor(audio, sampling_rate=16000, return_tensors="pt", **kw)',
+])
+def test_a_return_tensors_call_gives_a_batch_of_cpu_tensors(code: str) -> None:
+    found = _tokenizer_call(_call_of(code))
+    assert found is not None and is_tokenized(found)
+    assert found.element is not None and found.element.kind == Kind.CPU and found.element.rank is None
+    ids = entry(found, "input_ids")
+    assert ids is not None and ids.kind == Kind.CPU and ids.rank == 2
+    assert [s.message for s in ids.evidence] == [TOKENIZED_STEP]
+
+
+@pytest.mark.parametrize("code, rank", [
+    ('tok.encode(text, return_tensors="pt")', 2),
+    ('tok.apply_chat_template(messages, return_tensors="pt")', None),
+    ('tok.apply_chat_template(messages, return_tensors="pt", return_dict=False, **kw)', None),
+])
+def test_encode_gives_the_ids_tensor_itself(code: str, rank: Optional[int]) -> None:
+    found = _tokenizer_call(_call_of(code))
+    assert found is not None and found.kind == Kind.CPU and found.rank == rank and found.integer is True
+
+
+@pytest.mark.parametrize("code", [
+    'tokenizer(text)',
+    'tokenizer(text, return_tensors="np")',
+    'tokenizer(text, return_tensors=kind)',
+    'tok.apply_chat_template(messages, return_tensors="pt", **kw)',  # `kw` may ask for a dict
+    'tok.apply_chat_template(messages, return_tensors="pt", return_dict=flag)',
+])
+def test_no_pt_tensors_or_an_unknown_form_says_nothing(code: str) -> None:
+    assert _tokenizer_call(_call_of(code)) is None
+
+
+def test_a_chat_template_as_text_is_no_tensor() -> None:
+    found = _tokenizer_call(_call_of('tok.apply_chat_template(m, tokenize=False, return_tensors="pt")'))
+    assert found is not None and found.kind == Kind.OTHER and not is_tokenized(found)
+
+
+def _base(code: str) -> str:
+    import ast
+    (cls,) = ast.parse(f"class C({code}): pass").body
+    assert isinstance(cls, ast.ClassDef)
+    return _base_name(cls.bases[0])
+
+
+@pytest.mark.parametrize("code", ["nn.Module", "torch.nn.Module", "nn.Linear", "torch.nn.Sequential",
+                                  "nn.modules.loss._Loss", "nn.ModuleList", "torch.jit.ScriptModule"])
+def test_torch_nn_module_classes_are_modules(code: str) -> None:
+    assert _base(code) == TORCH_MODULE_BASE
+
+
+@pytest.mark.parametrize("code, name", [
+    ("nn.Parameter", "Parameter"), ("torch.nn.Buffer", "Buffer"), ("fl.Module", "Module"),
+    ("Linear", "Linear"), ("qnn.QuantLinear", "QuantLinear"), ("nn.functional", "functional"),
+])
+def test_other_bases_keep_their_last_name(code: str, name: str) -> None:
+    assert _base(code) == name
+
+
+@pytest.mark.parametrize("base, module", [
+    ("LightningModule", True), ("PreTrainedModel", True), ("BertPreTrainedModel", True), ("ModelMixin", True),
+    ("BaseModule", True), ("MegatronModule", True), ("ConfigMixin", False), ("GenerationMixin", False),
+    ("BaseModel", False), ("Module", False),
+])
+def test_library_module_bases(base: str, module: bool) -> None:
+    assert _library_module(base, {}) is module
+    assert _library_module(base, {base: []}) is False  # the project's own class of that name

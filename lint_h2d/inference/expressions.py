@@ -24,7 +24,7 @@ from lint_h2d.inference.numpy_values import (assignment_result, numpy_dtype_inte
                                              numpy_scalar_index, position_tuple)
 from lint_h2d.inference.summary import CONCATENATIONS, DISTRIBUTED_INTS, NN_TENSOR_WRAPPERS, PROGRESS_BARS, SCALAR_BUILTINS, place_term
 from lint_h2d.inference.torch_api import (ALL_FACTORIES, concatenated_rank, matmul_rank, FFT_FUNCTIONS, LINALG_NORMS, DATA_FACTORIES, dtype_integer, FLOAT_DEFAULT_FACTORIES, FUNCTIONAL_DTYPE_KEEPING, FUNCTIONAL_RANK_ADDING, FUNCTIONAL_RANK_KEEPING, INDEX_OPS, IndexOp, LEGACY_TENSOR_TYPES, LIKE_FACTORIES, NEW_METHODS, NONZERO_OPS, ONE_D_FACTORIES, PAIR_FIELDS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SCALAR_METHODS, SCALAR_WITH_ARG_METHODS, SIZE_FACTORIES, SPLIT_OPS, stacked_rank, TORCH_DTYPE_NAMES, VIEW_METHODS)
-from lint_h2d.inference.values import (concatenation_source, meshgrid_result, returned_through, cpu_by_default, entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, EMPTY_DICT, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NON_INTEGER, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
+from lint_h2d.inference.values import (is_tokenized, tokenized, TOKENIZED_STEP, concatenation_source, meshgrid_result, returned_through, cpu_by_default, entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, EMPTY_DICT, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NON_INTEGER, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        join, module_tensor, ordered_number,
                                        config_field, config_value, CONFIG_STEP, from_config, host_object, names_config, nothing_known,
                                        plain_number)
@@ -701,6 +701,16 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
                 return replace(found, origin=Origin.LOCAL)
     if method in MODULE_SELF_METHODS and module_type(receiver, facts) is not None:
         return receiver  # `nn.Linear(...).to(device)`, `.eval()`: the module itself
+    if method == "to" and is_tokenized(receiver) and receiver.element is not None:
+        # `tokenizer(text, return_tensors="pt").to(device)`: `BatchEncoding.to` moves every
+        # tensor it holds; the tokenizer's step stays first in their evidence.
+        def move(held: Value) -> Value:
+            moved = _to_result(held, call, facts)
+            kept = moved.evidence[len(held.evidence):] if moved.evidence[:len(held.evidence)] == held.evidence \
+                else moved.evidence
+            return replace(moved, evidence=held.evidence + kept)
+        return replace(receiver, element=move(receiver.element),
+                       entries=tuple((k, move(v)) for k, v in receiver.entries or ()))
     if method in SCALAR_METHODS:
         return SCALAR
     if method in _INT_METHODS and receiver.kind in (Kind.OTHER, Kind.UNKNOWN) and receiver.type_name is None:
@@ -1178,6 +1188,46 @@ _SCALAR_CALLS = frozenset({"distributed.get_rank", "distributed.get_world_size",
 
 
 def _call(call: cst.Call, facts: Facts) -> Value:
+    found = _known_call(call, facts)
+    if found.kind == Kind.UNKNOWN and not found.evidence:
+        return _tokenizer_call(call) or found
+    return found
+
+
+# Tokenizer methods that give the ids tensor itself with `return_tensors="pt"`, not a
+# `BatchEncoding` (unless `return_dict=True`).
+_TOKEN_TENSOR_METHODS = frozenset({"encode", "apply_chat_template"})
+
+
+def _tokenizer_call(call: cst.Call) -> Optional[Value]:
+    """A call nothing else tells about that passes `return_tensors="pt"`: the transformers
+    convention of tokenizers, processors and feature extractors (`tokenizer(text, ...)`,
+    `processor(images=..., ...)`, `tokenizer.pad(...)`), which allocate what they return on the
+    CPU.  `tok.encode(...)` and `tok.apply_chat_template(...)` give the ids tensor itself (2-D
+    for `encode`: one row), the others a `BatchEncoding` of CPU tensors (`values.tokenized`).
+    `apply_chat_template(..., tokenize=False)` gives a string.  A `**kwargs` argument cannot
+    pass a keyword the call names (Python raises), but may pass `return_dict` where it does not.
+    None for any other call."""
+    wanted = _keyword(call, "return_tensors")
+    if wanted is None or _string_value(wanted) != "pt":
+        return None
+    step = LocalStep(TOKENIZED_STEP, call)
+    method = call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+    if method in _TOKEN_TENSOR_METHODS:
+        tokenize = _keyword(call, "tokenize")
+        if tokenize is not None and _bool_literal(tokenize) is False:
+            return OTHER  # the chat template's text
+        given = _keyword(call, "return_dict")
+        as_dict = _bool_literal(given) if given is not None else \
+            None if any(a.star == "**" for a in call.args) else False
+        if as_dict is None:
+            return None
+        if not as_dict:
+            return Value(Kind.CPU, 2 if method == "encode" else None, Origin.LOCAL, integer=True, evidence=(step,))
+    return tokenized(step)
+
+
+def _known_call(call: cst.Call, facts: Facts) -> Value:
     func = call.func
     dotted = dotted_name(func)
     if dotted is not None and dotted in facts.assignment_solvers \
@@ -1895,6 +1945,9 @@ def _attribute(node: cst.Attribute, facts: Facts) -> Value:
     base = infer(base_node, facts)
     if base.fields is not None and base.items is not None and attr in base.fields:
         return base.items[base.fields.index(attr)]  # `torch.sort(x).indices`: `[1]`
+    if is_tokenized(base) and base.element is not None and not attr.startswith("_"):
+        # `enc.input_ids`: a `BatchEncoding` reads its keys as attributes too.
+        return replace(entry(base, attr) or base.element, origin=base.origin)
     path: Optional[str] = f"{base.path}.{attr}" if base.path is not None else None
     inherited = Value(Kind.UNKNOWN, None, base.origin, None, None, base.root, path)
     if base.type_name is not None and facts.project.knows_class(base.type_name):

@@ -2308,16 +2308,36 @@ def _constructs_only(term: Term, classes: AbstractSet[str]) -> bool:
     return bool(_constructed_module(term, classes))
 
 
+# Classes of the libraries serving and training code builds its models on that derive from
+# `nn.Module`, by the name a base spells them with: Lightning's `LightningModule`, transformers'
+# `PreTrainedModel` (and its per-model `BertPreTrainedModel`, ...) and `GradientCheckpointingLayer`,
+# diffusers' `ModelMixin`, mmengine's and mmcv's `BaseModule` and `BaseDataPreprocessor`, Megatron's
+# `MegatronModule`, tensordict's `TensorDictModuleBase`.  A project that defines a class of one of
+# these names itself is read by its own bases instead.
+LIBRARY_MODULE_BASES = frozenset({
+    "LightningModule", "PreTrainedModel", "GradientCheckpointingLayer", "ModelMixin", "BaseModule",
+    "BaseDataPreprocessor", "MegatronModule", "TensorDictModuleBase",
+})
+
+
+def _library_module(base: str, classes: Mapping[str, Any]) -> bool:
+    """`base` names a library's `nn.Module` subclass (`LIBRARY_MODULE_BASES`, or a transformers
+    model's `...PreTrainedModel`) the project does not define itself."""
+    return base not in classes and (base in LIBRARY_MODULE_BASES or base.endswith("PreTrainedModel"))
+
+
 def _module_classes(classes: Mapping[str, List[Tuple[str, ClassSummary]]]) -> FrozenSet[str]:
-    """Project classes deriving from `nn.Module` (a base spelled `nn.Module`, or named `Module`:
-    imported bare, or a project's own `Module` such as refiners' `fl.Module`), directly or
-    through other project classes."""
+    """Project classes deriving from `nn.Module` (a base spelled `nn.Module` or another
+    `torch.nn` module class, `summary._base_name`; named `Module`: imported bare, or a project's
+    own `Module` such as refiners' `fl.Module`; a library's module class, `_library_module`),
+    directly or through other project classes."""
     found: Set[str] = set()
     changed = True
     while changed:
         changed = False
         for name, definitions in classes.items():
             if name not in found and any(b in (TORCH_MODULE_BASE, "Module") or (b in found and b != name)
+                                         or _library_module(b, classes)
                                          for _, c in definitions for b in c.bases):
                 found.add(name)
                 changed = True

@@ -2685,14 +2685,27 @@ def _rooted_at(node: ast.expr, name: str) -> bool:
 # How a class's bases name `torch.nn.Module` when spelled through `nn` (`TORCH_MODULE_BASE`).
 TORCH_MODULE_BASE = "nn.Module"
 
+# The classes of `torch.nn` that are no `nn.Module`: a subclass of any other class spelled
+# through `torch.nn` (`nn.Linear`, `nn.Sequential`, `nn.modules.loss._Loss`) is a module.
+_NN_NON_MODULES = frozenset({"Parameter", "UninitializedParameter", "UninitializedBuffer", "Buffer"})
+
 
 def _base_name(node: ast.expr) -> str:
     """A base class by its last name (`layers.Head` → `Head`, as annotations name classes), but
-    `nn.Module` / `torch.nn.Module` as `TORCH_MODULE_BASE`: a project that defines a class
-    `Module` of its own (refiners' `fl.Module`) is not every `nn.Module` subclass's base."""
+    a class of `torch.nn` spelled through `nn` or `torch.nn` (`nn.Module`, `nn.Linear`,
+    `torch.nn.Sequential`, `nn.modules.loss._Loss`) or `torch.jit.ScriptModule` as
+    `TORCH_MODULE_BASE`: each of them is an `nn.Module` (PyTorch's own class hierarchy), and a
+    project that defines a class `Module` or `Linear` of its own (refiners' `fl.Module`) is not
+    every subclass's base."""
     dotted = ast_dotted(node.func if isinstance(node, ast.Call) else node) or ""
-    return TORCH_MODULE_BASE if dotted.endswith("nn.Module") and dotted.split(".")[-2:] == ["nn", "Module"] \
-        else _last_name(node)
+    parts = dotted.split(".")
+    last = parts[-1]
+    in_nn = len(parts) >= 2 and (parts[0] == "nn" or parts[:2] == ["torch", "nn"])
+    if in_nn and (last[:1].isupper() or last.startswith("_")) and last not in _NN_NON_MODULES:
+        return TORCH_MODULE_BASE
+    if parts[-2:] == ["jit", "ScriptModule"]:
+        return TORCH_MODULE_BASE
+    return _last_name(node)
 
 
 def _last_name(node: ast.expr) -> str:

@@ -293,6 +293,36 @@ def is_json_data(value: Value) -> bool:
         and read_from_json(element)
 
 
+# What the step of a value a tokenizer or processor made says (`tokenized`).
+TOKENIZED_STEP = ("made by a call with `return_tensors=\"pt\"` (a tokenizer, processor or feature "
+                  "extractor): its tensors are allocated on the CPU")
+
+
+# The keys of a `BatchEncoding` whose tensors are one row per text: `(batch, tokens)` even for
+# one text, with `return_tensors="pt"`.
+TOKENIZED_ROWS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+def tokenized(step: Any) -> Value:
+    """What `tokenizer(text, return_tensors="pt")` gives (`step` says where it was called): a
+    `BatchEncoding`, a dict of tensors the tokenizer allocated on the CPU, whose keys
+    (`["input_ids"]`) and attributes (`.input_ids`) read one of them.  `.to(device)` moves every
+    one (`expressions._method`).  The token tensors (`TOKENIZED_ROWS`) are 2-D, the others of
+    a rank not known (`pixel_values` is 4-D for most processors, 2-D for some); what iterating
+    it gives (its keys) is not known either."""
+    held = Value(CPU_KIND, None, Origin.LOCAL, evidence=(step,))
+    rows = Value(CPU_KIND, 2, Origin.LOCAL, integer=True, evidence=(step,))
+    return Value(OTHER_KIND, origin=Origin.LOCAL, element=held, key=UNKNOWN,
+                 entries=tuple((k, rows) for k in TOKENIZED_ROWS))
+
+
+def is_tokenized(value: Value) -> bool:
+    """A container `tokenized` made, moved or not (its entries rest on a tokenizer step)."""
+    element = value.element
+    return value.kind == OTHER_KIND and element is not None and element.kind.is_tensor \
+        and any(getattr(step, "message", None) == TOKENIZED_STEP for step in element.evidence)
+
+
 def ordered_number(value: Value) -> bool:
     """A value nothing else tells about that a test which held ordered against a number
     (`if 0 <= i < n:`, `scope.compared_names`), kept as `integer` on the unknown kind: where it
