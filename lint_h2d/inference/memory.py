@@ -14,7 +14,9 @@ The PyTorch facts it rests on:
   `CpuGpuBuffer.np`);
 * `.pin_memory()` returns pinned memory; views and slices share their base's memory;
 * every other CPU op that allocates (arithmetic, `torch.cat`, `clone`, advanced indexing,
-  dtype conversions) returns pageable memory;
+  dtype conversions) returns pageable memory, and so do the positions `torch.nonzero(m)`,
+  `m.nonzero(as_tuple=True)`, `torch.argwhere(m)`, `torch.where(m)` give of a CPU `m` (each
+  tensor of an index tuple), whichever memory `m` is in;
 * `.cpu()` / `.to("cpu")` of a device tensor copy into pageable memory, except
   `.to("cpu", non_blocking=True)`, which PyTorch allocates pinned (the copy must be async).
 """
@@ -279,6 +281,8 @@ def _call(call: cst.Call, facts: object, value: Value, infer: Infer) -> Value:
             return replace(value, memory=HostMemory(True, evidence=(LocalStep(
                 f"returned by `.{method}(...)` (convention: a pinned-buffer helper)", call,
                 "convention"),)))
+    if method in ("nonzero", "argwhere"):
+        return _new_positions(value, infer(receiver_node, facts), f".{method}(...)", call)
     if value.kind == Kind.OTHER:
         return value
     receiver = infer(receiver_node, facts)
@@ -338,8 +342,30 @@ def _call(call: cst.Call, facts: object, value: Value, infer: Infer) -> Value:
     return replace(value, memory=_pageable(f"a new host tensor made by `.{method}(...)`", call))
 
 
+# What gives the positions of a tensor's nonzero elements: new tensors, allocated where the
+# input is (`torch.where` with the condition alone).
+_POSITION_FUNCTIONS = frozenset({"nonzero", "argwhere", "where"})
+
+
+def _new_positions(value: Value, source: Value, shown: str, call: cst.Call) -> Value:
+    """`torch.nonzero(keep)` / `keep.nonzero(as_tuple=True)` of a CPU `keep`: the positions are
+    new host tensors in pageable memory, whichever memory `keep` is in; each tensor of an
+    index tuple (`as_tuple=True`, `torch.where(keep)`) is one.  `value` unchanged otherwise."""
+    if source.kind != Kind.CPU:
+        return value
+    memory = _pageable(f"positions computed on the host by `{shown}`, new pageable tensors", call)
+    def fresh(held: Value) -> Value:
+        return replace(held, memory=memory) if held.kind == Kind.CPU else held
+    if value.kind == Kind.OTHER:
+        return replace(value, element=fresh(value.element) if value.element is not None else None,
+                       items=tuple(fresh(item) for item in value.items) if value.items is not None else None)
+    return fresh(value)
+
+
 def _torch_function(call: cst.Call, name: str, facts: object, value: Value, infer: Infer) -> Value:
     positional = positional_args(call)
+    if name in _POSITION_FUNCTIONS and (name != "where" or len(call.args) == 1) and positional:
+        return _new_positions(value, infer(positional[0], facts), f"torch.{name}(...)", call)
     if name in ("from_numpy", "frombuffer", "as_tensor", "asarray"):
         if value.kind not in (Kind.CPU, Kind.TENSOR):
             return value
