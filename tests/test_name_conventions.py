@@ -20,7 +20,7 @@ from lint_h2d.inference.summary import shape_unpacking
 from lint_h2d.inference.resolved import MODULE_CALL_WORDS, named_model_message, names_model, output_field_message
 from lint_h2d.findings import EvidenceStep
 from lint_h2d.inference.values import (CONFIG_STEP, SCALAR, Kind, config_field, config_value, from_config, host_object,
-                                       json_data, JSON_STEP, names_config, plain_number)
+                                       json_data, JSON_STEP, names_config, names_lengths, plain_number)
 
 
 @pytest.mark.parametrize("name, config", [
@@ -92,3 +92,13 @@ def test_a_parameter_asserted_at_the_top_level_has_that_rank() -> None:
     params = {"logits": ("param", "f", "logits", None), "mask": ("param", "f", "mask", None)}
     assert shape_unpacking(body, params) == {"logits": (1, 1)}
 
+
+
+@pytest.mark.parametrize("name, lengths", [
+    ("lens", True), ("encoder_out_lens", True), ("seq_lens", True), ("lengths", True), ("seq_item_len", True),
+    ("source_token_lens", True), ("cu_seqlens_q", True), ("runtime_cu_seqs", True), ("seqlens", True),
+    ("Lengths", True), ("lens_mask", False), ("length_penalty", False), ("max_lens_per_layer", False),
+    ("lense", False), ("cumsum", False), ("cuda_seq", False), ("", False), ("_", False),
+])
+def test_which_names_say_per_sequence_lengths(name: str, lengths: bool) -> None:
+    assert names_lengths(name) is lengths

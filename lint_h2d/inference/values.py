@@ -365,6 +365,28 @@ def names_config(name: str) -> bool:
     return name in _CONFIG_NAMES or name.endswith(_CONFIG_SUFFIXES)
 
 
+# The last words of a name that says it holds one length per sequence (`seq_lens`,
+# `encoder_out_lens`, `lengths`, `seq_item_len`), and the cumulative form (`cu_seqlens_q`,
+# `cu_seqs`): serving and speech code's per-sequence vectors.
+_LENGTH_WORDS = frozenset({"len", "lens", "length", "lengths", "seqlen", "seqlens"})
+
+# What the convention's step says (`names_lengths`).
+LENGTHS_STEP = "named for per-sequence lengths (convention: one number per sequence, a 1-D tensor)"
+
+
+def names_lengths(name: str) -> bool:
+    """Whether a tensor's name says it holds one length per sequence, a 1-D tensor: its last
+    word is `lens`, `lengths`, `len`, ... (`encoder_out_lens`, `seq_item_len`) or it holds
+    cumulative sequence lengths (`cu_seqlens_k`, `runtime_cu_seqs`).  Not `lens_mask`,
+    `length_penalty`, `max_lens_per_layer`: the last word decides."""
+    words = [w for w in name.lower().split("_") if w]
+    if not words:
+        return False
+    if words[-1] in _LENGTH_WORDS:
+        return True
+    return any(a == "cu" and b.startswith("seq") for a, b in zip(words, words[1:]))
+
+
 def config_field(attr: str) -> bool:
     """Whether a configuration's field `attr` is read as a host value (`config_value`): any but
     those naming a place or a dtype (`cfg.device`, `args.gpu`, `config.torch_dtype`) and a

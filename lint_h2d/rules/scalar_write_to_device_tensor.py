@@ -23,7 +23,7 @@ from lint_h2d.inference.expressions import index_effect, index_evidence, infer
 from lint_h2d.inference.resolved import rests_on_module_output
 from lint_h2d.inference.scope import StatementFact
 from lint_h2d.inference.usage import NameBindings, rank_floor, region_rank_floor
-from lint_h2d.inference.values import SCALAR, Kind, LocalStep, Value
+from lint_h2d.inference.values import LENGTHS_STEP, SCALAR, Kind, LocalStep, Value, names_lengths
 from lint_h2d.rules._gate_site import GateSite, ModuleImports, gate_site, module_flags
 from lint_h2d.rules._int_index import int_names
 from lint_h2d.rules._redundant import Redundant, redundant_write
@@ -472,9 +472,14 @@ def decide(fact: StatementFact, ctx: FileContext) -> Decision:
         return Decision(tensor, reason="the destination is not known to be a tensor on the accelerator")
     if tensor.rank is None and rests_on_module_output(tensor.evidence):
         # A module's output has the rank of what the layer computes: without a proven
-        # rank, `out[i] = 0` may fill a row (no copy).
-        return Decision(tensor, reason="the destination is a module's output of unknown rank: "
-                                       "the write may fill a row (no copy)")
+        # rank, `out[i] = 0` may fill a row (no copy).  A name that says per-sequence lengths
+        # (`encoder_out_lens`, `cu_seqlens`) says one dimension, a convention too.
+        shown = _last_name(target.value)
+        if shown is None or not names_lengths(shown):
+            return Decision(tensor, reason="the destination is a module's output of unknown rank: "
+                                           "the write may fill a row (no copy)")
+        tensor = replace(tensor, rank=1, evidence=tensor.evidence + (
+            LocalStep(f"`{shown}` is {LENGTHS_STEP}", target.value, "convention"),))
     effects = tuple(index_effect(e, fact.facts) for e in target.slice)
     if not _destination_is_one_element(effects, tensor.rank):
         return Decision(tensor, effects, reason="the indices are not known to select one element "
@@ -614,6 +619,15 @@ def _int_tensor_note(target: cst.Subscript, effects: List[str], fact: StatementF
         return "an index is a 0-dim integer CPU tensor, read back with `item()` first"
     return ("an index is a 0-dim integer tensor, read back to the host first: a sync of its own"
             " if it is on the device")
+
+
+def _last_name(node: cst.BaseExpression) -> Optional[str]:
+    """The name a destination is read by: `lens` of `lens`, `seq_lens` of `self.meta.seq_lens`."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return None
 
 
 def _destination_is_one_element(effects: Sequence[str], rank: Optional[int]) -> bool:
