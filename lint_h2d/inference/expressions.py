@@ -2235,6 +2235,12 @@ def _subscript(node: cst.Subscript, facts: Facts) -> Value:
         return Value(base.kind, subscript_rank(base, node.slice, facts), base.origin,
                      root=base.root, path=base.path, integer=base.integer, evidence=base.evidence)
     # A number or a container (`ids: int | list[int]`) indexes as the container: a number raises.
+    key = string_key(node.slice[0].slice.value) if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
+        else None
+    if key is not None and base.element is None and config_field(key) and _reads_config(node.value, base):
+        # `config["high_order"]`, `self.cfg["pad_id"]`: a configuration's field by key, a host
+        # value (`values.config_value`) as `config.high_order` is.
+        return config_value(LocalStep(CONFIG_STEP, node, "convention"))
     container = base.kind == Kind.OTHER or base.kind == Kind.UNKNOWN and base.element is not None
     if container and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
         index = node.slice[0].slice.value

@@ -1859,6 +1859,10 @@ class _Resolver:
                 return held  # `d["buf"]` of a dict whose string keys are known
             if base.element is not None:
                 return base.element
+            if len(term) > 3 and isinstance(term[3], str) and config_field(term[3]) and _config_term(term[1], base):
+                # `config["high_order"]`: a configuration's field by key, a host value
+                # (`values.config_value`) as `config.high_order` is.
+                return config_value(EvidenceStep(CONFIG_STEP, path, 0, kind=EvidenceKind.CONVENTION))
             if base.kind.is_tensor:
                 ints = term[2]
                 rank = base.rank - ints if base.rank is not None and ints is not None else None
