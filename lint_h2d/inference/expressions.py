@@ -2237,9 +2237,11 @@ def _subscript(node: cst.Subscript, facts: Facts) -> Value:
     # A number or a container (`ids: int | list[int]`) indexes as the container: a number raises.
     key = string_key(node.slice[0].slice.value) if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
         else None
-    if key is not None and base.element is None and config_field(key) and _reads_config(node.value, base):
+    if key is not None and nothing_known(base) and config_field(key) and _reads_config(node.value, base):
         # `config["high_order"]`, `self.cfg["pad_id"]`: a configuration's field by key, a host
-        # value (`values.config_value`) as `config.high_order` is.
+        # value (`values.config_value`) as `config.high_order` is.  Only of an object spelled
+        # like a configuration: a value read from one (`tta = extra_args.get("tta")`) may be a
+        # container whose entries an annotation elsewhere declares (vLLM-Omni's `end_tid`).
         return config_value(LocalStep(CONFIG_STEP, node, "convention"))
     container = base.kind == Kind.OTHER or base.kind == Kind.UNKNOWN and base.element is not None
     if container and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):

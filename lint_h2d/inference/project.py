@@ -1859,9 +1859,12 @@ class _Resolver:
                 return held  # `d["buf"]` of a dict whose string keys are known
             if base.element is not None:
                 return base.element
-            if len(term) > 3 and isinstance(term[3], str) and config_field(term[3]) and _config_term(term[1], base):
+            if len(term) > 3 and isinstance(term[3], str) and config_field(term[3]) and nothing_known(base) \
+                    and _config_term(term[1], base):
                 # `config["high_order"]`: a configuration's field by key, a host value
-                # (`values.config_value`) as `config.high_order` is.
+                # (`values.config_value`) as `config.high_order` is.  Only of an object spelled
+                # like a configuration: a value read from one (`tta = extra_args.get("tta")`) may
+                # be a container whose entries an annotation elsewhere declares.
                 return config_value(EvidenceStep(CONFIG_STEP, path, 0, kind=EvidenceKind.CONVENTION))
             if base.kind.is_tensor:
                 ints = term[2]
