@@ -2234,20 +2234,19 @@ def _subscript(node: cst.Subscript, facts: Facts) -> Value:
     if base.kind.is_tensor:
         return Value(base.kind, subscript_rank(base, node.slice, facts), base.origin,
                      root=base.root, path=base.path, integer=base.integer, evidence=base.evidence)
-    # A number or a container (`ids: int | list[int]`) indexes as the container: a number raises.
-    key = string_key(node.slice[0].slice.value) if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
-        else None
+    first = node.slice[0].slice if len(node.slice) == 1 else None
+    index = first.value if isinstance(first, cst.Index) else None
+    key = string_key(index) if index is not None else None
     if key is not None and nothing_known(base) and config_field(key) and _reads_config(node.value, base):
         # `config["high_order"]`, `self.cfg["pad_id"]`: a configuration's field by key, a host
         # value (`values.config_value`) as `config.high_order` is.  Only of an object spelled
         # like a configuration: a value read from one (`tta = extra_args.get("tta")`) may be a
         # container whose entries an annotation elsewhere declares (vLLM-Omni's `end_tid`).
         return config_value(LocalStep(CONFIG_STEP, node, "convention"))
+    # A number or a container (`ids: int | list[int]`) indexes as the container: a number raises.
     container = base.kind == Kind.OTHER or base.kind == Kind.UNKNOWN and base.element is not None
-    if container and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
-        index = node.slice[0].slice.value
-        name = string_key(index)
-        held = entry(base, name) if name is not None else None
+    if container and index is not None:
+        held = entry(base, key) if key is not None else None
         if held is not None:
             return _held(replace(held, origin=base.origin if held.kind.is_tensor else held.origin), base)
         position = literal_int(index)
