@@ -24,7 +24,7 @@ from lint_h2d.inference.numpy_values import (assignment_result, numpy_dtype_inte
                                              numpy_scalar_index, position_tuple)
 from lint_h2d.inference.summary import CONCATENATIONS, DISTRIBUTED_INTS, NN_TENSOR_WRAPPERS, PROGRESS_BARS, SCALAR_BUILTINS, place_term
 from lint_h2d.inference.torch_api import (ALL_FACTORIES, concatenated_rank, matmul_rank, FFT_FUNCTIONS, LINALG_NORMS, DATA_FACTORIES, dtype_integer, FLOAT_DEFAULT_FACTORIES, FUNCTIONAL_DTYPE_KEEPING, FUNCTIONAL_RANK_ADDING, FUNCTIONAL_RANK_KEEPING, INDEX_OPS, IndexOp, LEGACY_TENSOR_TYPES, LIKE_FACTORIES, NEW_METHODS, NONZERO_OPS, ONE_D_FACTORIES, PAIR_FIELDS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SCALAR_METHODS, SCALAR_WITH_ARG_METHODS, SIZE_FACTORIES, SPLIT_OPS, stacked_rank, TORCH_DTYPE_NAMES, VIEW_METHODS)
-from lint_h2d.inference.values import (is_tokenized, tokenized, TOKENIZED_STEP, concatenation_source, meshgrid_result, returned_through, cpu_by_default, entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, EMPTY_DICT, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NON_INTEGER, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
+from lint_h2d.inference.values import (is_tokenized, rests_on, tokenized, TOKENIZED_STEP, concatenation_source, meshgrid_result, returned_through, cpu_by_default, entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, EMPTY_DICT, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NON_INTEGER, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        join, module_tensor, ordered_number,
                                        config_field, config_value, CONFIG_STEP, from_config, host_object, names_config, nothing_known,
                                        plain_number)
@@ -140,6 +140,16 @@ def dotted_name(node: cst.BaseExpression) -> Optional[str]:
     if isinstance(node, cst.Attribute):
         base = dotted_name(node.value)
         return f"{base}.{node.attr.value}" if base is not None else None
+    return None
+
+
+def last_name(node: cst.BaseExpression) -> Optional[str]:
+    """The name a Name or an attribute is read by (`model` of `model`, `seq_lens` of
+    `self.meta.seq_lens`), whatever the receiver; None for anything else."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
     return None
 
 
@@ -270,8 +280,8 @@ def is_device_context(node: cst.BaseExpression, facts: Facts) -> bool:
         return first is not None and not is_meta(first, facts) and place_of(first, facts) != Kind.CPU_PLACE
     if isinstance(node, cst.Name):
         value = infer(node, facts)
-        return value.kind == Kind.DEVICE_PLACE or value.kind == Kind.UNKNOWN and any(
-            getattr(step, "message", None) == TORCH_DEVICE_STEP for step in value.evidence)
+        return value.kind == Kind.DEVICE_PLACE or value.kind == Kind.UNKNOWN and rests_on(
+            value.evidence, TORCH_DEVICE_STEP)
     return False
 
 
@@ -973,8 +983,7 @@ def _named_model_call(callee: Value, func: cst.BaseExpression, call: cst.Call) -
     (`resolved.names_model`), whose output is on the accelerator, of unknown rank."""
     if not nothing_known(callee):
         return None
-    name = func.value if isinstance(func, cst.Name) else \
-        func.attr.value if isinstance(func, cst.Attribute) else None
+    name = last_name(func)
     if name is None or not names_model(name):
         return None
     return Value(Kind.DEVICE, None, Origin.LOCAL).because(
@@ -2029,8 +2038,7 @@ def _reads_config(receiver: cst.BaseExpression, value: Value) -> bool:
         return True
     if not nothing_known(value):
         return False
-    name = receiver.value if isinstance(receiver, cst.Name) else \
-        receiver.attr.value if isinstance(receiver, cst.Attribute) else None
+    name = last_name(receiver)
     return name is not None and names_config(name)
 
 

@@ -29,7 +29,7 @@ from typing import Callable, List, Optional
 
 import libcst as cst
 
-from lint_h2d.inference.torch_api import ALL_FACTORIES, SAME_DEVICE_FUNCTIONS
+from lint_h2d.inference.torch_api import ALL_FACTORIES, NONZERO_OPS, SAME_DEVICE_FUNCTIONS
 from lint_h2d.inference.values import HostMemory, Kind, LocalStep, Value
 
 Infer = Callable[[cst.BaseExpression, "object"], Value]
@@ -281,7 +281,7 @@ def _call(call: cst.Call, facts: object, value: Value, infer: Infer) -> Value:
             return replace(value, memory=HostMemory(True, evidence=(LocalStep(
                 f"returned by `.{method}(...)` (convention: a pinned-buffer helper)", call,
                 "convention"),)))
-    if method in ("nonzero", "argwhere"):
+    if method in NONZERO_OPS:
         return _new_positions(value, infer(receiver_node, facts), f".{method}(...)", call)
     if value.kind == Kind.OTHER:
         return value
@@ -344,7 +344,7 @@ def _call(call: cst.Call, facts: object, value: Value, infer: Infer) -> Value:
 
 # What gives the positions of a tensor's nonzero elements: new tensors, allocated where the
 # input is (`torch.where` with the condition alone).
-_POSITION_FUNCTIONS = frozenset({"nonzero", "argwhere", "where"})
+_POSITION_FUNCTIONS = NONZERO_OPS | {"where"}
 
 
 def _new_positions(value: Value, source: Value, shown: str, call: cst.Call) -> Value:

@@ -260,10 +260,16 @@ NON_INTEGER: Optional[bool] = None
 CPU_DEFAULT_STEP = "defaults to the CPU (None or \"cpu\")"
 
 
+def rests_on(evidence: Tuple[Any, ...], *messages: str) -> bool:
+    """Whether a step of `evidence` says one of `messages`: the mark a value-making function
+    leaves (`json_data`'s `JSON_STEP`, `tokenized`'s `TOKENIZED_STEP`, ...), read back."""
+    return any(getattr(step, "message", None) in messages for step in evidence)
+
+
 def cpu_by_default(value: "Value") -> bool:
     """`value` is a device spec that is the CPU unless a caller says otherwise: a `device=`
     naming it allocates where nothing is known (neither the CPU nor the accelerator)."""
-    return any(getattr(step, "message", None) == CPU_DEFAULT_STEP for step in value.evidence)
+    return rests_on(value.evidence, CPU_DEFAULT_STEP)
 
 
 # What the step that marks a module's buffer or parameter says (`module_tensor`): the walk
@@ -320,7 +326,7 @@ def is_tokenized(value: Value) -> bool:
     """A container `tokenized` made, moved or not (its entries rest on a tokenizer step)."""
     element = value.element
     return value.kind == OTHER_KIND and element is not None and element.kind.is_tensor \
-        and any(getattr(step, "message", None) == TOKENIZED_STEP for step in element.evidence)
+        and rests_on(element.evidence, TOKENIZED_STEP)
 
 
 def ordered_number(value: Value) -> bool:
@@ -332,7 +338,7 @@ def ordered_number(value: Value) -> bool:
 
 def read_from_json(value: Value) -> bool:
     """Whether `value` rests on a JSON step (`json_data`): a host object of unknown type."""
-    return any(getattr(step, "message", None) == JSON_STEP for step in value.evidence)
+    return rests_on(value.evidence, JSON_STEP)
 
 
 # What `torch.Tensor` answers without a call (its properties): `out.shape`, `out.device`, ... of
@@ -413,13 +419,13 @@ def nothing_known(value: Value) -> bool:
 def from_config(value: Value) -> bool:
     """A `config_value`: a field of a configuration, whose own fields are ones too
     (`config.text_config.vocab_size`)."""
-    return value.kind == SCALAR_KIND and any(getattr(s, "message", None) == CONFIG_STEP for s in value.evidence)
+    return value.kind == SCALAR_KIND and rests_on(value.evidence, CONFIG_STEP)
 
 
 def host_object(value: Value) -> bool:
     """Whether `value` rests on a JSON or a configuration step: a host object whose type
     nothing shows (a number, a string, `None`, a container), not an int by evidence."""
-    return any(getattr(step, "message", None) in (JSON_STEP, CONFIG_STEP) for step in value.evidence)
+    return rests_on(value.evidence, JSON_STEP, CONFIG_STEP)
 
 
 def plain_number(value: Value) -> bool:
@@ -440,8 +446,7 @@ def module_tensor(data: Value, step: Any) -> Value:
 
 def is_module_tensor(value: Value) -> bool:
     """A tensor of unknown place held as a module's buffer or parameter (`module_tensor`)."""
-    return value.kind == TENSOR_KIND and any(getattr(s, "message", None) == MODULE_TENSOR_STEP
-                                             for s in value.evidence)
+    return value.kind == TENSOR_KIND and rests_on(value.evidence, MODULE_TENSOR_STEP)
 SCALAR = Value(SCALAR_KIND, 0)
 OTHER = Value(OTHER_KIND)
 NONE = Value(OTHER_KIND, none=True)

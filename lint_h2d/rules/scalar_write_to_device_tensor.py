@@ -19,7 +19,7 @@ from fixers.statements import replace_small_statement
 from lint_h2d import prefilter
 
 from lint_h2d.findings import Applicability, EvidenceKind, EvidenceStep, Finding, Fix
-from lint_h2d.inference.expressions import index_effect, index_evidence, infer
+from lint_h2d.inference.expressions import index_effect, index_evidence, infer, last_name
 from lint_h2d.inference.resolved import rests_on_module_output
 from lint_h2d.inference.scope import StatementFact
 from lint_h2d.inference.usage import NameBindings, rank_floor, region_rank_floor
@@ -383,7 +383,7 @@ def special_token_id(node: cst.BaseExpression) -> Optional[Value]:
     if not (isinstance(node, cst.Attribute) and node.attr.value in SPECIAL_TOKEN_IDS):
         return None
     owner = node.value
-    name = owner.attr.value if isinstance(owner, cst.Attribute) else owner.value if isinstance(owner, cst.Name) else ""
+    name = last_name(owner) or ""
     if "tokenizer" not in name.lower():
         return None
     return SCALAR.because(LocalStep(
@@ -474,7 +474,7 @@ def decide(fact: StatementFact, ctx: FileContext) -> Decision:
         # A module's output has the rank of what the layer computes: without a proven
         # rank, `out[i] = 0` may fill a row (no copy).  A name that says per-sequence lengths
         # (`encoder_out_lens`, `cu_seqlens`) says one dimension, a convention too.
-        shown = _last_name(target.value)
+        shown = last_name(target.value)
         if shown is None or not names_lengths(shown):
             return Decision(tensor, reason="the destination is a module's output of unknown rank: "
                                            "the write may fill a row (no copy)")
@@ -619,15 +619,6 @@ def _int_tensor_note(target: cst.Subscript, effects: List[str], fact: StatementF
         return "an index is a 0-dim integer CPU tensor, read back with `item()` first"
     return ("an index is a 0-dim integer tensor, read back to the host first: a sync of its own"
             " if it is on the device")
-
-
-def _last_name(node: cst.BaseExpression) -> Optional[str]:
-    """The name a destination is read by: `lens` of `lens`, `seq_lens` of `self.meta.seq_lens`."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return node.attr.value
-    return None
 
 
 def _destination_is_one_element(effects: Sequence[str], rank: Optional[int]) -> bool:
