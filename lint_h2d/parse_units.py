@@ -45,7 +45,8 @@ from bisect import bisect_left
 from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from fixers.edits import line_offsets
-from lint_h2d.prefilter import every_statement, node_fields
+from lint_h2d.inference.reaching import every_statement
+from lint_h2d.prefilter import node_fields
 
 #: The attributes of a call H2D003 (`.to/.cuda/.copy_` with a non-blocking flag) and H2D004
 #: (`torch.<factory>(...).to/.cuda(...)`) ask about.

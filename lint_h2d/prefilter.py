@@ -66,6 +66,7 @@ from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, List, 
 
 from lint_h2d.capture import is_capture_name, is_graph_context_in
 from lint_h2d.inference.resolved import LOADER_METHODS, names_model
+from lint_h2d.inference.reaching import every_statement, statements_in as _statements_in
 from lint_h2d.inference.summary import _SIMPLE_STATEMENTS, ast_dotted as _dotted
 from lint_h2d.inference.values import TENSOR_PROPERTIES
 from lint_h2d.inference.torch_api import (ALL_FACTORIES, FFT_FUNCTIONS, LEGACY_TENSOR_TYPES, LINALG_NORMS, FUNCTIONAL_RANK_ADDING, FUNCTIONAL_RANK_KEEPING, INDEX_OPS, NEW_METHODS, NONZERO_OPS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SPLIT_OPS,
@@ -809,32 +810,6 @@ class _MayDevice:
         if isinstance(value, ast.Constant) and isinstance(value.value, (str, bytes, type(None))):
             return False
         return True
-
-
-def every_statement(tree: ast.AST) -> Iterable[ast.stmt]:
-    """Every statement, nested ones included (no expressions: much cheaper than ast.walk)."""
-    return _statements_in(getattr(tree, "body", ()), into_definitions=True)
-
-
-def _statements_in(body: Sequence[ast.stmt], into_definitions: bool) -> Iterable[ast.stmt]:
-    stack: List[ast.stmt] = list(body)
-    simple = _SIMPLE_STATEMENTS
-    while stack:
-        stmt = stack.pop()
-        if type(stmt) in simple:  # no nested blocks: most statements
-            yield stmt
-            continue
-        if not into_definitions and isinstance(
-            stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-        ):
-            continue
-        yield stmt
-        for name in ("body", "orelse", "finalbody"):
-            stack.extend(getattr(stmt, name, ()) or ())
-        for handler in getattr(stmt, "handlers", ()) or ():
-            stack.extend(handler.body)
-        for case in getattr(stmt, "cases", ()) or ():
-            stack.extend(case.body)
 
 
 def h2d001_tree(tree: ast.AST, device_fields: AbstractSet[str] = frozenset(), text: str = "") -> bool:

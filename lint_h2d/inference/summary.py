@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import AbstractSet, Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
-from lint_h2d.inference.reaching import SIMPLE_STATEMENTS, Site, branch_rebindings, reaching, rebinds, statement_sites
+from lint_h2d.inference.reaching import SIMPLE_STATEMENTS, Site, branch_rebindings, every_statement, reaching, rebinds, statement_sites
 from lint_h2d.inference.torch_api import (dtype_integer, FFT_FUNCTIONS, LINALG_NORMS, FLOAT_DEFAULT_FACTORIES, FUNCTIONAL_RANK_KEEPING, LEGACY_TENSOR_TYPES, NEW_METHODS, SAME_DEVICE_METHODS, SCALAR_METHODS,
                                          TORCH_DTYPE_NAMES, VIEW_METHODS)
 
@@ -446,7 +446,7 @@ def distributed_aliases(tree: ast.Module) -> FrozenSet[str]:
     dist`, `from torch import distributed as dist`), at any depth of its statements (a `try:`
     around the import is common): `dist.get_rank()` is a Python int (`DISTRIBUTED_INTS`)."""
     found: Set[str] = set()
-    for node in ast.walk(tree):
+    for node in every_statement(tree):  # imports are statements: no expression need be walked
         if isinstance(node, ast.Import):
             found.update(a.asname for a in node.names if a.name == "torch.distributed" and a.asname)
         elif isinstance(node, ast.ImportFrom) and node.module == "torch" and node.level == 0:
