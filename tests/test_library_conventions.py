@@ -5,9 +5,12 @@ predicates (`scope.sparse_checks`), which classes are transformers logits proces
 (`scope.logits_processor_classes`), and the ranks chains of subscripts prove
 (`usage.rank_floor`, `usage.region_rank_floor`); from session 44, what a tokenizer's
 `return_tensors="pt"` call gives (`expressions._tokenizer_call`) and which bases make a class
-a module (`summary._base_name`, `project._library_module`).  The fixtures under
+a module (`summary._base_name`, `project._library_module`); from session 45, which classes are
+enumerations of numbers (`project.enum_kind`) and what a typing qualifier declares
+(`summary.annotation_term`).  The fixtures under
 `tests/fixtures/projects/python` (`pretrained_outputs.py`, `non_tensor_branches.py`,
-`logits_processors.py`, `chained_subscripts.py`, `tokenizer_outputs.py`, `library_modules.py`)
+`logits_processors.py`, `chained_subscripts.py`, `tokenizer_outputs.py`, `library_modules.py`,
+`enum_values.py`)
 show each on whole programs.
 """
 from __future__ import annotations
@@ -234,3 +237,46 @@ def test_other_bases_keep_their_last_name(code: str, name: str) -> None:
 def test_library_module_bases(base: str, module: bool) -> None:
     assert _library_module(base, {}) is module
     assert _library_module(base, {base: []}) is False  # the project's own class of that name
+
+
+def _enum_kind(code: str, cls: str = "E") -> Optional[str]:
+    from lint_h2d.inference.project import enum_kind
+    from lint_h2d.inference.summary import summarize
+
+    summary = summarize("m.py", code)
+    classes = {c.name: [("m.py", c)] for c in summary.classes}
+    functions: dict = {}
+    for fn in summary.functions:
+        functions.setdefault(fn.name, []).append(("m.py", fn))
+    return enum_kind(cls, classes, functions)
+
+
+@pytest.mark.parametrize("code, kind", [
+    ("class E(Enum):\n    A = 1\n    B = 2.5\n", "value"),
+    ("class E(enum.Enum):\n    A = 1\n    _ignore_ = []\n", "value"),
+    ("class E(IntEnum):\n    A = 1\n", "int"),
+    ("class E(int, Enum):\n    A = 1\n", "int"),
+    ("class E(IntFlag):\n    A = 1\n    B = 2\n", "int"),
+    ("class E(Flag):\n    A = 1\n", "value"),
+    ("class E(Enum):\n    A = 'a'\n", None),  # a string
+    ("class E(Enum):\n    A = (1, 2)\n", None),  # a tuple
+    ("class E(Enum):\n    A = auto()\n", None),  # `auto()`: what the generator gives
+    ("class E(StrEnum):\n    A = 1\n", None),  # strings
+    ("class E(str, Enum):\n    A = 1\n", None),  # a `str` mixin converts the value
+    ("class E(Enum):\n    pass\n", None),  # no member
+    ("class E(Enum):\n    A = 1\n    def __new__(cls, v):\n        return object.__new__(cls)\n", None),
+    ("class Base(Enum):\n    pass\nclass E(Base):\n    A = 1\n", None),  # a project base
+    ("class E:\n    A = 1\n", None),  # no enumeration
+])
+def test_which_classes_are_enumerations_of_numbers(code: str, kind: Optional[str]) -> None:
+    assert _enum_kind(code) == kind
+
+
+@pytest.mark.parametrize("annotation", ["ClassVar[int]", "Final[int]", "Annotated[int, 'rank']",
+                                        "ClassVar[Optional[int]]", "typing.ClassVar[int]", "'ClassVar[int]'"])
+def test_a_typing_qualifier_declares_its_argument(annotation: str) -> None:
+    import ast
+    from lint_h2d.inference.summary import SCALAR, annotation_term
+
+    node = ast.parse(annotation, mode="eval").body
+    assert annotation_term(node) == SCALAR

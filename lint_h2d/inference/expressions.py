@@ -16,7 +16,7 @@ from lint_h2d.cst_children import every_param
 from lint_h2d.findings import EvidenceKind, EvidenceStep
 from lint_h2d.inference.memory import annotate as annotate_memory
 from lint_h2d.inference.names import layer
-from lint_h2d.inference.resolved import (NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK_PLUS_ONE, NN_TENSOR_MODULES,
+from lint_h2d.inference.resolved import (INT_ENUM, NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK_PLUS_ONE, NN_TENSOR_MODULES,
                                          UNCALLED_NOTE, Resolved, compute_logits_message, module_step_message, output_field_message,
                                          LOADER_METHODS, PRETRAINED, pretrained_loader, pretrained_step_message,
                                          through_message, names_model, named_model_message)
@@ -24,7 +24,7 @@ from lint_h2d.inference.numpy_values import (assignment_result, numpy_dtype_inte
                                              numpy_scalar_index, position_tuple)
 from lint_h2d.inference.summary import CONCATENATIONS, DISTRIBUTED_INTS, NN_TENSOR_WRAPPERS, PROGRESS_BARS, SCALAR_BUILTINS, place_term
 from lint_h2d.inference.torch_api import (ALL_FACTORIES, concatenated_rank, matmul_rank, FFT_FUNCTIONS, LINALG_NORMS, DATA_FACTORIES, dtype_integer, FLOAT_DEFAULT_FACTORIES, FUNCTIONAL_DTYPE_KEEPING, FUNCTIONAL_RANK_ADDING, FUNCTIONAL_RANK_KEEPING, INDEX_OPS, IndexOp, LEGACY_TENSOR_TYPES, LIKE_FACTORIES, NEW_METHODS, NONZERO_OPS, ONE_D_FACTORIES, PAIR_FIELDS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SCALAR_METHODS, SCALAR_WITH_ARG_METHODS, SIZE_FACTORIES, SPLIT_OPS, stacked_rank, TORCH_DTYPE_NAMES, VIEW_METHODS)
-from lint_h2d.inference.values import (is_tokenized, rests_on, tokenized, TOKENIZED_STEP, concatenation_source, meshgrid_result, returned_through, cpu_by_default, entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, EMPTY_DICT, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NON_INTEGER, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
+from lint_h2d.inference.values import (enum_step_message, is_tokenized, rests_on, tokenized, TOKENIZED_STEP, concatenation_source, meshgrid_result, returned_through, cpu_by_default, entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, EMPTY_DICT, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NON_INTEGER, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        join, module_tensor, ordered_number,
                                        config_field, config_value, CONFIG_STEP, from_config, host_object, names_config, nothing_known,
                                        plain_number)
@@ -1949,9 +1949,17 @@ def _attribute(node: cst.Attribute, facts: Facts) -> Value:
         # attribute (an instance-only field read through the class raises, so it adds no case).
         own = facts.self_attributes.get(attr) if owner == facts.self_class else None
         known = own if own is not None else facts.project.field(owner, attr)
+        if known is not None and owner in facts.project.enums and not _sunder(attr):
+            return _enum_member(owner, facts)  # `Kind.NORMAL`: a member, not the number assigned
         if known is not None:
             return replace(known, origin=Origin.LOCAL, root=None, path=None)
+    enum = _enum_member_read(base_node, facts) if attr in ("value", "_value_") else None
+    if enum is not None:  # `Kind.NORMAL.value`: the number the class body assigned
+        return _enum_number(enum, facts)
     base = infer(base_node, facts)
+    if attr in ("value", "_value_") and base.kind == Kind.OTHER and base.type_name is not None \
+            and base.type_name in facts.project.enums:
+        return _enum_number(base.type_name, facts)  # `kind.value` of `kind: Kind`, `Kind(1)`
     if base.fields is not None and base.items is not None and attr in base.fields:
         return base.items[base.fields.index(attr)]  # `torch.sort(x).indices`: `[1]`
     if is_tokenized(base) and base.element is not None and not attr.startswith("_"):
@@ -2025,6 +2033,41 @@ def _attribute(node: cst.Attribute, facts: Facts) -> Value:
     elif attr in facts.device_fields:
         return inherited.with_kind(Kind.DEVICE).because(pair)
     return _hinted(attr, _by_name_convention(attr, inherited), node, facts)
+
+
+def _sunder(attr: str) -> bool:
+    """`_ignore_`, `__doc__`: a name an enumeration's body may bind that is no member."""
+    return attr.startswith("_") and attr.endswith("_")
+
+
+def _enum_member_read(node: cst.BaseExpression, facts: Facts) -> Optional[str]:
+    """The project enumeration of numbers (`Resolved.enums`) whose member `node` reads through
+    the class (`Kind.NORMAL`; an `IntEnum` member reads as the int it is, so its `.value`
+    asks here); None for anything else."""
+    if isinstance(node, cst.Attribute) and not _sunder(node.attr.value):
+        owner = _class_reference(node.value, facts)
+        if owner is not None and owner in facts.project.enums \
+                and facts.project.field(owner, node.attr.value) is not None:
+            return owner
+    return None
+
+
+def _enum_step(enum: str, facts: Facts) -> EvidenceStep:
+    path, line = facts.project.classes[enum]
+    return EvidenceStep(enum_step_message(enum), path, line)
+
+
+def _enum_member(enum: str, facts: Facts) -> Value:
+    """A member of `enum` (`Resolved.enums`): an `int` itself where the enumeration makes its
+    members ints (`IntEnum`), else an object of the class whose `.value` is a number."""
+    if facts.project.enums[enum] == INT_ENUM:
+        return Value(Kind.SCALAR, 0, Origin.LOCAL, evidence=(_enum_step(enum, facts),))
+    return Value(Kind.OTHER, origin=Origin.LOCAL, type_name=enum)
+
+
+def _enum_number(enum: str, facts: Facts) -> Value:
+    """`member.value` of a member of `enum`: the Python number its class body assigned."""
+    return Value(Kind.SCALAR, 0, Origin.LOCAL, evidence=(_enum_step(enum, facts),))
 
 
 def _reads_config(receiver: cst.BaseExpression, value: Value) -> bool:
@@ -2676,6 +2719,8 @@ def _declared_kind(node: cst.BaseExpression, facts: Facts) -> Tuple[Kind, Option
         return Kind.NUMPY, None
     if name in ("list", "dict", "tuple", "set", "str", "bytes", "List", "Dict", "Tuple", "Set"):
         return Kind.OTHER, None
+    if facts.project.enums.get(last) == INT_ENUM:
+        return Kind.SCALAR, None  # `mode: Mode` of an `IntEnum`: an int (`Resolved.enums`)
     return Kind.OTHER, last
 
 
@@ -2766,13 +2811,29 @@ def _union_members(node: cst.BaseExpression) -> List[cst.BaseExpression]:
 
 def _unquoted(node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
     """A string annotation's expression (`"Frame"`, `"int | list[int]"`), the node itself for
-    any other annotation; None for a string that is no expression."""
+    any other annotation; None for a string that is no expression.  A qualifier is looked
+    through (`ClassVar[int]`, `Final[int]`, `Annotated[int, ...]`: an int, `_unqualified`)."""
     if not isinstance(node, cst.SimpleString):
-        return node
+        return _unqualified(node)
     try:
-        return cst.parse_expression(ast.literal_eval(node.value))
+        parsed = cst.parse_expression(ast.literal_eval(node.value))
     except Exception:
         return None
+    return _unqualified(parsed)
+
+
+# Typing's qualifiers: `ClassVar[X]`, `Final[X]`, `Annotated[X, meta]` declare an X (the
+# qualifier says how it may be bound or what metadata rides along, not another type).
+ANNOTATION_QUALIFIERS = frozenset({"ClassVar", "Final", "Annotated"})
+
+
+def _unqualified(node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """`ClassVar[X]`, `Final[X]`, `Annotated[X, ...]` (also quoted inside) → X's expression;
+    any other node itself."""
+    if isinstance(node, cst.Subscript) and (dotted_name(node.value) or "").split(".")[-1] in ANNOTATION_QUALIFIERS \
+            and node.slice and isinstance(node.slice[0].slice, cst.Index):
+        return _unquoted(node.slice[0].slice.value)
+    return node
 
 
 def _unoptional(node: cst.BaseExpression) -> cst.BaseExpression:

@@ -125,6 +125,8 @@ from lint_h2d.inference.summary import SCALAR as SCALAR_TERM  # noqa: E402
 from lint_h2d.inference.summary import UNK as UNK_TERM  # noqa: E402
 from lint_h2d.inference.resolved import (  # noqa: E402
     DEFAULT_DEVICE_STEP,
+    INT_ENUM,
+    VALUE_ENUM,
     keyed_owner,
     forward_input_message,
     forward_input_param,
@@ -168,6 +170,7 @@ from lint_h2d.inference.values import (  # noqa: E402
     join_all,
     MODULE_DEVICE_NOTE,
     MODULE_TENSOR_STEP,
+    enum_step_message,
     MOVED_MODULE_NOTE,
     names_config,
     NONE,
@@ -339,6 +342,7 @@ class _Resolver:
         self.dropped = 0  # facts dropped because they read a guess that did not hold
         self.dropped_keys: Set[Tuple[Any, ...]] = set()  # the distinct ones
         self.steps: Dict[Tuple[str, str, int], EvidenceStep] = {}
+        self._enums: Dict[str, Optional[str]] = {}  # `enum`, once per class
         self.depth = 0
 
     def step(self, message: str, path: str, line: int) -> EvidenceStep:
@@ -348,6 +352,25 @@ class _Resolver:
         if found is None:
             found = self.steps[key] = EvidenceStep(message, path, line)
         return found
+
+    def enum(self, cls: str) -> Optional[str]:
+        """`enum_kind` of `cls` (`resolved.INT_ENUM`, `resolved.VALUE_ENUM` or None)."""
+        if cls not in self._enums:
+            self._enums[cls] = enum_kind(cls, self.classes, self.functions)
+        return self._enums[cls]
+
+    def _enum_read(self, cls: str, enum: str, attr: str) -> Optional[Value]:
+        """`x.attr` of a member `x` of `cls`, an enumeration of numbers (`enum`): `.value` is a
+        number, a member read through another (`Kind.A`, the class read as its instances are)
+        a member (an int itself of an `IntEnum`); None for anything else (a method, a property)."""
+        defined_in, summary = self.classes[cls][0]
+        step = self.step(enum_step_message(cls), defined_in, summary.line)
+        if attr in ("value", "_value_"):
+            return Value(SCALAR_KIND, 0, evidence=(step,))
+        if attr.startswith("_") and attr.endswith("_") \
+                or not any(a == attr for _, c in self.classes[cls] for a, _ in c.fields):
+            return None
+        return Value(SCALAR_KIND, 0, evidence=(step,)) if enum == INT_ENUM else Value(OTHER_KIND, type_name=cls)
 
     def moved_modules(self) -> Dict[str, EvidenceStep]:
         """Project module classes whose instances some call moves to an accelerator it names
@@ -1736,10 +1759,19 @@ class _Resolver:
                     path, term[3]))
             return value
         if tag == "attr":
-            base = self.eval(term[1], path, owner)
             attr = term[2]
+            named = term[1][1] if term[1][0] == "global" and isinstance(term[1][1], str) else None
+            if named is not None and named not in self.module_values.get(path, {}) and self.enum(named) is not None:
+                # `Kind.NORMAL`: the enumeration itself, read at module level (`enum_kind` takes
+                # a class only where the project defines it once).
+                member = self._enum_read(named, self.enum(named) or "", attr)
+                if member is not None:
+                    return member
+            base = self.eval(term[1], path, owner)
             if base.type_name is not None and base.type_name in self.classes:
-                return self.field(base.type_name, attr)
+                enum = self.enum(base.type_name) if base.kind == OTHER_KIND else None
+                member = self._enum_read(base.type_name, enum, attr) if enum is not None else None
+                return member if member is not None else self.field(base.type_name, attr)
             if base.kind.is_tensor and attr in ("data", "T", "mT"):
                 return base
             if attr == "device" and base.kind in (DEVICE_KIND, CPU_KIND):
@@ -2933,8 +2965,45 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                     passed_numbers=passed_numbers, construction_calls=construction_calls,
                     own_returns=own_returns, split_returns=split_returns,
                     empty_lists=_empty_lists(resolver.classes),
+                    enums={name: kind for name in sorted(resolver.classes) if (kind := resolver.enum(name)) is not None},
                     site_words={word: frozenset(pairs) for word, pairs in sorted(resolver.site_words.items())},
                     read_callees=read_callees(summaries))
+
+
+# The standard library's enumeration bases whose members' values are what the class body
+# assigns (`StrEnum` makes strings of them; a mixin other than `int` converts them).
+_ENUM_BASES = frozenset({"Enum", "IntEnum", "IntFlag", "Flag"})
+# Of those and the mixins, the ones that make each member an `int` itself.
+_INT_ENUM_BASES = frozenset({"IntEnum", "IntFlag", "int"})
+# Methods that may give a member another value than the one the class body assigns (a custom
+# `__new__` setting `_value_`, `auto()`'s generator) or another object (`__init__` aside).
+_ENUM_VALUE_METHODS = frozenset({"__new__", "_generate_next_value_", "_missing_"})
+
+
+def enum_kind(cls: str, classes: Mapping[str, List[Tuple[str, ClassSummary]]],
+              functions: Mapping[str, List[Tuple[str, FunctionSummary]]]) -> Optional[str]:
+    """`resolved.INT_ENUM` / `resolved.VALUE_ENUM` where `cls` is an enumeration of the
+    standard library's (`class Kind(Enum)`, `class Op(int, Enum)`, `class Mode(IntEnum)`)
+    whose every member the class body assigns a Python number (`NORMAL = 1`, `SCALE = 0.5`):
+    then `member.value` is that number, and an `IntEnum` member is an `int` itself (a write of
+    either into one element of a device tensor copies it host-to-device).  None for anything
+    else: one definition only, no project base (a base defining `__new__` could remap the
+    values), no member that is no number (a tuple, `auto()`, a string), no method that may
+    change a member's value (`__new__`, `_generate_next_value_`, `_missing_`)."""
+    definitions = classes.get(cls, ())
+    if len(definitions) != 1:
+        return None
+    summary = definitions[0][1]
+    if not summary.bases or any(b in classes or b not in _ENUM_BASES | {"int"} for b in summary.bases) \
+            or not any(b in _ENUM_BASES for b in summary.bases):
+        return None
+    if any(fn.owner == cls for name in _ENUM_VALUE_METHODS for _, fn in functions.get(name, ())):
+        return None
+    # Sunder and dunder names (`_ignore_`, `__doc__`) are no members.
+    members = [term for attr, term in summary.fields if not (attr.startswith("_") and attr.endswith("_"))]
+    if not members or any(term != SCALAR_TERM for term in members):
+        return None
+    return INT_ENUM if any(b in _INT_ENUM_BASES for b in summary.bases) else VALUE_ENUM
 
 
 def _empty_lists(classes: Mapping[str, List[Tuple[str, ClassSummary]]]) -> FrozenSet[Tuple[str, str]]:
@@ -3159,6 +3228,7 @@ def fingerprint_of(resolved: Resolved) -> str:
         for name, value in sorted(bound.items()):
             digest.update(f"const:{module}.{name}={_describe(value)}\n")
     digest.update("empty:" + ",".join(f"{c}.{a}" for c, a in sorted(resolved.empty_lists)))
+    digest.update("enums:" + ",".join(f"{c}={k}" for c, k in sorted(resolved.enums.items())))
     # Module names come from file paths, which may hold undecodable bytes (surrogates).
     digest.update("module_names:" + ",".join(sorted(resolved.module_names)))
     # Where each class is defined: evidence names it (`x` is a field of `C`, file:line), so

@@ -234,6 +234,12 @@ def keyed_owner(function: str, owner: Optional[str], bound: bool) -> Optional[st
     return None
 
 
+# What `Resolved.enums` says of an enumeration: its members are Python ints (`IntEnum`), or
+# only their `.value` is a Python number (`Enum`: a member is an object of its own class).
+INT_ENUM = "int"
+VALUE_ENUM = "value"
+
+
 @dataclass(frozen=True)
 class Resolved:
     """What the project knows, resolved across files; the walk asks it, never another tree.
@@ -315,6 +321,10 @@ class Resolved:
     # an item store into that empty list raises, so the walk reads the assignment as it reads
     # `self.x = None`, adding no value next to the field's others.
     empty_lists: FrozenSet[Tuple[str, str]] = frozenset()
+    # Project enumerations whose every member is a Python number (`class Kind(Enum): A = 1`,
+    # `project.enum_kind`) → `INT_ENUM` where the members are ints themselves (`IntEnum`,
+    # `IntFlag`, an `int` mixin), `VALUE_ENUM` where only their `.value` is a number.
+    enums: Mapping[str, str] = _field(default_factory=dict)
     # `name.py:N` in the evidence words → the (file, line) pairs the resolver wrote it for
     # (`project._site`).  Not read by the walk: a run that carries the stored facts to an
     # edited file's moved lines (`moved_lines`) maps such words only where they name that file

@@ -2328,7 +2328,8 @@ def annotation_term(node: Optional[ast.expr]) -> Term:
         head = _last_name(node.value)
         inner = node.slice
         args = inner.elts if isinstance(inner, ast.Tuple) else [inner]
-        if head == "Optional" and args:
+        if head in ("Optional", "ClassVar", "Final", "Annotated") and args:
+            # (a qualifier declares its first argument's type: `ClassVar[Optional[int]]`)
             return annotation_term(args[0])
         if head == "Union":
             rest = [a for a in args if not _is_none(a)]

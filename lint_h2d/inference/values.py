@@ -280,6 +280,12 @@ MODULE_TENSOR_STEP = "held by the module as a buffer or parameter: it moves with
 JSON_STEP = "read from data that `json.load` parsed: JSON holds no tensors, so a value is a host object (a number, `None`, ...)"
 
 
+def enum_step_message(enum: str) -> str:
+    """What the step behind a member of a project enumeration of numbers says (`project.enum_kind`:
+    its `.value`, or the member itself of an `IntEnum`, is a Python number)."""
+    return f"`{enum}` is an enumeration each member of which the class body assigns a Python number"
+
+
 def json_data(step: Any) -> Value:
     """What `json.load(f)` / `json.loads(s)` gives (`step` says where it was parsed): a dict
     or list whose entries are host values.  JSON holds no tensors: what a string key or a
