@@ -1433,13 +1433,34 @@ def _forward_input(value: Value, module: str, param: cst.Param, facts: Facts) ->
                    evidence=()).because(LocalStep(forward_input_message(module, param.name.value), param, "convention"))
 
 
-def _int_default(param: cst.Param) -> Optional[Value]:
+def _number_default(param: cst.Param) -> Optional[Value]:
     """`slot=0`: a parameter whose default is an int literal is taken to be an int (evidence,
-    not proof: a caller may pass anything, so an index resting on it gets an unsafe fix)."""
+    not proof: a caller may pass anything, so an index resting on it gets an unsafe fix); one
+    whose default is another number (`fill=0.0`, `flag=True`, `floor=-1e9`, `mask=-float("inf")`)
+    a Python number the same way, as a value written (the caller's check that no call passes
+    anything else holds for it too: `Resolved.passed_non_numbers`)."""
     default = param.default
-    if default is None or literal_int(default) is None:
+    if default is None:
         return None
-    return SCALAR.because(LocalStep(f"`{param.name.value}` defaults to an int", param))
+    if literal_int(default) is not None:
+        return SCALAR.because(LocalStep(f"`{param.name.value}` defaults to an int", param))
+    if _number_literal(default):
+        return SCALAR.because(LocalStep(f"`{param.name.value}` defaults to a number", param))
+    return None
+
+
+def _number_literal(node: cst.BaseExpression) -> bool:
+    """A float or bool literal, signed or not, or `float("inf")` of a string literal: a Python
+    number whatever the scope binds (`float` aside: a default is evaluated where the `def` is,
+    and a module that rebinds `float` is not worth the look)."""
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        node = node.expression
+    if isinstance(node, (cst.Float, cst.Integer)):
+        return True
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return True
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "float" \
+        and len(node.args) == 1 and isinstance(node.args[0].value, cst.SimpleString) and not node.args[0].keyword
 
 
 def _is_classmethod(fn: cst.FunctionDef) -> bool:
@@ -1692,7 +1713,7 @@ class ModuleWalker:
                 # else what the body (`range(p)`) or an int default says.
                 known = base.project.param(name, method_of, pname, base.path) or base.project.int_params.get(
                     (qualname, pname)) or (None if (qualname, pname) in base.project.passed_non_numbers
-                                           else _int_default(param))
+                                           else _number_default(param))
                 if known is not None:
                     value = replace(known, origin=Origin.PARAM, root=pname, path=pname)
                 elif param.default is None:
