@@ -22,7 +22,7 @@ from lint_h2d.inference.resolved import (INT_ENUM, NN_CONTAINERS, NN_RANK_KEEPIN
                                          through_message, names_model, named_model_message)
 from lint_h2d.inference.numpy_values import (assignment_result, numpy_dtype_integer, numpy_element, numpy_function,
                                              numpy_scalar_index, position_tuple)
-from lint_h2d.inference.summary import CONCATENATIONS, DISTRIBUTED_INTS, NN_TENSOR_WRAPPERS, PROGRESS_BARS, SCALAR_BUILTINS, place_term
+from lint_h2d.inference.summary import ANNOTATION_QUALIFIERS, CONCATENATIONS, DISTRIBUTED_INTS, NN_TENSOR_WRAPPERS, PROGRESS_BARS, SCALAR_BUILTINS, place_term
 from lint_h2d.inference.torch_api import (ALL_FACTORIES, concatenated_rank, matmul_rank, FFT_FUNCTIONS, LINALG_NORMS, DATA_FACTORIES, dtype_integer, FLOAT_DEFAULT_FACTORIES, FUNCTIONAL_DTYPE_KEEPING, FUNCTIONAL_RANK_ADDING, FUNCTIONAL_RANK_KEEPING, INDEX_OPS, IndexOp, LEGACY_TENSOR_TYPES, LIKE_FACTORIES, NEW_METHODS, NONZERO_OPS, ONE_D_FACTORIES, PAIR_FIELDS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SCALAR_METHODS, SCALAR_WITH_ARG_METHODS, SIZE_FACTORIES, SPLIT_OPS, stacked_rank, TORCH_DTYPE_NAMES, VIEW_METHODS)
 from lint_h2d.inference.values import (enum_step_message, is_tokenized, rests_on, tokenized, TOKENIZED_STEP, concatenation_source, meshgrid_result, returned_through, cpu_by_default, entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, EMPTY_DICT, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NON_INTEGER, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        join, module_tensor, ordered_number,
@@ -2052,22 +2052,19 @@ def _enum_member_read(node: cst.BaseExpression, facts: Facts) -> Optional[str]:
     return None
 
 
-def _enum_step(enum: str, facts: Facts) -> EvidenceStep:
-    path, line = facts.project.classes[enum]
-    return EvidenceStep(enum_step_message(enum), path, line)
-
-
 def _enum_member(enum: str, facts: Facts) -> Value:
     """A member of `enum` (`Resolved.enums`): an `int` itself where the enumeration makes its
     members ints (`IntEnum`), else an object of the class whose `.value` is a number."""
     if facts.project.enums[enum] == INT_ENUM:
-        return Value(Kind.SCALAR, 0, Origin.LOCAL, evidence=(_enum_step(enum, facts),))
+        return _enum_number(enum, facts)
     return Value(Kind.OTHER, origin=Origin.LOCAL, type_name=enum)
 
 
 def _enum_number(enum: str, facts: Facts) -> Value:
-    """`member.value` of a member of `enum`: the Python number its class body assigned."""
-    return Value(Kind.SCALAR, 0, Origin.LOCAL, evidence=(_enum_step(enum, facts),))
+    """`member.value` of a member of `enum` (or an `IntEnum` member itself): the Python number
+    its class body assigned."""
+    path, line = facts.project.classes[enum]
+    return Value(Kind.SCALAR, 0, Origin.LOCAL, evidence=(EvidenceStep(enum_step_message(enum), path, line),))
 
 
 def _reads_config(receiver: cst.BaseExpression, value: Value) -> bool:
@@ -2820,11 +2817,6 @@ def _unquoted(node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
     except Exception:
         return None
     return _unqualified(parsed)
-
-
-# Typing's qualifiers: `ClassVar[X]`, `Final[X]`, `Annotated[X, meta]` declare an X (the
-# qualifier says how it may be bound or what metadata rides along, not another type).
-ANNOTATION_QUALIFIERS = frozenset({"ClassVar", "Final", "Annotated"})
 
 
 def _unqualified(node: cst.BaseExpression) -> Optional[cst.BaseExpression]:

@@ -360,9 +360,9 @@ class _Resolver:
         return self._enums[cls]
 
     def _enum_read(self, cls: str, enum: str, attr: str) -> Optional[Value]:
-        """`x.attr` of a member `x` of `cls`, an enumeration of numbers (`enum`): `.value` is a
-        number, a member read through another (`Kind.A`, the class read as its instances are)
-        a member (an int itself of an `IntEnum`); None for anything else (a method, a property)."""
+        """`x.attr` where `x` is `cls`, an enumeration of numbers (`enum`), or one of its members:
+        `.value` is a number; a member's name (`Kind.A`; a member reads the others by name too)
+        is a member, an int itself of an `IntEnum`; None for anything else (a method, a property)."""
         defined_in, summary = self.classes[cls][0]
         step = self.step(enum_step_message(cls), defined_in, summary.line)
         if attr in ("value", "_value_"):
@@ -1761,10 +1761,11 @@ class _Resolver:
         if tag == "attr":
             attr = term[2]
             named = term[1][1] if term[1][0] == "global" and isinstance(term[1][1], str) else None
-            if named is not None and named not in self.module_values.get(path, {}) and self.enum(named) is not None:
-                # `Kind.NORMAL`: the enumeration itself, read at module level (`enum_kind` takes
-                # a class only where the project defines it once).
-                member = self._enum_read(named, self.enum(named) or "", attr)
+            enum = self.enum(named) if named is not None and named not in self.module_values.get(path, {}) else None
+            if named is not None and enum is not None:
+                # `Kind.NORMAL`: the enumeration itself, read by its module-level name (`enum_kind`
+                # takes a class only where the project defines it once).
+                member = self._enum_read(named, enum, attr)
                 if member is not None:
                     return member
             base = self.eval(term[1], path, owner)

@@ -1450,9 +1450,8 @@ def _number_default(param: cst.Param) -> Optional[Value]:
 
 
 def _number_literal(node: cst.BaseExpression) -> bool:
-    """A float or bool literal, signed or not, or `float("inf")` of a string literal: a Python
-    number whatever the scope binds (`float` aside: a default is evaluated where the `def` is,
-    and a module that rebinds `float` is not worth the look)."""
+    """A number literal, signed or not, `True` / `False`, or `float("inf")` of a string literal
+    (`float` taken to be the builtin): a Python number wherever the `def` is."""
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
         node = node.expression
     if isinstance(node, (cst.Float, cst.Integer)):

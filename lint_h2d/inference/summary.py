@@ -2314,6 +2314,11 @@ def _join(terms: Sequence[Term]) -> Term:
     return ("join", tuple(unique))
 
 
+# Typing's qualifiers: `ClassVar[X]`, `Final[X]`, `Annotated[X, meta]` declare an X (the
+# qualifier says how it may be bound or what metadata rides along, not another type).
+ANNOTATION_QUALIFIERS = frozenset({"ClassVar", "Final", "Annotated"})
+
+
 def annotation_term(node: Optional[ast.expr]) -> Term:
     """What an annotation declares: a tensor, a scalar, a container of X, an instance of X."""
     if node is None:
@@ -2328,9 +2333,8 @@ def annotation_term(node: Optional[ast.expr]) -> Term:
         head = _last_name(node.value)
         inner = node.slice
         args = inner.elts if isinstance(inner, ast.Tuple) else [inner]
-        if head in ("Optional", "ClassVar", "Final", "Annotated") and args:
-            # (a qualifier declares its first argument's type: `ClassVar[Optional[int]]`)
-            return annotation_term(args[0])
+        if (head == "Optional" or head in ANNOTATION_QUALIFIERS) and args:
+            return annotation_term(args[0])  # (`ClassVar[Optional[int]]`: an int)
         if head == "Union":
             rest = [a for a in args if not _is_none(a)]
             return annotation_term(rest[0]) if len(rest) == 1 else _one_or_many(rest)
