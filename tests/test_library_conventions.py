@@ -6,11 +6,12 @@ predicates (`scope.sparse_checks`), which classes are transformers logits proces
 (`usage.rank_floor`, `usage.region_rank_floor`); from session 44, what a tokenizer's
 `return_tensors="pt"` call gives (`expressions._tokenizer_call`) and which bases make a class
 a module (`summary._base_name`, `project._library_module`); from session 45, which classes are
-enumerations of numbers (`project.enum_kind`) and what a typing qualifier declares
-(`summary.annotation_term`).  The fixtures under
+enumerations of numbers (`project.enum_kind`), what a typing qualifier declares
+(`summary.annotation_term`) and which parameter defaults are numbers (`scope._number_default`).
+The fixtures under
 `tests/fixtures/projects/python` (`pretrained_outputs.py`, `non_tensor_branches.py`,
 `logits_processors.py`, `chained_subscripts.py`, `tokenizer_outputs.py`, `library_modules.py`,
-`enum_values.py`)
+`enum_values.py`, `number_defaults.py`)
 show each on whole programs.
 """
 from __future__ import annotations
@@ -280,3 +281,20 @@ def test_a_typing_qualifier_declares_its_argument(annotation: str) -> None:
 
     node = ast.parse(annotation, mode="eval").body
     assert annotation_term(node) == SCALAR
+
+
+@pytest.mark.parametrize("default, message", [
+    ("0", "defaults to an int"), ("-1", "defaults to an int"), ("0.0", "defaults to a number"),
+    ("-1e9", "defaults to a number"), ("True", "defaults to a number"), ("-float('inf')", "defaults to a number"),
+    ("None", None), ("'cpu'", None), ("(0, 1)", None), ("float(x)", None), ("1j", None), ("x", None),
+])
+def test_which_parameter_defaults_are_numbers(default: str, message: Optional[str]) -> None:
+    from lint_h2d.inference.scope import _number_default
+
+    (param,) = cst.ensure_type(cst.parse_statement(f"def f(p={default}): pass"), cst.FunctionDef).params.params
+    value = _number_default(param)
+    if message is None:
+        assert value is None
+    else:
+        assert value is not None and value.kind == Kind.SCALAR
+        assert value.evidence[-1].message == f"`p` {message}"
