@@ -266,6 +266,8 @@ def _enum_kind(code: str, cls: str = "E") -> Optional[str]:
     ("class E(str, Enum):\n    A = 1\n", None),  # a `str` mixin converts the value
     ("class E(Enum):\n    pass\n", None),  # no member
     ("class E(Enum):\n    A = 1\n    def __new__(cls, v):\n        return object.__new__(cls)\n", None),
+    ("class E(IntEnum):\n    A = 1\n    def __init__(self, v):\n        self._value_ = v * 0.5\n", None),
+    ("class E(Enum):\n    A = 1\n    @property\n    def value(self):\n        return 2\n", None),
     ("class Base(Enum):\n    pass\nclass E(Base):\n    A = 1\n", None),  # a project base
     ("class E:\n    A = 1\n", None),  # no enumeration
 ])

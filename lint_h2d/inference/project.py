@@ -2977,8 +2977,8 @@ _ENUM_BASES = frozenset({"Enum", "IntEnum", "IntFlag", "Flag"})
 # Of those and the mixins, the ones that make each member an `int` itself.
 _INT_ENUM_BASES = frozenset({"IntEnum", "IntFlag", "int"})
 # Methods that may give a member another value than the one the class body assigns (a custom
-# `__new__` setting `_value_`, `auto()`'s generator) or another object (`__init__` aside).
-_ENUM_VALUE_METHODS = frozenset({"__new__", "_generate_next_value_", "_missing_"})
+# `__new__` or `__init__` setting `_value_`, `auto()`'s generator, a `value` property of its own).
+_ENUM_VALUE_METHODS = frozenset({"__new__", "__init__", "_generate_next_value_", "_missing_", "value", "_value_"})
 
 
 def enum_kind(cls: str, classes: Mapping[str, List[Tuple[str, ClassSummary]]],
@@ -2990,7 +2990,8 @@ def enum_kind(cls: str, classes: Mapping[str, List[Tuple[str, ClassSummary]]],
     either into one element of a device tensor copies it host-to-device).  None for anything
     else: one definition only, no project base (a base defining `__new__` could remap the
     values), no member that is no number (a tuple, `auto()`, a string), no method that may
-    change a member's value (`__new__`, `_generate_next_value_`, `_missing_`)."""
+    change a member's value (`__new__`, `__init__`, `_generate_next_value_`, `_missing_`, a
+    `value` property)."""
     definitions = classes.get(cls, ())
     if len(definitions) != 1:
         return None
