@@ -258,6 +258,29 @@ def test_a_module_move_to_a_place_survives_the_index() -> None:
     assert again.moves == summary.moves
 
 
+def test_parameter_defaults_survive_the_index() -> None:
+    """A parameter's default that reads a module-level name's attribute (`kind=Kind.NORMAL`,
+    `FunctionSummary.default_terms`) keeps its term through the JSON round trip, with and without
+    the function's called names (`without_calls` drops a called name, never the defaults)."""
+    import ast
+    import json
+
+    from lint_h2d.inference.summary import from_json, summarize_tree, without_calls
+
+    text = ("from enum import Enum\n"
+            "class Kind(Enum):\n    A = 1\n"
+            "def f(x, kind=Kind.A, n=3, *, other=Kind.A):\n    helper(x)\n    return kind\n"
+            "def g(kind=Kind.A):\n    return kind\n")
+    summary = summarize_tree("m.py", ast.parse(text))
+    f, g = summary.functions
+    assert f.default_terms == (("kind", ("attr", ("global", "Kind"), "A", 4)),
+                               ("other", ("attr", ("global", "Kind"), "A", 4)))
+    for data in (summary.to_json(), without_calls(summary.to_json(), frozenset())):
+        again = from_json("m.py", json.loads(json.dumps(data)))
+        assert [fn.default_terms for fn in again.functions] == [f.default_terms, g.default_terms]
+    assert from_json("m.py", json.loads(json.dumps(summary.to_json()))).functions == summary.functions
+
+
 def test_summaries_read_back_share_equal_values_and_keep_their_types() -> None:
     """`from_json` with one memo for several files makes equal terms and names one object
     (the resolving process holds every summary of the project at once), yet gives back

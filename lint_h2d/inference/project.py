@@ -1243,13 +1243,19 @@ class _Resolver:
         shown = fn.owner if fn.name == "__init__" and fn.owner is not None else callee
         if self._applied_forward(fn):
             shown = f"{fn.owner}.apply"  # an autograd `Function`'s `forward` runs from `apply`
+        values: List[Tuple[str, int, Value]] = []
         if name in fn.defaults and not omitted and not every:
-            return UNKNOWN  # calls without arguments are not recorded: some may omit it
+            # Calls without arguments are not recorded: some may omit it, and take the default.
+            # A default the summary read (`Kind.NORMAL`) stands for them, where it says something.
+            default = self._default_value(fn, name)
+            if default is None:
+                return UNKNOWN
+            values.append(default)
+            omitted = True
         sites = self._sites(fn)
         if not sites or len(sites) > 200:
             return UNKNOWN
         names_device = _device_param(name, fn.annotations[fn.params.index(name)])
-        values: List[Tuple[str, int, Value]] = []
         for path, site in sites:
             term = _passed(site, name, position)
             if term is None and omitted and not site.starred:
@@ -1364,6 +1370,22 @@ class _Resolver:
                 return Value(kind, v.rank, element=v.element).because(EvidenceStep(
                     f"a call of `{shown}` passes a {kind.value} as `{name}`", path, line))
         return UNKNOWN
+
+    def _default_value(self, fn: FunctionSummary, name: str) -> Optional[Tuple[str, int, Value]]:
+        """The value of parameter `name`'s default where the summary read it (`default_terms`:
+        `kind=Kind.NORMAL`) and it is a member of a project enumeration of numbers (`enum_kind`:
+        an object of its class, or an `IntEnum`'s int), with the `def`'s file and line; None for
+        any other default (what a call that omits the parameter passes is then not known)."""
+        term = dict(fn.default_terms).get(name)
+        if term is None:
+            return None
+        path = next((p for p, f in self.functions.get(fn.name, ()) if f is fn), None)
+        if path is None:
+            return None
+        named = term[1][1]
+        enum = self.enum(named) if named not in self.module_values.get(path, {}) else None
+        value = self._enum_read(named, enum, term[2]) if enum is not None else None
+        return (path, fn.line, value) if value is not None else None
 
     def _device_of_unplaced(self, term: Term, path: str, line: int) -> Optional[Value]:
         """What a call passes as a device parameter when it passes `x.device` of a tensor whose

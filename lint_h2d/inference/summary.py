@@ -151,6 +151,10 @@ class FunctionSummary:
     # display's positions, so that `buf, n = f()` at a caller binds each name to its own
     # position rather than to what all positions share (`returns` joins them).  () else.
     return_items: Tuple[Tuple[Term, ...], ...] = ()
+    # The parameters whose default reads an attribute of a module-level name (`kind=Kind.NORMAL`),
+    # each with that read's term (`_default_terms`): a call that omits one passes that value, so
+    # the resolver may join it with what the other calls pass (`_Resolver._param`).
+    default_terms: Tuple[Tuple[str, Term], ...] = ()
     # How a call can bind to the function, where Python decides it from the `def` alone:
     # (parameters that take a positional argument, 1 with `*args` else 0, 1 with `**kwargs`
     # else 0).  A call passing more positional arguments, or a keyword it does not name,
@@ -280,8 +284,9 @@ class FileSummary:
                            list(f.returns), f.return_annotation, list(f.int_params), list(f.seq_params),
                            list(f.defaults), list(f.int_defaults), list(f.arity)]
                           + ([[list(c) for c in f.called], [list(c) for c in f.self_called]]
-                             if f.called or f.self_called or f.return_items else [])
-                          + ([[list(r) for r in f.return_items]] if f.return_items else [])
+                             if f.called or f.self_called or f.return_items or f.default_terms else [])
+                          + ([[list(r) for r in f.return_items]] if f.return_items or f.default_terms else [])
+                          + ([[[name, term] for name, term in f.default_terms]] if f.default_terms else [])
                           for f in self.functions],
             "calls": [[c.callee, 2 if c.instance else c.bound, c.line, list(c.args), [[k, t] for k, t in c.keywords],
                        c.starred]
@@ -362,18 +367,20 @@ def _without_called(row: List[Any], kept: AbstractSet[str]) -> List[Any]:
 
 
 # Where a function row of `FileSummary.to_json` holds `called` (then `self_called`, then
-# `return_items`), when it holds them.
+# `return_items`, then `default_terms`), when it holds them.
 _CALLED_AT = 13
 
 
 def _function_from_json(c: "_Shared", row: Sequence[Any]) -> FunctionSummary:
     """One function row of `FileSummary.to_json`: its fixed parts, then `called`,
-    `self_called` and `return_items` where the row holds them (() where it leaves them out)."""
+    `self_called`, `return_items` and `default_terms` where the row holds them (() where it
+    leaves them out)."""
     n, o, ln, p, an, bd, rs, ra, ip, sp, df, idf, ar, *rest = row
     called, self_called = (tuple(c((name, line)) for name, line in calls) for calls in (rest[:2] or [(), ()]))
     items = tuple(c.seq(r) for r in rest[2]) if len(rest) > 2 else ()
+    default_terms = tuple(c((name, term)) for name, term in rest[3]) if len(rest) > 3 else ()
     return FunctionSummary(c(n), c(o), c(ln), c.seq(p), c.seq(an), bd, c.seq(rs), c(ra), c.seq(ip), c.seq(sp),
-                           c.seq(df), c.seq(idf), called, self_called, items, c.seq(ar))
+                           c.seq(df), c.seq(idf), called, self_called, items, default_terms, c.seq(ar))
 
 
 def calls_from_json(data: Sequence[Any], memo: Dict[Any, Any],
@@ -816,7 +823,7 @@ class _Builder:
             bound and "staticmethod" not in decorators, tuple(returns), ret,
             tuple(sorted(scope.ints)), tuple(sorted(seqs)), _with_defaults(args), _with_defaults(args, ints=True),
             called, self_called, self._return_items(displays, len(returns), scope),
-            _arity(args, decorators),
+            _default_terms(args), _arity(args, decorators),
         ))
 
     def _return_items(self, displays: Sequence[Tuple[Optional[Site], ast.Tuple]], returned: int,
@@ -2131,12 +2138,26 @@ def _arity(args: ast.arguments, decorators: AbstractSet[str]) -> Tuple[int, ...]
     return (len(args.posonlyargs) + len(args.args), int(args.vararg is not None), int(args.kwarg is not None))
 
 
+def _default_terms(args: ast.arguments) -> Tuple[Tuple[str, Term], ...]:
+    """`FunctionSummary.default_terms`: each parameter whose default is `Name.attr`, with the term
+    of that read (`("attr", ("global", "Kind"), "NORMAL", line)`, as a body reads a module-level
+    name's attribute).  The default is evaluated where the `def` is; a module-level name there is
+    what the resolver looks up (it takes only a class the project defines once)."""
+    return tuple((a.arg, ("attr", ("global", d.value.id), d.attr, d.lineno)) for a, d in _default_pairs(args)
+                 if isinstance(d, ast.Attribute) and isinstance(d.value, ast.Name))
+
+
 def _with_defaults(args: ast.arguments, ints: bool = False) -> Tuple[str, ...]:
     """The parameters with a default (`ints`: an int literal one, `n_ctx=512`)."""
+    return tuple(a.arg for a, d in _default_pairs(args) if not ints or _int_literal(d))
+
+
+def _default_pairs(args: ast.arguments) -> List[Tuple[ast.arg, ast.expr]]:
+    """Each parameter with a default, and the default: the last positional ones, then the
+    keyword-only ones that have one."""
     positional = list(args.posonlyargs) + list(args.args)
     pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults)) if args.defaults else []
-    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
-    return tuple(a.arg for a, d in pairs if not ints or _int_literal(d))
+    return pairs + [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
 
 
 def _int_literal(node: Optional[ast.expr]) -> bool:
