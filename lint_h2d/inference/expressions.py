@@ -24,7 +24,7 @@ from lint_h2d.inference.numpy_values import (assignment_result, numpy_dtype_inte
                                              numpy_scalar_index, position_tuple)
 from lint_h2d.inference.summary import ANNOTATION_QUALIFIERS, CONCATENATIONS, DISTRIBUTED_INTS, NN_TENSOR_WRAPPERS, PROGRESS_BARS, SCALAR_BUILTINS, place_term
 from lint_h2d.inference.torch_api import (ALL_FACTORIES, concatenated_rank, matmul_rank, FFT_FUNCTIONS, LINALG_NORMS, DATA_FACTORIES, dtype_integer, FLOAT_DEFAULT_FACTORIES, FUNCTIONAL_DTYPE_KEEPING, FUNCTIONAL_RANK_ADDING, FUNCTIONAL_RANK_KEEPING, INDEX_OPS, IndexOp, LEGACY_TENSOR_TYPES, LIKE_FACTORIES, NEW_METHODS, NONZERO_OPS, ONE_D_FACTORIES, PAIR_FIELDS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SCALAR_METHODS, SCALAR_WITH_ARG_METHODS, SIZE_FACTORIES, SPLIT_OPS, stacked_rank, TORCH_DTYPE_NAMES, VIEW_METHODS)
-from lint_h2d.inference.values import (enum_step_message, is_tokenized, rests_on, tokenized, TOKENIZED_STEP, concatenation_source, meshgrid_result, returned_through, cpu_by_default, entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, EMPTY_DICT, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NON_INTEGER, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
+from lint_h2d.inference.values import (enum_step_message, sunder, is_tokenized, rests_on, tokenized, TOKENIZED_STEP, concatenation_source, meshgrid_result, returned_through, cpu_by_default, entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, EMPTY_DICT, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NON_INTEGER, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        join, module_tensor, ordered_number,
                                        config_field, config_value, CONFIG_STEP, from_config, host_object, names_config, nothing_known,
                                        plain_number)
@@ -1949,7 +1949,7 @@ def _attribute(node: cst.Attribute, facts: Facts) -> Value:
         # attribute (an instance-only field read through the class raises, so it adds no case).
         own = facts.self_attributes.get(attr) if owner == facts.self_class else None
         known = own if own is not None else facts.project.field(owner, attr)
-        if known is not None and owner in facts.project.enums and not _sunder(attr):
+        if known is not None and owner in facts.project.enums and not sunder(attr):
             return _enum_member(owner, facts)  # `Kind.NORMAL`: a member, not the number assigned
         if known is not None:
             return replace(known, origin=Origin.LOCAL, root=None, path=None)
@@ -2035,16 +2035,11 @@ def _attribute(node: cst.Attribute, facts: Facts) -> Value:
     return _hinted(attr, _by_name_convention(attr, inherited), node, facts)
 
 
-def _sunder(attr: str) -> bool:
-    """`_ignore_`, `__doc__`: a name an enumeration's body may bind that is no member."""
-    return attr.startswith("_") and attr.endswith("_")
-
-
 def _enum_member_read(node: cst.BaseExpression, facts: Facts) -> Optional[str]:
     """The project enumeration of numbers (`Resolved.enums`) whose member `node` reads through
     the class (`Kind.NORMAL`; an `IntEnum` member reads as the int it is, so its `.value`
     asks here); None for anything else."""
-    if isinstance(node, cst.Attribute) and not _sunder(node.attr.value):
+    if isinstance(node, cst.Attribute) and not sunder(node.attr.value):
         owner = _class_reference(node.value, facts)
         if owner is not None and owner in facts.project.enums \
                 and facts.project.field(owner, node.attr.value) is not None:

@@ -171,6 +171,7 @@ from lint_h2d.inference.values import (  # noqa: E402
     MODULE_DEVICE_NOTE,
     MODULE_TENSOR_STEP,
     enum_step_message,
+    sunder,
     MOVED_MODULE_NOTE,
     names_config,
     NONE,
@@ -367,8 +368,7 @@ class _Resolver:
         step = self.step(enum_step_message(cls), defined_in, summary.line)
         if attr in ("value", "_value_"):
             return Value(SCALAR_KIND, 0, evidence=(step,))
-        if attr.startswith("_") and attr.endswith("_") \
-                or not any(a == attr for _, c in self.classes[cls] for a, _ in c.fields):
+        if sunder(attr) or not any(a == attr for _, c in self.classes[cls] for a, _ in c.fields):
             return None
         return Value(SCALAR_KIND, 0, evidence=(step,)) if enum == INT_ENUM else Value(OTHER_KIND, type_name=cls)
 
@@ -1379,9 +1379,7 @@ class _Resolver:
         term = dict(fn.default_terms).get(name)
         if term is None:
             return None
-        path = next((p for p, f in self.functions.get(fn.name, ()) if f is fn), None)
-        if path is None:
-            return None
+        path = _path_of(self.functions[fn.name], fn)
         named = term[1][1]
         enum = self.enum(named) if named not in self.module_values.get(path, {}) else None
         value = self._enum_read(named, enum, term[2]) if enum is not None else None
@@ -3023,8 +3021,7 @@ def enum_kind(cls: str, classes: Mapping[str, List[Tuple[str, ClassSummary]]],
         return None
     if any(fn.owner == cls for name in _ENUM_VALUE_METHODS for _, fn in functions.get(name, ())):
         return None
-    # Sunder and dunder names (`_ignore_`, `__doc__`) are no members.
-    members = [term for attr, term in summary.fields if not (attr.startswith("_") and attr.endswith("_"))]
+    members = [term for attr, term in summary.fields if not sunder(attr)]
     if not members or any(term != SCALAR_TERM for term in members):
         return None
     return INT_ENUM if any(b in _INT_ENUM_BASES for b in summary.bases) else VALUE_ENUM

@@ -35,6 +35,7 @@ from lint_h2d.inference.expressions import (
     tensor_row,
     is_device_context,
     is_torch_device_call,
+    is_bool_literal,
     literal_int,
     place_of,
 )
@@ -1454,9 +1455,7 @@ def _number_literal(node: cst.BaseExpression) -> bool:
     (`float` taken to be the builtin): a Python number wherever the `def` is."""
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
         node = node.expression
-    if isinstance(node, (cst.Float, cst.Integer)):
-        return True
-    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+    if isinstance(node, (cst.Float, cst.Integer)) or is_bool_literal(node):
         return True
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "float" \
         and len(node.args) == 1 and isinstance(node.args[0].value, cst.SimpleString) and not node.args[0].keyword

@@ -280,6 +280,12 @@ MODULE_TENSOR_STEP = "held by the module as a buffer or parameter: it moves with
 JSON_STEP = "read from data that `json.load` parsed: JSON holds no tensors, so a value is a host object (a number, `None`, ...)"
 
 
+def sunder(name: str) -> bool:
+    """`_ignore_`, `_value_`, `__doc__`: a name an enumeration's class body may bind, or a member
+    may be asked for, that is no member (`project.enum_kind`)."""
+    return name.startswith("_") and name.endswith("_")
+
+
 def enum_step_message(enum: str) -> str:
     """What the step behind a member of a project enumeration of numbers says (`project.enum_kind`:
     its `.value`, or the member itself of an `IntEnum`, is a Python number)."""
