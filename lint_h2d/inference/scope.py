@@ -11,7 +11,7 @@ import ast
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Type, TypeVar, Union
+from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Mapping, Optional, Protocol, Sequence, Set, Tuple, Type, TypeVar, Union
 
 import libcst as cst
 
@@ -391,6 +391,15 @@ def string_bound_once(fn: cst.FunctionDef, name: str) -> Optional[cst.SimpleStri
     return found[0] if len(found) == 1 and isinstance(found[0], cst.SimpleString) else None
 
 
+class OnSelf(Protocol):
+    """What a method's walk calls for each field of `self` it sets, while its class's fields
+    are collected (`ModuleWalker.walk_class`): the field, the value, and whether the statement
+    only declares it (`self.x: T` with no value assigns nothing: its annotation counts only
+    for a field no statement assigns)."""
+
+    def __call__(self, attr: str, value: Value, declaration: bool = False) -> None: ...
+
+
 class _Walker:
     """One pass over a body; `emit` receives the statements a rule asked for."""
 
@@ -401,7 +410,7 @@ class _Walker:
         capture: Optional[str],
         wants: Callable[[cst.BaseSmallStatement, bool], bool],
         emit: Callable[[StatementFact], None],
-        on_self_assign: Optional[Callable[[str, Value], None]],
+        on_self_assign: Optional[OnSelf],
         walk_function: Callable[[cst.FunctionDef, Facts, Optional[str]], None],
         walk_class: Callable[[cst.ClassDef, Facts], None],
     ) -> None:
@@ -947,6 +956,14 @@ class _Walker:
                     value = _declared(small, value, self.facts(names))
             else:
                 value = annotated_value(small.annotation, self.facts(names))
+                if isinstance(small.target, cst.Attribute) and isinstance(small.target.value, cst.Name) \
+                        and small.target.value.value == self.base.self_name:
+                    # `self.queue_ptr: Tensor` with no value assigns nothing: the field keeps
+                    # what `register_buffer` put there; the class collection takes the
+                    # annotation only for a field nothing assigns (`OnSelf`).
+                    if self.on_self_assign is not None:
+                        self.on_self_assign(small.target.attr.value, value, True)
+                    return out
             self.bind_target(small.target, value, out, small.value)
             return out
         if isinstance(small, cst.AugAssign):
@@ -1563,7 +1580,7 @@ class ModuleWalker:
         asked = self.asked.get((id(small), in_capture))
         return self.wants(small, in_capture) if asked is None else asked
 
-    def _walker(self, base: Facts, scope: Scope, capture: Optional[str], on_self: Optional[Callable[[str, Value], None]], emit: bool = True) -> _Walker:
+    def _walker(self, base: Facts, scope: Scope, capture: Optional[str], on_self: Optional[OnSelf], emit: bool = True) -> _Walker:
         walker = _Walker(
             base, scope, capture, self._wants if emit else (lambda s, c: False),
             self.facts_out.append, on_self,
@@ -1594,7 +1611,7 @@ class ModuleWalker:
         return value.because(LocalStep(f"`{fn.name.value}(...)` returns what the `def` here returns", fn.name))
 
     def walk_function(self, fn: cst.FunctionDef, outer: Facts, parent: str, emit: bool = True,
-                      on_self: Optional[Callable[[str, Value], None]] = None, self_name: Optional[str] = None,
+                      on_self: Optional[OnSelf] = None, self_name: Optional[str] = None,
                       self_attributes: Optional[Mapping[str, Value]] = None,
                       constructors: FrozenSet[str] = frozenset(),
                       self_class: Optional[str] = None, returned: Optional[List[Value]] = None,
@@ -1799,14 +1816,19 @@ class ModuleWalker:
         # Fields set to an empty list the class never grows: the step saying so, added to a
         # device value the other assignments give (an item store into `[]` raises).
         empties: Dict[str, Tuple[Any, ...]] = {}
+        # What `self.x: T` (no value) declares, for a field no method assigns (`record`).
+        declared: Dict[str, Value] = {}
         for round_ in range(5):
             collected: Dict[str, Value] = {}
             seen: Dict[str, Set[Kind]] = {}
             # The join of each field's device-tensor assignments (`_device_fields`).
             devices: Dict[str, Value] = {}
 
-            def record(attr: str, value: Value, collected: Dict[str, Value] = collected,
+            def record(attr: str, value: Value, declaration: bool = False, collected: Dict[str, Value] = collected,
                        seen: Dict[str, Set[Kind]] = seen, devices: Dict[str, Value] = devices) -> None:
+                if declaration:
+                    declared.setdefault(attr, replace(value, origin=Origin.SELF, root=None, path=None))
+                    return
                 if value.none:
                     empties.setdefault(attr, value.evidence)  # `self.x = []` never grown
                     return
@@ -1822,6 +1844,9 @@ class ModuleWalker:
                                    self_name=method_self, self_attributes=visible,
                                    constructors=makers, self_class=cls.name.value)
             merged = dict(attributes)
+            for attr, value in declared.items():
+                if attr not in collected and attr not in attributes:
+                    merged[attr] = value
             for attr, value in collected.items():
                 merged[attr] = value
             if round_ == 0:
