@@ -202,6 +202,37 @@ def test_a_name_read_in_its_own_values_is_its_fixpoint(body: str, term: tuple) -
     assert _passed(f"import torch\n\n\ndef f(x, k):\n    {body}\n") == term
 
 
+@pytest.mark.parametrize("head, body, term", [
+    ("import math", "use(math.ceil(k / 2))", ("scalar",)),
+    ("import math as m", "use(m.floor(k))", ("scalar",)),
+    # not the module: a parameter, a local, or a module-level name bound to something else too
+    ("import math", "math = k\n    use(math.ceil(k))", ("mcall", ("param", "f", "k", None), "ceil", 6)),
+    ("import math\nmath = object()", "use(math.ceil(k))", ("mcall", ("global", "math"), "ceil", 6)),
+    ("from mylib import math", "use(math.ceil(k))", ("mcall", ("global", "math"), "ceil", 5)),
+])
+def test_a_function_of_the_math_module_is_a_number(head: str, body: str, term: tuple) -> None:
+    """`math.ceil(n / b)` is a Python number where `math` is the module the file imports (the
+    walk reads it so); a name bound to anything else says nothing."""
+    assert _passed(f"{head}\n\n\ndef f(x, k):\n    {body}\n") == term
+
+
+def test_a_store_through_a_field_of_a_project_class_is_an_object_store() -> None:
+    """`cfg = self.parallel; cfg.dp_size = ...` and `self.parallel.micro = ...` store into the
+    instance `parallel` holds (`_STORE_RECEIVER_TAGS`), with the whole arithmetic of several
+    fields (`_STORE_SMALL`); `self.x = ...` is the class's own field, no object store."""
+    from lint_h2d.inference.summary import summarize
+
+    source = ("class P:\n    pass\n\n\nclass A:\n    parallel: P\n\n    def __init__(self):\n"
+              "        self.world = 8\n        cfg = self.parallel\n"
+              "        cfg.dp_size = self.world // (cfg.pp * cfg.cp * cfg.tp * cfg.ep)\n"
+              "        self.parallel.micro = 2\n")
+    stores = {s.attr: s for s in summarize("m.py", source).stores}
+    assert set(stores) == {"dp_size", "micro"}
+    assert stores["dp_size"].receiver == ("field", "A", "parallel")
+    assert "unk" not in repr(stores["dp_size"].value) and repr(stores["dp_size"].value).count("'attr'") == 4
+    assert stores["micro"].value == ("scalar",)
+
+
 def test_a_module_moved_to_a_passed_place_names_the_move_and_the_caller(results: Dict[str, List[Finding]]) -> None:
     """`model.to(device)` in a loop over a method's list of modules, `device` a parameter a
     call passes (`encoder_output.device`): the declared base's subclass moves, said in the

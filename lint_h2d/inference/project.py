@@ -675,7 +675,20 @@ class _Resolver:
             return {term[1]}
         if tag == "ret" and len(term) > 3:
             return self._held_classes(term[1], term[2])
+        if tag == "field" and term[1] in self.classes:
+            return self._declared_instances(self._declaring(term[1], term[2]), term[2])
         return set()
+
+    def _declared_instances(self, cls: str, attr: str) -> Set[str]:
+        """The project classes `cls`'s field `attr` is declared or built as (`accelerator:
+        AccCfg = field(...)`, `self.acc = AccCfg()`): a store through it (`acc =
+        self.accelerator; acc.dp_size = n`) sets a field of an instance of one of them."""
+        found: Set[str] = set()
+        for _, term in self._assignments(cls).get(attr, ()):
+            inner = term[1] if term[0] == "ann" else term
+            if inner[0] in ("call", "inst", "built") and inner[1] in self.classes:
+                found.add(inner[1])
+        return found
 
     def _held_classes(self, cls: str, attr: str) -> Set[str]:
         """The project classes `self.attr` holds as class objects in a method of `cls`, over

@@ -236,6 +236,9 @@ class ObjectStore:
 # The receiver terms an `ObjectStore` is kept for: those that may name a class (the resolver
 # reads which, `project._instance_classes`); any other store says nothing about a class.
 _INSTANCE_TAGS = frozenset({"call", "ret", "inst", "built"})
+# An object store's receiver may also be a field of a project class (`acc = self.accelerator;
+# acc.dp_size = n`): the classes it is declared as (`project._Resolver._declared_instances`).
+_STORE_RECEIVER_TAGS = _INSTANCE_TAGS | {"field"}
 
 
 @dataclass(frozen=True, **_SLOTTED)
@@ -589,6 +592,9 @@ class _Builder:
         self.references: Set[str] = set()  # `FileSummary.references`
         # Module-level names bound by an import and nothing else (`_unbound_here`).
         self.imported: FrozenSet[str] = frozenset()
+        # The names the module binds to the standard `math` module, once (`import math`): every
+        # function of it returns a Python number (`math.ceil(n / b)`), as the walk reads it.
+        self.math: FrozenSet[str] = frozenset()
         # A statement's own calls (`_calls_in_statement`), by the statement's id: its call sites
         # and what the function calls (`_invoked`) both read them (the tree outlives the build).
         self._calls: Dict[int, List[ast.Call]] = {}
@@ -600,12 +606,15 @@ class _Builder:
     # -- structure ---------------------------------------------------------------------
     def module(self, tree: ast.Module) -> None:
         imports: Set[str] = set()  # the names the module's imports bind (`self.imported`)
+        math_names: Set[str] = set()  # `import math` (`self.math`)
         self.distributed = distributed_aliases(tree)
         for node in tree.body:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 imports.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
             if isinstance(node, ast.Import):
                 for alias in node.names:
+                    if alias.name == "math":
+                        math_names.add(alias.asname or "math")
                     if alias.name == "torch" and alias.asname:
                         self.torch.add(alias.asname)
                     if alias.name == "torch.nn" and alias.asname and alias.asname.endswith("nn"):
@@ -632,6 +641,7 @@ class _Builder:
         # An alias the module binds again (`g = other`) is not the import's.
         self.aliases = {a: n for a, n in self.aliases.items() if len(scope.env.get(a, ())) == 1}
         self.imported = frozenset(n for n in imports if len(scope.env.get(n, ())) == 1)
+        self.math = frozenset(n for n in math_names if n in self.imported)
         self.constants = _module_constants(tree, own, scope.env, lambda node: self.term(node, scope))
         self.module_env = scope.env
         self.body(tree.body, scope)
@@ -927,10 +937,10 @@ class _Builder:
                     continue
                 receiver = _small(self.term(t.value, scope))
                 parts = receiver[1] if receiver[0] == "join" else (receiver,)
-                if not all(p[0] in _INSTANCE_TAGS for p in parts):
+                if not all(p[0] in _STORE_RECEIVER_TAGS for p in parts):
                     continue
                 shown = f"{ast_dotted(t.value) or '...'}.{t.attr}"
-                self.stores.append(ObjectStore(stmt.lineno, receiver, t.attr, _small(self.term(v, scope)), shown))
+                self.stores.append(ObjectStore(stmt.lineno, receiver, t.attr, _small(self.term(v, scope), _STORE_SMALL), shown))
 
     # -- call sites and contexts --------------------------------------------------------
     def calls_of(self, stmt: ast.stmt) -> List[ast.Call]:
@@ -1522,6 +1532,8 @@ class _Builder:
             return SCALAR  # `dist.get_rank()` after `import torch.distributed as dist`
         if method in SCALAR_METHODS:
             return SCALAR
+        if isinstance(receiver, ast.Name) and receiver.id in self.math and _unbound_here(receiver.id, scope, self.imported):
+            return SCALAR  # `math.ceil(n / b)`, `math.prod(sizes)`: a Python number
         if method in ("size", "stride") and node.args:
             return SCALAR
         if method == "tolist":
@@ -2168,6 +2180,10 @@ def _int_literal(node: Optional[ast.expr]) -> bool:
 
 # The largest term of a `device=<name>` a `dev` term keeps (a parameter, a place, a join of two).
 _DEVICE_NAME_LIMIT = 10
+# An object store's value (`acc.dp_size = self.world_size // (acc.pp_size * acc.cp_size)`): stores
+# are few (`obj.attr = v` outside `obj`'s class), and configuration arithmetic over several
+# fields is what they hold; at `_SMALL` the fourth operand of such a product was cut.
+_STORE_SMALL = 48
 _SMALL = 20  # 16 lost `x = join(alloc, self.obj.f(x))` in loops; 20 keeps it for ~2% more index
 
 
