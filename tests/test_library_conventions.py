@@ -300,3 +300,33 @@ def test_which_parameter_defaults_are_numbers(default: str, message: Optional[st
     else:
         assert value is not None and value.kind == Kind.SCALAR
         assert value.evidence[-1].message == f"`p` {message}"
+
+
+@pytest.mark.parametrize("source, shown, sizes", [
+    ("torch.zeros((a, b // 2, self.k))", "torch.zeros", ["a", "b // 2", "self.k"]),
+    ("torch.empty(n, m, device=d)", "torch.empty", ["n", "m"]),
+    ("torch.full((n, m), 0.5)", "torch.full", ["n", "m"]),
+    ("torch.ones(size=[n, *rest])", "torch.ones", ["n"]),
+    ("torch.zeros(n, m).to(dev).long()", "torch.zeros", ["n", "m"]),
+    ("x.new_zeros((n, m))", ".new_zeros", ["n", "m"]),
+    ("x.new_ones(n, m)", ".new_ones", ["n", "m"]),
+    # a lone argument may be a shape; `full`'s second argument is its value; not an allocation
+    ("torch.zeros(shape)", None, None),
+    ("torch.full(n, v)", None, None),
+    ("torch.zeros(*shape)", None, None),
+    ("torch.arange(n, m)", None, None),
+    ("torch.zeros_like(x)", None, None),
+    ("np.zeros((n, m))", None, None),
+])
+def test_the_sizes_of_an_allocation(source: str, shown: Optional[str], sizes: Optional[list]) -> None:
+    """`scope.factory_sizes`: the arguments PyTorch takes as ints, each one (a size past which
+    the walk takes a name nothing told about to be an int, `_Walker.narrow_sizes`)."""
+    from lint_h2d.inference.expressions import Facts
+    from lint_h2d.inference.scope import factory_sizes
+
+    found = factory_sizes(cst.parse_expression(source), Facts())
+    if shown is None:
+        assert found is None
+    else:
+        assert found is not None and found[0] == shown
+        assert [cst.Module([]).code_for_node(s) for s in found[1]] == sizes

@@ -45,6 +45,7 @@ from lint_h2d.inference.names import LayeredNames, Names, copy_names, join_names
 from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, EMPTY_MODULE_FACTS, ModuleFacts, Resolved, forward_input_message, forward_input_param, empty_list_message, keyed_owner, module_dotted,
                                         passed_through_message, sampling_hook_message, uncalled_message)
 from lint_h2d.inference.summary import sampling_hook
+from lint_h2d.inference.torch_api import SIZE_FACTORIES
 from lint_h2d.inference.usage import DeviceNamed, RangeBounds, SliceBounds
 from lint_h2d.inference.values import (LOGITS_PROCESSOR_NOTE, augmented_number, CPU_DEFAULT_STEP, cpu_by_default, derived_step_kind, join_all, join_entries, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        is_json_data, is_module_tensor, join, module_tensor, ordered_number,
@@ -389,6 +390,49 @@ def string_bound_once(fn: cst.FunctionDef, name: str) -> Optional[cst.SimpleStri
                 return None
         stack.extend(recorded_children(node))
     return found[0] if len(found) == 1 and isinstance(found[0], cst.SimpleString) else None
+
+
+def factory_sizes(value: cst.BaseExpression, facts: Facts) -> Optional[Tuple[str, List[cst.BaseExpression]]]:
+    """The sizes of the allocation `value` makes first (`torch.zeros((a, b), ...)`, `torch.empty(a,
+    b)`, `torch.full((a, b), v)`, `x.new_zeros((a, b))`, also under `.to(...)` and other methods
+    called on it), with the factory as shown; None where `value` is no such call or its sizes
+    are one argument that may be a sequence (`torch.zeros(shape)`)."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+            and isinstance(value.func.value, cst.Call):
+        value = value.func.value  # `torch.zeros(n, m).to(dev)`: the allocation runs first
+    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+        return None
+    method = value.func.attr.value
+    receiver = value.func.value
+    if isinstance(receiver, cst.Name) and receiver.value in facts.torch_names and receiver.value not in facts.names:
+        if method not in SIZE_FACTORIES:
+            return None
+        shown = f"{receiver.value}.{method}"
+    elif method in ("new_empty", "new_zeros", "new_ones", "new_full"):
+        shown = f".{method}"
+    else:
+        return None
+    positional = [a for a in value.args if a.keyword is None]
+    if any(a.star for a in positional):
+        return None
+    keyword = next((a.value for a in value.args if a.keyword is not None and a.keyword.value == "size"), None)
+    first = keyword if keyword is not None else positional[0].value if positional else None
+    if isinstance(first, (cst.Tuple, cst.List)):
+        return shown, [e.value for e in first.elements if not isinstance(e, cst.StarredElement)]
+    if keyword is None and len(positional) > 1 and method not in ("full", "new_full", "empty_strided"):
+        return shown, [a.value for a in positional]  # `torch.zeros(a, b)`: each an int
+    return None
+
+
+def _target_names(target: cst.BaseExpression) -> List[str]:
+    """The plain names an assignment target binds (`a`, `a, b`), not attributes or items."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _target_names(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return []
 
 
 class OnSelf(Protocol):
@@ -943,6 +987,7 @@ class _Walker:
             unpacked = shape_unpacked(small)
             if unpacked is not None:
                 _ranked_by_unpacking(small, unpacked, out)
+            self.narrow_sizes(small.value, out, {n for t in small.targets for n in _target_names(t.target)})
             return out
         if isinstance(small, cst.AnnAssign):
             out = names
@@ -1038,6 +1083,34 @@ class _Walker:
             if module is None:
                 return None
         return self.base.project.constant(module, alias.name.value)
+
+    def narrow_sizes(self, value: cst.BaseExpression, names: Names, bound: AbstractSet[str]) -> None:
+        """Past `kernel = torch.zeros((c, c // g, k, k), ...)` (a size factory or `x.new_zeros`,
+        `factory_sizes`), which raises unless each size is an int (a numpy int, or an integer
+        tensor of one element), a size that is a name or a field of `self` nothing told about is
+        taken to be an int on this path: `kernel[i, i % (c // g), k // 2, k // 2] = 1` then writes
+        one element (evidence, not proof: a one-element 1-D integer tensor is a size too, and
+        an index that takes it is advanced).  Not a name the statement binds."""
+        found = factory_sizes(value, self.facts(names))
+        if found is None:
+            return
+        factory, sizes = found
+        self_name = self.base.self_name
+        for size in sizes:
+            if isinstance(size, cst.Name) and size.value not in bound:
+                key = size.value
+            elif isinstance(size, cst.Attribute) and isinstance(size.value, cst.Name) and self_name is not None \
+                    and size.value.value == self_name:
+                key = f"{self_name}.{size.attr.value}"
+            else:
+                continue
+            current = infer(size, self.facts(names))
+            if current.kind != Kind.UNKNOWN or current.type_name is not None or current.element is not None:
+                continue
+            names[key] = SCALAR.because(LocalStep(
+                f"`{key}` is a size of `{factory}(...)` here, which raises unless it is an int", size))
+            if "." in key:
+                self.dotted = self.own_fields = True
 
     def bind_target(self, target: cst.BaseExpression, value: Value, names: Names, source: Optional[cst.BaseExpression] = None) -> None:
         if isinstance(target, cst.Name):
