@@ -148,6 +148,7 @@ from lint_h2d.inference.resolved import (  # noqa: E402
     compute_logits_message,
     empty_list_message,
     held_module_message,
+    lightning_module_message,
     sampling_hook_message,
     vllm_loader_message,
 )
@@ -417,8 +418,9 @@ class _Resolver:
         held = []
         factories = self._uncalled_factories() if self.modules else {}
         for name in sorted(self.classes):
-            if name in moved or any(sub in self.named and not self._built_by_factories_only(sub, factories)
-                                    for sub in (name, *self._descendants(name))):
+            if name in moved or not self._lightning_module(name) and any(
+                    sub in self.named and not self._built_by_factories_only(sub, factories)
+                    for sub in (name, *self._descendants(name))):
                 continue
             wrapped = [t[1] for base in self._with_bases(name) for _, c in self.classes[base]
                        for _, t in c.fields if t[0] == "wrap"]
@@ -428,7 +430,16 @@ class _Resolver:
         for name in held:
             if name not in named:
                 path, summary = self.classes[name][0]
-                moved[name] = EvidenceStep(held_module_message(name), path, summary.line, kind=EvidenceKind.CONVENTION)
+                message = lightning_module_message(name) if self._lightning_module(name) else held_module_message(name)
+                moved[name] = EvidenceStep(message, path, summary.line, kind=EvidenceKind.CONVENTION)
+
+    def _lightning_module(self, cls: str) -> bool:
+        """Whether `cls` or a project base derives from Lightning's `LightningModule` (one the
+        project does not define): Lightning's `Trainer` moves it to the accelerator before it
+        runs the module's steps, wherever the project builds it (`Moco_v2(**args)`, then
+        `trainer.fit(model)`)."""
+        return any(b == "LightningModule" and b not in self.classes
+                   for base in self._with_bases(cls) for _, c in self.classes[base] for b in c.bases)
 
     def _uncalled_factories(self) -> Dict[Tuple[str, str, int], str]:
         """(file, class, line) → the factory: each first construction of a project class in a

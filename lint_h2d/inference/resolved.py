@@ -140,6 +140,14 @@ def held_module_message(module: str) -> str:
             f"moves it); a method its construction does not run is {MOVED_MODULE_NOTE}")
 
 
+def lightning_module_message(module: str) -> str:
+    """The evidence step of a project `LightningModule` the project does not move itself
+    (`project._Resolver._lightning_module`): a `MOVED_MODULE_NOTE` step."""
+    return (f"`{module}` is a Lightning `LightningModule` (an `nn.Module`): Lightning's `Trainer` moves it to the "
+            f"accelerator before it runs its steps; {MODULE_OUTPUT_NOTE}; a method its construction does not run is "
+            f"{MOVED_MODULE_NOTE}")
+
+
 def forward_input_param(function: str, owner: Optional[str], modules: AbstractSet[str], has_default: bool,
                         annotation_open: bool) -> bool:
     """Whether a parameter may be placed by the forward-input convention: one of `forward` of
