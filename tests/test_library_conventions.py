@@ -321,10 +321,9 @@ def test_which_parameter_defaults_are_numbers(default: str, message: Optional[st
 def test_the_sizes_of_an_allocation(source: str, shown: Optional[str], sizes: Optional[list]) -> None:
     """`scope.factory_sizes`: the arguments PyTorch takes as ints, each one (a size past which
     the walk takes a name nothing told about to be an int, `_Walker.narrow_sizes`)."""
-    from lint_h2d.inference.expressions import Facts
     from lint_h2d.inference.scope import factory_sizes
 
-    found = factory_sizes(cst.parse_expression(source), Facts())
+    found = factory_sizes(cst.parse_expression(source), frozenset({"torch"}), {})
     if shown is None:
         assert found is None
     else:

@@ -415,22 +415,24 @@ class _Resolver:
         whatever the place (`_named_by_moves`: `.to("cpu")`, `.to(torch.float16)` say what
         they say); and a class that allocates some of its buffers with `device=` (it places
         them itself: one it leaves without is meant for the host, fbgemm's `max_counter`)."""
-        held = []
+        held: List[Tuple[str, bool]] = []  # each class, and whether it is a `LightningModule`
         factories = self._uncalled_factories() if self.modules else {}
         for name in sorted(self.classes):
-            if name in moved or not self._lightning_module(name) and any(
-                    sub in self.named and not self._built_by_factories_only(sub, factories)
-                    for sub in (name, *self._descendants(name))):
+            if name in moved:
+                continue
+            lightning = self._lightning_module(name)
+            if not lightning and any(sub in self.named and not self._built_by_factories_only(sub, factories)
+                                     for sub in (name, *self._descendants(name))):
                 continue
             wrapped = [t[1] for base in self._with_bases(name) for _, c in self.classes[base]
                        for _, t in c.fields if t[0] == "wrap"]
             if wrapped and not any(isinstance(w, tuple) and w[:1] == ("dev",) for w in wrapped):
-                held.append(name)
+                held.append((name, lightning))
         named = self._named_by_moves() if held else set()
-        for name in held:
+        for name, lightning in held:
             if name not in named:
                 path, summary = self.classes[name][0]
-                message = lightning_module_message(name) if self._lightning_module(name) else held_module_message(name)
+                message = lightning_module_message(name) if lightning else held_module_message(name)
                 moved[name] = EvidenceStep(message, path, summary.line, kind=EvidenceKind.CONVENTION)
 
     def _lightning_module(self, cls: str) -> bool:
@@ -438,7 +440,7 @@ class _Resolver:
         project does not define): Lightning's `Trainer` moves it to the accelerator before it
         runs the module's steps, wherever the project builds it (`Moco_v2(**args)`, then
         `trainer.fit(model)`)."""
-        return any(b == "LightningModule" and b not in self.classes
+        return any(b == "LightningModule" and _library_module(b, self.classes)
                    for base in self._with_bases(cls) for _, c in self.classes[base] for b in c.bases)
 
     def _uncalled_factories(self) -> Dict[Tuple[str, str, int], str]:

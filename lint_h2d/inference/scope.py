@@ -392,11 +392,13 @@ def string_bound_once(fn: cst.FunctionDef, name: str) -> Optional[cst.SimpleStri
     return found[0] if len(found) == 1 and isinstance(found[0], cst.SimpleString) else None
 
 
-def factory_sizes(value: cst.BaseExpression, facts: Facts) -> Optional[Tuple[str, List[cst.BaseExpression]]]:
+def factory_sizes(value: cst.BaseExpression, torch_names: AbstractSet[str],
+                  names: Mapping[str, Value]) -> Optional[Tuple[str, List[cst.BaseExpression]]]:
     """The sizes of the allocation `value` makes first (`torch.zeros((a, b), ...)`, `torch.empty(a,
     b)`, `torch.full((a, b), v)`, `x.new_zeros((a, b))`, also under `.to(...)` and other methods
     called on it), with the factory as shown; None where `value` is no such call or its sizes
-    are one argument that may be a sequence (`torch.zeros(shape)`)."""
+    are one argument that may be a sequence (`torch.zeros(shape)`).  `torch_names` spell the
+    module where `names`, the scope's bindings, do not rebind them."""
     while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
             and isinstance(value.func.value, cst.Call):
         value = value.func.value  # `torch.zeros(n, m).to(dev)`: the allocation runs first
@@ -404,7 +406,7 @@ def factory_sizes(value: cst.BaseExpression, facts: Facts) -> Optional[Tuple[str
         return None
     method = value.func.attr.value
     receiver = value.func.value
-    if isinstance(receiver, cst.Name) and receiver.value in facts.torch_names and receiver.value not in facts.names:
+    if isinstance(receiver, cst.Name) and receiver.value in torch_names and receiver.value not in names:
         if method not in SIZE_FACTORIES:
             return None
         shown = f"{receiver.value}.{method}"
@@ -1091,10 +1093,12 @@ class _Walker:
         taken to be an int on this path: `kernel[i, i % (c // g), k // 2, k // 2] = 1` then writes
         one element (evidence, not proof: a one-element 1-D integer tensor is a size too, and
         an index that takes it is advanced).  Not a name the statement binds."""
-        found = factory_sizes(value, self.facts(names))
+        # Asked of every assignment: the syntax first, the scope's facts only for an allocation.
+        found = factory_sizes(value, self.base.torch_names, names)
         if found is None:
             return
         factory, sizes = found
+        facts = self.facts(names)  # holds `names` itself: it sees the bindings made below
         self_name = self.base.self_name
         for size in sizes:
             if isinstance(size, cst.Name) and size.value not in bound:
@@ -1104,7 +1108,7 @@ class _Walker:
                 key = f"{self_name}.{size.attr.value}"
             else:
                 continue
-            current = infer(size, self.facts(names))
+            current = infer(size, facts)
             if current.kind != Kind.UNKNOWN or current.type_name is not None or current.element is not None:
                 continue
             names[key] = SCALAR.because(LocalStep(
