@@ -1105,3 +1105,71 @@ def test_a_device_type_test_proves_another_backend_only_where_it_says_so() -> No
     assert other_backend(test('flag or x.device.type == "npu"'), True) is None  # `flag` may decide alone
     assert other_backend(test('self.x.device.type == "npu"'), True) is None  # a name only
     assert other_backend(test('x.device == "npu"'), True) is None
+
+
+def test_advanced_indices_replace_the_dimensions_they_consume() -> None:
+    from lint_h2d.inference.torch_api import advanced_index_dims, advanced_indexed_rank
+    # An integer index consumes one dimension and stands for its own shape; a boolean mask
+    # consumes its dimensions and stands for one; a 1-D one acts the same whatever its dtype.
+    assert advanced_index_dims(1, False) == (1, 1)
+    assert advanced_index_dims(2, True) == (1, 2)
+    assert advanced_index_dims(2, None) == (2, 1)  # a known non-integer index that runs is a mask
+    assert advanced_index_dims(2, False) is None  # a 2-D index of unknown dtype: either
+    assert advanced_index_dims(0, True) is None  # a 0-dim one selects (`index_effect`)
+    assert advanced_index_dims(None, True) is None
+    # `x[order, 1:]` of a 2-D `x`, `order` 1-D: two dimensions; `x[0, idx]` with `idx` 2-D: two.
+    assert advanced_indexed_rank(2, 0, 0, [(1, 1)]) == 2
+    assert advanced_indexed_rank(3, 1, 0, [(1, 2)]) == 3
+    # Two indices broadcast together (the larger rank); a mask of a 2-D `x` leaves one dimension.
+    assert advanced_indexed_rank(3, 0, 0, [(1, 1), (1, 2)]) == 3
+    assert advanced_indexed_rank(2, 0, 0, [(2, 1)]) == 1
+    assert advanced_indexed_rank(2, 0, 1, [(1, 1)]) == 3  # and a `None`
+    assert advanced_indexed_rank(1, 1, 0, [(1, 1)]) is None  # more consumed than `x` has: raises
+
+
+def test_summary_reads_advanced_indices_and_pairs() -> None:
+    text = ("import torch\n"
+            "def f(x, order, n):\n"
+            "    g(x[order, 1:])\n"
+            "    g(x[[0, 2]])\n"
+            "    g(x[..., order])\n"
+            "    g(x.topk(3))\n"
+            "    g(torch.max(x, 1))\n"
+            "    g(x.max(dim=1, keepdim=True))\n"
+            "    g(x.max(order))\n"
+            "    g(x.max())\n"
+            "    g(x.argsort())\n"
+            "    g(x[:, -1])\n")
+    args = _passed_to_g(text)
+    x = ("param", "f", "x", None)
+    order = ("param", "f", "order", None)
+    # Each advanced position's term, for the project to read (a list of ints: one dimension).
+    assert args[0] == ("sub", x, None, ("advanced", 0, (order,)))
+    assert args[1][3] == ("advanced", 0, (("numlist",),))
+    assert args[2] == ("sub", x, None)  # an ellipsis: not read
+    # `(values, indices)` pairs: of the input's rank, or one dimension fewer along a written `dim`.
+    assert args[3] == ("pair", x, 0)
+    assert args[4] == ("pair", x, 1)
+    assert args[5] == ("pair", x, 0)
+    assert args[6][0] != "pair" and args[7][0] != "pair"  # elementwise, or one 0-dim tensor
+    assert args[8] == ("keep", x, True)  # an integer dtype
+    # A negative int literal selects as any int does.
+    assert args[9] == ("sub", x, 1)
+
+
+def test_a_module_tuple_output_puts_its_unplaced_tensors_on_the_accelerator() -> None:
+    from lint_h2d.inference.values import Kind, Value, module_output_items
+    step = "convention step"
+    tokens, lens = Value(Kind.TENSOR, 2), Value(Kind.CPU, 1)
+    out = module_output_items(Value(Kind.OTHER, length=2, items=(tokens, lens)), step)
+    assert out.items is not None
+    assert (out.items[0].kind, out.items[0].rank, out.items[0].evidence[0]) == (Kind.DEVICE, 2, step)
+    assert out.items[1] == lens  # a place the `forward` proves stays
+    # Unknown positions are tensors only where the annotation says so (`-> Tuple[Tensor, Tensor]`).
+    unknown = Value(Kind.UNKNOWN)
+    plain = Value(Kind.OTHER, length=2, items=(unknown, unknown))
+    assert module_output_items(plain, step) == plain
+    declared = module_output_items(Value(Kind.OTHER, items=(unknown, unknown), element=Value(Kind.TENSOR)), step)
+    assert declared.items is not None and all(i.kind == Kind.DEVICE for i in declared.items)
+    number = Value(Kind.SCALAR)
+    assert module_output_items(number, step) == number

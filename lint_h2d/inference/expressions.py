@@ -23,8 +23,8 @@ from lint_h2d.inference.resolved import (INT_ENUM, NN_CONTAINERS, NN_RANK_KEEPIN
 from lint_h2d.inference.numpy_values import (assignment_result, numpy_dtype_integer, numpy_element, numpy_function,
                                              numpy_scalar_index, position_tuple)
 from lint_h2d.inference.summary import ANNOTATION_QUALIFIERS, CONCATENATIONS, DISTRIBUTED_INTS, NN_TENSOR_WRAPPERS, PROGRESS_BARS, SCALAR_BUILTINS, place_term
-from lint_h2d.inference.torch_api import (ALL_FACTORIES, concatenated_rank, matmul_rank, FFT_FUNCTIONS, LINALG_NORMS, DATA_FACTORIES, dtype_integer, FLOAT_DEFAULT_FACTORIES, FUNCTIONAL_DTYPE_KEEPING, FUNCTIONAL_RANK_ADDING, FUNCTIONAL_RANK_KEEPING, INDEX_OPS, IndexOp, LEGACY_TENSOR_TYPES, LIKE_FACTORIES, NEW_METHODS, NONZERO_OPS, ONE_D_FACTORIES, PAIR_FIELDS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SCALAR_METHODS, SCALAR_WITH_ARG_METHODS, SIZE_FACTORIES, SPLIT_OPS, stacked_rank, TORCH_DTYPE_NAMES, VIEW_METHODS)
-from lint_h2d.inference.values import (enum_step_message, sunder, is_tokenized, rests_on, tokenized, TOKENIZED_STEP, concatenation_source, meshgrid_result, returned_through, cpu_by_default, entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, EMPTY_DICT, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NON_INTEGER, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
+from lint_h2d.inference.torch_api import (advanced_index_dims, advanced_indexed_rank, ALL_FACTORIES, concatenated_rank, matmul_rank, FFT_FUNCTIONS, LINALG_NORMS, DATA_FACTORIES, dtype_integer, FLOAT_DEFAULT_FACTORIES, FUNCTIONAL_DTYPE_KEEPING, FUNCTIONAL_RANK_ADDING, FUNCTIONAL_RANK_KEEPING, INDEX_OPS, IndexOp, LEGACY_TENSOR_TYPES, LIKE_FACTORIES, NEW_METHODS, NONZERO_OPS, ONE_D_FACTORIES, PAIR_FIELDS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SCALAR_METHODS, SCALAR_WITH_ARG_METHODS, SIZE_FACTORIES, SPLIT_OPS, stacked_rank, TORCH_DTYPE_NAMES, VIEW_METHODS)
+from lint_h2d.inference.values import (enum_step_message, module_output_items, sunder, is_tokenized, rests_on, tokenized, TOKENIZED_STEP, concatenation_source, meshgrid_result, returned_through, cpu_by_default, entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, EMPTY_DICT, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NON_INTEGER, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        join, module_tensor, ordered_number,
                                        config_field, config_value, CONFIG_STEP, from_config, host_object, names_config, nothing_known,
                                        plain_number)
@@ -972,7 +972,8 @@ def _called_module(callee: Value, func: cst.BaseExpression, call: cst.Call, fact
         return replace(forward, origin=Origin.LOCAL, root=None, path=None).because(
             LocalStep(f"`{shown}(...)` runs `{cls}.forward`", call))
     if forward is not None and forward.kind not in (Kind.TENSOR, Kind.UNKNOWN):
-        return replace(forward, origin=Origin.LOCAL, root=None, path=None)  # a tuple, a number
+        # a tuple (its tensors of no known place on the accelerator, as the module's), a number
+        return replace(module_output_items(forward, step), origin=Origin.LOCAL, root=None, path=None)
     rank = forward.rank if forward is not None else None
     return Value(Kind.DEVICE, rank, Origin.LOCAL).because(step)
 
@@ -2258,18 +2259,42 @@ def _looks_integral(node: cst.BaseExpression, facts: "Facts") -> bool:
 
 
 def subscript_rank(base: Value, elements: Sequence[cst.SubscriptElement], facts: Facts) -> Optional[int]:
+    """The rank of `base[elements]`: integers select, `None` adds a dimension, tensor and list
+    indices replace what they consume by their broadcast shape (`torch_api.advanced_indexed_rank`:
+    `sequences[order, 1:]` with `order` a 1-D index keeps two dimensions); None where an index
+    is not known to act one of those ways."""
     if base.rank is None:
         return None
-    rank = base.rank
+    removed = added = 0
+    advanced: List[Tuple[int, int]] = []
     for element in elements:
         effect = index_effect(element, facts)
         if effect in ("int", "maybe-int", "int-tensor"):
-            rank -= 1
+            removed += 1
         elif effect == "new":
-            rank += 1
+            added += 1
         elif effect == "advanced":
-            return None
-    return rank if rank >= 0 else None
+            dims = _advanced_dims(element, facts)
+            if dims is None:
+                return None
+            advanced.append(dims)
+    return advanced_indexed_rank(base.rank, removed, added, advanced)
+
+
+def _advanced_dims(element: cst.SubscriptElement, facts: Facts) -> Optional[Tuple[int, int]]:
+    """How an advanced index acts (`torch_api.advanced_index_dims`): a tensor of known rank, or a
+    list display of numbers (`x[[0, 2]]`, one dimension: PyTorch makes a 1-D tensor of it; a
+    list holding anything else may index as a tuple would)."""
+    sl = element.slice
+    if not isinstance(sl, cst.Index) or sl.star is not None:
+        return None
+    if isinstance(sl.value, cst.List):
+        numbers = sl.value.elements and all(
+            not isinstance(e, cst.StarredElement) and (literal_int(e.value) is not None or is_bool_literal(e.value))
+            for e in sl.value.elements)
+        return (1, 1) if numbers else None
+    index = infer(sl.value, facts)
+    return advanced_index_dims(index.rank, index.integer) if index.kind.is_tensor else None
 
 
 def _subscript(node: cst.Subscript, facts: Facts) -> Value:

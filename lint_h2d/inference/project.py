@@ -105,7 +105,7 @@ def from_classes(classes: Mapping[str, FrozenSet[str]],
 # -- facts resolved across the project's summaries ---------------------------------------------
 
 from lint_h2d.findings import evidence_file_name, EvidenceKind, EvidenceStep  # noqa: E402
-from lint_h2d.inference.torch_api import concatenated_rank, NEW_METHODS  # noqa: E402
+from lint_h2d.inference.torch_api import advanced_index_dims, advanced_indexed_rank, concatenated_rank, NEW_METHODS, PAIR_FIELDS  # noqa: E402
 from lint_h2d.inference.summary import (  # noqa: E402
     EMPTY_DISPLAY,
     EMPTY_LIST,
@@ -117,6 +117,7 @@ from lint_h2d.inference.summary import (  # noqa: E402
     FileSummary,
     FunctionSummary,
     ModuleMove,
+    NUMBER_LIST_INDEX,
     ObjectStore,
     Term,
 )
@@ -178,6 +179,7 @@ from lint_h2d.inference.values import (  # noqa: E402
     NONE,
     nothing_known,
     plain_number,
+    module_output_items,
     PROJECT_LOADER_NOTE,
     OTHER,
     SCALAR,
@@ -1388,6 +1390,18 @@ class _Resolver:
             return Value(OTHER_KIND, type_name=type_name).because(EvidenceStep(
                 f"every call of `{shown}` passes a `{type_name}` as `{name}` ({_shown_sites(self.site_words, values)})",
                 first_path, first_line))
+        if {CPU_KIND, DEVICE_KIND} <= kinds:
+            # Some calls pass a CPU tensor and others a device tensor (a helper shared by a
+            # metric on host arrays and a training loss): a tensor whose place each call decides,
+            # whichever call comes first (it was the first call's), read as a tensor nothing tells
+            # about is: `.to(x.device)` of it follows the device call's path by convention.  With
+            # no call passing a device tensor, the CPU calls decide (below).
+            cpu = [site for site in values if site[2].kind == CPU_KIND]
+            device = [site for site in values if site[2].kind == DEVICE_KIND]
+            return Value(TENSOR_KIND, evidence=(EvidenceStep(
+                f"calls of `{shown}` pass a device tensor ({_shown_sites(self.site_words, device)}) as `{name}`, "
+                f"others a CPU tensor ({_shown_sites(self.site_words, cpu)}): each call decides where it is",
+                device[0][0], device[0][1]),))
         for path, line, v in values:
             if _no_number(v):
                 # A place among other values is, as a string was, no tensor.
@@ -1950,6 +1964,8 @@ class _Resolver:
                 rank = base.rank - ints if base.rank is not None and ints is not None else None
                 if rank is not None and rank < 0:
                     rank = None
+                if len(term) > 3 and isinstance(term[3], tuple) and base.rank is not None:
+                    rank = self._advanced_rank(base.rank, term[3], path, owner)
                 return Value(base.kind, rank, integer=base.integer, evidence=base.evidence)
             return UNKNOWN
         if tag == "item":
@@ -1971,11 +1987,22 @@ class _Resolver:
             return found
         if tag == "tensor":
             return Value(TENSOR_KIND, term[1])
+        if tag == "pair":
+            # `top, idx = x.topk(k)`, `v, i = x.max(dim=1)`: the named tuple `(values, indices)`,
+            # where `x` is, `term[2]` dimensions fewer; the indices int64 (`torch_api.IndexOp`).
+            inner = self.eval(term[1], path, owner)
+            if not inner.kind.is_tensor:
+                return UNKNOWN
+            rank = inner.rank - term[2] if inner.rank is not None and inner.rank >= term[2] else None
+            pair = (Value(inner.kind, rank, integer=inner.integer, evidence=inner.evidence),
+                    Value(inner.kind, rank, integer=True, evidence=inner.evidence))
+            return Value(OTHER_KIND, length=2, items=pair, fields=PAIR_FIELDS)
         if tag == "keep":
             # `x.clone()`, `torch.log_softmax(x, dim=0)`: where `x` is, and of its rank.
             inner = self.eval(term[1], path, owner)
             if inner.kind.is_tensor:
-                return Value(inner.kind, inner.rank, evidence=inner.evidence)
+                # `x.argsort()`, `x.long()` (a third part): of an integer dtype.
+                return Value(inner.kind, inner.rank, integer=len(term) > 2, evidence=inner.evidence)
             return self.eval(("same", term[1], None), path, owner)
         if tag == "on":
             return self._on(term, path, owner)
@@ -2127,6 +2154,27 @@ class _Resolver:
         return depth < 10 and any(self._has_method(b, name, depth + 1) for _, c in self.classes.get(cls, [])
                                   for b in c.bases if b in self.classes and b != cls)
 
+    def _advanced_rank(self, rank: int, advanced: Term, path: str, owner: Optional[str]) -> Optional[int]:
+        """The rank of `x[...]` with an advanced index (a `sub` term's `advanced` part: the count of
+        integer positions, and each other position's term), as the walk's
+        `expressions.subscript_rank`: a Python number selects, a tensor of known rank acts as
+        `torch_api.advanced_index_dims` says; None where a position is anything else."""
+        _, removed, positions = advanced
+        dims: List[Tuple[int, int]] = []
+        for position in positions:
+            if position == NUMBER_LIST_INDEX:
+                dims.append((1, 1))
+                continue
+            index = self.eval(position, path, owner)
+            if plain_number(index):
+                removed += 1
+                continue
+            acts = advanced_index_dims(index.rank, index.integer) if index.kind.is_tensor else None
+            if acts is None:
+                return None
+            dims.append(acts)
+        return advanced_indexed_rank(rank, removed, 0, dims)
+
     def _module_class(self, value: Value) -> Optional[str]:
         name = value.type_name
         if value.kind != OTHER_KIND or name is None:
@@ -2150,7 +2198,7 @@ class _Resolver:
         if forward.kind == DEVICE_KIND:
             return forward.because(self.step(f"`{shown}(...)` runs `{cls}.forward`", path, line))
         if forward.kind not in (TENSOR_KIND, UNKNOWN_KIND) or forward.none:
-            return forward
+            return module_output_items(forward, step)  # a tuple, a number
         return Value(DEVICE_KIND, forward.rank if forward.kind == TENSOR_KIND else None).because(step)
 
     def _named_model(self, callee: Value, shown: str, path: str, line: int) -> Value:
@@ -2412,6 +2460,17 @@ def _library_module(base: str, classes: Mapping[str, Any]) -> bool:
     return base not in classes and (base in LIBRARY_MODULE_BASES or base.endswith("PreTrainedModel"))
 
 
+def _holds_module_tensors(name: str, definitions: List[Tuple[str, ClassSummary]],
+                          classes: Mapping[str, List[Tuple[str, ClassSummary]]]) -> bool:
+    """A class derived from a library's class the project does not define (`S3Tokenizer` of the
+    `s3tokenizer` package's `S3TokenizerV2`) that registers a buffer or holds a parameter
+    (`self.register_buffer(...)`, `self.w = nn.Parameter(...)`: a `wrap` field): only an
+    `nn.Module` has those, so the library's class is one."""
+    bases = [b for _, c in definitions for b in c.bases]
+    return bool(bases) and all(b not in classes and b != name for b in bases) \
+        and any(term[0] == "wrap" for _, c in definitions for _, term in c.fields)
+
+
 def _module_classes(classes: Mapping[str, List[Tuple[str, ClassSummary]]]) -> FrozenSet[str]:
     """Project classes deriving from `nn.Module` (a base spelled `nn.Module` or another
     `torch.nn` module class, `summary._base_name`; named `Module`: imported bare, or a project's
@@ -2422,9 +2481,10 @@ def _module_classes(classes: Mapping[str, List[Tuple[str, ClassSummary]]]) -> Fr
     while changed:
         changed = False
         for name, definitions in classes.items():
-            if name not in found and any(b in (TORCH_MODULE_BASE, "Module") or (b in found and b != name)
-                                         or _library_module(b, classes)
-                                         for _, c in definitions for b in c.bases):
+            if name not in found and (any(b in (TORCH_MODULE_BASE, "Module") or (b in found and b != name)
+                                          or _library_module(b, classes)
+                                          for _, c in definitions for b in c.bases)
+                                      or _holds_module_tensors(name, definitions, classes)):
                 found.add(name)
                 changed = True
     return frozenset(found)
@@ -2458,7 +2518,7 @@ def _without(term: Term, own: Term) -> Optional[Term]:
     (`self.seqs = self.seqs.index_select(0, order)`: a `keep` term).  None when nothing else
     is left.
     """
-    if term == own or term == ("keep", own):
+    if term == own or term[:2] == ("keep", own):
         return None  # `self.x = self.x.index_select(0, order)`: as wide and where it was
     if term[0] != "join":
         return term

@@ -23,7 +23,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import AbstractSet, Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from lint_h2d.inference.reaching import SIMPLE_STATEMENTS, Site, branch_rebindings, every_statement, reaching, rebinds, statement_sites
 from lint_h2d.inference.torch_api import (dtype_integer, FFT_FUNCTIONS, LINALG_NORMS, FLOAT_DEFAULT_FACTORIES, FUNCTIONAL_RANK_KEEPING, LEGACY_TENSOR_TYPES, NEW_METHODS, SAME_DEVICE_METHODS, SCALAR_METHODS,
@@ -32,6 +32,9 @@ from lint_h2d.inference.torch_api import (dtype_integer, FFT_FUNCTIONS, LINALG_N
 Term = Tuple[Any, ...]
 
 UNK: Term = ("unk",)
+# An index that is a list display of int literals (`t[[0, 2]]`): one dimension, as PyTorch makes
+# a 1-D tensor of it (a position of an `advanced` part of a `sub` term).
+NUMBER_LIST_INDEX: Term = ("numlist",)
 _TENSOR: Term = ("tensor", None)  # an annotation `torch.Tensor`
 SCALAR: Term = ("scalar",)
 OTHER: Term = ("other",)
@@ -88,7 +91,12 @@ _RANK_KEEPING = frozenset({
     "short", "char", "double", "exp", "log", "sqrt", "sigmoid", "softmax", "log_softmax", "abs",
     "neg", "masked_fill", "flip", "roll", "clamp", "clip", "type_as", "index_select", "cumsum", "cumprod",
     "nan_to_num", "tril", "triu", "gather", "t", "transpose", "permute", "movedim", "swapaxes", "narrow",
+    "argsort",
 })
+# Of those, the ones whose result has an integer dtype whatever the input's (`x.argsort()`,
+# `x.long()`): a third part of their `keep` term says so, as the walk's `_INTEGER_RESULTS` does
+# (`x[order]` with `order` an integer 1-D index keeps `x`'s rank; one element of it indexes).
+_INTEGER_KEEPING = frozenset({"argsort", "int", "long", "short", "char"})
 # `torch.cat((a, b), dim)` and its aliases: a `cat` term, where its first input is, of the
 # inputs' rank when every one has it (the walk reads the same table: `expressions`; PyTorch
 # requires every input to have that rank).
@@ -1259,19 +1267,28 @@ class _Builder:
             index = node.slice
             elements = index.elts if isinstance(index, ast.Tuple) else [index]
             ints = 0
+            advanced: List[Term] = []
             for element in elements:
                 if isinstance(element, ast.Slice):
                     continue
-                if isinstance(element, ast.Constant) and isinstance(element.value, int) \
-                        or isinstance(element, ast.Name) and self.term(element, scope) == SCALAR:
-                    ints += 1  # `t[0]`, `t[i]` with `i` a Python number: one dimension less
+                if _int_literal(element) or isinstance(element, ast.Name) and self.term(element, scope) == SCALAR:
+                    ints += 1  # `t[0]`, `t[-1]`, `t[i]` with `i` a Python number: one dimension less
+                elif isinstance(element, ast.List):
+                    numbers = element.elts and all(isinstance(e, ast.Constant) and isinstance(e.value, int)
+                                                   for e in element.elts)
+                    advanced.append(NUMBER_LIST_INDEX if numbers else UNK)  # `t[[0, 2]]`: a 1-D index
+                elif isinstance(element, (ast.Starred, ast.Constant)):
+                    advanced.append(UNK)  # `t[..., 0]`, `t[None]`, `t[*idx]`: not read here
                 else:
-                    ints = -1
-                    break
+                    advanced.append(self.term(element, scope))  # `t[order, 1:]`: the project reads `order`
             if isinstance(index, ast.Constant) and isinstance(index.value, str):
                 # `d["buf"]`: the key read (a dict's entry, where its string keys are known).
-                return ("sub", base, ints if ints >= 0 else None, index.value)
-            return ("sub", base, ints if ints >= 0 else None)
+                return ("sub", base, ints if not advanced else None, index.value)
+            if advanced and all(t != UNK for t in advanced):
+                # An advanced index (`project._Resolver` reads each: a tensor of known rank acts
+                # as `torch_api.advanced_index_dims` says, a Python number selects).
+                return ("sub", base, None, ("advanced", ints, tuple(advanced)))
+            return ("sub", base, ints if not advanced else None)
         if isinstance(node, ast.NamedExpr):
             return self.term(node.value, scope)
         if isinstance(node, ast.Await):
@@ -1513,7 +1530,12 @@ class _Builder:
                 if inputs and not any(isinstance(e, ast.Starred) for e in inputs):
                     return ("mesh", tuple(self.term(e, scope) for e in inputs))
                 return UNK
+            drop = _pair_drop(method, node.args[1:], node.keywords) if node.args else None
+            if drop is not None and not isinstance(node.args[0], ast.Starred):
+                return ("pair", self.term(node.args[0], scope), drop)  # `torch.topk(x, k)`
             if method in _RANK_KEEPING and node.args and not isinstance(node.args[0], ast.Starred):
+                if method in _INTEGER_KEEPING:
+                    return ("keep", self.term(node.args[0], scope), True)  # `torch.argsort(x)`
                 return ("keep", self.term(node.args[0], scope))  # `torch.log_softmax(x, dim=0)`
             if method in _SAME_DEVICE_FUNCTIONS and node.args:
                 first = node.args[0]
@@ -1557,6 +1579,9 @@ class _Builder:
             key = node.args[0].value if isinstance(node.args[0], ast.Constant) \
                 and isinstance(node.args[0].value, str) else None
             return ("get", recv, method, line, self.term(node.args[1], scope) if len(node.args) == 2 else None, key)
+        drop = _pair_drop(method, node.args, node.keywords)
+        if drop is not None:
+            return ("pair", recv, drop)  # `top, idx = x.topk(k)`, `v, i = x.max(dim=1)`
         if method in ("view", "reshape") and node.args and not node.keywords:
             rank = _size_rank(node.args[0]) if len(node.args) == 1 else (
                 None if any(isinstance(a, ast.Starred) for a in node.args) else len(node.args))
@@ -1607,6 +1632,8 @@ class _Builder:
                 return ("on", recv, rank, line, how, integer if dtype is not None else None)
             return ("cpu", rank, line) if _is_cpu(device) else self._placed(device, rank, line, f"{method}(..., device=...)", integer, scope)
         if method in _RANK_KEEPING:
+            if method in _INTEGER_KEEPING:
+                return ("keep", recv, True)  # `x.argsort()`, `x.long()`: of an integer dtype too
             return ("keep", recv)  # `x.clone()`, `x.softmax(dim=0)`: where and as wide as `x`
         if method in _SAME_DEVICE_METHODS or (method.endswith("_") and not method.startswith("_")):
             return ("same", recv, None)
@@ -1796,6 +1823,32 @@ def collapse(term: Term) -> Term:
         base = collapse(term[1])
         return SCALAR if base == ("list", SCALAR) else ("sub", base, term[2]) + tuple(term[3:])
     return term
+
+
+# Ops giving a named tuple `(values, indices)` of the input's rank (`torch_api.INDEX_OPS`).
+_PAIR_KEEPING = frozenset({"sort", "topk", "cummax", "cummin"})
+
+
+def _pair_drop(method: str, args: Sequence[ast.expr], keywords: Sequence[ast.keyword]) -> Optional[int]:
+    """How many dimensions the `(values, indices)` pair of `x.<method>(args)` (or
+    `torch.<method>(x, args)`) has fewer than `x` (a `pair` term; `torch_api.IndexOp`): none for
+    `sort` / `topk` / `cummax` / `cummin`; one for `max` / `min` along a `dim` written as an int
+    literal, none with `keepdim=True`.  None for anything else: `x.max()` is one 0-dim tensor,
+    `torch.max(a, b)` elementwise, a `dim` not written out may be a tensor."""
+    if any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None or k.arg == "out" for k in keywords):
+        return None
+    if method in _PAIR_KEEPING:
+        return 0
+    if method not in ("max", "min"):
+        return None
+    given = {k.arg: k.value for k in keywords}
+    dim = args[0] if args else given.get("dim")
+    keep = args[1] if len(args) > 1 else given.get("keepdim")
+    if len(args) > 2 or set(given) - {"dim", "keepdim"} or dim is None or not _int_literal(dim):
+        return None
+    if keep is None or isinstance(keep, ast.Constant) and keep.value is False:
+        return 1
+    return 0 if isinstance(keep, ast.Constant) and keep.value is True else None
 
 
 def settle_cycle(term: Term, name: str) -> Term:
@@ -2196,10 +2249,15 @@ def _small(term: Term, limit: int = _SMALL) -> Term:
     not an unknown, when `x`'s term is deep."""
     if not _larger_than(term, limit):
         return term
-    if _holds_dev_names(term):
+    if _holds(term, _dev_name_part):
         # An allocation's `device=<name>` (`dev`'s sixth part) refines it: dropped before
         # anything else is cut, so that a term carries what it carried without it.
         term = _without_dev_names(term)
+        if not _larger_than(term, limit):
+            return term
+    if _holds(term, _advanced_part):
+        # Likewise an advanced index's positions (a fourth part of `sub`): a rank not known.
+        term = _without_advanced(term)
         if not _larger_than(term, limit):
             return term
     if term[0] == "keep":
@@ -2228,8 +2286,10 @@ def _shrunk_same(term: Term, limit: int = _SMALL) -> Term:
         side = stack.pop()
         if side is None or side == SCALAR:
             continue
-        if side[0] in ("same", "keep"):
+        if side[0] == "same":
             stack.extend(reversed(side[1:]))
+        elif side[0] == "keep":
+            stack.append(side[1])  # its third part, where present, is a flag
         elif side not in sides:
             sides.append(side)
     kept: List[Term] = []
@@ -2252,20 +2312,37 @@ def _size(term: Any) -> int:
     return 1
 
 
-def _holds_dev_names(term: Any) -> bool:
-    """Whether `term` holds a `dev` term with its sixth part (the `device=<name>`'s term)."""
+def _holds(term: Any, part: Callable[[Tuple[Any, ...]], bool]) -> bool:
+    """Whether `term` or a term inside it is a `part` (`_dev_name_part`, `_advanced_part`)."""
     if type(term) is not tuple:
         return False
-    if len(term) == 6 and term[0] == "dev":
-        return True
-    return any(_holds_dev_names(t) for t in term if type(t) is tuple)
+    return part(term) or any(_holds(t, part) for t in term if type(t) is tuple)
+
+
+def _dev_name_part(term: Tuple[Any, ...]) -> bool:
+    """A `dev` term with its sixth part (the `device=<name>`'s term)."""
+    return len(term) == 6 and term[0] == "dev"
+
+
+def _advanced_part(term: Tuple[Any, ...]) -> bool:
+    """A `sub` term with an `advanced` part (`_Builder.term`'s subscripts)."""
+    return len(term) == 4 and term[0] == "sub" and type(term[3]) is tuple
+
+
+def _without_advanced(term: Any) -> Any:
+    """`term` with every `sub` term's `advanced` part dropped (`_small`)."""
+    if type(term) is not tuple:
+        return term
+    if _advanced_part(term):
+        return ("sub", _without_advanced(term[1]), term[2])
+    return tuple(_without_advanced(t) for t in term)
 
 
 def _without_dev_names(term: Any) -> Any:
     """`term` with every `dev` term cut to its first five parts (`_small`)."""
     if type(term) is not tuple:
         return term
-    if len(term) == 6 and term[0] == "dev":
+    if _dev_name_part(term):
         # A parameter defaulting to the CPU (`_Builder._placed`) is no request for an
         # accelerator: without it, an allocation of unknown place.
         return ("tensor", term[1]) if term[5][0] == "cpudefault" else term[:5]

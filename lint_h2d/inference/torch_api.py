@@ -9,7 +9,7 @@ run on a file the prefilter drops then imports no parser at all.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Optional
+from typing import Iterable, Mapping, Optional, Sequence, Tuple
 
 # Factories whose first positional arguments (or `size=`) give the shape.
 SIZE_FACTORIES = frozenset(
@@ -227,6 +227,38 @@ def matmul_rank(left: Optional[int], right: Optional[int]) -> Optional[int]:
     if left == 1 or right == 1:
         return max(left, right) - 1
     return max(left, right)
+
+
+def advanced_index_dims(rank: Optional[int], integer: Optional[bool]) -> Optional[Tuple[int, int]]:
+    """How a tensor index of `rank` dimensions acts in `x[..., idx, ...]` (advanced indexing):
+    (dimensions of `x` it consumes, dimensions of the broadcast index it stands for), or None
+    where that is not known.  An integer index consumes one dimension and stands for its own
+    shape; a boolean mask consumes as many dimensions as it has and stands for one (the count
+    of its true elements), so a 1-D index acts the same whatever its dtype; a floating index
+    raises, so a known non-integer one that runs is a mask.  `integer` is `Value.integer`
+    (True, False unknown, None floating or boolean).  0-dim indices are not advanced ones
+    (`expressions.index_effect` reads an integer one as an int; a boolean one adds a
+    dimension)."""
+    if rank is None or rank < 1:
+        return None
+    if integer:
+        return 1, rank
+    if rank == 1:
+        return 1, 1
+    return (rank, 1) if integer is None else None
+
+
+def advanced_indexed_rank(rank: int, removed: int, added: int, advanced: Sequence[Tuple[int, int]]) -> Optional[int]:
+    """The rank of `x[...]` where `x` has `rank` dimensions, `removed` positions are integers
+    (each selects, one dimension less), `added` are `None` (one more), and `advanced` lists
+    each tensor or list index as `advanced_index_dims` gives it.  PyTorch selects the
+    integers first and broadcasts the advanced indices together: they replace the dimensions
+    they consume by the broadcast shape, whose rank is the largest of theirs (numpy's rule,
+    which puts those dimensions first or in place, and never changes how many there are).
+    None where more is consumed than `x` has (it raises)."""
+    consumed = sum(c for c, _ in advanced)
+    out = rank - removed - consumed + added + (max(b for _, b in advanced) if advanced else 0)
+    return out if rank - removed - consumed >= 0 and out >= 0 else None
 
 
 def stacked_rank(ranks: Iterable[Optional[int]]) -> Optional[int]:

@@ -446,6 +446,29 @@ def plain_number(value: Value) -> bool:
     return value.kind == SCALAR_KIND and not host_object(value)
 
 
+def module_output_items(forward: Value, step: Any) -> Value:
+    """What a module gives whose `forward` returns a tuple (`return tokens.long(), lens.long()`,
+    or annotated `-> Tuple[torch.Tensor, torch.LongTensor]`): the tuple, each position that is a
+    tensor of a place nothing tells (`TENSOR`, or unknown where the annotation says tensors) on
+    the accelerator by the module-output convention (`step`, a `MODULE_OUTPUT_NOTE` step), as a
+    module's output of one tensor is; a position of a known place, or no tensor, as it is."""
+    element = forward.element
+    declared = element if element is not None and element.kind == TENSOR_KIND else None  # `-> Tuple[Tensor, ...]`
+
+    def placed(item: Value) -> Value:
+        if item.kind == TENSOR_KIND or declared is not None and item.kind == UNKNOWN_KIND:
+            why = item.evidence or (declared.evidence if declared is not None else ())
+            return Value(DEVICE_KIND, item.rank, integer=item.integer, evidence=(step,) + why)
+        return item
+
+    if forward.items is not None:
+        items = tuple(placed(item) for item in forward.items)
+        return forward if items == forward.items else replace(forward, items=items)
+    if declared is not None:
+        return replace(forward, element=placed(declared))
+    return forward
+
+
 def module_tensor(data: Value, step: Any) -> Value:
     """What `nn.Buffer(data)` / `nn.Parameter(data)` / `register_buffer(name, data)` holds:
     `data`, but a host one only until the module moves (`module.to(dev)` / `.cuda()` moves
