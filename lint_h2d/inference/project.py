@@ -426,8 +426,7 @@ class _Resolver:
             if not lightning and any(sub in self.named and not self._built_by_factories_only(sub, factories)
                                      for sub in (name, *self._descendants(name))):
                 continue
-            wrapped = [t[1] for base in self._with_bases(name) for _, c in self.classes[base]
-                       for _, t in c.fields if t[0] == "wrap"]
+            wrapped = [w for base in self._with_bases(name) for w in _wrapped(self.classes[base])]
             if wrapped and not any(isinstance(w, tuple) and w[:1] == ("dev",) for w in wrapped):
                 held.append((name, lightning))
         named = self._named_by_moves() if held else set()
@@ -686,8 +685,9 @@ class _Resolver:
         tag = term[0]
         if tag == "join":
             return {c for part in term[1] for c in self._instance_classes(part)}
-        if tag in ("call", "inst", "built") and term[1] in self.classes:
-            return {term[1]}
+        built = self._built_class(term)
+        if built is not None:
+            return {built}
         if tag == "ret" and len(term) > 3:
             return self._held_classes(term[1], term[2])
         if tag == "field" and term[1] in self.classes:
@@ -700,10 +700,15 @@ class _Resolver:
         self.accelerator; acc.dp_size = n`) sets a field of an instance of one of them."""
         found: Set[str] = set()
         for _, term in self._assignments(cls).get(attr, ()):
-            inner = term[1] if term[0] == "ann" else term
-            if inner[0] in ("call", "inst", "built") and inner[1] in self.classes:
-                found.add(inner[1])
+            built = self._built_class(term[1] if term[0] == "ann" else term)
+            if built is not None:
+                found.add(built)
         return found
+
+    def _built_class(self, term: Term) -> Optional[str]:
+        """The project class a term builds or declares an instance of (`Cls(...)`, an annotated
+        instance, a class a parameter's annotation names): `call`, `inst`, `built` terms."""
+        return term[1] if term[0] in ("call", "inst", "built") and term[1] in self.classes else None
 
     def _held_classes(self, cls: str, attr: str) -> Set[str]:
         """The project classes `self.attr` holds as class objects in a method of `cls`, over
@@ -2467,8 +2472,13 @@ def _holds_module_tensors(name: str, definitions: List[Tuple[str, ClassSummary]]
     (`self.register_buffer(...)`, `self.w = nn.Parameter(...)`: a `wrap` field): only an
     `nn.Module` has those, so the library's class is one."""
     bases = [b for _, c in definitions for b in c.bases]
-    return bool(bases) and all(b not in classes and b != name for b in bases) \
-        and any(term[0] == "wrap" for _, c in definitions for _, term in c.fields)
+    return bool(bases) and all(b not in classes and b != name for b in bases) and bool(_wrapped(definitions))
+
+
+def _wrapped(definitions: List[Tuple[str, ClassSummary]]) -> List[Term]:
+    """What a class's definitions hold as buffers or parameters (`self.register_buffer(name, t)`,
+    `self.w = nn.Parameter(t)`: each `wrap` field's wrapped term)."""
+    return [term[1] for _, c in definitions for _, term in c.fields if term[0] == "wrap"]
 
 
 def _module_classes(classes: Mapping[str, List[Tuple[str, ClassSummary]]]) -> FrozenSet[str]:

@@ -15,7 +15,7 @@ from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, Iterat
 
 import libcst as cst
 
-from fixers.imports import module_level_names
+from fixers.imports import module_level_names, target_names
 from lint_h2d.capture import DEFAULT_CAPTURE_FUNCTIONS
 from lint_h2d.capture_flow import CaptureRegions, capture_regions
 from lint_h2d.cst_children import any_node, every_param, own_scope_nodes, recorded_children, type_test
@@ -424,17 +424,6 @@ def factory_sizes(value: cst.BaseExpression, torch_names: AbstractSet[str],
     if keyword is None and len(positional) > 1 and method not in ("full", "new_full", "empty_strided"):
         return shown, [a.value for a in positional]  # `torch.zeros(a, b)`: each an int
     return None
-
-
-def _target_names(target: cst.BaseExpression) -> List[str]:
-    """The plain names an assignment target binds (`a`, `a, b`), not attributes or items."""
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in _target_names(e.value)]
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    return []
 
 
 class OnSelf(Protocol):
@@ -989,7 +978,7 @@ class _Walker:
             unpacked = shape_unpacked(small)
             if unpacked is not None:
                 _ranked_by_unpacking(small, unpacked, out)
-            self.narrow_sizes(small.value, out, {n for t in small.targets for n in _target_names(t.target)})
+            self.narrow_sizes(small.value, out, {n for t in small.targets for n in target_names(t.target)})
             return out
         if isinstance(small, cst.AnnAssign):
             out = names

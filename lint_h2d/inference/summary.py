@@ -26,7 +26,7 @@ from functools import lru_cache
 from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from lint_h2d.inference.reaching import SIMPLE_STATEMENTS, Site, branch_rebindings, every_statement, reaching, rebinds, statement_sites
-from lint_h2d.inference.torch_api import (dtype_integer, FFT_FUNCTIONS, LINALG_NORMS, FLOAT_DEFAULT_FACTORIES, FUNCTIONAL_RANK_KEEPING, LEGACY_TENSOR_TYPES, NEW_METHODS, SAME_DEVICE_METHODS, SCALAR_METHODS,
+from lint_h2d.inference.torch_api import (dtype_integer, FFT_FUNCTIONS, LINALG_NORMS, FLOAT_DEFAULT_FACTORIES, FUNCTIONAL_RANK_KEEPING, INDEX_OPS, LEGACY_TENSOR_TYPES, NEW_METHODS, SAME_DEVICE_METHODS, SCALAR_METHODS,
                                          TORCH_DTYPE_NAMES, VIEW_METHODS)
 
 Term = Tuple[Any, ...]
@@ -1825,8 +1825,9 @@ def collapse(term: Term) -> Term:
     return term
 
 
-# Ops giving a named tuple `(values, indices)` of the input's rank (`torch_api.INDEX_OPS`).
-_PAIR_KEEPING = frozenset({"sort", "topk", "cummax", "cummin"})
+# Ops giving a named tuple `(values, indices)` of the input's rank (`sort`, `topk`, `cummax`,
+# `cummin`: the walk's table, `torch_api.INDEX_OPS`).
+_PAIR_KEEPING = frozenset(name for name, op in INDEX_OPS.items() if op.pair and op.keeps_rank)
 
 
 def _pair_drop(method: str, args: Sequence[ast.expr], keywords: Sequence[ast.keyword]) -> Optional[int]:
