@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+import ast
+
 import libcst as cst
 import pytest
 
@@ -27,7 +29,7 @@ from lint_h2d.inference.resolved import (MODULE_CALL_WORDS, module_step_message,
 from lint_h2d.inference.expressions import _tokenizer_call
 from lint_h2d.inference.project import _library_module
 from lint_h2d.inference.scope import logits_processor_classes, sparse_checks
-from lint_h2d.inference.summary import TORCH_MODULE_BASE, _base_name
+from lint_h2d.inference.summary import TORCH_MODULE_BASE, _base_name, _Builder, summarize
 from lint_h2d.inference.values import TOKENIZED_STEP, Kind, entry, is_tokenized
 from lint_h2d.inference.usage import rank_floor, region_rank_floor
 
@@ -114,6 +116,49 @@ def test_another_frameworks_logits_processor_is_none() -> None:
     assert logits_processor_classes(module) == frozenset()
     aliased = cst.parse_module("import transformers as tf\nclass Stop(tf.LogitsProcessor):\n    pass\n")
     assert logits_processor_classes(aliased) == {"Stop"}
+
+
+_PROCESSOR_SOURCES = [
+    "from transformers import LogitsProcessor, generation\n"
+    "class Stop(LogitsProcessor):\n    pass\n"
+    "class Ban(Stop):\n    pass\n"
+    "class Warp(generation.TopPLogitsWarper):\n    pass\n"
+    "class Other:\n    class Inner(LogitsProcessor):\n        pass\n"
+    "def f():\n    class Local(LogitsProcessor):\n        pass\n"
+    "class Mine(BaseLogitsProcessor):\n    pass\n",
+    "from vllm.v1.sample.logits_processor import LogitsProcessor\nclass MinP(LogitsProcessor):\n    pass\n",
+    "import transformers as tf\nclass Stop(tf.LogitsProcessor):\n    pass\n",
+    "import transformers.generation.logits_process\n"
+    "class Stop(transformers.generation.logits_process.LogitsProcessor):\n    pass\n",
+    "from .transformers import LogitsProcessor\nclass Stop(LogitsProcessor):\n    pass\n",
+]
+
+
+@pytest.mark.parametrize("source", _PROCESSOR_SOURCES)
+def test_the_summary_reads_the_logits_processors_the_walk_reads(source: str) -> None:
+    """The summary (ast) and the walk (libcst) find the same processor classes: the walk reads
+    `scores` in `__call__` by the convention, the summary passes it on to the calls."""
+    builder = _Builder()
+    builder.module(ast.parse(source))
+    assert builder.processors == logits_processor_classes(cst.parse_module(source))
+
+
+def test_a_processors_scores_are_a_convention_term_its_calls_pass_on() -> None:
+    source = ("from transformers import LogitsProcessor\n"
+              "class Stop(LogitsProcessor):\n"
+              "    def __call__(self, input_ids, scores, extra=None):\n"
+              "        return mask(scores, extra)\n"
+              "class Plain:\n"
+              "    def __call__(self, input_ids, scores):\n"
+              "        return mask(scores, None)\n"
+              "class Defaulted(LogitsProcessor):\n"
+              "    def __call__(self, input_ids, scores=None):\n"
+              "        return mask(scores, None)\n")
+    calls = [c for c in summarize("m.py", source).calls if c.callee == "mask"]
+    first = calls[0].args[0]
+    assert first[0] == "proc" and first[1] == "Stop"
+    assert calls[1].args[0][0] == "param"
+    assert calls[2].args[0][0] == "param"
 
 
 def _function(body: str) -> cst.FunctionDef:

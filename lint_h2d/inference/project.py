@@ -160,6 +160,7 @@ from lint_h2d.inference.values import (  # noqa: E402
     config_value,
     CONFIG_STEP,
     host_object,
+    logits_processor_message,
     CPU_DEFAULT_STEP,
     cpu_by_default,
     entry,
@@ -2102,6 +2103,9 @@ class _Resolver:
             _, function, line = term
             return Value(DEVICE_KIND, 2).because(EvidenceStep(
                 sampling_hook_message(function, "logits"), path, line, kind=EvidenceKind.CONVENTION))
+        if tag == "proc":  # the `scores` of a logits processor's `__call__` (`summary.processor_scores`)
+            return Value(DEVICE_KIND, 2).because(EvidenceStep(
+                logits_processor_message(term[1]), path, term[2], kind=EvidenceKind.CONVENTION))
         if tag == "vlogits":
             return Value(DEVICE_KIND, 2).because(EvidenceStep(
                 compute_logits_message(), path, term[1], kind=EvidenceKind.CONVENTION))

@@ -44,10 +44,10 @@ from lint_h2d.inference.numpy_values import ASSIGNMENT_MODULES, ASSIGNMENT_SOLVE
 from lint_h2d.inference.names import LayeredNames, Names, copy_names, join_names, layer
 from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, EMPTY_MODULE_FACTS, ModuleFacts, Resolved, forward_input_message, forward_input_param, empty_list_message, keyed_owner, module_dotted,
                                         passed_through_message, sampling_hook_message, uncalled_message)
-from lint_h2d.inference.summary import sampling_hook
+from lint_h2d.inference.summary import processor_classes, sampling_hook
 from lint_h2d.inference.torch_api import SIZE_FACTORIES
 from lint_h2d.inference.usage import DeviceNamed, RangeBounds, SliceBounds
-from lint_h2d.inference.values import (LOGITS_PROCESSOR_NOTE, augmented_number, CPU_DEFAULT_STEP, cpu_by_default, derived_step_kind, join_all, join_entries, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
+from lint_h2d.inference.values import (logits_processor_message, augmented_number, CPU_DEFAULT_STEP, cpu_by_default, derived_step_kind, join_all, join_entries, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        is_json_data, is_module_tensor, join, module_tensor, ordered_number,
                                        host_object)
 
@@ -1734,8 +1734,7 @@ class ModuleWalker:
             if processor and i == 2 and param.star == "" and param.default is None:
                 # transformers' `generate()` calls the processor with its device scores (a convention).
                 names[pname] = Value(Kind.DEVICE, 2, Origin.PARAM, None, None, pname, pname, evidence=(
-                    LocalStep(f"`{base.self_class}` is a transformers logits processor: {LOGITS_PROCESSOR_NOTE}",
-                              param, "convention"),))
+                    LocalStep(logits_processor_message(base.self_class), param, "convention"),))
                 continue
             if hook and pname == "logits" and param.star == "":
                 # vLLM's runner calls a sampling hook with its device logits (a convention).
@@ -2246,17 +2245,10 @@ def _default_device_fields(cls: str, attributes: Mapping[str, Value], facts: Fac
     return out
 
 
-# The last names of transformers' generation hooks a class may derive from.
-PROCESSOR_BASES = ("LogitsProcessor", "LogitsWarper")
-
-
 def logits_processor_classes(module: cst.Module) -> FrozenSet[str]:
-    """The module's classes deriving from a transformers logits processor or warper (a base
-    whose last name ends in `LogitsProcessor` / `LogitsWarper`, spelled through a module-level
-    import from `transformers`, or a class of the module that is one), at any depth of classes:
-    `generate()` calls their `__call__(input_ids, scores)` with the model's 2-D scores on the
-    device (`LOGITS_PROCESSOR_NOTE`).  Other frameworks' processors of the same names (vLLM's
-    `LogitsProcessor`, called per sequence with 1-D logits) are not: their import says so."""
+    """The module's classes deriving from a transformers logits processor or warper, at any
+    depth of classes (`summary.processor_classes`, which the summary reads too): `generate()`
+    calls their `__call__(input_ids, scores)` with the model's 2-D scores on the device."""
     from_transformers: Set[str] = set()
     for source, full, bound, plain in _import_aliases(_module_imports(module)):
         if source is not None and source.split(".")[0] == "transformers":
@@ -2265,7 +2257,7 @@ def logits_processor_classes(module: cst.Module) -> FrozenSet[str]:
             from_transformers.add(bound or "transformers")
     if not from_transformers:
         return frozenset()
-    classes: List[cst.ClassDef] = []
+    classes: List[Tuple[str, List[str]]] = []
     todo: List[cst.CSTNode] = [module]
     while todo:
         node = todo.pop()
@@ -2273,20 +2265,9 @@ def logits_processor_classes(module: cst.Module) -> FrozenSet[str]:
             else node.body if isinstance(node, cst.Module) else ()
         for stmt in body:
             if isinstance(stmt, cst.ClassDef):
-                classes.append(stmt)
+                classes.append((stmt.name.value, [dotted_name(b.value) or "" for b in stmt.bases]))
                 todo.append(stmt)
-    found: Set[str] = set()
-    changed = True
-    while changed:
-        changed = False
-        for cls in classes:
-            bases = [dotted_name(b.value) or "" for b in cls.bases]
-            if cls.name.value not in found and any(
-                    b in found or b.endswith(PROCESSOR_BASES) and b.split(".")[0] in from_transformers
-                    for b in bases):
-                found.add(cls.name.value)
-                changed = True
-    return frozenset(found)
+    return processor_classes(from_transformers, classes)
 
 
 def is_dataset_class(cls: cst.ClassDef) -> bool:

@@ -582,6 +582,8 @@ class _Builder:
         self.functional: Set[str] = set()
         # The file imports vLLM (its sampling hooks' convention applies: `sampling_hook`).
         self.vllm = False
+        # The file's transformers logits processors (`processor_classes`).
+        self.processors: FrozenSet[str] = frozenset()
         self.distributed: FrozenSet[str] = frozenset()  # `distributed_aliases`
         # `from m import f as g` at module level: a call `g(...)` is a call of `f` (its call
         # sites tell `f`'s parameters, and `f` is no function nothing calls).
@@ -616,6 +618,7 @@ class _Builder:
         imports: Set[str] = set()  # the names the module's imports bind (`self.imported`)
         math_names: Set[str] = set()  # `import math` (`self.math`)
         self.distributed = distributed_aliases(tree)
+        self.processors = processor_classes(_transformers_names(tree), _nested_class_bases(tree))
         for node in tree.body:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 imports.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
@@ -795,6 +798,11 @@ class _Builder:
                 [(a.arg, _last_name(a.annotation) if a.annotation is not None else None)
                  for a in positional + list(args.kwonlyargs)]):
             scope.params["logits"] = ("hook", node.name, node.lineno)
+        scores = processor_scores(node.name, owner, self_name, positional, len(args.defaults), self.processors)
+        if scores is not None:
+            # transformers' `generate()` calls a logits processor with its device scores (a
+            # convention, as the walk reads `__call__`): its calls pass them on as such.
+            scope.params[scores.arg] = ("proc", owner, scores.lineno)
         scope.cpu_defaults = _cpu_defaults(args)
         scope.top_level = frozenset(id(stmt) for stmt in node.body)
         own = _own_statements(node.body)
@@ -1995,6 +2003,72 @@ def sampling_hook(params: Sequence[Tuple[str, Optional[str]]]) -> bool:
     annotations = dict(params)
     return "logits" in annotations and annotations["logits"] in (None, "Tensor") \
         and "SamplingMetadata" in annotations.values()
+
+
+# The last names of transformers' generation hooks a class may derive from.
+PROCESSOR_BASES = ("LogitsProcessor", "LogitsWarper")
+
+
+def processor_classes(from_transformers: AbstractSet[str],
+                      classes: Sequence[Tuple[str, Sequence[str]]]) -> FrozenSet[str]:
+    """The names of `classes` (each a name and its bases' dotted names) that derive from a
+    transformers logits processor or warper: a base whose last name ends in `PROCESSOR_BASES`
+    spelled through a name of `from_transformers` (what the module's imports from
+    `transformers` bind), or one of `classes` that is one.  `generate()` calls their
+    `__call__(input_ids, scores)` with the model's 2-D scores on the device
+    (`values.LOGITS_PROCESSOR_NOTE`).  Other frameworks' processors of the same names (vLLM's
+    `LogitsProcessor`, called per sequence with 1-D logits) are not: their import says so.
+    The walk (`scope.logits_processor_classes`) and the summary read the same classes."""
+    if not from_transformers:
+        return frozenset()
+    found: Set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, bases in classes:
+            if name not in found and any(
+                    b in found or b.endswith(PROCESSOR_BASES) and b.split(".")[0] in from_transformers
+                    for b in bases):
+                found.add(name)
+                changed = True
+    return frozenset(found)
+
+
+def processor_scores(function: str, owner: Optional[str], self_name: Optional[str],
+                     positional: Sequence[ast.arg], defaults: int,
+                     processors: AbstractSet[str]) -> Optional[ast.arg]:
+    """The `scores` parameter of `__call__(self, input_ids, scores)` of a logits processor
+    (`processor_classes`): the third positional one, without a default; None elsewhere."""
+    if function != "__call__" or owner not in processors or self_name is None or len(positional) < 3:
+        return None
+    return positional[2] if len(positional) - defaults > 2 else None
+
+
+def _transformers_names(tree: ast.Module) -> FrozenSet[str]:
+    """The names the module-level imports bind to `transformers` or to something of it
+    (`from transformers import LogitsProcessor`, `import transformers as tf`)."""
+    names: Set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.level == 0 \
+                and (node.module or "").split(".")[0] == "transformers":
+            names.update(alias.asname or alias.name for alias in node.names if alias.name != "*")
+        elif isinstance(node, ast.Import):
+            names.update(alias.asname or "transformers" for alias in node.names
+                         if alias.name.split(".")[0] == "transformers")
+    return frozenset(names)
+
+
+def _nested_class_bases(tree: ast.Module) -> List[Tuple[str, List[str]]]:
+    """The classes of the module and of its classes, at any depth, each with its bases' dotted
+    names (`processor_classes`)."""
+    out: List[Tuple[str, List[str]]] = []
+    todo: List[Sequence[ast.stmt]] = [tree.body]
+    while todo:
+        for stmt in todo.pop():
+            if isinstance(stmt, ast.ClassDef):
+                out.append((stmt.name, [ast_dotted(b) or "" for b in stmt.bases]))
+                todo.append(stmt.body)
+    return out
 
 
 def _positional_fields(node: ast.ClassDef) -> Tuple[str, ...]:
