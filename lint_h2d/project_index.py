@@ -743,8 +743,9 @@ def _summary_fields() -> Dict[type, Tuple[str, ...]]:
 # `values.NON_INTEGER` (a floating or boolean dtype known); 7: `Resolved.through` (functions whose
 # return keeps a parameter's place); 8: a function several modules define keeps its parameters'
 # values under `module:name` (`Resolved.param`: each module's own calls only); 9: `Resolved.enums`
-# (the project's enumerations of numbers: `project.enum_kind`).
-RESOLVED_FORMAT = 9
+# (the project's enumerations of numbers: `project.enum_kind`); 10: a static method's parameters
+# are keyed by its class too (`resolved.param_key`: only `Cls.f(...)` / `x.f(...)` run it).
+RESOLVED_FORMAT = 10
 # More edited files than this: resolve the project rather than map each one's lines.
 MAX_MOVED_FILES = 16
 

@@ -128,7 +128,6 @@ from lint_h2d.inference.resolved import (  # noqa: E402
     DEFAULT_DEVICE_STEP,
     INT_ENUM,
     VALUE_ENUM,
-    keyed_owner,
     forward_input_message,
     forward_input_param,
     OWNED_BY_CLASS,
@@ -1244,11 +1243,10 @@ class _Resolver:
         slot = 3 * index + _CALL_KINDS[kind]
         found = keys[slot]
         if found is None:
-            # A function's sites are those of its name (0); a method's and a static `forward`'s,
-            # those its class decides (`keyed_owner`); a function several modules define, those
-            # that bind to its own (`homonym_sites`).
-            keyed = fn.bound or keyed_owner(fn.name, fn.owner, fn.bound) is not None \
-                or len(self.functions.get(fn.name, ())) > 1
+            # A function's sites are those of its name (0); a method's (static or not), those
+            # its class decides (`param_key`); a function several modules define, those that
+            # bind to its own (`homonym_sites`).
+            keyed = fn.owner is not None or len(self.functions.get(fn.name, ())) > 1
             found = keys[slot] = _call_key(kind, fn, index, self._sites_key(fn) if keyed else 0)
         return found
 
@@ -1538,8 +1536,12 @@ class _Resolver:
             assert fn.owner is not None
             sites = self._applied_sites(fn.owner)
         if not fn.bound:
+            # A static method runs only through its class or an instance (`Cls.f(x)`,
+            # `self.f(x)`): a bare call `f(x)` elsewhere calls a function of that name.
+            static = fn.owner is not None and not self._applied_forward(fn)
             return _binding([site for site in sites if ((c := site[1]).starred or last < len(c.args)
                                                         or _can_bind(c, required))
+                             and not (static and not c.bound)
                              and not (self._self_attribute_call(c) if fn.owner is None
                                       else c.self_owner is not None and self._elsewhere(c, fn))],
                             fn, 0)
@@ -3008,7 +3010,7 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                         continue  # see API_NAMES
                     # Not its return; but the call sites of `Owner.__call__` (and of a static
                     # `forward`, `Owner.apply(...)`) are found by its class, so what its calls
-                    # pass reaches no other class's method (`keyed_owner`).
+                    # pass reaches no other class's method (`param_key`).
                 elif _informative(method) and _worth_keeping(method):
                     returns[f"{fn.owner}.{fn.name}"] = method
                     if _may_hold_device(method):
@@ -3052,7 +3054,7 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                     # the body's `device=x.device` is no accelerator then).
                     continue
                 if _informative(pvalue) or cpu_by_default(pvalue):
-                    key = (param_key(fn.name, keyed_owner(fn.name, fn.owner, fn.bound)), pname)
+                    key = (param_key(fn.name, fn.owner), pname)
                     if fn.owner is None and name in split_returns:
                         # Its own calls only (`homonym_sites`): `Resolved.param` reads it so.
                         key = (f"{module_dotted(fpath)}:{fn.name}", pname)

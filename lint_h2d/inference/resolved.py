@@ -218,28 +218,18 @@ def module_dotted(path: str) -> str:
 
 def param_key(function: str, owner: Optional[str]) -> str:
     """The name `Resolved.params` keys a function's parameters by: `Owner.name` for a method
-    called on an instance or on its class (`owner`: a `def` with `self` or `cls` in a class
-    body), whose call sites are those that may run that class's method (`_Resolver._sites`:
-    a `self.m(...)` of an unrelated class, an `x.m(...)` on an instance of one, a
-    construction of another class, reach no other class's `m`); its plain name for any other
-    function (a module-level function, a static method, a nested `def`), whose call sites
-    are found by name.  Two classes' `forward(self, x)` keep what their own calls pass."""
+    (`owner`: a `def` in a class body, static or not), whose call sites are those that may run
+    that class's method (`_Resolver._sites`: a `self.m(...)` of an unrelated class, an
+    `x.m(...)` on an instance of one, a construction of another class, a bare call `m(...)`,
+    reach no other class's `m`); its plain name for any other function (a module-level
+    function, a nested `def`), whose call sites are found by name.  Two classes' `forward(self,
+    x)` keep what their own calls pass."""
     return f"{owner}.{function}" if owner is not None else function
 
 
 # The methods whose call sites are found by their class, not by their name: a construction
 # runs `Owner.__init__`, a call of an instance `Owner.__call__` (`_Resolver._sites`).
 OWNED_BY_CLASS = frozenset({"__init__", "__call__"})
-
-
-def keyed_owner(function: str, owner: Optional[str], bound: bool) -> Optional[str]:
-    """The class `param_key` keys a `def` of class `owner` by: a method's (called on an
-    instance or its class), and a static `forward`'s, which an autograd `Function` runs from
-    `Owner.apply(...)` (`project._Resolver._applied_sites`): its call sites are found by its
-    class, not by name.  None for any other function (keyed by its name)."""
-    if owner is not None and (bound or function == "forward"):
-        return owner
-    return None
 
 
 # What `Resolved.enums` says of an enumeration: its members are Python ints (`IntEnum`), or

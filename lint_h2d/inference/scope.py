@@ -42,7 +42,7 @@ from lint_h2d.inference.expressions import (
 from lint_h2d.findings import EvidenceKind, EvidenceStep, evidence_file_name
 from lint_h2d.inference.numpy_values import ASSIGNMENT_MODULES, ASSIGNMENT_SOLVERS
 from lint_h2d.inference.names import LayeredNames, Names, copy_names, join_names, layer
-from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, EMPTY_MODULE_FACTS, ModuleFacts, Resolved, forward_input_message, forward_input_param, empty_list_message, keyed_owner, module_dotted,
+from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, EMPTY_MODULE_FACTS, ModuleFacts, Resolved, forward_input_message, forward_input_param, empty_list_message, module_dotted,
                                         passed_through_message, sampling_hook_message, uncalled_message)
 from lint_h2d.inference.summary import processor_classes, sampling_hook
 from lint_h2d.inference.torch_api import SIZE_FACTORIES
@@ -1718,11 +1718,9 @@ class ModuleWalker:
                 uncalled = (name, None)
             elif name in base.project.passed_through:
                 uncalled = (name, base.project.passed_through[name])
-        # The class `fn` is a method of, called on an instance or the class: its parameters
-        # are keyed by it (`param_key`), and a static `forward`'s (`keyed_owner`); a nested
-        # `def` or another static method is keyed by name.
-        method_of = base.self_class if self_name is not None or cls_name is not None else \
-            keyed_owner(name, self_class, False)
+        # The class `fn` is a method of, static or not: its parameters are keyed by it
+        # (`param_key`); a nested `def` is keyed by name.
+        method_of = base.self_class if self_name is not None or cls_name is not None else self_class
         # `forward` of a project `nn.Module`: its tensor inputs are where the module computes.
         forward_of = base.self_class if name == "forward" and self_name is not None \
             and base.self_class in base.project.modules else None
