@@ -45,6 +45,7 @@ from lint_h2d.inference.names import LayeredNames, Names, copy_names, join_names
 from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, EMPTY_MODULE_FACTS, ModuleFacts, Resolved, forward_input_message, forward_input_param, empty_list_message, module_dotted,
                                         passed_through_message, sampling_hook_message, uncalled_message)
 from lint_h2d.inference.summary import processor_classes, sampling_hook
+from lint_h2d.inference.gpu_mode import gpu_flag_fields, gpu_mode
 from lint_h2d.inference.torch_api import SIZE_FACTORIES
 from lint_h2d.inference.usage import DeviceNamed, RangeBounds, SliceBounds
 from lint_h2d.inference.values import (logits_processor_message, augmented_number, CPU_DEFAULT_STEP, cpu_by_default, derived_step_kind, join_all, join_entries, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
@@ -479,6 +480,9 @@ class _Walker:
         self.returned: Optional[List[Value]] = None
         # Walks a nested `def` for what calling it returns (`ModuleWalker.returns_of`).
         self.returns_of: Optional[Callable[[cst.FunctionDef, Facts], Optional[Value]]] = None
+        # The fields of a class of the module that hold an accelerator switch
+        # (`ModuleWalker.gpu_flag_fields`).
+        self.gpu_flag_fields: Callable[[Optional[str]], FrozenSet[str]] = lambda cls: frozenset()
         # The names the function being walked declares `global`, and what its bindings of
         # them bind (`ModuleWalker.assigned_globals`); None: not collected.
         self.global_sink: Optional[Tuple[FrozenSet[str], Dict[str, Value]]] = None
@@ -783,6 +787,9 @@ class _Walker:
 
     def if_(self, stmt: cst.If, names: Names) -> Names:
         self.walrus_in(stmt.test, names)
+        taken = self.gpu_branch(stmt, names)
+        if taken is not None:
+            return taken
         self.gates.append((stmt, "body"))
         then = self.branch(stmt.body, self.narrowed(copy_names(names), stmt.test, True), stmt.test, True)
         self.gates.pop()
@@ -802,6 +809,50 @@ class _Walker:
             other = self.branch(orelse.body, self.narrowed(copy_names(names), stmt.test, False), stmt.test, False)
         self.gates.pop()
         return _join_names(then, other)
+
+    def gpu_branch(self, stmt: cst.If, names: Names) -> Optional[Names]:
+        """`if use_gpu: ... else: ...` (`gpu_mode.gpu_mode`): the names after the branch the
+        test selects where the accelerator is in use, the other branch walked silently (it runs
+        only on a machine without one, where no write copies to a device).  A name the chosen
+        branch binds to a device tensor that the other binds otherwise says so, as a
+        convention.  None where the test is no such switch, or a branch leaves the block (what
+        follows then runs on one kind of machine only, which the walk does not track)."""
+        facts = self.facts(names)
+        holds = gpu_mode(stmt.test, facts.self_name, lambda: self.gpu_flag_fields(facts.self_class))
+        orelse = stmt.orelse
+        if holds is None or _always_leaves(stmt.body) or isinstance(orelse, cst.Else) and _always_leaves(orelse.body):
+            return None
+        self.gates.append((stmt, "body"))
+        then = self.quiet(not holds, lambda: self.suite(stmt.body, copy_names(names)))
+        self.gates.pop()
+        if orelse is None:
+            other = names if holds else copy_names(names)
+        else:
+            self.gates.append((stmt, "orelse"))
+            other = self.quiet(holds, lambda: self.if_(orelse, copy_names(names)) if isinstance(orelse, cst.If)
+                               else self.suite(orelse.body, copy_names(names)))
+            self.gates.pop()
+        chosen, dropped = (then, other) if holds else (other, then)
+        step = LocalStep(f"`if {_one_line(stmt.test)}:` tests for an accelerator in use: serving code takes "
+                         f"the branch that holds there, the other runs only without one", stmt.test,
+                         EvidenceKind.CONVENTION.value)
+        for key in _touched(chosen):
+            value, before = chosen.get(key), dropped.get(key)
+            if value is not None and value.kind == Kind.DEVICE and before is not None \
+                    and join(value, before).kind != Kind.DEVICE:
+                chosen[key] = value.because(step)
+        return chosen
+
+    def quiet(self, silent: bool, walk: Callable[[], Names]) -> Names:
+        """`walk()`, emitting nothing where `silent` (a branch only a machine without an
+        accelerator takes)."""
+        if not silent or self.silent:
+            return walk()
+        self.silent = True
+        try:
+            return walk()
+        finally:
+            self.silent = False
 
     def branch(self, body: cst.BaseSuite, names: Names, test: cst.BaseExpression,
                holds: bool) -> Names:
@@ -1460,6 +1511,28 @@ def _snapshot(node: cst.CSTNode, names: Mapping[str, Value]) -> Dict[str, Value]
     return out
 
 
+def _touched(names: Names) -> AbstractSet[str]:
+    """The names a path may have bound: a layer's own ones, every name of a plain map."""
+    return names.touched() if isinstance(names, LayeredNames) else names.keys()
+
+
+def _one_line(node: cst.CSTNode) -> str:
+    """`node`'s source on one line, for a message."""
+    return " ".join(cst.Module([]).code_for_node(node).split())
+
+
+def _classes_by_name(module: cst.Module) -> Dict[str, List[cst.ClassDef]]:
+    """Every class the module defines, at any depth, by name."""
+    found: Dict[str, List[cst.ClassDef]] = {}
+
+    class _Classes(cst.CSTVisitor):
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:
+            found.setdefault(node.name.value, []).append(node)
+
+    module.visit(_Classes())
+    return found
+
+
 def _join_names(a: Mapping[str, Value], b: Mapping[str, Value]) -> Names:
     """The names after two paths meet.  A name bound on one path only keeps what that path
     knows (it may be the only one taken).  Why only the touched names are visited: every
@@ -1579,6 +1652,9 @@ class ModuleWalker:
         # answers back, and skips the definitions that hold no statement asked for.
         self.asked, self.needed = wanted_statements(module, wants, self.regions)
         self.processors = logits_processor_classes(module)
+        # `gpu_flag_fields`, by class name, and the module's classes by name (made when asked).
+        self._gpu_fields: Dict[str, FrozenSet[str]] = {}
+        self._classes_by_name: Optional[Dict[str, List[cst.ClassDef]]] = None
         self.walrus = text is None or ":=" in text
         self.walrus_holders = frozenset().union(*(
             walrus_holders(stmt) for stmt in module.body
@@ -1655,9 +1731,26 @@ class ModuleWalker:
         )
         walker.regions = self.regions.bodies
         walker.returns_of = self.returns_of
+        walker.gpu_flag_fields = self.gpu_flag_fields
         walker.walrus = self.walrus
         walker.walrus_holders = self.walrus_holders
         return walker
+
+    def gpu_flag_fields(self, cls: Optional[str]) -> FrozenSet[str]:
+        """The fields of the module's class `cls` that hold an accelerator switch
+        (`gpu_mode.gpu_flag_fields`; where the module defines several classes of that name, the
+        fields every one of them sets so).  Read once per class, when a test asks."""
+        if cls is None:
+            return frozenset()
+        found = self._gpu_fields.get(cls)
+        if found is None:
+            if self._classes_by_name is None:
+                self._classes_by_name = _classes_by_name(self.module)
+            definitions = self._classes_by_name.get(cls, [])
+            found = frozenset.intersection(*(gpu_flag_fields(c) for c in definitions)) if definitions \
+                else frozenset()
+            self._gpu_fields[cls] = found
+        return found
 
     def returns_of(self, fn: cst.FunctionDef, outer: Facts) -> Optional[Value]:
         """What calling the nested `def fn` gives: the join of what its own `return`s give, by

@@ -1,0 +1,141 @@
+"""Tests that ask whether the code runs on an accelerator (issue 17, recall).
+
+Why: research and serving code often keeps a CPU path beside the GPU one, chosen by a flag or by
+`torch.cuda.is_available()`:
+
+    if self.use_gpu:                      # or `if torch.cuda.is_available():`
+        feats = torch.zeros(1, n, d).cuda()
+    else:
+        feats = torch.zeros(1, n, d)
+    feats[0, i, k] = 1.0                  # a blocking host-to-device copy on the GPU path
+
+Joining the two paths makes `feats` a tensor of unknown place, and the write went unflagged.  On
+the machines this tool is for, the accelerator is there and in use, so such a test holds (as
+`"cuda" if use_gpu else "cpu"` is already read as the accelerator): the walk takes the branch the
+test selects there and walks the other one silently (`scope._Walker.if_`), a convention said as
+one in the evidence.
+
+What counts (`gpu_mode`): `torch.cuda.is_available()`; a name, an attribute or a string-keyed
+item whose last name is a GPU switch (`GPU_FLAGS`: `use_gpu`, `args.cuda`, `conf["use_cuda"]`);
+`self.x` where every assignment of the field in its class is such a test (`gpu_flag_fields`:
+`self.dp = conf["use_gpu"]`); and `not` / `and` / `or` of those only.  A GPU index (`args.gpu`,
+`0` for the first GPU is false), a device comparison, or anything else mixed in is no such test.
+"""
+from __future__ import annotations
+
+from typing import Callable, Dict, FrozenSet, List, Optional
+
+import libcst as cst
+
+from lint_h2d.inference.expressions import dotted_name
+
+# The last names of switches that turn the accelerator on.  Not `gpu` / `gpus` / `device`:
+# those usually hold a device index or a list of them (`args.gpu == 0` is the first GPU), whose
+# truth is no statement about the accelerator.  Not `self.cuda`: `nn.Module.cuda` is a method.
+GPU_FLAGS = frozenset({
+    "use_gpu", "use_cuda", "use_gpus", "on_gpu", "with_gpu", "with_cuda", "enable_gpu", "enable_cuda",
+    "gpu_enabled", "cuda_enabled", "gpu_mode", "cuda", "is_gpu", "run_on_gpu", "gpu_available",
+    "cuda_available", "has_cuda", "has_gpu",
+})
+
+
+def gpu_mode(test: cst.BaseExpression, self_name: Optional[str],
+             flag_fields: Callable[[], FrozenSet[str]]) -> Optional[bool]:
+    """What `test` evaluates to where the accelerator is present and switched on (every
+    `gpu_atom` true), or None where it reads anything else.  `flag_fields` gives the fields of
+    the method's class that hold such a switch (`gpu_flag_fields`), asked only for `self.x`."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = gpu_mode(test.expression, self_name, flag_fields)
+        return None if inner is None else not inner
+    if isinstance(test, cst.BooleanOperation):
+        left = gpu_mode(test.left, self_name, flag_fields)
+        right = gpu_mode(test.right, self_name, flag_fields)
+        if left is None or right is None:
+            return None
+        return left and right if isinstance(test.operator, cst.And) else left or right
+    return True if gpu_atom(test, self_name, flag_fields) else None
+
+
+def gpu_atom(node: cst.BaseExpression, self_name: Optional[str],
+             flag_fields: Callable[[], FrozenSet[str]]) -> bool:
+    """`node` is true exactly where the accelerator is in use: `torch.cuda.is_available()`, a
+    switch named in `GPU_FLAGS` (a name, the last name of an attribute, a string key), or
+    `self.x` of a field holding one."""
+    if isinstance(node, cst.Call) and not node.args:
+        return (dotted_name(node.func) or "").endswith("cuda.is_available")
+    if isinstance(node, cst.Name):
+        return node.value in GPU_FLAGS
+    if isinstance(node, cst.Attribute):
+        owner = node.value
+        if isinstance(owner, cst.Name) and owner.value == self_name:
+            # `self.use_gpu`, or `self.dp` set to a switch; never `self.cuda` (the module's method).
+            return node.attr.value != "cuda" and (node.attr.value in GPU_FLAGS or node.attr.value in flag_fields())
+        return node.attr.value in GPU_FLAGS
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        key = node.slice[0].slice.value
+        return isinstance(key, cst.SimpleString) and key.evaluated_value in GPU_FLAGS
+    return False
+
+
+def gpu_flag_fields(cls: cst.ClassDef) -> FrozenSet[str]:
+    """The fields of `cls` that hold an accelerator switch: every assignment `self.x = v` in its
+    methods (its own, not nested classes') sets a `gpu_mode` test that holds there (`self.dp =
+    model_conf["use_gpu"]`, `self.cuda_on = use_cuda and torch.cuda.is_available()`); a field
+    also bound any other way (`self.x += 1`, a tuple target) is none."""
+    values: Dict[str, List[Optional[cst.BaseExpression]]] = {}
+    for stmt in cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ():
+        if not isinstance(stmt, cst.FunctionDef) or not stmt.params.params:
+            continue
+        self_name = stmt.params.params[0].name.value
+        _FieldAssignments(self_name, values).visit_body(stmt.body)
+    none: Callable[[], FrozenSet[str]] = frozenset
+    return frozenset(attr for attr, found in values.items() if found and all(
+        v is not None and gpu_mode(v, None, none) is True for v in found))
+
+
+class _FieldAssignments(cst.CSTVisitor):
+    """`self.x = v` in one method's body (nested functions and classes are their own): the
+    values by field, None for a binding of another kind."""
+
+    def __init__(self, self_name: str, values: Dict[str, List[Optional[cst.BaseExpression]]]) -> None:
+        self.self_name = self_name
+        self.values = values
+
+    def visit_body(self, body: cst.BaseSuite) -> None:
+        body.visit(self)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def _field(self, target: cst.BaseExpression) -> Optional[str]:
+        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
+                and target.value.value == self.self_name:
+            return target.attr.value
+        return None
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            attr = self._field(target.target)
+            if attr is not None:
+                self.values.setdefault(attr, []).append(node.value)
+            elif isinstance(target.target, (cst.Tuple, cst.List)):
+                for element in target.target.elements:
+                    inner = self._field(element.value)
+                    if inner is not None:
+                        self.values.setdefault(inner, []).append(None)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        attr = self._field(node.target)
+        if attr is not None and node.value is not None:  # `self.x: bool` alone binds nothing
+            self.values.setdefault(attr, []).append(node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        attr = self._field(node.target)
+        if attr is not None:
+            self.values.setdefault(attr, []).append(None)
