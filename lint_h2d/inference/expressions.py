@@ -8,12 +8,13 @@ from __future__ import annotations
 import ast
 import fnmatch
 from dataclasses import dataclass, field, replace
-from typing import Container, Dict, FrozenSet, List, Mapping, MutableMapping, Optional, Protocol, Sequence, Tuple, Union
+from typing import Callable, Container, Dict, FrozenSet, List, Mapping, MutableMapping, Optional, Protocol, Sequence, Tuple, Union
 
 import libcst as cst
 
 from lint_h2d.cst_children import every_param
 from lint_h2d.findings import EvidenceKind, EvidenceStep
+from lint_h2d.inference.gpu_mode import gpu_mode, one_line
 from lint_h2d.inference.memory import annotate as annotate_memory
 from lint_h2d.inference.names import layer
 from lint_h2d.inference.resolved import (INT_ENUM, NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK_PLUS_ONE, NN_TENSOR_MODULES,
@@ -128,6 +129,9 @@ class Facts:
     # `from pkg import consts`: `scope.module_imports`), by spelling, to its dotted name:
     # `C.SOS_ID` reads the project module's constant as `from pkg.consts import SOS_ID` does.
     module_imports: Mapping[str, str] = field(default_factory=dict)
+    # The fields of a class of the module that hold an accelerator switch
+    # (`scope.ModuleWalker.gpu_flag_fields`, `gpu_mode.gpu_flag_fields`), asked by class name.
+    gpu_flag_fields: Callable[[Optional[str]], FrozenSet[str]] = lambda cls: frozenset()
 
     def with_names(self, names: Mapping[str, Value]) -> "Facts":
         return replace(self, names=names)
@@ -2589,6 +2593,11 @@ def _infer(node: cst.BaseExpression, facts: Facts) -> Value:
     if isinstance(node, cst.Comparison):
         return _comparison(node, facts)
     if isinstance(node, cst.IfExp):
+        holds = gpu_test(node.test, facts)
+        if holds is not None:
+            # `t.cuda() if use_gpu else t`: the side taken where the accelerator is in use.
+            chosen, other = (node.body, node.orelse) if holds else (node.orelse, node.body)
+            return gpu_side(infer(chosen, facts), infer(other, facts), node.test)
         # `x if flag else None`: an optional value; subscripting None raises anyway, so a
         # write through it is a write into the other side.
         for side, other in ((node.body, node.orelse), (node.orelse, node.body)):
@@ -2675,6 +2684,22 @@ def isinstance_checks(test: cst.BaseExpression, holds: bool) -> Tuple[Tuple[str,
         if isinstance(subject, cst.Name):
             found.append((subject.value, part.args[1].value))
     return tuple(found)
+
+
+def gpu_test(test: cst.BaseExpression, facts: Facts) -> Optional[bool]:
+    """`gpu_mode.gpu_mode` of `test` in the scope `facts` describes (`self.x` a field of its
+    class that holds an accelerator switch)."""
+    return gpu_mode(test, facts.self_name, lambda: facts.gpu_flag_fields(facts.self_class))
+
+
+def gpu_side(chosen: Value, dropped: Value, test: cst.BaseExpression) -> Value:
+    """What the side a `gpu_test` selects gives, `chosen`, with the convention said where it
+    decides the place (a device tensor there, anything else on the side dropped)."""
+    if chosen.kind != Kind.DEVICE or join(chosen, dropped).kind == Kind.DEVICE:
+        return chosen
+    return chosen.because(LocalStep(
+        f"`{one_line(test)}` tests for an accelerator in use: serving code takes the side that holds "
+        f"there, the other runs only without one", test, EvidenceKind.CONVENTION.value))
 
 
 def _checked_side(choice: cst.IfExp, side: cst.BaseExpression, facts: Facts) -> Value:

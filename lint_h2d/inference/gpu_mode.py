@@ -27,8 +27,6 @@ from typing import Callable, Dict, FrozenSet, List, Optional
 
 import libcst as cst
 
-from lint_h2d.inference.expressions import dotted_name
-
 # The last names of switches that turn the accelerator on.  Not `gpu` / `gpus` / `device`:
 # those usually hold a device index or a list of them (`args.gpu == 0` is the first GPU), whose
 # truth is no statement about the accelerator.  Not `self.cuda`: `nn.Module.cuda` is a method.
@@ -62,7 +60,11 @@ def gpu_atom(node: cst.BaseExpression, self_name: Optional[str],
     switch named in `GPU_FLAGS` (a name, the last name of an attribute, a string key), or
     `self.x` of a field holding one."""
     if isinstance(node, cst.Call) and not node.args:
-        return (dotted_name(node.func) or "").endswith("cuda.is_available")
+        # `torch.cuda.is_available()`, `cuda.is_available()` (`from torch import cuda`).
+        func = node.func
+        return isinstance(func, cst.Attribute) and func.attr.value == "is_available" and (
+            isinstance(func.value, cst.Name) and func.value.value == "cuda"
+            or isinstance(func.value, cst.Attribute) and func.value.attr.value == "cuda")
     if isinstance(node, cst.Name):
         return node.value in GPU_FLAGS
     if isinstance(node, cst.Attribute):
@@ -139,3 +141,8 @@ class _FieldAssignments(cst.CSTVisitor):
         attr = self._field(node.target)
         if attr is not None:
             self.values.setdefault(attr, []).append(None)
+
+
+def one_line(node: cst.CSTNode) -> str:
+    """`node`'s source on one line, for a message."""
+    return " ".join(cst.Module([]).code_for_node(node).split())

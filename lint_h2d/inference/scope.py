@@ -38,6 +38,8 @@ from lint_h2d.inference.expressions import (
     is_bool_literal,
     literal_int,
     place_of,
+    gpu_side,
+    gpu_test,
 )
 from lint_h2d.findings import EvidenceKind, EvidenceStep, evidence_file_name
 from lint_h2d.inference.numpy_values import ASSIGNMENT_MODULES, ASSIGNMENT_SOLVERS
@@ -45,7 +47,7 @@ from lint_h2d.inference.names import LayeredNames, Names, copy_names, join_names
 from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, EMPTY_MODULE_FACTS, ModuleFacts, Resolved, forward_input_message, forward_input_param, empty_list_message, module_dotted,
                                         passed_through_message, sampling_hook_message, uncalled_message)
 from lint_h2d.inference.summary import processor_classes, sampling_hook
-from lint_h2d.inference.gpu_mode import gpu_flag_fields, gpu_mode
+from lint_h2d.inference.gpu_mode import gpu_flag_fields
 from lint_h2d.inference.torch_api import SIZE_FACTORIES
 from lint_h2d.inference.usage import DeviceNamed, RangeBounds, SliceBounds
 from lint_h2d.inference.values import (logits_processor_message, augmented_number, CPU_DEFAULT_STEP, cpu_by_default, derived_step_kind, join_all, join_entries, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
@@ -480,9 +482,6 @@ class _Walker:
         self.returned: Optional[List[Value]] = None
         # Walks a nested `def` for what calling it returns (`ModuleWalker.returns_of`).
         self.returns_of: Optional[Callable[[cst.FunctionDef, Facts], Optional[Value]]] = None
-        # The fields of a class of the module that hold an accelerator switch
-        # (`ModuleWalker.gpu_flag_fields`).
-        self.gpu_flag_fields: Callable[[Optional[str]], FrozenSet[str]] = lambda cls: frozenset()
         # The names the function being walked declares `global`, and what its bindings of
         # them bind (`ModuleWalker.assigned_globals`); None: not collected.
         self.global_sink: Optional[Tuple[FrozenSet[str], Dict[str, Value]]] = None
@@ -817,8 +816,7 @@ class _Walker:
         branch binds to a device tensor that the other binds otherwise says so, as a
         convention.  None where the test is no such switch, or a branch leaves the block (what
         follows then runs on one kind of machine only, which the walk does not track)."""
-        facts = self.facts(names)
-        holds = gpu_mode(stmt.test, facts.self_name, lambda: self.gpu_flag_fields(facts.self_class))
+        holds = gpu_test(stmt.test, self.facts(names))
         orelse = stmt.orelse
         if holds is None or _always_leaves(stmt.body) or isinstance(orelse, cst.Else) and _always_leaves(orelse.body):
             return None
@@ -833,14 +831,10 @@ class _Walker:
                                else self.suite(orelse.body, copy_names(names)))
             self.gates.pop()
         chosen, dropped = (then, other) if holds else (other, then)
-        step = LocalStep(f"`if {_one_line(stmt.test)}:` tests for an accelerator in use: serving code takes "
-                         f"the branch that holds there, the other runs only without one", stmt.test,
-                         EvidenceKind.CONVENTION.value)
         for key in _touched(chosen):
             value, before = chosen.get(key), dropped.get(key)
-            if value is not None and value.kind == Kind.DEVICE and before is not None \
-                    and join(value, before).kind != Kind.DEVICE:
-                chosen[key] = value.because(step)
+            if value is not None and before is not None:
+                chosen[key] = gpu_side(value, before, stmt.test)
         return chosen
 
     def quiet(self, silent: bool, walk: Callable[[], Names]) -> Names:
@@ -1516,11 +1510,6 @@ def _touched(names: Names) -> AbstractSet[str]:
     return names.touched() if isinstance(names, LayeredNames) else names.keys()
 
 
-def _one_line(node: cst.CSTNode) -> str:
-    """`node`'s source on one line, for a message."""
-    return " ".join(cst.Module([]).code_for_node(node).split())
-
-
 def _classes_by_name(module: cst.Module) -> Dict[str, List[cst.ClassDef]]:
     """Every class the module defines, at any depth, by name."""
     found: Dict[str, List[cst.ClassDef]] = {}
@@ -1674,7 +1663,8 @@ class ModuleWalker:
                             distributed_names=distributed_names(module),
                             module_imports={shown: full for shown, full in module_imports(module, path, text).items()
                                             if shown not in torch_names and shown not in numpy_names}
-                            if module_facts.resolved.constants else {})
+                            if module_facts.resolved.constants else {},
+                            gpu_flag_fields=self.gpu_flag_fields)
         self.facts_out: List[StatementFact] = []
         self.usage_tables: Dict[int, Tuple[RangeBounds, DeviceNamed, SliceBounds]] = {}
 
@@ -1731,7 +1721,6 @@ class ModuleWalker:
         )
         walker.regions = self.regions.bodies
         walker.returns_of = self.returns_of
-        walker.gpu_flag_fields = self.gpu_flag_fields
         walker.walrus = self.walrus
         walker.walrus_holders = self.walrus_holders
         return walker
