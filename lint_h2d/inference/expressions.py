@@ -2698,8 +2698,9 @@ def gpu_side(chosen: Value, dropped: Value, test: cst.BaseExpression) -> Value:
     if chosen.kind != Kind.DEVICE or join(chosen, dropped).kind == Kind.DEVICE:
         return chosen
     return chosen.because(LocalStep(
-        f"`{one_line(test)}` tests for an accelerator in use: serving code takes the side that holds "
-        f"there, the other runs only without one", test, EvidenceKind.CONVENTION.value))
+        f"`{one_line(test)}` tests whether an accelerator is in use: serving code runs where one is and "
+        f"takes what the test selects there (the other branch runs only without one)", test,
+        EvidenceKind.CONVENTION.value))
 
 
 def _checked_side(choice: cst.IfExp, side: cst.BaseExpression, facts: Facts) -> Value:
