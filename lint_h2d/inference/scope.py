@@ -821,14 +821,16 @@ class _Walker:
         if holds is None or _always_leaves(stmt.body) or isinstance(orelse, cst.Else) and _always_leaves(orelse.body):
             return None
         self.gates.append((stmt, "body"))
-        then = self.quiet(not holds, lambda: self.suite(stmt.body, copy_names(names)))
+        then = self.quiet(not holds, lambda: self.suite(
+            stmt.body, self.narrowed(copy_names(names), stmt.test, True)))
         self.gates.pop()
         if orelse is None:
             other = names if holds else copy_names(names)
         else:
             self.gates.append((stmt, "orelse"))
-            other = self.quiet(holds, lambda: self.if_(orelse, copy_names(names)) if isinstance(orelse, cst.If)
-                               else self.suite(orelse.body, copy_names(names)))
+            other_names = self.narrowed(copy_names(names), stmt.test, False)
+            other = self.quiet(holds, lambda: self.if_(orelse, other_names) if isinstance(orelse, cst.If)
+                               else self.suite(orelse.body, other_names))
             self.gates.pop()
         chosen, dropped = (then, other) if holds else (other, then)
         for key in _touched(chosen):
