@@ -7,6 +7,7 @@ import libcst as cst
 import pytest
 
 from lint_h2d.inference.gpu_mode import gpu_flag_fields, gpu_mode
+from lint_h2d.inference.scope import _field_assignments
 
 
 def _mode(test: str, fields: FrozenSet[str] = frozenset()) -> Optional[bool]:
@@ -62,4 +63,4 @@ def test_a_field_holds_a_switch_when_every_assignment_sets_one() -> None:
         "        def inner(other):\n"
         "            other.dp = 0\n").body[0]
     assert isinstance(cls, cst.ClassDef)
-    assert gpu_flag_fields(cls) == {"dp", "on"}
+    assert gpu_flag_fields(_field_assignments(cls)) == {"dp", "on"}

@@ -23,7 +23,7 @@ item whose last name is a GPU switch (`GPU_FLAGS`: `use_gpu`, `args.cuda`, `conf
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, FrozenSet, List, Optional
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -79,68 +79,41 @@ def gpu_atom(node: cst.BaseExpression, self_name: Optional[str],
     return False
 
 
-def gpu_flag_fields(cls: cst.ClassDef) -> FrozenSet[str]:
-    """The fields of `cls` that hold an accelerator switch: every assignment `self.x = v` in its
-    methods (its own, not nested classes') sets a `gpu_mode` test that holds there (`self.dp =
+def gpu_flag_fields(methods: Sequence[Tuple[str, Sequence[cst.BaseSmallStatement]]]) -> FrozenSet[str]:
+    """The fields of a class that hold an accelerator switch, from its methods (each its first
+    parameter's name and the assignments of its body: `scope._field_assignments`): every
+    assignment `self.x = v` sets a `gpu_mode` test that holds there (`self.dp =
     model_conf["use_gpu"]`, `self.cuda_on = use_cuda and torch.cuda.is_available()`); a field
     also bound any other way (`self.x += 1`, a tuple target) is none."""
     values: Dict[str, List[Optional[cst.BaseExpression]]] = {}
-    for stmt in cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ():
-        if not isinstance(stmt, cst.FunctionDef) or not stmt.params.params:
-            continue
-        self_name = stmt.params.params[0].name.value
-        _FieldAssignments(self_name, values).visit_body(stmt.body)
+    for self_name, smalls in methods:
+        for small in smalls:
+            for target, value in _bindings(small):
+                if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
+                        and target.value.value == self_name:
+                    values.setdefault(target.attr.value, []).append(value)
     none: Callable[[], FrozenSet[str]] = frozenset
     return frozenset(attr for attr, found in values.items() if found and all(
         v is not None and gpu_mode(v, None, none) is True for v in found))
 
 
-class _FieldAssignments(cst.CSTVisitor):
-    """`self.x = v` in one method's body (nested functions and classes are their own): the
-    values by field, None for a binding of another kind."""
-
-    def __init__(self, self_name: str, values: Dict[str, List[Optional[cst.BaseExpression]]]) -> None:
-        self.self_name = self_name
-        self.values = values
-
-    def visit_body(self, body: cst.BaseSuite) -> None:
-        body.visit(self)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def _field(self, target: cst.BaseExpression) -> Optional[str]:
-        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
-                and target.value.value == self.self_name:
-            return target.attr.value
-        return None
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            attr = self._field(target.target)
-            if attr is not None:
-                self.values.setdefault(attr, []).append(node.value)
-            elif isinstance(target.target, (cst.Tuple, cst.List)):
-                for element in target.target.elements:
-                    inner = self._field(element.value)
-                    if inner is not None:
-                        self.values.setdefault(inner, []).append(None)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        attr = self._field(node.target)
-        if attr is not None and node.value is not None:  # `self.x: bool` alone binds nothing
-            self.values.setdefault(attr, []).append(node.value)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        attr = self._field(node.target)
-        if attr is not None:
-            self.values.setdefault(attr, []).append(None)
+def _bindings(small: cst.BaseSmallStatement) -> List[Tuple[cst.BaseExpression, Optional[cst.BaseExpression]]]:
+    """The targets an assignment binds, each with the value it binds (None: not its own value,
+    as an element of a tuple target or an augmented assignment)."""
+    if isinstance(small, cst.Assign):
+        out: List[Tuple[cst.BaseExpression, Optional[cst.BaseExpression]]] = []
+        for target in small.targets:
+            if isinstance(target.target, (cst.Tuple, cst.List)):
+                out.extend((element.value, None) for element in target.target.elements)
+            else:
+                out.append((target.target, small.value))
+        return out
+    if isinstance(small, cst.AnnAssign):
+        # `self.x: bool` alone binds nothing.
+        return [(small.target, small.value)] if small.value is not None else []
+    if isinstance(small, cst.AugAssign):
+        return [(small.target, None)]
+    return []
 
 
 def one_line(node: cst.CSTNode) -> str:

@@ -1513,15 +1513,30 @@ def _touched(names: Names) -> AbstractSet[str]:
 
 
 def _classes_by_name(module: cst.Module) -> Dict[str, List[cst.ClassDef]]:
-    """Every class the module defines, at any depth, by name."""
+    """Every class the module defines, at any depth, by name (only the statement structure is
+    followed, as `_own_statements` does: a class statement is never inside an expression)."""
     found: Dict[str, List[cst.ClassDef]] = {}
-
-    class _Classes(cst.CSTVisitor):
-        def visit_ClassDef(self, node: cst.ClassDef) -> None:
+    todo: List[cst.CSTNode] = [module]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, cst.ClassDef):
             found.setdefault(node.name.value, []).append(node)
-
-    module.visit(_Classes())
+        todo.extend(_statement_children(node))
     return found
+
+
+def _field_assignments(cls: cst.ClassDef) -> List[Tuple[str, List[cst.BaseSmallStatement]]]:
+    """Each method of `cls` (its own body, not nested classes'), as its first parameter's name
+    and the assignments of its body (`=`, annotated, augmented; nested definitions left out),
+    for `gpu_mode.gpu_flag_fields`."""
+    out: List[Tuple[str, List[cst.BaseSmallStatement]]] = []
+    for stmt in _statements_of(cls.body):
+        if isinstance(stmt, cst.FunctionDef) and stmt.params.params:
+            smalls: List[cst.BaseSmallStatement] = []
+            for kind in (cst.Assign, cst.AnnAssign, cst.AugAssign):
+                smalls.extend(_own_statements(stmt.body, kind))
+            out.append((stmt.params.params[0].name.value, smalls))
+    return out
 
 
 def _join_names(a: Mapping[str, Value], b: Mapping[str, Value]) -> Names:
@@ -1738,8 +1753,8 @@ class ModuleWalker:
             if self._classes_by_name is None:
                 self._classes_by_name = _classes_by_name(self.module)
             definitions = self._classes_by_name.get(cls, [])
-            found = frozenset.intersection(*(gpu_flag_fields(c) for c in definitions)) if definitions \
-                else frozenset()
+            found = frozenset.intersection(*(gpu_flag_fields(_field_assignments(c)) for c in definitions)) \
+                if definitions else frozenset()
             self._gpu_fields[cls] = found
         return found
 
