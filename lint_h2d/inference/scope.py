@@ -816,7 +816,7 @@ class _Walker:
         branch binds to a device tensor that the other binds otherwise says so, as a
         convention.  None where the test is no such switch, or a branch leaves the block (what
         follows then runs on one kind of machine only, which the walk does not track)."""
-        holds = gpu_test(stmt.test, self.facts(names))
+        holds = gpu_test(stmt.test, self.base)  # (the test reads no local name: `self.facts` not needed)
         orelse = stmt.orelse
         if holds is None or _always_leaves(stmt.body) or isinstance(orelse, cst.Else) and _always_leaves(orelse.body):
             return None
