@@ -841,7 +841,7 @@ class _Walker:
 
     def quiet(self, silent: bool, walk: Callable[[], Names]) -> Names:
         """`walk()`, emitting nothing where `silent` (a branch only a machine without an
-        accelerator takes)."""
+        accelerator or another backend than CUDA takes, a loop's first pass)."""
         if not silent or self.silent:
             return walk()
         self.silent = True
@@ -860,13 +860,8 @@ class _Walker:
         if found is None:
             return self.suite(body, names)
         current = names.get(found[0])
-        if current is None or not current.kind.is_tensor and current.kind != Kind.UNKNOWN:
-            return self.suite(body, names)
-        self.silent = True
-        try:
-            return self.suite(body, names)
-        finally:
-            self.silent = False
+        silent = current is not None and (current.kind.is_tensor or current.kind == Kind.UNKNOWN)
+        return self.quiet(silent, lambda: self.suite(body, names))
 
     def narrowed(self, names: Names, test: cst.BaseExpression, holds: bool) -> Names:
         """`names` where `test` is known to be `holds`, with what that proves about numbers:
@@ -920,11 +915,7 @@ class _Walker:
         if not self.silent:
             # The second iteration starts from what the first one left (`t[0] = 0` then
             # `t = [0] * 4`): a silent pass finds it, the real pass starts from the join.
-            self.silent = True
-            try:
-                first = self._loop_once(stmt, copy_names(names))
-            finally:
-                self.silent = False
+            first = self.quiet(True, lambda: self._loop_once(stmt, copy_names(names)))
             names = _join_names(names, first)
         after = self._loop_once(stmt, copy_names(names))
         merged = _join_names(names, after)

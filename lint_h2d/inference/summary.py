@@ -618,7 +618,9 @@ class _Builder:
         imports: Set[str] = set()  # the names the module's imports bind (`self.imported`)
         math_names: Set[str] = set()  # `import math` (`self.math`)
         self.distributed = distributed_aliases(tree)
-        self.processors = processor_classes(_transformers_names(tree), _nested_class_bases(tree))
+        transformers = _transformers_names(tree)
+        if transformers:  # (the classes are read only where the module imports transformers)
+            self.processors = processor_classes(transformers, _nested_class_bases(tree))
         for node in tree.body:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 imports.update(alias.asname or alias.name.split(".")[0] for alias in node.names)

@@ -232,16 +232,16 @@ FORWARD_INPUT_NOTE = "taken to be on the module's device, where serving code kee
 # `LogitsProcessor` / `LogitsWarper` as `processor(input_ids, scores)` with the `[batch, vocab]`
 # scores of the model's last position, on the model's device.
 LOGITS_PROCESSOR_NOTE = "transformers' `generate()` passes its `[batch, vocab]` scores here, on the model's device"
+# Steps that rest on how serving code runs (not on the object at hand): a finding resting on
+# one says so (`[convention]`) and gets no safe fix.
+RUNTIME_NOTES = (MODULE_OUTPUT_NOTE, SAMPLING_HOOK_NOTE, COMPUTE_LOGITS_NOTE, VLLM_LOADER_NOTE, MOVED_MODULE_NOTE,
+                 PROJECT_LOADER_NOTE, FORWARD_INPUT_NOTE, LOGITS_PROCESSOR_NOTE)
 
 
 def logits_processor_message(class_name: Optional[str]) -> str:
     """The convention's step for the `scores` of a logits processor's `__call__`, read where it
     is (the walk) or passed on from it (the resolver)."""
     return f"`{class_name}` is a transformers logits processor: {LOGITS_PROCESSOR_NOTE}"
-# Steps that rest on how serving code runs (not on the object at hand): a finding resting on
-# one says so (`[convention]`) and gets no safe fix.
-RUNTIME_NOTES = (MODULE_OUTPUT_NOTE, SAMPLING_HOOK_NOTE, COMPUTE_LOGITS_NOTE, VLLM_LOADER_NOTE, MOVED_MODULE_NOTE,
-                 PROJECT_LOADER_NOTE, FORWARD_INPUT_NOTE, LOGITS_PROCESSOR_NOTE)
 
 
 def forward_input_only(value: "Value") -> bool:
