@@ -69,7 +69,7 @@ from lint_h2d.inference.resolved import LOADER_METHODS, names_model
 from lint_h2d.inference.reaching import every_statement, statements_in as _statements_in
 from lint_h2d.inference.summary import _SIMPLE_STATEMENTS, ast_dotted as _dotted
 from lint_h2d.inference.values import TENSOR_PROPERTIES
-from lint_h2d.inference.torch_api import (ALL_FACTORIES, FFT_FUNCTIONS, LEGACY_TENSOR_TYPES, LINALG_NORMS, FUNCTIONAL_RANK_ADDING, FUNCTIONAL_RANK_KEEPING, INDEX_OPS, NEW_METHODS, NONZERO_OPS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SPLIT_OPS,
+from lint_h2d.inference.torch_api import (ALL_FACTORIES, FFT_FACTORIES, FFT_FUNCTIONS, LEGACY_TENSOR_TYPES, LINALG_NORMS, FUNCTIONAL_RANK_ADDING, FUNCTIONAL_RANK_KEEPING, INDEX_OPS, NEW_METHODS, NONZERO_OPS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SPLIT_OPS,
                                          TORCH_DTYPE_NAMES, VIEW_METHODS)
 
 if TYPE_CHECKING:
@@ -418,7 +418,8 @@ class _MayDevice:
     """
 
     def __init__(self, tree: ast.AST, device_fields: AbstractSet[str], text: str = "") -> None:
-        self.factories: FrozenSet[str] = ALL_FACTORIES
+        # (`torch.fft.fftfreq(n, device=d)` too: its method name.)
+        self.factories: FrozenSet[str] = ALL_FACTORIES | {f.split(".")[-1] for f in FFT_FACTORIES}
         self.same_device_functions: FrozenSet[str] = _KEEP_FUNCTIONS
         self.keep_methods: FrozenSet[str] = _KEEP_METHODS
         self.dtype_names: FrozenSet[str] = TORCH_DTYPE_NAMES

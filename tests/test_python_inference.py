@@ -20,7 +20,8 @@ from tests.conftest import FIXTURES
 from tests.test_project_inference import expected_rows, scan_files
 
 PROJECT = FIXTURES / "projects" / "python"
-FILES = sorted(PROJECT.glob("*.py"))
+# (A package of it, too: `place_constants_pkg`, which `imported_places.py` imports from.)
+FILES = sorted(PROJECT.glob("*.py")) + sorted(PROJECT.glob("*/*.py"))
 
 
 def scan(prefilter: bool, files: List[Path] = FILES) -> Dict[str, List[Finding]]:
@@ -1173,3 +1174,31 @@ def test_a_module_tuple_output_puts_its_unplaced_tensors_on_the_accelerator() ->
     assert declared.items is not None and all(i.kind == Kind.DEVICE for i in declared.items)
     number = Value(Kind.SCALAR)
     assert module_output_items(number, step) == number
+
+
+def _constant_of(files: Dict[str, str], module: str, name: str) -> Any:
+    from lint_h2d.inference.project import resolve
+    from lint_h2d.inference.summary import summarize
+    resolved = resolve([summarize(path, text) for path, text in files.items()])
+    found = resolved.constant(module, name)
+    return None if found is None else found.kind
+
+
+def test_a_constant_is_followed_through_re_exports() -> None:
+    from lint_h2d.inference.values import Kind
+    common = {"pkg/common.py": 'DEV = "cpu"\nACC = "cuda:0"\nN = 3\n'}
+    # A package's star import, and its `from m import name`, name the submodule's constants.
+    assert _constant_of({**common, "pkg/__init__.py": "from .common import *\n"}, "pkg", "DEV") == Kind.CPU_PLACE
+    assert _constant_of({**common, "pkg/__init__.py": "from pkg.common import ACC\n"}, "pkg", "ACC") == Kind.DEVICE_PLACE
+    assert _constant_of({**common, "pkg/__init__.py": "from .common import N as M\n"}, "pkg", "M") == Kind.SCALAR
+    # A private name is not star-imported; a name the package binds again is its own.
+    assert _constant_of({"pkg/common.py": '_DEV = "cpu"\n', "pkg/__init__.py": "from .common import *\n"},
+                        "pkg", "_DEV") is None
+    assert _constant_of({**common, "pkg/__init__.py": "from .common import *\nDEV = pick()\n"}, "pkg", "DEV") is None
+    # A star import of a module outside the project may bind the name too.
+    assert _constant_of({**common, "pkg/__init__.py": "from .common import *\nfrom elsewhere import *\n"},
+                        "pkg", "DEV") is None
+    # Star imports of each other end (depth-limited), knowing nothing.
+    assert _constant_of({"a.py": "from b import *\n", "b.py": "from a import *\n"}, "a", "DEV") is None
+    # A module's `from m import name` outside a package's `__init__.py` is not followed.
+    assert _constant_of({**common, "pkg/user.py": "from .common import DEV\n"}, "pkg.user", "DEV") is None

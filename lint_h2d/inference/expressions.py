@@ -24,7 +24,7 @@ from lint_h2d.inference.resolved import (INT_ENUM, NN_CONTAINERS, NN_RANK_KEEPIN
 from lint_h2d.inference.numpy_values import (assignment_result, numpy_dtype_integer, numpy_element, numpy_function,
                                              numpy_scalar_index, position_tuple)
 from lint_h2d.inference.summary import ANNOTATION_QUALIFIERS, CONCATENATIONS, DISTRIBUTED_INTS, NN_TENSOR_WRAPPERS, PROGRESS_BARS, SCALAR_BUILTINS, place_term
-from lint_h2d.inference.torch_api import (advanced_index_dims, advanced_indexed_rank, ALL_FACTORIES, concatenated_rank, matmul_rank, FFT_FUNCTIONS, LINALG_NORMS, DATA_FACTORIES, dtype_integer, FLOAT_DEFAULT_FACTORIES, FUNCTIONAL_DTYPE_KEEPING, FUNCTIONAL_RANK_ADDING, FUNCTIONAL_RANK_KEEPING, INDEX_OPS, IndexOp, LEGACY_TENSOR_TYPES, LIKE_FACTORIES, NEW_METHODS, NONZERO_OPS, ONE_D_FACTORIES, PAIR_FIELDS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SCALAR_METHODS, SCALAR_WITH_ARG_METHODS, SIZE_FACTORIES, SPLIT_OPS, stacked_rank, TORCH_DTYPE_NAMES, VIEW_METHODS)
+from lint_h2d.inference.torch_api import (advanced_index_dims, advanced_indexed_rank, ALL_FACTORIES, concatenated_rank, FFT_FACTORIES, matmul_rank, FFT_FUNCTIONS, LINALG_NORMS, DATA_FACTORIES, dtype_integer, FLOAT_DEFAULT_FACTORIES, FUNCTIONAL_DTYPE_KEEPING, FUNCTIONAL_RANK_ADDING, FUNCTIONAL_RANK_KEEPING, INDEX_OPS, IndexOp, LEGACY_TENSOR_TYPES, LIKE_FACTORIES, NEW_METHODS, NONZERO_OPS, ONE_D_FACTORIES, PAIR_FIELDS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, SCALAR_METHODS, SCALAR_WITH_ARG_METHODS, SIZE_FACTORIES, SPLIT_OPS, stacked_rank, TORCH_DTYPE_NAMES, VIEW_METHODS)
 from lint_h2d.inference.values import (enum_step_message, module_output_items, sunder, is_tokenized, rests_on, tokenized, TOKENIZED_STEP, concatenation_source, meshgrid_result, returned_through, cpu_by_default, entry, forward_input_only, is_json_data, join_all, json_data, JSON_STEP, EMPTY_DICT, MODULE_DEVICE_NOTE, MODULE_TENSOR_STEP, NON_INTEGER, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        join, module_tensor, ordered_number,
                                        config_field, config_value, CONFIG_STEP, from_config, host_object, names_config, nothing_known,
@@ -582,7 +582,7 @@ def _factory_value(call: cst.Call, name: str, facts: Facts) -> Value:
             if source.kind.is_tensor or source.kind == Kind.NUMPY:
                 rank = source.rank
         return Value(kind, rank, Origin.LOCAL)
-    if name in ONE_D_FACTORIES:
+    if name in ONE_D_FACTORIES or name in FFT_FACTORIES:
         return Value(kind, 1, Origin.LOCAL)
     if name == "eye":
         return Value(kind, 2, Origin.LOCAL)
@@ -645,6 +645,10 @@ def _to_result(receiver: Value, call: cst.Call, facts: Facts) -> Value:
         other = infer(target, facts)
         if other.kind.is_tensor:
             kind = other.kind
+        elif cpu_by_default(other):
+            # `.to(device)` of `def f(x, device="cpu")` (or a field keeping such a parameter):
+            # the CPU unless a caller says otherwise, as for `device=` (`_device_kwarg_kind`).
+            kind = Kind.TENSOR
         else:
             kind = Kind.DEVICE if _names_a_device(target) else Kind.TENSOR
     # `.to` returns the tensor itself when nothing changes: ownership is kept.
@@ -1618,7 +1622,10 @@ def _torch_submodule(func: cst.Attribute, facts: Facts) -> Optional[str]:
 def _submodule_call(submodule: str, name: str, call: cst.Call, facts: Facts) -> Value:
     """`torch.fft.rfft(x, dim=1)`: where `x` is, of its rank (`FFT_FUNCTIONS`); `torch.linalg.
     vector_norm(x, dim=1)` / `torch.linalg.norm(x)`: where `x` is, 0-dim without `dim`, one
-    dimension fewer along one int `dim` (`LINALG_NORMS`).  Unknown for any other function."""
+    dimension fewer along one int `dim` (`LINALG_NORMS`); `torch.fft.fftfreq(n, device=d)`: a
+    factory (`FFT_FACTORIES`).  Unknown for any other function."""
+    if f"{submodule}.{name}" in FFT_FACTORIES:
+        return _factory(call, f"{submodule}.{name}", facts)
     first = _arg(call, 0, "input" if submodule == "fft" else "x" if name == "vector_norm" else "A")
     if first is None or any(a.star for a in call.args):
         return UNKNOWN
@@ -2808,6 +2815,10 @@ def annotated_value(annotation: Optional[cst.Annotation], facts: Facts) -> Value
             return Value(Kind.OTHER, returns=Value(Kind.OTHER, type_name=built.type_name))
         return Value(kind)
     inner = [annotated_value(cst.Annotation(a), facts) for a in args]
+    if head == "Callable" and len(args) == 2 and inner[1].kind == Kind.SCALAR:
+        # `get_env_idx: Callable[[], int]`: calling it gives a Python number (the walk adds
+        # the annotation as evidence where it binds the parameter).
+        return Value(Kind.OTHER, returns=inner[1])
     if head in _SEQUENCE_ANNOTATIONS and len(args) == 1:
         return Value(Kind.OTHER, element=inner[0])
     if head in _MAPPING_ANNOTATIONS and len(args) == 2:

@@ -136,6 +136,7 @@ from lint_h2d.inference.resolved import (  # noqa: E402
     UNCALLED_NOTE,
     NN_TENSOR_MODULES,
     Resolved,
+    absolute_module,
     module_dotted,
     module_step_message,
     named_model_message,
@@ -3080,11 +3081,13 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
     for name in moved:
         device_names.update(a for _, c in resolver.classes[name] for a, t in c.fields if t[0] == "wrap")
     constants, module_names = _constants(summaries)
+    reexports = _reexports(summaries)
     return Resolved(fields, bases, classes, returns, params, int_params, frozenset(passed_non_numbers),
                     frozenset(device_names),
                     resolver.modules, forwards, uncalled=resolver.uncalled,
                     passed_through=resolver.passed_through, through=through_functions(resolver.functions),
                     built_on_device=built, moved=moved, constants=constants, module_names=module_names,
+                    reexports=reexports,
                     passed_numbers=passed_numbers, construction_calls=construction_calls,
                     own_returns=own_returns, split_returns=split_returns,
                     empty_lists=_empty_lists(resolver.classes),
@@ -3139,6 +3142,36 @@ def _empty_lists(classes: Mapping[str, List[Tuple[str, ClassSummary]]]) -> Froze
     return frozenset(empty - grown)
 
 
+def _reexports(summaries: Sequence[FileSummary]) -> Dict[str, Tuple[Tuple[str, str, str], ...]]:
+    """`Resolved.reexports`: each module's re-exports with the modules they import from made
+    absolute (`absolute_module`; a star import of a module not told keeps `""`)."""
+    out: Dict[str, Tuple[Tuple[str, str, str], ...]] = {}
+    seen: Set[str] = set()
+    for summary in summaries:
+        module = module_dotted(summary.path)
+        if module in seen:
+            out.pop(module, None)  # two files for one module (`m.py` and `m/__init__.py`)
+            continue
+        seen.add(module)
+        if not summary.reexports:
+            continue
+        entries = []
+        for bound, spec, name in summary.reexports:
+            if not spec:
+                entries.append((bound, "", name))
+                continue
+            level = len(spec) - len(spec.lstrip("."))
+            entries.append((bound, absolute_module(level, spec[level:], summary.path) or "", name))
+        out[module] = tuple(entries)
+    return out
+
+
+# How evidence tells a `FileSummary.constants` shape other than a display of numbers.
+_CONSTANT_SHAPES = {"number": "Python numbers", "cpu": "a string naming the CPU", "accel": "a string naming an accelerator"}
+# The place a constant of a device string's shape is (`_constants`).
+_PLACE_CONSTANTS = {"cpu": CPU_PLACE_KIND, "accel": DEVICE_PLACE_KIND}
+
+
 def _constants(summaries: Sequence[FileSummary]) -> Tuple[Dict[str, Dict[str, Value]], FrozenSet[str]]:
     """`Resolved.constants` and `Resolved.module_names`: each module's names bound to numbers
     (or displays of numbers) at module level, as values whose evidence names the binding."""
@@ -3151,9 +3184,11 @@ def _constants(summaries: Sequence[FileSummary]) -> Tuple[Dict[str, Dict[str, Va
             continue
         names.add(module)
         for name, line, shape in summary.constants:
-            step = EvidenceStep(f"`{name}` is bound at module level only to "
-                                + ("Python numbers" if shape == "number" else f"a {shape} display of numbers"),
-                                summary.path, line)
+            step = EvidenceStep(f"`{name}` is bound at module level only to " + _CONSTANT_SHAPES.get(
+                shape, f"a {shape} display of numbers"), summary.path, line)
+            if shape in _PLACE_CONSTANTS:
+                constants.setdefault(module, {})[name] = Value(_PLACE_CONSTANTS[shape]).because(step)
+                continue
             value = SCALAR if shape == "number" else Value(
                 OTHER_KIND, element=SCALAR.because(step), key=UNKNOWN if shape == "dict" else None)
             constants.setdefault(module, {})[name] = value.because(step)
@@ -3350,6 +3385,8 @@ def fingerprint_of(resolved: Resolved) -> str:
     for module, bound in sorted(resolved.constants.items()):
         for name, value in sorted(bound.items()):
             digest.update(f"const:{module}.{name}={_describe(value)}\n")
+    for module, entries in sorted(resolved.reexports.items()):
+        digest.update(f"reexports:{module}={entries!r}\n")
     digest.update("empty:" + ",".join(f"{c}.{a}" for c, a in sorted(resolved.empty_lists)))
     digest.update("enums:" + ",".join(f"{c}={k}" for c, k in sorted(resolved.enums.items())))
     # Module names come from file paths, which may hold undecodable bytes (surrogates).

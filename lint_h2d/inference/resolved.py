@@ -216,6 +216,28 @@ def module_dotted(path: str) -> str:
     return ".".join(parts)
 
 
+# How many re-exports `Resolved.constant` follows (`a` re-exports `b`'s, which re-exports `c`'s).
+_REEXPORT_DEPTH = 4
+
+
+def absolute_module(level: int, module: str, path: str) -> Optional[str]:
+    """The dotted module `from <level dots><module> import ...` names in the file at `path`: the
+    module itself for an absolute import (`level` 0), else resolved against the file's package
+    (`from ..x import N` in `a/b/c.py`: `a.x`; a package's `__init__.py` is the package).  None
+    where it cannot be told (no path, more dots than packages)."""
+    if not level:
+        return module or None
+    if not path:
+        return None
+    package = module_dotted(path).split(".")
+    if not path.replace("\\", "/").endswith("/__init__.py"):
+        package = package[:-1]
+    up = level - 1
+    if up > len(package):
+        return None
+    return ".".join(package[:len(package) - up] + ([module] if module else []))
+
+
 def param_key(function: str, owner: Optional[str]) -> str:
     """The name `Resolved.params` keys a function's parameters by: `Owner.name` for a method
     (`owner`: a `def` in a class body, static or not), whose call sites are those that may run
@@ -306,6 +328,12 @@ class Resolved:
     # Every dotted module of the project, constants or not: an import matching one without
     # the name among its constants is unknown (`constant`).
     module_names: FrozenSet[str] = frozenset()
+    # dotted module → what it re-exports (`summary.FileSummary.reexports`): (bound name, the
+    # dotted module imported from, the name imported), `("*", module, "*")` for a star import,
+    # `(name, "", "")` for a name a module with a star import binds otherwise.
+    # `constant` follows them: `from ppq.core import KL_DEVICE` where `ppq/core/__init__.py`
+    # does `from .common import *`.
+    reexports: Mapping[str, Tuple[Tuple[str, str, str], ...]] = _field(default_factory=dict)
     # (`Class.method` or function, parameter) with a default, un-annotated, that every call
     # passing it passes a list or tuple of Python numbers (`f(..., slots=tuple(free))`): where
     # the default is `None`, iterating it is iterating those (`enumerate(None)` raises).
@@ -393,29 +421,51 @@ class Resolved:
         """What calling an instance of the project module `cls` returns, own or inherited."""
         return self._inherited(cls, lambda name: self.forwards.get(name))
 
-    def constant(self, module: str, name: str) -> Optional[Value]:
+    def constant(self, module: str, name: str, depth: int = 0) -> Optional[Value]:
         """What `from module import name` binds, when the project's modules that `module` may
         name all bind `name` to a number (or a display of numbers) at module level.  `module`
         is the imported module's dotted path (a relative import resolved against the file's
         own); the project may be checked from above or below its package root, so a module
         whose dotted path ends with it, or that it ends with, matches (all of them must agree).
-        None when no project module matches."""
-        if not module:
+        None when no project module matches.  A name the module imports is followed to where
+        it is bound (`reexports`), a few modules deep."""
+        matching = self._matching(module)
+        if not matching:
             return None
+        found = [self.constants.get(m, {}).get(name) for m in sorted(matching)]
+        if all(v is None for v in found) and self.reexports and depth < _REEXPORT_DEPTH:
+            found = [self._reexported(m, name, depth) for m in sorted(matching)]
+        first = found[0]
+        if first is None or any(v is None or v.kind != first.kind or (v.element is None) != (first.element is None)
+                                or (v.key is None) != (first.key is None) for v in found):
+            return None
+        return first
+
+    def _matching(self, module: str) -> Set[str]:
+        """The project modules an import of the dotted `module` may name (`constant`)."""
+        if not module:
+            return set()
         # `m == module` or `m` ends with `.module`: the modules whose dotted suffixes hold it;
         # `module` ends with `.m` (a dotted `m`): its own proper suffixes that are modules.
         matching = set(self._by_suffix.get(module, ()))
         parts = module.split(".")
         matching.update(s for s in (".".join(parts[i:]) for i in range(1, len(parts) - 1))
                         if s in self.module_names)
-        if not matching:
-            return None
-        found = [self.constants.get(m, {}).get(name) for m in sorted(matching)]
-        first = found[0]
-        if first is None or any(v is None or v.kind != first.kind or (v.element is None) != (first.element is None)
-                                or (v.key is None) != (first.key is None) for v in found):
-            return None
-        return first
+        return matching
+
+    def _reexported(self, module: str, name: str, depth: int) -> Optional[Value]:
+        """The constant `name` that `module` (no constant of its own by that name) binds by an
+        import of it: an explicit `from m import name` (`as name`) first, else every star
+        import of a module that has it, all agreeing (`constant`)."""
+        entries = self.reexports.get(module, ())
+        explicit = [(src, orig) for bound, src, orig in entries if bound == name]
+        if explicit:
+            return self.constant(*explicit[0], depth + 1) if len(explicit) == 1 and explicit[0][0] else None
+        if name.startswith("_") or any(bound == "*" and not self._matching(src) for bound, src, _ in entries):
+            return None  # a star import binds no private name; one of a module not the project's may bind it
+        stars = [found for bound, src, _ in entries if bound == "*"
+                 if (found := self.constant(src, name, depth + 1)) is not None]
+        return stars[0] if stars and all(v.kind == stars[0].kind for v in stars) else None
 
     @cached_property
     def _by_suffix(self) -> Dict[str, List[str]]:

@@ -44,10 +44,10 @@ from lint_h2d.inference.expressions import (
 from lint_h2d.findings import EvidenceKind, EvidenceStep, evidence_file_name
 from lint_h2d.inference.numpy_values import ASSIGNMENT_MODULES, ASSIGNMENT_SOLVERS
 from lint_h2d.inference.names import LayeredNames, Names, copy_names, join_names, layer
-from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, EMPTY_MODULE_FACTS, ModuleFacts, Resolved, forward_input_message, forward_input_param, empty_list_message, module_dotted,
+from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, EMPTY_MODULE_FACTS, ModuleFacts, Resolved, absolute_module, forward_input_message, forward_input_param, empty_list_message,
                                         passed_through_message, sampling_hook_message, uncalled_message)
 from lint_h2d.inference.summary import processor_classes, sampling_hook
-from lint_h2d.inference.gpu_mode import gpu_flag_fields
+from lint_h2d.inference.gpu_mode import gpu_flag_fields, one_line
 from lint_h2d.inference.torch_api import SIZE_FACTORIES
 from lint_h2d.inference.usage import DeviceNamed, RangeBounds, SliceBounds
 from lint_h2d.inference.values import (logits_processor_message, augmented_number, CPU_DEFAULT_STEP, cpu_by_default, derived_step_kind, join_all, join_entries, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
@@ -122,17 +122,7 @@ def imported_module(small: cst.ImportFrom, path: str) -> Optional[str]:
     module = dotted_name(small.module) if small.module is not None else ""
     if module is None:
         return None
-    if not small.relative:
-        return module or None
-    if not path:
-        return None
-    package = module_dotted(path).split(".")
-    if not path.replace("\\", "/").endswith("/__init__.py"):
-        package = package[:-1]
-    up = len(small.relative) - 1
-    if up > len(package):
-        return None
-    return ".".join(package[:len(package) - up] + ([module] if module else []))
+    return absolute_module(len(small.relative), module, path)
 
 
 def module_imports(module: cst.Module, path: str, text: Optional[str] = None) -> Dict[str, str]:
@@ -1836,8 +1826,13 @@ class ModuleWalker:
                 # `frames: list[Frame]`, `items: dict[int, bool]`, `ids: int | list[int]`: what
                 # the container holds.
                 declared = annotated_value(param.annotation, base)
+                returns = declared.returns
+                if returns is not None and returns.kind == Kind.SCALAR:
+                    returns = returns.because(LocalStep(
+                        f"`{pname}` is annotated `{one_line(param.annotation.annotation)}`: calling it gives a Python number",
+                        param))
                 value = replace(value, element=declared.element, key=declared.key,
-                                items=declared.items, length=declared.length, returns=declared.returns)
+                                items=declared.items, length=declared.length, returns=returns)
                 if kind == Kind.UNKNOWN and declared.element is not None:
                     step = LocalStep(ONE_OR_MANY_STEP.format(pname), param)
                     value = replace(value, element=declared.element.because(step)).because(step)

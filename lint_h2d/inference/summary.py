@@ -26,7 +26,7 @@ from functools import lru_cache
 from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from lint_h2d.inference.reaching import SIMPLE_STATEMENTS, Site, branch_rebindings, every_statement, reaching, rebinds, statement_sites
-from lint_h2d.inference.torch_api import (dtype_integer, FFT_FUNCTIONS, LINALG_NORMS, FLOAT_DEFAULT_FACTORIES, FUNCTIONAL_RANK_KEEPING, INDEX_OPS, LEGACY_TENSOR_TYPES, NEW_METHODS, SAME_DEVICE_METHODS, SCALAR_METHODS,
+from lint_h2d.inference.torch_api import (dtype_integer, FFT_FACTORIES, FFT_FUNCTIONS, LINALG_NORMS, FLOAT_DEFAULT_FACTORIES, FUNCTIONAL_RANK_KEEPING, INDEX_OPS, LEGACY_TENSOR_TYPES, NEW_METHODS, SAME_DEVICE_METHODS, SCALAR_METHODS,
                                          TORCH_DTYPE_NAMES, VIEW_METHODS)
 
 Term = Tuple[Any, ...]
@@ -261,8 +261,9 @@ class FileSummary:
     vllm: bool = False
     moves: Tuple[ModuleMove, ...] = ()
     # Module-level names bound only to Python numbers, or to a list/tuple ("list") or a dict
-    # ("dict") display of them that nothing in the file mutates: (name, line, shape), shape one
-    # of "number", "list", "dict".  `from m import NAME` elsewhere reads them (`Resolved.constant`).
+    # ("dict") display of them that nothing in the file mutates, or only to a string naming the
+    # CPU ("cpu") or an accelerator ("accel"): (name, line, shape).  `from m import NAME`
+    # elsewhere reads them (`Resolved.constant`).
     constants: Tuple[Tuple[str, int, str], ...] = ()
     stores: Tuple[ObjectStore, ...] = ()
     # Module-level names a function of the file binds (declared `global`) or stores items
@@ -277,9 +278,16 @@ class FileSummary:
     # builtin.  A function so referenced is called where the project cannot see (through the
     # name it was handed to), so `project.uncalled_functions` does not count it uncalled.
     references: Tuple[str, ...] = ()
+    # What the module re-exports for `Resolved.constant`: (bound name, module as written with
+    # its leading dots, name) for a star import (`("*", ".common", "*")`) anywhere and for a
+    # package `__init__.py`'s `from m import name` bound by nothing else; where the file has a
+    # star import, `(name, "", "")` for each module-level name it binds otherwise (that
+    # binding, not the star's, may be the one a reader gets).
+    reexports: Tuple[Tuple[str, str, str], ...] = ()
 
     def to_json(self) -> Dict[str, Any]:
         return {
+            **({"reexports": [list(r) for r in self.reexports]} if self.reexports else {}),
             **({"globals": [[n, t] for n, t in self.module_values]} if self.module_values else {}),
             **({"refs": list(self.references)} if self.references else {}),
             **({"stores": [[o.line, o.receiver, o.attr, o.value, o.shown] for o in self.stores]}
@@ -336,6 +344,7 @@ def from_json(path: str, data: Dict[str, Any], memo: Optional[Dict[Any, Any]] = 
         tuple(ObjectStore(c(ln), c(r), c(a), c(v), shown) for ln, r, a, v, shown in data.get("stores", ())),
         tuple((c(n), c(t)) for n, t in data.get("globals", ())),
         tuple(c(n) for n in data.get("refs", ())),
+        tuple((c(b), m, n) for b, m, n in data.get("reexports", ())),
     )
 
 
@@ -489,10 +498,35 @@ def summarize_tree(path: str, tree: ast.Module) -> FileSummary:
         builder.module(tree)
     except RecursionError:
         return FileSummary(path)
+    reexports = _reexports(tree, builder.imported, builder.module_env,
+                           path.replace("\\", "/").rsplit("/", 1)[-1] == "__init__.py")
     return FileSummary(path, tuple(builder.classes), tuple(builder.functions),
                        tuple(builder.calls), tuple(builder.contexts), builder.vllm, tuple(builder.moves),
                        tuple(builder.constants), tuple(builder.stores), tuple(builder.module_values),
-                       tuple(sorted(builder.references)))
+                       tuple(sorted(builder.references)), reexports)
+
+
+def _reexports(tree: ast.Module, imported: AbstractSet[str], env: Mapping[str, Sequence[ast.expr]],
+               package: bool) -> Tuple[Tuple[str, str, str], ...]:
+    """`FileSummary.reexports`: the module-level star imports, a package's `from m import
+    name` bound by nothing else (`imported`), and, beside a star import, every other name the
+    module binds (`env`: an assignment, a `def`, another import), which hides the star's."""
+    found: List[Tuple[str, str, str]] = []
+    star = False
+    for node in tree.body:
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        module = "." * node.level + (node.module or "")
+        for alias in node.names:
+            if alias.name == "*":
+                star = True
+                found.append(("*", module, "*"))
+            elif package and (alias.asname or alias.name) in imported:
+                found.append((alias.asname or alias.name, module, alias.name))
+    if star:
+        named = {bound for bound, _, _ in found}
+        found.extend((name, "", "") for name in sorted(env) if not name.startswith("_") and name not in named)
+    return tuple(found)
 
 
 @dataclass
@@ -1509,6 +1543,8 @@ class _Builder:
                 and receiver.value.id in scope.torch and receiver.value.id not in scope.params:
             # `torch.fft.rfft(x, dim=1)`: where `x` is, of its rank; `torch.linalg.vector_norm(x)`:
             # where `x` is (the walk's `expressions._submodule_call` reads the norm's rank too).
+            if f"{receiver.attr}.{method}" in FFT_FACTORIES:
+                return self._factory(node, f"{receiver.attr}.{method}", scope)  # `torch.fft.fftfreq(n, device=d)`
             if receiver.attr == "fft" and method in FFT_FUNCTIONS:
                 return ("keep", self.term(node.args[0], scope))
             if receiver.attr == "linalg" and method in LINALG_NORMS:
@@ -2633,7 +2669,7 @@ def _one_or_many(members: Sequence[ast.expr]) -> Term:
 
 
 def _factory_rank(node: ast.Call, name: str) -> Optional[int]:
-    if name in _ONE_D:
+    if name in _ONE_D or name in FFT_FACTORIES:
         return 1
     if name == "eye":
         return 2
@@ -3314,8 +3350,10 @@ def _walked_fields(kind: Any) -> Tuple[str, ...]:
 
 
 def _constant_shape(values: Sequence[ast.expr], term_of: Any) -> Optional[str]:
-    """The shape of a module-level name every binding of which is a number ("number"), or a
-    list/tuple ("list") or dict ("dict") display of numbers (`IDS = {"eos": 2}`); None else."""
+    """The shape of a module-level name every binding of which is a number ("number"), a
+    list/tuple ("list") or dict ("dict") display of numbers (`IDS = {"eos": 2}`), or a string
+    naming the CPU ("cpu": `KL_DEVICE = "cpu"`) or an accelerator ("accel": `"cuda:0"`);
+    None else."""
     shapes = set()
     for value in values:
         if isinstance(value, ast.Constant) and value.value is ...:
@@ -3323,6 +3361,8 @@ def _constant_shape(values: Sequence[ast.expr], term_of: Any) -> Optional[str]:
         term = term_of(value)
         if term == SCALAR:
             shapes.add("number")
+        elif isinstance(value, ast.Constant) and term in (CPU_PLACE, ACCELERATOR_PLACE):
+            shapes.add("cpu" if term == CPU_PLACE else "accel")
         elif isinstance(value, (ast.List, ast.Tuple)) and value.elts and term == ("list", SCALAR):
             shapes.add("list")
         elif isinstance(value, ast.Dict) and value.values and None not in value.keys \

@@ -173,8 +173,11 @@ NON_INTEGER_DTYPES = frozenset({"float", "float16", "float32", "float64", "half"
                                 "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz"})
 # Factories whose result, without `dtype=`, has the default floating dtype (`torch.full`'s
 # follows its fill value, `torch.arange`'s its arguments: not these).
+# `torch.fft.fftfreq(n, d, device=...)`, `torch.fft.rfftfreq(...)`: the fft submodule's
+# factories, named with it: 1-D, of the default floating dtype, placed by `device=`.
+FFT_FACTORIES = frozenset({"fft.fftfreq", "fft.rfftfreq"})
 FLOAT_DEFAULT_FACTORIES = frozenset({"empty", "zeros", "ones", "rand", "randn", "empty_strided", "eye",
-                                     "linspace", "logspace"})
+                                     "linspace", "logspace"}) | FFT_FACTORIES
 
 
 def dtype_integer(dtype: Optional[str]) -> Optional[bool]:
