@@ -2405,6 +2405,14 @@ def _binary(left: Value, right: Value, node: Optional[cst.BinaryOperation] = Non
         # `end - begin` of declared ints: a number for the operands' reasons (the evidence).
         reasons = left.evidence + tuple(s for s in right.evidence if s not in left.evidence)
         return SCALAR.because(*reasons) if reasons else SCALAR
+    if node is not None and isinstance(node.operator, _INTEGER_OPERATORS):
+        for a, b in ((left, right), (right, left)):
+            if ordered_number(a) and (ordered_number(b) or plain_number(b)):
+                # `i - self.unroll` of a value ordered against a number (`scope.compared_names`)
+                # and an int: an int where it indexes (a float raises there), unless a
+                # one-element tensor, for the ordered operand's reasons.
+                return Value(Kind.UNKNOWN, origin=Origin.LOCAL, integer=True, evidence=a.evidence + tuple(
+                    s for s in b.evidence if s not in a.evidence))
     if node is not None and (left.element is not None or right.element is not None) \
             and not left.kind.is_tensor and not right.kind.is_tensor:
         # `[t] + [t.clone() for _ in r]`, `[t] * k`: a list of the same elements.

@@ -885,7 +885,8 @@ class _Walker:
                 self.bind_name(name, replace(current, rank=rank).because(LocalStep(
                     f"`{name}` has {rank} dimensions here (its rank is tested)", test,
                     derived_step_kind(current))), names)
-        for node, other in compared_names(test, holds):
+        self_name = self.base.self_name
+        for node, other in compared_names(test, holds, self_name):
             facts = self.facts(names)
             current = infer(node, facts)
             if current.kind != Kind.UNKNOWN or ordered_number(current) or current.element is not None \
@@ -893,11 +894,19 @@ class _Walker:
                 continue  # known otherwise (a tensor, a number, a container): that stays
             if literal_int(other) is None and infer(other, facts).kind != Kind.SCALAR:
                 continue  # ordered against a tensor or an object: nothing follows
-            step = LocalStep(f"`{node.value}` is ordered against a number in this test: an integer when it indexes"
+            key = node.value if isinstance(node, cst.Name) else f"{self_name}.{node.attr.value}"
+            step = LocalStep(f"`{key}` is ordered against a number in this test: an integer when it indexes"
                              " (a list, `None` or a tensor of several elements would raise there; a float"
                              " index raises), unless it is a one-element tensor (a convention)",
                              test, EvidenceKind.CONVENTION.value)
-            self.bind_name(node.value, replace(current, integer=True, evidence=current.evidence + (step,)), names)
+            ordered = replace(current, integer=True, evidence=current.evidence + (step,))
+            if isinstance(node, cst.Name):
+                self.bind_name(key, ordered, names)
+            else:
+                # A field of the instance (`if i < self.edge_unroll:`), on this path until a call
+                # that may assign it again (`forget_own_fields`), as `narrow_sizes` binds one.
+                names[key] = ordered
+                self.dotted = self.own_fields = True
         return names
 
     def loop(self, stmt: Union[cst.For, cst.While], names: Names) -> Names:
@@ -2508,16 +2517,18 @@ def _sized(node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
     return None
 
 
-def compared_names(test: cst.BaseExpression, holds: bool) -> Tuple[Tuple[cst.Name, cst.BaseExpression], ...]:
-    """The names that `test` evaluating to `holds` orders against another operand, each with
-    that operand (`0 <= i < n`: `(i, 0)` and `(i, n)`).  Such an ordering was evaluated and its
+def compared_names(test: cst.BaseExpression, holds: bool,
+                   self_name: Optional[str] = None) -> Tuple[Tuple[Union[cst.Name, cst.Attribute], cst.BaseExpression], ...]:
+    """The names (and, given `self_name`, the instance's fields `self.n`) that `test` evaluating
+    to `holds` orders against another operand, each with that operand (`0 <= i < n`: `(i, 0)`
+    and `(i, n)`).  Such an ordering was evaluated and its
     truth taken: for a list or `None` against a number Python raises `TypeError`, and for a
     tensor of several elements `bool()` raises, so a name that then indexes a tensor is a
     number (an int, or a float that raises there) or a one-element tensor.  The orderings that
     surely ran (`_surely_evaluated`), and of a false chain (`0 <= i < n`) only its first pair,
     the one surely evaluated.  `==` and `!=` prove nothing (a list compares equal or not
     without raising)."""
-    found: List[Tuple[cst.Name, cst.BaseExpression]] = []
+    found: List[Tuple[Union[cst.Name, cst.Attribute], cst.BaseExpression]] = []
     for part, truth in surely_evaluated(test, holds):
         if not isinstance(part, cst.Comparison):
             continue
@@ -2528,9 +2539,15 @@ def compared_names(test: cst.BaseExpression, holds: bool) -> Tuple[Tuple[cst.Nam
             left = target.comparator
         for first, operator, second in pairs if truth else pairs[:1]:
             if isinstance(operator, _ORDERINGS):
-                found.extend((mine, other) for mine, other in ((first, second), (second, first))
-                             if isinstance(mine, cst.Name))
+                for mine, other in ((first, second), (second, first)):
+                    if isinstance(mine, cst.Name) or isinstance(mine, cst.Attribute) and _own_field(mine, self_name):
+                        found.append((mine, other))
     return tuple(found)
+
+
+def _own_field(node: cst.Attribute, self_name: Optional[str]) -> bool:
+    """`node` is `self.n`, a field of the method's own instance (`self_name`)."""
+    return self_name is not None and isinstance(node.value, cst.Name) and node.value.value == self_name
 
 
 def _always_leaves(suite: cst.BaseSuite) -> bool:

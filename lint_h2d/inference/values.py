@@ -583,6 +583,12 @@ def join(a: Value, b: Value) -> Value:
         # write that runs writes into the tensor (as `x if c else None` reads, and the
         # project summaries' `("none",)` term).
         return b if a.none else a
+    for ordered, number in ((a, b), (b, a)):
+        if ordered_number(ordered) and plain_number(number):
+            # `start = 0` on one path, `start = i - self.unroll` (ordered against a number) on
+            # the other: an int where it indexes on both, unless a one-element tensor.
+            return replace(ordered, evidence=ordered.evidence + tuple(
+                s for s in number.evidence if s not in ordered.evidence))
     rank = a.rank if a.rank == b.rank else _several_dims(a, b)
     origin = a.origin if a.origin == b.origin else _ORIGIN_UNKNOWN
     type_name = a.type_name if a.type_name == b.type_name else None
