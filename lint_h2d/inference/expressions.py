@@ -645,10 +645,6 @@ def _to_result(receiver: Value, call: cst.Call, facts: Facts) -> Value:
         other = infer(target, facts)
         if other.kind.is_tensor:
             kind = other.kind
-        elif cpu_by_default(other):
-            # `.to(device)` of `def f(x, device="cpu")` (or a field keeping such a parameter):
-            # the CPU unless a caller says otherwise, as for `device=` (`_device_kwarg_kind`).
-            kind = Kind.TENSOR
         else:
             kind = Kind.DEVICE if _names_a_device(target) else Kind.TENSOR
     # `.to` returns the tensor itself when nothing changes: ownership is kept.
