@@ -3142,27 +3142,27 @@ def _empty_lists(classes: Mapping[str, List[Tuple[str, ClassSummary]]]) -> Froze
     return frozenset(empty - grown)
 
 
+def _by_module(summaries: Sequence[FileSummary]) -> Tuple[Dict[str, FileSummary], FrozenSet[str]]:
+    """Each dotted module's summary (`module_dotted`), and every dotted module; a module two
+    files name (`m.py` and `m/__init__.py`) has no summary here."""
+    found: Dict[str, Optional[FileSummary]] = {}
+    for summary in summaries:
+        module = module_dotted(summary.path)
+        found[module] = None if module in found else summary
+    return {module: summary for module, summary in found.items() if summary is not None}, frozenset(found)
+
+
 def _reexports(summaries: Sequence[FileSummary]) -> Dict[str, Tuple[Tuple[str, str, str], ...]]:
     """`Resolved.reexports`: each module's re-exports with the modules they import from made
     absolute (`absolute_module`; a star import of a module not told keeps `""`)."""
     out: Dict[str, Tuple[Tuple[str, str, str], ...]] = {}
-    seen: Set[str] = set()
-    for summary in summaries:
-        module = module_dotted(summary.path)
-        if module in seen:
-            out.pop(module, None)  # two files for one module (`m.py` and `m/__init__.py`)
-            continue
-        seen.add(module)
-        if not summary.reexports:
-            continue
+    for module, summary in _by_module(summaries)[0].items():
         entries = []
         for bound, spec, name in summary.reexports:
-            if not spec:
-                entries.append((bound, "", name))
-                continue
             level = len(spec) - len(spec.lstrip("."))
-            entries.append((bound, absolute_module(level, spec[level:], summary.path) or "", name))
-        out[module] = tuple(entries)
+            entries.append((bound, absolute_module(level, spec[level:], summary.path) or "" if spec else "", name))
+        if entries:
+            out[module] = tuple(entries)
     return out
 
 
@@ -3176,13 +3176,8 @@ def _constants(summaries: Sequence[FileSummary]) -> Tuple[Dict[str, Dict[str, Va
     """`Resolved.constants` and `Resolved.module_names`: each module's names bound to numbers
     (or displays of numbers) at module level, as values whose evidence names the binding."""
     constants: Dict[str, Dict[str, Value]] = {}
-    names: Set[str] = set()
-    for summary in summaries:
-        module = module_dotted(summary.path)
-        if module in names:
-            constants.pop(module, None)  # two files for one module (`m.py` and `m/__init__.py`)
-            continue
-        names.add(module)
+    by_module, names = _by_module(summaries)
+    for module, summary in by_module.items():
         for name, line, shape in summary.constants:
             step = EvidenceStep(f"`{name}` is bound at module level only to " + _CONSTANT_SHAPES.get(
                 shape, f"a {shape} display of numbers"), summary.path, line)
@@ -3192,7 +3187,7 @@ def _constants(summaries: Sequence[FileSummary]) -> Tuple[Dict[str, Dict[str, Va
             value = SCALAR if shape == "number" else Value(
                 OTHER_KIND, element=SCALAR.because(step), key=UNKNOWN if shape == "dict" else None)
             constants.setdefault(module, {})[name] = value.because(step)
-    return constants, frozenset(names)
+    return constants, names
 
 
 def _forward_input_names(fn: FunctionSummary, modules: AbstractSet[str]) -> Set[str]:
