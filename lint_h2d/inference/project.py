@@ -162,6 +162,7 @@ from lint_h2d.inference.values import (  # noqa: E402
     host_object,
     logits_processor_message,
     CPU_DEFAULT_STEP,
+    DEFAULT_ONLY_STEP,
     cpu_by_default,
     entry,
     forward_input_only,
@@ -1226,6 +1227,18 @@ class _Resolver:
         name, position = _at_call(fn, index)
         return self._memo(self._call_key_of("every", fn, index),
                           lambda: self._param(fn, position, name, every=True))
+
+    def none_passes(self, fn: FunctionSummary, index: int) -> bool:
+        """No call of `fn` passes parameter `index` (one with a default): `fn` has a parameter
+        a call must pass, so every call is recorded, and none passes this one by position or
+        by keyword, nor unpacks `*args` / `**kwargs` that might."""
+        if not _required(fn):
+            return False
+        sites = self._sites(fn)
+        if not sites or len(sites) > 200:
+            return False
+        name, position = _at_call(fn, index)
+        return all(_passed(site, name, position) is None and not site.starred for _, site in sites)
 
     def passed_place(self, fn: FunctionSummary, index: int) -> Value:
         """What parameter `index` of `fn` holds by its call sites: a `device=None` parameter
@@ -2977,6 +2990,8 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                     _keep_field(fields, device_names, name, attr, value, assigned_here)
     returns: Dict[str, Value] = {}
     params: Dict[Tuple[str, str], Value] = {}
+    # Defaulted device parameters no call passes (`_Resolver.none_passes`), by `params`' key.
+    defaults_only: Dict[Tuple[str, str], List[Value]] = {}
     int_params: Dict[Tuple[str, str], Value] = {}
     passed_non_numbers: Set[Tuple[str, str]] = set()
     passed_numbers: Dict[Tuple[str, str], Value] = {}
@@ -3035,6 +3050,15 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                 container = annotation == _TENSOR_CONTAINER
                 if not is_open and not container and not _device_param(pname, annotation):
                     continue
+                if _defaulted_device(fn, index) and resolver.none_passes(fn, index):
+                    # `computing_device=OBSERVER_KL_COMPUTING_DEVICE` that no call passes: the
+                    # walk reads the default (`scope`: a string naming the CPU is the CPU).
+                    key = (param_key(fn.name, fn.owner), pname)
+                    if fn.owner is None and name in split_returns:
+                        key = (f"{module_dotted(fpath)}:{fn.name}", pname)
+                    step = EvidenceStep(DEFAULT_ONLY_STEP, _path_of(definitions, fn), fn.line)
+                    defaults_only.setdefault(key, []).append(Value(UNKNOWN_KIND, evidence=(step,)))
+                    continue
                 # `device=None`: a place only where every call passes one (the default is the
                 # CPU, `scope`'s `CPU_DEFAULT_STEP`).
                 pvalue = resolver.passed_place(fn, index)
@@ -3063,6 +3087,9 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                     if _may_hold_device(pvalue):
                         # Only inside `def <fn>(...)`: the file must define it.
                         device_names.update((f"param:{fn.name}.{pname}", f"def:{fn.name}"))
+    for key, found in defaults_only.items():
+        if len(found) == 1 and key not in params:
+            params[key] = found[0]  # one definition, no other facts under its key
     # A project module class called later (`self.head = Head(...)`, `self.head(h)`): its
     # construction is what the prefilter can see in a file without other device sources.
     device_names.update(f"module:{name}" for name in resolver.modules)

@@ -50,7 +50,7 @@ from lint_h2d.inference.summary import processor_classes, sampling_hook
 from lint_h2d.inference.gpu_mode import gpu_flag_fields, one_line
 from lint_h2d.inference.torch_api import SIZE_FACTORIES
 from lint_h2d.inference.usage import DeviceNamed, RangeBounds, SliceBounds
-from lint_h2d.inference.values import (logits_processor_message, augmented_number, CPU_DEFAULT_STEP, cpu_by_default, derived_step_kind, join_all, join_entries, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
+from lint_h2d.inference.values import (logits_processor_message, augmented_number, CPU_DEFAULT_STEP, DEFAULT_ONLY_STEP, cpu_by_default, rests_on, derived_step_kind, join_all, join_entries, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        is_json_data, is_module_tensor, join, module_tensor, ordered_number,
                                        host_object)
 
@@ -1860,6 +1860,13 @@ class ModuleWalker:
                 passed = base.project.param(name, method_of, pname, base.path)
                 if passed is not None and passed.kind in (Kind.DEVICE_PLACE, Kind.CPU_PLACE):
                     names[pname] = replace(passed, origin=Origin.PARAM, root=pname, path=pname)
+                    continue
+                if passed is not None and rests_on(passed.evidence, DEFAULT_ONLY_STEP) \
+                        and not (isinstance(param.default, cst.Name) and param.default.value == "None"):
+                    # `computing_device="cpu"` (or a constant naming it) that no call passes: the
+                    # CPU, for `x.to(computing_device)` too (`x.to(None)` would keep `x` where it is).
+                    names[pname] = Value(Kind.CPU_PLACE, None, Origin.PARAM, None, None, pname, pname, evidence=(
+                        *passed.evidence, LocalStep(f"`{pname}` defaults to a place naming the CPU", param)))
                     continue
                 names[pname] = Value(Kind.UNKNOWN, None, Origin.PARAM, None, None, pname, pname,
                                      evidence=(LocalStep(CPU_DEFAULT_STEP, param),))

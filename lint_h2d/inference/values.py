@@ -264,6 +264,10 @@ NON_INTEGER: Optional[bool] = None
 # The evidence of a parameter whose default is the CPU (`device=None`, `device="cpu"`), and of a
 # field that keeps one (`self.storage_device = storage_device`): `cpu_by_default` reads it.
 CPU_DEFAULT_STEP = "defaults to the CPU (None or \"cpu\")"
+# What the step of a defaulted device parameter says that no call in the project passes (the
+# function has a parameter every call must pass, so the summaries record every call): each call
+# leaves it at its default (`project._Resolver.none_passes`, `Resolved.params`).
+DEFAULT_ONLY_STEP = "no call in the project passes this defaulted device parameter: every call leaves it at its default"
 
 
 def rests_on(evidence: Tuple[Any, ...], *messages: str) -> bool:
