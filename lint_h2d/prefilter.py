@@ -255,6 +255,10 @@ _KEEP_FUNCTIONS = SAME_DEVICE_FUNCTIONS | SPLIT_OPS | FUNCTIONAL_RANK_KEEPING | 
     | FFT_FUNCTIONS | LINALG_NORMS | {"meshgrid"}
 
 
+# The factories a call names by its method (`torch.fft.fftfreq(n, device=d)`: `fftfreq`).
+_FACTORY_NAMES = ALL_FACTORIES | frozenset(f.split(".")[-1] for f in FFT_FACTORIES)
+
+
 _SIMPLE_CPU_STRING = re.compile(r"""[rRuU]?(['"])cpu(?::[^'"\\\r\n]*)?\1""")
 
 
@@ -418,8 +422,7 @@ class _MayDevice:
     """
 
     def __init__(self, tree: ast.AST, device_fields: AbstractSet[str], text: str = "") -> None:
-        # (`torch.fft.fftfreq(n, device=d)` too: its method name.)
-        self.factories: FrozenSet[str] = ALL_FACTORIES | {f.split(".")[-1] for f in FFT_FACTORIES}
+        self.factories: FrozenSet[str] = _FACTORY_NAMES
         self.same_device_functions: FrozenSet[str] = _KEEP_FUNCTIONS
         self.keep_methods: FrozenSet[str] = _KEEP_METHODS
         self.dtype_names: FrozenSet[str] = TORCH_DTYPE_NAMES

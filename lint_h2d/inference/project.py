@@ -3050,12 +3050,13 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                 container = annotation == _TENSOR_CONTAINER
                 if not is_open and not container and not _device_param(pname, annotation):
                     continue
+                key = (param_key(fn.name, fn.owner), pname)
+                if fn.owner is None and name in split_returns:
+                    # Its own calls only (`homonym_sites`): `Resolved.param` reads it so.
+                    key = (f"{module_dotted(fpath)}:{fn.name}", pname)
                 if _defaulted_device(fn, index) and resolver.none_passes(fn, index):
                     # `computing_device=OBSERVER_KL_COMPUTING_DEVICE` that no call passes: the
                     # walk reads the default (`scope`: a string naming the CPU is the CPU).
-                    key = (param_key(fn.name, fn.owner), pname)
-                    if fn.owner is None and name in split_returns:
-                        key = (f"{module_dotted(fpath)}:{fn.name}", pname)
                     step = EvidenceStep(DEFAULT_ONLY_STEP, _path_of(definitions, fn), fn.line)
                     defaults_only.setdefault(key, []).append(Value(UNKNOWN_KIND, evidence=(step,)))
                     continue
@@ -3079,10 +3080,6 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                     # the body's `device=x.device` is no accelerator then).
                     continue
                 if _informative(pvalue) or cpu_by_default(pvalue):
-                    key = (param_key(fn.name, fn.owner), pname)
-                    if fn.owner is None and name in split_returns:
-                        # Its own calls only (`homonym_sites`): `Resolved.param` reads it so.
-                        key = (f"{module_dotted(fpath)}:{fn.name}", pname)
                     params[key] = join(params[key], pvalue) if key in params else pvalue
                     if _may_hold_device(pvalue):
                         # Only inside `def <fn>(...)`: the file must define it.

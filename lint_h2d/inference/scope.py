@@ -1129,8 +1129,7 @@ class _Walker:
         for size in sizes:
             if isinstance(size, cst.Name) and size.value not in bound:
                 key = size.value
-            elif isinstance(size, cst.Attribute) and isinstance(size.value, cst.Name) and self_name is not None \
-                    and size.value.value == self_name:
+            elif isinstance(size, cst.Attribute) and _own_field(size, self_name):
                 key = f"{self_name}.{size.attr.value}"
             else:
                 continue
@@ -2223,8 +2222,7 @@ def _declared_numbers(methods: Sequence[cst.FunctionDef], attributes: Mapping[st
             continue
         for small in _own_annotated(method.body):
             target = small.target
-            if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
-                    and target.value.value == self_name):
+            if not (isinstance(target, cst.Attribute) and _own_field(target, self_name)):
                 continue
             attr = target.attr.value
             current = attributes.get(attr)

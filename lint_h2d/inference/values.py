@@ -587,7 +587,7 @@ def join(a: Value, b: Value) -> Value:
         # write that runs writes into the tensor (as `x if c else None` reads, and the
         # project summaries' `("none",)` term).
         return b if a.none else a
-    for ordered, number in ((a, b), (b, a)):
+    for ordered, number in ((a, b), (b, a)) if a.integer is True or b.integer is True else ():
         if ordered_number(ordered) and plain_number(number):
             # `start = 0` on one path, `start = i - self.unroll` (ordered against a number) on
             # the other: an int where it indexes on both, unless a one-element tensor.
