@@ -423,6 +423,7 @@ class _MayDevice:
 
     def __init__(self, tree: ast.AST, device_fields: AbstractSet[str], text: str = "") -> None:
         self.factories: FrozenSet[str] = _FACTORY_NAMES
+        self.torch_functions: Dict[str, str] = torch_function_names(tree)
         self.same_device_functions: FrozenSet[str] = _KEEP_FUNCTIONS
         self.keep_methods: FrozenSet[str] = _KEEP_METHODS
         self.dtype_names: FrozenSet[str] = TORCH_DTYPE_NAMES
@@ -702,6 +703,9 @@ class _MayDevice:
         if isinstance(func, ast.Name):
             if func.id in _CONTAINER_CALLS:
                 return self._any_argument(call)
+            imported = self.torch_functions.get(func.id)
+            if imported is not None and self._torch_function(imported, call):
+                return True  # `zeros(n, device=d)` of `from torch import zeros`
             # A project function that returns a device tensor, or a project module class
             # (cross-file facts); a name that may hold a module (`head(x)`).
             return "call:" + func.id in self.device_fields or "module:" + func.id in self.device_fields \
@@ -722,18 +726,7 @@ class _MayDevice:
             return True  # `self.model(ids)`: a field named a model (`resolved.names_model`)
         if method in LOADER_METHODS:
             return True  # `AutoModel.from_pretrained(name)`: a model (`resolved.pretrained_loader`)
-        # torch.<factory>(...) / torch.<function>(...)
-        if method in self.factories:
-            device = _keyword(call, "device")
-            pin = _keyword(call, "pin_memory")
-            pinned = isinstance(pin, ast.Constant) and pin.value is True
-            if device is not None and not pinned and not _is_cpu_string(device, self.segment):
-                return True
-            if device is None and not pinned and (self.device_context or self._in_built_class(call)):
-                return True
-            if method in _LIKE_OR_DATA and self._any_argument(call):
-                return True
-        if method in self.same_device_functions and self._any_argument(call):
+        if self._torch_function(method, call):
             return True
         # <tensor>.<method>(...)
         if method == "cuda":
@@ -750,6 +743,21 @@ class _MayDevice:
         if (method.endswith("_") and not method.startswith("_")) or method in self.keep_methods:
             return self.may(func.value)
         return False
+
+    def _torch_function(self, method: str, call: ast.Call) -> bool:
+        """`torch.<factory>(...)` / `torch.<function>(...)` (any receiver: a superset), or a
+        bare name `from torch import <method>` binds (`torch_function_names`)."""
+        if method in self.factories:
+            device = _keyword(call, "device")
+            pin = _keyword(call, "pin_memory")
+            pinned = isinstance(pin, ast.Constant) and pin.value is True
+            if device is not None and not pinned and not _is_cpu_string(device, self.segment):
+                return True
+            if device is None and not pinned and (self.device_context or self._in_built_class(call)):
+                return True
+            if method in _LIKE_OR_DATA and self._any_argument(call):
+                return True
+        return method in self.same_device_functions and self._any_argument(call)
 
     def _to(self, call: ast.Call, receiver: ast.expr) -> bool:
         device = _keyword(call, "device")
@@ -1090,6 +1098,17 @@ def torch_aliases(statements: Iterable[ast.stmt]) -> FrozenSet[str]:
                 if alias.name == "torch" or (alias.asname is None and alias.name.startswith("torch.")):
                     names.add(alias.asname or alias.name.split(".")[0])
     return frozenset(names)
+
+
+def torch_function_names(tree: ast.AST) -> Dict[str, str]:
+    """Every name a `from torch import f` (or `... as g`) anywhere in `tree` binds, to `f`:
+    the walk reads a call of one as `torch.f(...)` where the module-level import binds it once
+    (`scope.torch_function_aliases`); every such import, at any depth, is a superset."""
+    found: Dict[str, str] = {}
+    for node in every_statement(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "torch" and node.level == 0:
+            found.update((alias.asname or alias.name, alias.name) for alias in node.names if alias.name != "*")
+    return found
 
 
 def h2d004_tree(tree: ast.AST) -> bool:

@@ -132,6 +132,9 @@ class Facts:
     # The fields of a class of the module that hold an accelerator switch
     # (`scope.ModuleWalker.gpu_flag_fields`, `gpu_mode.gpu_flag_fields`), asked by class name.
     gpu_flag_fields: Callable[[Optional[str]], FrozenSet[str]] = lambda cls: frozenset()
+    # Names a module-level `from torch import zeros` (or `... as z`) binds, by spelling, to the
+    # function of `torch` they name (`scope.torch_function_aliases`): `zeros(n)` is `torch.zeros(n)`.
+    torch_functions: Mapping[str, str] = field(default_factory=dict)
 
     def with_names(self, names: Mapping[str, Value]) -> "Facts":
         return replace(self, names=names)
@@ -335,6 +338,10 @@ def _tensor_of_device(device: cst.BaseExpression, facts: Facts) -> Optional[Valu
 
 
 def _is_torch_attr(func: cst.BaseExpression, facts: Facts, name: Optional[str] = None) -> bool:
+    """`func` is `torch.<name>` (any attribute of `torch` where `name` is None), or, where `name`
+    is given, a bare name `from torch import <name>` binds (`Facts.torch_functions`)."""
+    if name is not None and isinstance(func, cst.Name):
+        return facts.torch_functions.get(func.value) == name and _imported_name(func.value, facts)
     return (
         isinstance(func, cst.Attribute)
         and isinstance(func.value, cst.Name)
@@ -1256,6 +1263,9 @@ def _known_call(call: cst.Call, facts: Facts) -> Value:
         return SCALAR  # `dist.get_rank()` after `import torch.distributed as dist`
     if isinstance(func, cst.Name):
         name = func.value
+        imported = facts.torch_functions.get(name)
+        if imported is not None and _imported_name(name, facts):
+            return _torch_function(imported, call, facts)  # `zeros(n)` after `from torch import zeros`
         if name in ("abs", "round") and call.args and name not in facts.names:
             inner = infer(call.args[0].value, facts)
             if inner.kind.is_tensor:
@@ -1346,41 +1356,7 @@ def _known_call(call: cst.Call, facts: Facts) -> Value:
     if isinstance(func.value, cst.Name):
         module = func.value.value
         if module in facts.torch_names and module not in facts.names:
-            if method in ALL_FACTORIES:
-                return _factory(call, method, facts)
-            if method in LEGACY_TENSOR_TYPES and not any(a.keyword is not None for a in call.args):
-                # `torch.LongTensor([1])`: the legacy typed constructor allocates on the CPU,
-                # whatever device context it runs in; its rank as `torch.cuda.LongTensor`'s.
-                return replace(_legacy_cuda_tensor(call, method, facts), kind=Kind.CPU, evidence=())
-            if method == "from_numpy":
-                first = call.args[0].value if call.args else None
-                rank = infer(first, facts).rank if first is not None else None
-                return Value(Kind.CPU, rank, Origin.LOCAL)
-            if method == "device":
-                first = _arg(call, 0, "type")
-                if first is None:
-                    return UNKNOWN
-                place = place_of(first, facts)
-                if place == Kind.UNKNOWN and not is_meta(first, facts):
-                    # Not provably the CPU: `with` this name is a device context (as `device=`).
-                    return Value(place, evidence=(LocalStep(TORCH_DEVICE_STEP, call),))
-                return Value(place)
-            if method in INDEX_OPS or method in NONZERO_OPS or method in _SEARCH_OPS or method == "where":
-                found = _index_result(method, call, None, facts)
-                if found is not None:
-                    return found
-            if method in SPLIT_OPS:
-                head = call.args[0] if call.args else None
-                first = head.value if head is not None and head.keyword is None and not head.star \
-                    else _keyword(call, "tensor" if method == "split" else "input")
-                return _pieces(infer(first, facts), method) if first is not None else UNKNOWN
-            if method in SAME_DEVICE_FUNCTIONS:
-                return _same_device_function(call, facts)
-            if method == "meshgrid":
-                return _meshgrid(call, facts)
-            if method == "unique" and call.args and call.args[0].keyword is None and not call.args[0].star:
-                return _unique(infer(call.args[0].value, facts), call)
-            return UNKNOWN
+            return _torch_function(method, call, facts)
         if module in facts.numpy_names and module not in facts.names:
             return _numpy_call(method, call, facts) or Value(Kind.NUMPY, None, Origin.LOCAL)
         if module == "math":
@@ -1399,6 +1375,46 @@ def _known_call(call: cst.Call, facts: Facts) -> Value:
         if loaded is not None:
             return loaded
     return _method(func.value, method, call, facts)
+
+
+def _torch_function(method: str, call: cst.Call, facts: Facts) -> Value:
+    """`torch.<method>(...)`, spelled through the module (`torch.zeros(n)`) or through a name a
+    module-level `from torch import zeros` binds (`Facts.torch_functions`): the same function."""
+    if method in ALL_FACTORIES:
+        return _factory(call, method, facts)
+    if method in LEGACY_TENSOR_TYPES and not any(a.keyword is not None for a in call.args):
+        # `torch.LongTensor([1])`: the legacy typed constructor allocates on the CPU,
+        # whatever device context it runs in; its rank as `torch.cuda.LongTensor`'s.
+        return replace(_legacy_cuda_tensor(call, method, facts), kind=Kind.CPU, evidence=())
+    if method == "from_numpy":
+        first = call.args[0].value if call.args else None
+        rank = infer(first, facts).rank if first is not None else None
+        return Value(Kind.CPU, rank, Origin.LOCAL)
+    if method == "device":
+        first = _arg(call, 0, "type")
+        if first is None:
+            return UNKNOWN
+        place = place_of(first, facts)
+        if place == Kind.UNKNOWN and not is_meta(first, facts):
+            # Not provably the CPU: `with` this name is a device context (as `device=`).
+            return Value(place, evidence=(LocalStep(TORCH_DEVICE_STEP, call),))
+        return Value(place)
+    if method in INDEX_OPS or method in NONZERO_OPS or method in _SEARCH_OPS or method == "where":
+        found = _index_result(method, call, None, facts)
+        if found is not None:
+            return found
+    if method in SPLIT_OPS:
+        head = call.args[0] if call.args else None
+        first = head.value if head is not None and head.keyword is None and not head.star \
+            else _keyword(call, "tensor" if method == "split" else "input")
+        return _pieces(infer(first, facts), method) if first is not None else UNKNOWN
+    if method in SAME_DEVICE_FUNCTIONS:
+        return _same_device_function(call, facts, method)
+    if method == "meshgrid":
+        return _meshgrid(call, facts)
+    if method == "unique" and call.args and call.args[0].keyword is None and not call.args[0].star:
+        return _unique(infer(call.args[0].value, facts), call)
+    return UNKNOWN
 
 
 def _fold_of_numbers(call: cst.Call, facts: Facts) -> bool:
@@ -1655,7 +1671,8 @@ def _meshgrid(call: cst.Call, facts: Facts) -> Value:
     return meshgrid_result([infer(e, facts) for e in inputs], Origin.LOCAL)
 
 
-def _same_device_function(call: cst.Call, facts: Facts) -> Value:
+def _same_device_function(call: cst.Call, facts: Facts, name: str) -> Value:
+    """`torch.<name>(x, ...)` of `SAME_DEVICE_FUNCTIONS`: on `x`'s device (or `out=`'s)."""
     out = _keyword(call, "out")
     if out is not None:
         target = infer(out, facts)
@@ -1663,7 +1680,6 @@ def _same_device_function(call: cst.Call, facts: Facts) -> Value:
             return target
     if not call.args:
         return UNKNOWN
-    name = call.func.attr.value if isinstance(call.func, cst.Attribute) else ""
     first = call.args[0].value
     if name in CONCATENATIONS or name == "stack":
         return _concatenation(name, first, facts)

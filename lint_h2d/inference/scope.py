@@ -115,6 +115,28 @@ def module_aliases(module: cst.Module) -> Tuple[FrozenSet[str], FrozenSet[str]]:
     return frozenset(torch_names), frozenset(numpy_names)
 
 
+def torch_function_aliases(module: cst.Module) -> Dict[str, str]:
+    """The names the module-level imports bind to attributes of `torch` itself (`from torch
+    import zeros`, `from torch import tensor as T`), by spelling, to the attribute's name: a call
+    of one runs that function, as `torch.zeros(...)` does (`expressions._torch_function`).  A
+    name the module binds more than once at its top level (`zeros = partial(...)`, a second
+    import, `fixers.imports.module_level_names`) is left out: which binding a call reads is then
+    a matter of order."""
+    found: Dict[str, str] = {}
+    for small in _module_imports(module):
+        if isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None \
+                and not isinstance(small.names, cst.ImportStar) and dotted_name(small.module) == "torch":
+            for alias in small.names:
+                if isinstance(alias.name, cst.Name):
+                    shown = alias.asname.name.value if alias.asname is not None \
+                        and isinstance(alias.asname.name, cst.Name) else alias.name.value
+                    found[shown] = alias.name.value
+    if not found:
+        return found
+    counts = Counter(module_level_names(module))
+    return {shown: full for shown, full in found.items() if counts[shown] == 1}
+
+
 def imported_module(small: cst.ImportFrom, path: str) -> Optional[str]:
     """The dotted module `from <module> import ...` names, a relative one resolved against the
     file's own path (`from ..x import N` in `a/b/c.py`: `a.x`; a package's `__init__.py` is the
@@ -1667,6 +1689,7 @@ class ModuleWalker:
                             assignment_solvers=assignment_solvers(module),
                             sparse_checks=sparse_checks(module),
                             distributed_names=distributed_names(module),
+                            torch_functions=torch_function_aliases(module),
                             module_imports={shown: full for shown, full in module_imports(module, path, text).items()
                                             if shown not in torch_names and shown not in numpy_names}
                             if module_facts.resolved.constants else {},

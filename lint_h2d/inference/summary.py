@@ -639,6 +639,9 @@ class _Builder:
         # The names the module binds to the standard `math` module, once (`import math`): every
         # function of it returns a Python number (`math.ceil(n / b)`), as the walk reads it.
         self.math: FrozenSet[str] = frozenset()
+        # The names `from torch import zeros` (or `... as z`) binds at module level, once, to the
+        # function of `torch` they name: `zeros(n)` is read as `torch.zeros(n)` (`_torch_function`).
+        self.torch_functions: Dict[str, str] = {}
         # A statement's own calls (`_calls_in_statement`), by the statement's id: its call sites
         # and what the function calls (`_invoked`) both read them (the tree outlives the build).
         self._calls: Dict[int, List[ast.Call]] = {}
@@ -651,6 +654,7 @@ class _Builder:
     def module(self, tree: ast.Module) -> None:
         imports: Set[str] = set()  # the names the module's imports bind (`self.imported`)
         math_names: Set[str] = set()  # `import math` (`self.math`)
+        torch_functions: Dict[str, str] = {}  # `from torch import zeros` (`self.torch_functions`)
         self.distributed = distributed_aliases(tree)
         transformers = _transformers_names(tree)
         if transformers:  # (the classes are read only where the module imports transformers)
@@ -682,6 +686,8 @@ class _Builder:
                     bound = alias.asname or alias.name
                     if alias.name == "nn" and bound.endswith("nn"):
                         self.nn.add(bound)
+                    if alias.name != "*":
+                        torch_functions[bound] = alias.name
         scope = _Scope(None, None, None, torch=frozenset(self.torch))
         own = _own_statements(tree.body)
         _collect_env(tree.body, scope.env, own)
@@ -689,6 +695,8 @@ class _Builder:
         self.aliases = {a: n for a, n in self.aliases.items() if len(scope.env.get(a, ())) == 1}
         self.imported = frozenset(n for n in imports if len(scope.env.get(n, ())) == 1)
         self.math = frozenset(n for n in math_names if n in self.imported)
+        # As the walk reads them (`scope.torch_function_aliases`): bound once, by the import.
+        self.torch_functions = {a: n for a, n in torch_functions.items() if a in self.imported}
         self.constants = _module_constants(tree, own, scope.env, lambda node: self.term(node, scope))
         self.module_env = scope.env
         self.body(tree.body, scope)
@@ -1472,6 +1480,9 @@ class _Builder:
         func = node.func
         line = node.lineno
         if isinstance(func, ast.Name):
+            imported = self.torch_functions.get(func.id)
+            if imported is not None and _unbound_here(func.id, scope, self.imported):
+                return self._torch_function(imported, node, scope)  # `zeros(n)` of `from torch import zeros`
             if func.id == _ITEM_OF:
                 # `a, b = f(...)`: position k of the tuple `f` returns (`_pairs`).
                 assert isinstance(node.args[1], ast.Constant)
@@ -1551,44 +1562,7 @@ class _Builder:
                 return ("same", self.term(node.args[0], scope), None)
             return UNK
         if isinstance(receiver, ast.Name) and receiver.id in scope.torch and receiver.id not in scope.params:
-            if method in _FACTORIES:
-                return self._factory(node, method, scope)
-            if method in LEGACY_TENSOR_TYPES and not node.keywords:
-                # `torch.LongTensor([1])`: the legacy typed constructor allocates on the CPU (of
-                # the data's rank; several int sizes are as many dimensions).
-                return ("cpu", _legacy_rank(node.args), line)
-            if method == "device" and len(node.args) == 1 and not node.keywords:
-                # `torch.device("cpu")`: the place its argument names (an index alone is an
-                # accelerator's ordinal).
-                inner = self.term(node.args[0], scope)
-                return inner if inner[0] == "place" else ACCELERATOR_PLACE if inner == SCALAR else UNK
-            if method in CONCATENATIONS and node.args and isinstance(node.args[0], (ast.List, ast.Tuple)) \
-                    and node.args[0].elts and not any(isinstance(e, ast.Starred) for e in node.args[0].elts):
-                # `torch.cat((a, b), dim)`: where `a` is, of the inputs' rank when they agree.
-                return ("cat", tuple(self.term(e, scope) for e in node.args[0].elts))
-            if method in CONCATENATIONS and node.args and not isinstance(node.args[0], (ast.List, ast.Tuple, ast.Starred)):
-                # `torch.cat(chunks)`: of the inputs `chunks` holds (`chunks.append(x.cpu())`).
-                return ("cat", (("sub", self.term(node.args[0], scope), None),))
-            if method == "meshgrid" and node.args:
-                # `torch.meshgrid(x, y, indexing="ij")`: one grid per input, where they are.
-                inputs = node.args[0].elts if len(node.args) == 1 and isinstance(node.args[0], (ast.List, ast.Tuple)) \
-                    else node.args
-                if inputs and not any(isinstance(e, ast.Starred) for e in inputs):
-                    return ("mesh", tuple(self.term(e, scope) for e in inputs))
-                return UNK
-            drop = _pair_drop(method, node.args[1:], node.keywords) if node.args else None
-            if drop is not None and not isinstance(node.args[0], ast.Starred):
-                return ("pair", self.term(node.args[0], scope), drop)  # `torch.topk(x, k)`
-            if method in _RANK_KEEPING and node.args and not isinstance(node.args[0], ast.Starred):
-                if method in _INTEGER_KEEPING:
-                    return ("keep", self.term(node.args[0], scope), True)  # `torch.argsort(x)`
-                return ("keep", self.term(node.args[0], scope))  # `torch.log_softmax(x, dim=0)`
-            if method in _SAME_DEVICE_FUNCTIONS and node.args:
-                first = node.args[0]
-                if isinstance(first, (ast.List, ast.Tuple)) and first.elts:
-                    first = first.elts[0]
-                return ("same", self.term(first, scope), None)
-            return UNK
+            return self._torch_function(method, node, scope)
         dotted = ast_dotted(func) or ""
         if dotted in ("json.load", "json.loads") and "json" not in scope.env and "json" not in scope.params:
             return ("json", line)  # parsed JSON: host values only (`expressions.json_data`)
@@ -1707,6 +1681,49 @@ class _Builder:
         elif isinstance(iterable, ast.Subscript) and isinstance(iterable.slice, ast.Slice):
             iterable = iterable.value  # `xs[:n]`: some of the same elements
         return collapse(("fold1", self.term(iterable, scope), extras))
+
+    def _torch_function(self, method: str, node: ast.Call, scope: _Scope) -> Term:
+        """`torch.<method>(...)`, spelled through the module (`torch.zeros(n)`) or through a name
+        `from torch import zeros` binds (`_Builder.torch_functions`): the same function."""
+        line = node.lineno
+        if method in _FACTORIES:
+            return self._factory(node, method, scope)
+        if method in LEGACY_TENSOR_TYPES and not node.keywords:
+            # `torch.LongTensor([1])`: the legacy typed constructor allocates on the CPU (of
+            # the data's rank; several int sizes are as many dimensions).
+            return ("cpu", _legacy_rank(node.args), line)
+        if method == "device" and len(node.args) == 1 and not node.keywords:
+            # `torch.device("cpu")`: the place its argument names (an index alone is an
+            # accelerator's ordinal).
+            inner = self.term(node.args[0], scope)
+            return inner if inner[0] == "place" else ACCELERATOR_PLACE if inner == SCALAR else UNK
+        if method in CONCATENATIONS and node.args and isinstance(node.args[0], (ast.List, ast.Tuple)) \
+                and node.args[0].elts and not any(isinstance(e, ast.Starred) for e in node.args[0].elts):
+            # `torch.cat((a, b), dim)`: where `a` is, of the inputs' rank when they agree.
+            return ("cat", tuple(self.term(e, scope) for e in node.args[0].elts))
+        if method in CONCATENATIONS and node.args and not isinstance(node.args[0], (ast.List, ast.Tuple, ast.Starred)):
+            # `torch.cat(chunks)`: of the inputs `chunks` holds (`chunks.append(x.cpu())`).
+            return ("cat", (("sub", self.term(node.args[0], scope), None),))
+        if method == "meshgrid" and node.args:
+            # `torch.meshgrid(x, y, indexing="ij")`: one grid per input, where they are.
+            inputs = node.args[0].elts if len(node.args) == 1 and isinstance(node.args[0], (ast.List, ast.Tuple)) \
+                else node.args
+            if inputs and not any(isinstance(e, ast.Starred) for e in inputs):
+                return ("mesh", tuple(self.term(e, scope) for e in inputs))
+            return UNK
+        drop = _pair_drop(method, node.args[1:], node.keywords) if node.args else None
+        if drop is not None and not isinstance(node.args[0], ast.Starred):
+            return ("pair", self.term(node.args[0], scope), drop)  # `torch.topk(x, k)`
+        if method in _RANK_KEEPING and node.args and not isinstance(node.args[0], ast.Starred):
+            if method in _INTEGER_KEEPING:
+                return ("keep", self.term(node.args[0], scope), True)  # `torch.argsort(x)`
+            return ("keep", self.term(node.args[0], scope))  # `torch.log_softmax(x, dim=0)`
+        if method in _SAME_DEVICE_FUNCTIONS and node.args:
+            first = node.args[0]
+            if isinstance(first, (ast.List, ast.Tuple)) and first.elts:
+                first = first.elts[0]
+            return ("same", self.term(first, scope), None)
+        return UNK
 
     def _factory(self, node: ast.Call, name: str, scope: _Scope) -> Term:
         line = node.lineno
@@ -3112,8 +3129,9 @@ def _collect_statement(stmt: ast.stmt, env: Dict[str, List[ast.expr]], declared:
             # other loop, `with` or `except` target is unknown.
             counter = isinstance(loop_target, ast.Name) and isinstance(stmt, ast.For) \
                 and isinstance(stmt.iter, ast.Call) and _is_name(stmt.iter.func, "range")
+            numbered = _enumerate_counter(stmt, loop_target)
             for name in _names_in(loop_target):
-                bind(name, ast.Constant(value=0 if counter else ...))
+                bind(name, ast.Constant(value=0 if counter or name == numbered else ...))
     elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
         for alias in stmt.names:
             bound = alias.asname or alias.name.split(".")[0]
@@ -3395,6 +3413,20 @@ def _module_constants(tree: ast.Module, own: Sequence[ast.stmt], env: Dict[str, 
         return []  # most files: no walk of the whole tree
     excluded = _mutated_names(tree, {name for name, _, _ in found})
     return [entry for entry in found if entry[0] not in excluded]
+
+
+def _enumerate_counter(stmt: ast.stmt, target: ast.AST) -> Optional[str]:
+    """The counter of `for i, x in enumerate(xs)` (`i`): an int whatever `xs` holds, since
+    `enumerate` counts from `start=`, which must itself be an int (Python raises otherwise).
+    None for any other loop or target."""
+    if not isinstance(stmt, ast.For) or not isinstance(target, ast.Tuple) or len(target.elts) != 2 \
+            or not isinstance(target.elts[0], ast.Name):
+        return None
+    source = stmt.iter
+    if not isinstance(source, ast.Call) or not _is_name(source.func, "enumerate") \
+            or any(isinstance(a, ast.Starred) for a in source.args) or any(k.arg is None for k in source.keywords):
+        return None
+    return target.elts[0].id
 
 
 def _loop_targets(stmt: ast.stmt) -> List[ast.AST]:
