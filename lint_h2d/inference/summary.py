@@ -545,6 +545,9 @@ class _Scope:
     # passes it (`Helper(self)`) passes an `owner` (`_Builder._argument`).
     instance: bool = False
     torch: FrozenSet[str] = frozenset({"torch"})
+    # Names a module-level `from torch import device` binds once (`_Builder.torch_functions`):
+    # `device("cuda")` is `torch.device("cuda")`, as a context too (`_is_torch_device`).
+    devices: FrozenSet[str] = frozenset()
     # Parameters the body passes to `range()` (an int, or it raises): evidence for an index.
     ints: Set[str] = field(default_factory=set)
     # Parameters whose default is `None` or `"cpu"`: a `device=` of theirs may be the CPU.
@@ -642,6 +645,7 @@ class _Builder:
         # The names `from torch import zeros` (or `... as z`) binds at module level, once, to the
         # function of `torch` they name: `zeros(n)` is read as `torch.zeros(n)` (`_torch_function`).
         self.torch_functions: Dict[str, str] = {}
+        self.devices: FrozenSet[str] = frozenset()  # those naming `torch.device` (`_Scope.devices`)
         # A statement's own calls (`_calls_in_statement`), by the statement's id: its call sites
         # and what the function calls (`_invoked`) both read them (the tree outlives the build).
         self._calls: Dict[int, List[ast.Call]] = {}
@@ -697,6 +701,8 @@ class _Builder:
         self.math = frozenset(n for n in math_names if n in self.imported)
         # As the walk reads them (`scope.torch_function_aliases`): bound once, by the import.
         self.torch_functions = {a: n for a, n in torch_functions.items() if a in self.imported}
+        self.devices = frozenset(a for a, n in self.torch_functions.items() if n == "device")
+        scope.devices = self.devices
         self.constants = _module_constants(tree, own, scope.env, lambda node: self.term(node, scope))
         self.module_env = scope.env
         self.body(tree.body, scope)
@@ -784,7 +790,7 @@ class _Builder:
     def klass(self, node: ast.ClassDef) -> None:
         fields: List[Tuple[str, Term]] = []
         constructs: List[str] = []
-        scope = _Scope(None, node.name, None, torch=frozenset(self.torch))
+        scope = _Scope(None, node.name, None, torch=frozenset(self.torch), devices=self.devices)
         for stmt in node.body:
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
                 fields.append((stmt.target.id, ("ann", annotation_term(stmt.annotation))))
@@ -821,7 +827,8 @@ class _Builder:
         self_name = positional[0].arg if bound else None
         owner = cls.name if cls is not None else None
         scope = _Scope(node.name, owner, self_name, in_init=node.name == "__init__",
-                       instance=bound and "classmethod" not in decorators, torch=frozenset(self.torch))
+                       instance=bound and "classmethod" not in decorators, torch=frozenset(self.torch),
+                       devices=self.devices)
         annotations: List[Term] = []
         for arg in positional + list(args.kwonlyargs):
             term = annotation_term(arg.annotation) if arg.annotation is not None else UNK
@@ -2884,7 +2891,11 @@ def _is_meta(node: ast.expr) -> bool:
 
 
 def _is_torch_device(func: ast.expr, scope: _Scope) -> bool:
-    """`torch.device` itself (`torch.cuda.device(i)` picks a GPU, it sets no default device)."""
+    """`torch.device` itself (`torch.cuda.device(i)` picks a GPU, it sets no default device),
+    or a name `from torch import device` binds (`_Scope.devices`) that the function does not."""
+    if isinstance(func, ast.Name):
+        return func.id in scope.devices and func.id not in scope.params \
+            and not (scope.function is not None and scope.env.get(func.id))
     parts = (ast_dotted(func) or "").split(".")
     return len(parts) == 2 and parts[0] in scope.torch and parts[1] == "device"
 
