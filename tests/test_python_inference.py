@@ -1202,3 +1202,57 @@ def test_a_constant_is_followed_through_re_exports() -> None:
     assert _constant_of({"a.py": "from b import *\n", "b.py": "from a import *\n"}, "a", "DEV") is None
     # A module's `from m import name` outside a package's `__init__.py` is not followed.
     assert _constant_of({**common, "pkg/user.py": "from .common import DEV\n"}, "pkg.user", "DEV") is None
+
+
+def test_summary_reads_a_from_imported_torch_function_as_the_function() -> None:
+    text = ("from torch import zeros, full as filled, device\n"
+            "def f(n):\n"
+            "    g(zeros(n, device='cuda'))\n"
+            "    g(filled((n, n), 0, device='cuda'))\n"
+            "    with device('cuda'):\n"
+            "        g(zeros(n))\n"
+            "    g(zeros(n))\n"
+            "def h(zeros, n):\n"
+            "    g(zeros(n, device='cuda'))\n")
+    args = _passed_to_g(text)
+    # Allocations, as `torch.zeros(...)` / `torch.full(...)` are: on the device they name.
+    assert [a[0] for a in args[:3]] == ["dev", "dev", "dev"]
+    assert args[1][1] == 2  # `full((n, n), ...)`: two dimensions
+    assert args[3][0] == "cpu"  # no `device=`, outside the context: the CPU
+    # A parameter of the same name hides the import: a call of whatever the caller passes.
+    assert args[4][0] not in ("dev", "cpu")
+    # A second module-level binding of the name: which one a call reads depends on order.
+    rebound = _passed_to_g("from torch import zeros\nzeros = make_zeros()\ndef f(n):\n    g(zeros(n, device='cuda'))\n")
+    assert rebound[0][0] not in ("dev", "cpu")
+
+
+def test_the_walk_reads_a_from_imported_torch_function_as_the_function() -> None:
+    import libcst as cst
+
+    from lint_h2d.inference.scope import torch_function_aliases
+    module = cst.parse_module("from torch import zeros, tensor as T, nn\nfrom numpy import ones\n")
+    assert torch_function_aliases(module) == {"zeros": "zeros", "T": "tensor", "nn": "nn"}
+    # Bound again at the top level (an assignment, a `def`, a second import): left out.
+    rebound = cst.parse_module("from torch import zeros, ones\nzeros = 1\ndef ones(): pass\n")
+    assert torch_function_aliases(rebound) == {}
+    # Inside a function or under `if TYPE_CHECKING:` an import binds nothing module-wide here.
+    nested = cst.parse_module("def f():\n    from torch import zeros\nif X:\n    from torch import ones\n")
+    assert torch_function_aliases(nested) == {}
+
+
+def test_summary_reads_an_enumerate_counter_as_an_int() -> None:
+    text = ("import torch\n"
+            "def f(xs, n):\n"
+            "    batch = torch.zeros((4, n, n), device='cuda')\n"
+            "    for i, x in enumerate(xs):\n"
+            "        g(batch[i])\n"
+            "    for i, (a, b) in enumerate(xs, 1):\n"
+            "        g(batch[i])\n"
+            "    for i, x in zip(xs, xs):\n"
+            "        g(batch[i])\n")
+    args = _passed_to_g(text)
+    # The counter is an int: one matrix of the batch (`sub` with an int position).
+    assert args[0][0] == "sub" and args[0][2] == 1
+    assert args[1][0] == "sub" and args[1][2] == 1
+    # A `zip` row may be anything: no int position is claimed.
+    assert args[2][0] != "sub" or args[2][2] is None
