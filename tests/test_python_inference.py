@@ -1256,3 +1256,32 @@ def test_summary_reads_an_enumerate_counter_as_an_int() -> None:
     assert args[1][0] == "sub" and args[1][2] == 1
     # A `zip` row may be anything: no int position is claimed.
     assert args[2][0] != "sub" or args[2][2] is None
+
+
+def test_a_deep_move_argument_keeps_the_move() -> None:
+    from lint_h2d.inference.summary import UNK, _size, _small
+
+    receiver = ("keep", ("shape", ("keep", ("shape", ("same", ("item", ("call", "make", 3), 0), None), 3)), 2), True)
+    moved = ("shape", ("on", ("move", receiver, 8, ".to(...)"), 2, 9, "torch.zeros(..., device=x.device)", "f"), 1)
+    cut = _small(moved)
+    # Too deep to carry whole: the receiver of the move goes, the move and the allocation stay.
+    assert _size(moved) > 28 and cut != UNK
+    assert cut[0] == "shape" and cut[1][0] == "on" and cut[1][1][:1] == ("move",) and cut[1][1][1] == UNK
+    # A term that fits is left as it is.
+    small = ("move", ("param", "f", "x", None), 8, ".cuda()")
+    assert _small(small) == small
+    # Any other term too deep is still unknown as a whole.
+    assert _small(("mcall", receiver, "m", 3, receiver)) == UNK
+
+
+def test_boolean_reductions_keep_the_place_and_drop_a_dimension() -> None:
+    text = ("import torch\n"
+            "def f(x):\n"
+            "    y = x.cuda()\n"
+            "    g((y > 0).any(dim=1))\n"
+            "    g(torch.all(y, dim=0))\n"
+            "    g(torch.quantile(y, 0.5))\n")
+    args = _passed_to_g(text)
+    # Where `y` is (a `same` term of it), whatever their rank.
+    assert [a[0] for a in args] == ["same", "same", "same"]
+    assert all(a[1][0] == "move" for a in args[1:])

@@ -1121,9 +1121,10 @@ def _legacy_new_rank(call: cst.Call, facts: Facts) -> Optional[int]:
 
 
 # Reductions that, called without arguments, reduce every dimension (a 0-dim result).
-_FULL_REDUCTIONS = frozenset({"sum", "prod", "mean", "max", "min", "argmax", "argmin"})
+_FULL_REDUCTIONS = frozenset({"sum", "prod", "mean", "max", "min", "argmax", "argmin", "any", "all"})
 _INTEGER_RESULTS = frozenset({"int", "long", "short", "byte", "char", "argmax", "argmin", "argsort"})
-_NON_INTEGER_RESULTS = frozenset({"float", "half", "bfloat16", "double", "bool"})
+# `mask.any()`, `t.all(dim=1)`: booleans (a 0-dim one indexes as a mask, not as an int).
+_NON_INTEGER_RESULTS = frozenset({"float", "half", "bfloat16", "double", "bool", "any", "all"})
 
 _RANK_KEEPING = frozenset(
     {"argsort", "index_select", "clone", "int", "long", "float", "half", "bfloat16", "double", "bool", "short", "byte",
@@ -1691,7 +1692,8 @@ def _same_device_function(call: cst.Call, facts: Facts, name: str) -> Value:
             return Value(Kind.OTHER, length=2, items=(
                 Value(source.kind, source.rank, Origin.LOCAL, evidence=source.evidence),
                 Value(source.kind, source.rank, Origin.LOCAL, integer=True, evidence=source.evidence)))
-        integer = name in ("argsort", "argmax", "argmin", "nonzero", "searchsorted", "bucketize")
+        integer = NON_INTEGER if name in ("any", "all") else \
+            name in ("argsort", "argmax", "argmin", "nonzero", "searchsorted", "bucketize")
         made = Value(source.kind, _function_rank(name, source, call, facts), Origin.LOCAL, integer=integer,
                      evidence=source.evidence)
         if name == "squeeze" and made.rank is not None and made.kind == Kind.DEVICE:
@@ -1708,7 +1710,7 @@ RANK_KEEPING_FUNCTIONS = frozenset({
     "tril", "triu", "gather",
 })
 # Reductions that, along one dimension, drop it (or keep it as 1 with `keepdim=True`).
-DIM_REDUCTIONS = frozenset({"sum", "mean", "prod", "logsumexp"})
+DIM_REDUCTIONS = frozenset({"sum", "mean", "prod", "logsumexp", "any", "all"})
 
 
 def _concatenation(name: str, inputs: cst.BaseExpression, facts: Facts) -> Value:

@@ -78,7 +78,7 @@ _SAME_DEVICE_FUNCTIONS = frozenset({
     "exp", "log", "sqrt", "sigmoid", "softmax", "log_softmax", "logsumexp", "neg", "mean",
     "prod", "cumprod", "clip", "remainder", "floor_divide", "masked_select", "bucketize",
     "logical_and", "logical_or", "logical_not", "eq", "ne", "lt", "le", "gt", "ge", "nan_to_num",
-    "outer", "ger",
+    "outer", "ger", "any", "all", "quantile", "nanquantile",
 })
 # Tensor methods whose result is a tensor where the receiver is: the walk's tables
 # (`torch_api`), but `max` / `min` (with a `dim`, a pair of values and indices), `type` (a string

@@ -36,7 +36,7 @@ SAME_DEVICE_FUNCTIONS = frozenset(
         "searchsorted", "bucketize",
         "roll", "flip", "select", "einsum", "matmul", "bmm", "mm",
         "logical_and", "logical_or", "logical_not", "eq", "ne", "lt", "le", "gt", "ge",
-        "nan_to_num", "tril", "triu", "outer", "ger",
+        "nan_to_num", "tril", "triu", "outer", "ger", "any", "all", "quantile", "nanquantile",
     }
 )
 # `torch.nn.functional` functions (`F.softmax(x, dim=-1)`, `F.gelu(x)`, `F.pad(x, (0, 1))`) whose
@@ -78,7 +78,7 @@ SAME_DEVICE_METHODS = frozenset(
         "sort", "argsort", "exp", "log", "sqrt", "pow", "eq", "ne", "lt", "le", "gt", "ge",
         "logical_not", "logical_and", "logical_or", "diff", "floor_divide", "remainder",
         "to_dense", "coalesce", "softmax", "log_softmax", "sigmoid", "logsumexp", "nan_to_num",
-        "tril", "triu",
+        "tril", "triu", "any", "all", "quantile", "nanquantile",
     }
 )
 # Methods returning a Python scalar.
