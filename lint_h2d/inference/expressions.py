@@ -1546,12 +1546,24 @@ def _progress_bar(name: str, call: cst.Call, facts: Facts) -> Value:
 
 def _zip(call: cst.Call, facts: Facts) -> Value:
     """`zip(a, b)`: an iterable of tuples of the arguments' elements (`strict=` only decides
-    whether unequal lengths raise)."""
-    if any(a.star or (a.keyword is not None and a.keyword.value != "strict") for a in call.args):
+    whether unequal lengths raise).  `zip(*pair)` of a tuple whose items are known (`rows, cols`
+    of `torch.where(mask)`, `mask.nonzero(as_tuple=True)`) is `zip(pair[0], pair[1])`: each row
+    holds one element of each, 0-dim tensors there."""
+    if any(a.star == "**" or (a.keyword is not None and a.keyword.value != "strict") for a in call.args):
         return OTHER
-    items = []
+    items: List[Value] = []
     for arg in (a for a in call.args if a.keyword is None):
         value = infer(arg.value, facts)
+        if arg.star == "*":
+            if value.items is None:
+                inner = element_of(value.element) if value.element is not None else None
+                if inner is not None and len(call.args) == 1:
+                    # `zip(*mask.nonzero(as_tuple=True))` of a mask of unknown rank: rows of
+                    # an unknown width, each item an element of one of the same tensors.
+                    return Value(Kind.OTHER, element=Value(Kind.OTHER, element=inner))
+                return OTHER  # a sequence of a length not known: rows of an unknown width
+            items.extend(element_of(item) or UNKNOWN for item in value.items)
+            continue
         items.append(element_of(value) or UNKNOWN)
     return Value(Kind.OTHER, element=Value(Kind.OTHER, length=len(items), items=tuple(items)))
 
