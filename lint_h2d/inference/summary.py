@@ -2374,7 +2374,7 @@ _DEVICE_NAME_LIMIT = 10
 # are few (`obj.attr = v` outside `obj`'s class), and configuration arithmetic over several
 # fields is what they hold; at `_SMALL` the fourth operand of such a product was cut.
 _STORE_SMALL = 48
-_SMALL = 28  # 16 lost `x = join(alloc, self.obj.f(x))` in loops; 20 lost a model's outputs unpacked on three branches (FlagAI's beam search); 28: +1.8% index on vLLM
+_SMALL = 20  # 16 lost `x = join(alloc, self.obj.f(x))` in loops; 20 keeps it for ~2% more index (28 kept FlagAI's three-branch model outputs, but took the resolve-again peak past 250 MB and let a config product's store unknown veomni's step count)
 
 
 def _small(term: Term, limit: int = _SMALL) -> Term:
