@@ -1259,13 +1259,13 @@ def test_summary_reads_an_enumerate_counter_as_an_int() -> None:
 
 
 def test_a_deep_move_argument_keeps_the_move() -> None:
-    from lint_h2d.inference.summary import UNK, _size, _small
+    from lint_h2d.inference.summary import _SMALL, UNK, _size, _small
 
     receiver = ("keep", ("shape", ("keep", ("shape", ("same", ("item", ("call", "make", 3), 0), None), 3)), 2), True)
     moved = ("shape", ("on", ("move", receiver, 8, ".to(...)"), 2, 9, "torch.zeros(..., device=x.device)", "f"), 1)
     cut = _small(moved)
     # Too deep to carry whole: the receiver of the move goes, the move and the allocation stay.
-    assert _size(moved) > 28 and cut != UNK
+    assert _size(moved) > _SMALL and cut != UNK and _size(cut) <= _SMALL
     assert cut[0] == "shape" and cut[1][0] == "on" and cut[1][1][:1] == ("move",) and cut[1][1][1] == UNK
     # A term that fits is left as it is.
     small = ("move", ("param", "f", "x", None), 8, ".cuda()")
