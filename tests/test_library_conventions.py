@@ -3,7 +3,8 @@
 structured output (`resolved.output_field_message`), how a module spells scipy.sparse's
 predicates (`scope.sparse_checks`), which classes are transformers logits processors
 (`scope.logits_processor_classes`), and the ranks chains of subscripts prove
-(`usage.rank_floor`, `usage.region_rank_floor`); from session 44, what a tokenizer's
+(`usage.rank_floor`, `usage.region_rank_floor`) and, from session 52, the ranks subscripts
+spell by convention (`usage.spelled_rank`, `usage.spelled_rank_of_copy`); from session 44, what a tokenizer's
 `return_tensors="pt"` call gives (`expressions._tokenizer_call`) and which bases make a class
 a module (`summary._base_name`, `project._library_module`); from session 45, which classes are
 enumerations of numbers (`project.enum_kind`), what a typing qualifier declares
@@ -31,7 +32,7 @@ from lint_h2d.inference.project import _library_module
 from lint_h2d.inference.scope import logits_processor_classes, sparse_checks
 from lint_h2d.inference.summary import TORCH_MODULE_BASE, _base_name, _Builder, summarize
 from lint_h2d.inference.values import TOKENIZED_STEP, Kind, entry, is_tokenized
-from lint_h2d.inference.usage import rank_floor, region_rank_floor
+from lint_h2d.inference.usage import rank_floor, region_rank_floor, spelled_rank, spelled_rank_of_copy
 
 
 @pytest.mark.parametrize("receiver, method, loaded", [
@@ -374,3 +375,38 @@ def test_the_sizes_of_an_allocation(source: str, shown: Optional[str], sizes: Op
     else:
         assert found is not None and found[0] == shown
         assert [cst.Module([]).code_for_node(s) for s in found[1]] == sizes
+
+
+@pytest.mark.parametrize("uses, rank", [
+    ("m[:, :, i:, :] = 0", 4),            # a bare `:` last names every dimension
+    ("m[i, :] = 0", 2),
+    ("y = m[0, :, j, :]", 4),             # a read spells it too
+    ("m[:, i:] = 0", None),               # a bounded slice last: no bare `:`
+    ("m[:] = 0", None),                   # one position says nothing
+    ("m[..., :] = 0", None),              # `...` stands for any number of dimensions
+    ("m[None, :] = 0", None),             # `None` adds one
+    ("m[:, :] = 0\nm[:, :, :] = 0", None),  # two ranks spelled
+    ("m[:, :] = 0\nm[i, j, 0] = 1", None),   # three positions elsewhere prove more than two
+    ("m[:, :] = 0\nm.unsqueeze_(0)", None),  # the rank changes in place
+])
+def test_a_trailing_bare_colon_spells_the_rank(uses: str, rank: Optional[int]) -> None:
+    found = spelled_rank(_function(f"m = x.clone()\n{uses}"), "m")
+    assert (found[0] if found is not None else None) == rank
+
+
+def test_a_copy_takes_the_rank_its_source_spells() -> None:
+    fn = _function("m = x.cuda()\nm[:, :, i:, :] = 0\nt = m.clone()\nt[0, 0, i, j] = 1\n"
+                   "u = m.detach().to(i)\nv = m.clone()\nv = x.clone()\nw = m[0]\n")
+    found = spelled_rank_of_copy(fn, "t")
+    assert found is not None and found[0] == 4 and found[2] == "m"
+    assert spelled_rank_of_copy(fn, "u") is not None        # a chain of shape-keeping calls
+    assert spelled_rank_of_copy(fn, "v") is None            # one binding copies another name
+    assert spelled_rank_of_copy(fn, "w") is None            # a subscript is no copy
+    assert spelled_rank_of_copy(fn, "x") is None            # a parameter
+
+
+def test_a_copy_that_spells_its_own_rank_keeps_it() -> None:
+    fn = _function("m = x.cuda()\nm[:, :, i:, :] = 0\nt = m.clone()\nt[:, :] = 0\n")
+    assert spelled_rank_of_copy(fn, "t") is None  # `spelled_rank` of `t` itself answers
+    found = spelled_rank(fn, "t")
+    assert found is not None and found[0] == 2

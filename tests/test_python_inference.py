@@ -1285,3 +1285,24 @@ def test_boolean_reductions_keep_the_place_and_drop_a_dimension() -> None:
     # Where `y` is (a `same` term of it), whatever their rank.
     assert [a[0] for a in args] == ["same", "same", "same"]
     assert all(a[1][0] == "move" for a in args[1:])
+
+
+def test_a_spelled_rank_rests_on_a_convention_and_gets_no_safe_fix(results: Dict[str, List[Finding]]) -> None:
+    """Session 52: a rank a trailing bare `:` spells is a convention, whatever the place rests
+    on: `graph = adj.cuda()` is direct, the indices and the value are literals, and still the
+    fix is unsafe at most (a 5-D `graph` would make the write a row fill)."""
+    (finding,) = [f for f in results["spelled_ranks.py"] if f.location.row == 64]
+    steps = [(s.kind.value, s.message) for s in finding.evidence]
+    assert ("convention", "`graph[:, :, keep:, :]` spells out 4 dimensions: a bare `:` last selects nothing, "
+                          "so it names every one (convention: the tensor's rank)") in steps
+    assert finding.fix is not None and finding.fix.applicability.value == "unsafe"
+    chain = _chain(results, "spelled_ranks.py", 17)
+    assert any("(every binding of `trial` copies `graph`)" in s for s in chain)
+
+
+def test_molecule_indices_name_the_library_call(results: Dict[str, List[Finding]]) -> None:
+    """RDKit's int getters and `np.random.randint` without a size say where the int came from."""
+    chain = _chain(results, "molecule_indices.py", 15)
+    assert any("`.AddAtom()` is RDKit's, which returns a Python int" in s for s in chain)
+    chain = _chain(results, "molecule_indices.py", 18)
+    assert any("one integer drawn here (`np.random.randint(...)` without a size)" in s for s in chain)

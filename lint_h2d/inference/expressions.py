@@ -135,6 +135,11 @@ class Facts:
     # Names a module-level `from torch import zeros` (or `... as z`) binds, by spelling, to the
     # function of `torch` they name (`scope.torch_function_aliases`): `zeros(n)` is `torch.zeros(n)`.
     torch_functions: Mapping[str, str] = field(default_factory=dict)
+    # In a method that building an instance runs (`__init__`, a method it calls on `self` or
+    # hands to `self.apply`: `scope._run_at_construction`) of a class the project builds under
+    # no device context: the fields hold what the constructor made, before any move of the
+    # module, so `device=self.w.device` of a field tensor of unknown place names no accelerator.
+    constructing: bool = False
 
     def with_names(self, names: Mapping[str, Value]) -> "Facts":
         return replace(self, names=names)
@@ -266,7 +271,8 @@ def _device_kwarg_kind(call: cst.Call, facts: Facts) -> Optional[Kind]:
         # that is where such tensors live (vLLM's MiniMax builder allocated `cu_seqlens_k` on
         # `kv_lens.device`).  Not a parameter of a function nothing in the project calls (a
         # CPU reference oracle, an entry point for tests): no call site says where it is.
-        if source.kind not in (Kind.CPU, Kind.DEVICE) and (unplaced(source) or facts.data_loading):
+        if source.kind not in (Kind.CPU, Kind.DEVICE) and (
+                unplaced(source) or facts.data_loading or facts.constructing and source.origin == Origin.SELF):
             return Kind.TENSOR
         return Kind.CPU if source.kind == Kind.CPU else Kind.DEVICE
     # Any other device= that is not provably the CPU is an explicit request for an accelerator.
@@ -736,6 +742,8 @@ def _method(receiver_node: cst.BaseExpression, method: str, call: cst.Call, fact
         return SCALAR
     if method in _INT_METHODS and receiver.kind in (Kind.OTHER, Kind.UNKNOWN) and receiver.type_name is None:
         return SCALAR
+    if method in RDKIT_INT_METHODS and receiver.kind in (Kind.OTHER, Kind.UNKNOWN) and receiver.type_name is None:
+        return SCALAR.because(LocalStep(f"`.{method}()` is RDKit's, which returns a Python int", call))
     if method in SCALAR_WITH_ARG_METHODS:
         # `x.size(0)`: a dimension; `x.size()`: a `torch.Size`, a tuple of them, so that
         # `_, n, k = logits.size()` binds numbers as `logits.size(2)` is one.
@@ -1354,6 +1362,10 @@ def _known_call(call: cst.Call, facts: Facts) -> Value:
             and isinstance(func.value.value, cst.Name) and func.value.value.value in facts.torch_names \
             and func.value.value.value not in facts.names:
         return _legacy_cuda_tensor(call, method, facts)
+    if method == "randint" and _is_numpy_random(func.value, facts):
+        found = _numpy_randint(call)
+        if found is not None:
+            return found
     if isinstance(func.value, cst.Name):
         module = func.value.value
         if module in facts.torch_names and module not in facts.names:
@@ -1438,6 +1450,16 @@ def _fold_of_numbers(call: cst.Call, facts: Facts) -> bool:
 _SAME_ELEMENTS = frozenset({"sorted", "reversed", "list", "tuple", "set", "frozenset"})
 # `str.index`, `list.index`, `list.count`, `int.bit_length`: Python ints (no tensor has them).
 _INT_METHODS = frozenset({"index", "count", "bit_length", "find", "rfind"})
+# RDKit's molecule, atom and bond methods that return a Python int (an atom's index, a count,
+# a charge): `RWMol.AddAtom` returns the new atom's index, `AddBond` the number of bonds.
+# Molecule-graph code indexes its adjacency tensors with them (dive-into-graphs' GraphDF and
+# GraphAF, deepchem's featurizers).  CamelCase names no tensor, array or builtin has.
+RDKIT_INT_METHODS = frozenset({
+    "GetNumAtoms", "GetNumHeavyAtoms", "GetNumBonds", "GetNumConformers", "GetIdx", "GetBeginAtomIdx",
+    "GetEndAtomIdx", "GetAtomicNum", "GetDegree", "GetTotalDegree", "GetTotalNumHs", "GetNumExplicitHs",
+    "GetNumImplicitHs", "GetFormalCharge", "GetNumRadicalElectrons", "GetExplicitValence",
+    "GetImplicitValence", "GetTotalValence", "GetIsotope", "AddAtom", "AddBond",
+})
 # `torch.finfo(dtype).min`, `torch.iinfo(dtype).max`: Python numbers.
 _INFO_FIELDS = frozenset({"min", "max", "eps", "tiny", "smallest_normal", "resolution", "bits"})
 _MATH_CONSTANTS = frozenset({"inf", "nan", "pi", "e", "tau"})
@@ -1590,6 +1612,27 @@ def _numpy_call(name: str, call: cst.Call, facts: Facts) -> Optional[Value]:
     if any(_float_expression(a) for a in positional):
         integers = None
     return numpy_function(name, first, len(positional), tuple(keywords), _numpy_step(name, call), integers)
+
+
+def _is_numpy_random(node: cst.BaseExpression, facts: Facts) -> bool:
+    """`np.random` (numpy's module-level random functions), `np` a name bound to numpy."""
+    return isinstance(node, cst.Attribute) and node.attr.value == "random" and isinstance(node.value, cst.Name) \
+        and node.value.value in facts.numpy_names and node.value.value not in facts.names
+
+
+def _numpy_randint(call: cst.Call) -> Optional[Value]:
+    """`np.random.randint(low)` / `np.random.randint(low, high)` (also with `dtype=`): without
+    `size`, numpy draws one integer, a numpy integer scalar (`np.int64`), which indexes and
+    writes as a Python int.  With a size (a third positional argument or `size=`), or a star,
+    an array: None."""
+    if any(a.star for a in call.args):
+        return None
+    positional = [a for a in call.args if a.keyword is None]
+    keywords = {a.keyword.value for a in call.args if a.keyword is not None}
+    if not 1 <= len(positional) <= 2 or not keywords <= {"high", "dtype"}:
+        return None
+    return Value(Kind.SCALAR, 0, Origin.LOCAL, integer=True,
+                 evidence=(LocalStep("one integer drawn here (`np.random.randint(...)` without a size)", call),))
 
 
 def _float_expression(node: cst.BaseExpression) -> bool:

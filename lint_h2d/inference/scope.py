@@ -1996,6 +1996,13 @@ class ModuleWalker:
                                    f"{how or f'`{cls.name.value}.__init__`'}; {built.message}")
                 built_facts[id(method)] = replace(outer, default_device=step)
 
+        if built is None:
+            # Built by no device context: what construction runs sees the fields where the
+            # constructor put them (`Facts.constructing`).
+            constructing = replace(outer, constructing=True)
+            for method_id in _run_at_construction(methods):
+                built_facts[method_id] = constructing
+
         def facts_of(method: cst.FunctionDef) -> Facts:
             return built_facts.get(id(method), outer)
 
@@ -2095,6 +2102,11 @@ def _run_at_construction(methods: Sequence[cst.FunctionDef]) -> FrozenSet[int]:
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
                 and isinstance(node.func.value, cst.Name) and node.func.value.value == self_name:
             called.add(node.func.attr.value)
+            # `self.apply(self._init_weights)`: `nn.Module.apply` calls the method there and then.
+            if node.func.attr.value == "apply" and len(node.args) == 1 and node.args[0].keyword is None \
+                    and node.args[0].star == "" and isinstance(handed := node.args[0].value, cst.Attribute) \
+                    and isinstance(handed.value, cst.Name) and handed.value.value == self_name:
+                called.add(handed.attr.value)
     return frozenset(id(m) for m in methods if m is init or m.name.value in called)
 
 

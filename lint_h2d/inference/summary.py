@@ -1220,6 +1220,9 @@ class _Builder:
                 elif isinstance(func, ast.Attribute) and scope.self_name is not None \
                         and _is_name(func.value, scope.self_name):
                     methods.setdefault(func.attr, call.lineno)
+                    handed = _applied_method(call, scope.self_name)
+                    if handed is not None:
+                        methods.setdefault(handed, call.lineno)
             if type(stmt) in _SIMPLE_STATEMENTS:
                 continue  # no block inside (most statements; the look-ups below cost)
             for name in ("body", "orelse", "finalbody"):
@@ -2780,6 +2783,19 @@ def _keyword(call: ast.Call, name: str) -> Optional[ast.expr]:
 
 def _is_none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
+
+
+def _applied_method(call: ast.Call, self_name: str) -> Optional[str]:
+    """`m` of `self.apply(self.m)`: `nn.Module.apply` calls `m` on every submodule and on the
+    module itself, there and then, so the method runs where the call does (a constructor's
+    `self.apply(self._init_weights)` runs it while the module is built)."""
+    if not (isinstance(call.func, ast.Attribute) and call.func.attr == "apply" and len(call.args) == 1
+            and not call.keywords):
+        return None
+    handed = call.args[0]
+    if isinstance(handed, ast.Attribute) and _is_name(handed.value, self_name):
+        return handed.attr
+    return None
 
 
 def _is_name(node: ast.expr, name: str) -> bool:

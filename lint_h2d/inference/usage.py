@@ -12,6 +12,10 @@ and never changed in rank in place (`t.unsqueeze_()`, `t.resize_()`, `t.data = .
 functions and classes are scopes of their own and are not read.
 
 A floor only ever removes a finding (a write that is not one element); it never adds one.
+
+`spelled_rank` is of another kind: a convention, not a proof.  A subscript ending in a bare `:`
+names every dimension the writer means the tensor to have, and that rank may add a finding
+(one marked as resting on a convention: an unsafe fix at most).
 """
 from __future__ import annotations
 
@@ -230,6 +234,114 @@ class _Usage(NameBindings):
             self.floor = max(self.floor, sum(1 for e in node.slice if _consumes_one(e)))
         elif isinstance(node.value, cst.Subscript):
             self.floor = max(self.floor, _chained_floor(node, self.name))
+
+
+def spelled_rank(function: cst.FunctionDef, name: str) -> Optional[Tuple[int, cst.Subscript]]:
+    """The rank the function's own subscripts of the local `name` spell out, by convention,
+    and the subscript that spells it: a subscript of two positions or more, each consuming one
+    dimension (no `None`, `...` or bool), that ends in a bare `:` (`adj[:, :, keep:, :]`).
+
+    A trailing `:` selects nothing (`t[a, :]` is `t[a]`), so code writes one to name every
+    dimension it has: `cur_adj[:, :, k:, :] = 0.` beside `cur_adj[0, e, i, j] = 1.0` says the
+    tensor is 4-D, so the second write is one element (dive-into-graphs' molecule graphs, held
+    in tensors built elsewhere).  Python raises for nothing of the kind, so this is a convention
+    (`[convention]`), never a proof: the finding it allows gets an unsafe fix at most.  None
+    where no subscript spells a rank, two spell different ones, another subscript of the name
+    uses more positions (`rank_floor`'s proof wins), or something changes the tensor's rank in
+    place or rebinds the name out of this scope (`global`, `nonlocal`, `del`).  The name may be
+    bound several times: every binding is read as of the rank spelled (one object renamed in
+    the function's steps, `x = x.cuda()`)."""
+    usage = _Spelling(name)
+    usage.add_params(function.params)
+    function.body.visit(usage)
+    if usage.escaped or not usage.spelled:
+        return None
+    ranks = {len(node.slice) for node in usage.spelled}
+    if len(ranks) != 1:
+        return None
+    rank = ranks.pop()
+    if usage.floor > rank:
+        return None
+    return rank, usage.spelled[0]
+
+
+# Methods whose result has the receiver's shape: a copy, a move, a dtype cast.
+_SHAPE_KEEPING = frozenset({
+    "clone", "detach", "contiguous", "cuda", "cpu", "to", "float", "half", "double", "bfloat16", "long",
+    "int", "bool",
+})
+
+
+def spelled_rank_of_copy(function: cst.FunctionDef, name: str) -> Optional[Tuple[int, cst.Subscript, str]]:
+    """`spelled_rank` of the one other local that every binding of `name` copies: each is
+    `name = other.clone()` (or `.detach()`, `.cuda()`, `.to(...)`, a dtype cast: the shape is
+    kept), `other` the same name each time, and `name`'s own subscripts spell no rank and
+    prove no larger one (dive-into-graphs' `cur_adj_tmp = cur_adj.clone()`, edited for a
+    trial step, of the rank `cur_adj[:, :, k:, :]` spells).  Also a convention; with the
+    name of `other`.  None where a binding is of another form (a parameter, a loop target, an
+    unpacking) or copies another name."""
+    copies = _Copies(name)
+    copies.add_params(function.params)
+    function.body.visit(copies)
+    if copies.escaped or copies.bindings != copies.copies or len(copies.sources) != 1 or copies.spelled:
+        return None
+    source = next(iter(copies.sources))
+    if source == name:
+        return None
+    found = spelled_rank(function, source)
+    if found is None or copies.floor > found[0]:
+        return None
+    return found[0], found[1], source
+
+
+class _Spelling(_Usage):
+    """`_Usage`, and the subscripts of the name that spell its rank (`spelled_rank`)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.spelled: List[cst.Subscript] = []
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        super().visit_Subscript(node)
+        if _is(node.value, self.name) and len(node.slice) >= 2 and _bare_colon(node.slice[-1]) \
+                and all(_consumes_one(e) for e in node.slice):
+            self.spelled.append(node)
+
+
+class _Copies(_Spelling):
+    """`_Spelling`, and what the name's plain assignments copy (`spelled_rank_of_copy`): the
+    names whose shape-keeping calls they assign (`sources`), and how many of the bindings
+    they are (`copies`; any other binding makes the two counts differ)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.sources: Set[str] = set()
+        self.copies = 0
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        super().visit_Assign(node)
+        copied = _copied_name(node.value)
+        if len(node.targets) == 1 and _is(node.targets[0].target, self.name) and copied is not None:
+            self.sources.add(copied)
+            self.copies += 1
+
+
+def _copied_name(value: cst.BaseExpression) -> Optional[str]:
+    """`other` of `other.clone()`, `other.detach().cuda()`, `other.to(device)`: a chain of
+    shape-keeping method calls on a bare name."""
+    node = value
+    seen = False
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+            and node.func.attr.value in _SHAPE_KEEPING:
+        node = node.func.value
+        seen = True
+    return node.value if seen and isinstance(node, cst.Name) else None
+
+
+def _bare_colon(element: cst.SubscriptElement) -> bool:
+    """`:` alone: no bound, no step."""
+    sl = element.slice
+    return isinstance(sl, cst.Slice) and sl.lower is None and sl.upper is None and sl.step is None
 
 
 def _chained_floor(node: cst.Subscript, name: str) -> int:

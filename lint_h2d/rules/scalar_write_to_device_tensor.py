@@ -22,7 +22,8 @@ from lint_h2d.findings import Applicability, EvidenceKind, EvidenceStep, Finding
 from lint_h2d.inference.expressions import index_effect, index_evidence, infer, last_name
 from lint_h2d.inference.resolved import rests_on_module_output
 from lint_h2d.inference.scope import StatementFact
-from lint_h2d.inference.usage import NameBindings, rank_floor, region_rank_floor
+from lint_h2d.inference.usage import (NameBindings, rank_floor, region_rank_floor, spelled_rank,
+                                      spelled_rank_of_copy)
 from lint_h2d.inference.values import LENGTHS_STEP, SCALAR, Kind, LocalStep, Value, names_lengths
 from lint_h2d.rules._gate_site import GateSite, ModuleImports, gate_site, module_flags
 from lint_h2d.rules._int_index import int_names
@@ -204,7 +205,7 @@ It is **unsafe** (applied only with `--unsafe-fixes`, after reading it) when:
         steps = ctx.evidence(tensor.evidence)
         # A finding that rests on a convention or a hint alone gets an unsafe fix at most.
         convention_only = not any(step.kind == EvidenceKind.DIRECT for step in steps) and bool(steps) \
-            or rests_on_module_output(tensor.evidence) \
+            or rests_on_module_output(tensor.evidence) or decision.rank_convention \
             or any(step.kind == EvidenceKind.CONVENTION for step in ctx.evidence(value.evidence))
         proven_index = all(e in ("int", "ellipsis") for e in effects) and not convention_only
         fix, reason, suggestion, proven = self._fix(fact, target, assign.value, proven_index, ctx)
@@ -458,6 +459,8 @@ class Decision:
     effects: Tuple[str, ...] = ()
     value: Optional[Value] = None
     reason: Optional[str] = None
+    # The destination's rank rests on a convention (`spelled_rank`), whatever its place rests on.
+    rank_convention: bool = False
 
 
 def decide(fact: StatementFact, ctx: FileContext) -> Decision:
@@ -470,16 +473,27 @@ def decide(fact: StatementFact, ctx: FileContext) -> Decision:
     tensor = infer(target.value, fact.facts)
     if tensor.kind != Kind.DEVICE:
         return Decision(tensor, reason="the destination is not known to be a tensor on the accelerator")
+    spelled = _spelled(fact, target) if tensor.rank is None else None
     if tensor.rank is None and rests_on_module_output(tensor.evidence):
         # A module's output has the rank of what the layer computes: without a proven
         # rank, `out[i] = 0` may fill a row (no copy).  A name that says per-sequence lengths
-        # (`encoder_out_lens`, `cu_seqlens`) says one dimension, a convention too.
+        # (`encoder_out_lens`, `cu_seqlens`) says one dimension, a convention too, and so do
+        # the function's subscripts that spell every dimension (`spelled_rank`).
         shown = last_name(target.value)
-        if shown is None or not names_lengths(shown):
+        if shown is not None and names_lengths(shown):
+            tensor = replace(tensor, rank=1, evidence=tensor.evidence + (
+                LocalStep(f"`{shown}` is {LENGTHS_STEP}", target.value, "convention"),))
+        elif spelled is None:
             return Decision(tensor, reason="the destination is a module's output of unknown rank: "
                                            "the write may fill a row (no copy)")
-        tensor = replace(tensor, rank=1, evidence=tensor.evidence + (
-            LocalStep(f"`{shown}` is {LENGTHS_STEP}", target.value, "convention"),))
+    spelled_rank_convention = False
+    if tensor.rank is None and spelled is not None:
+        rank, node, copied = spelled
+        copy = f" (every binding of `{last_name(target.value)}` copies `{copied}`)" if copied is not None else ""
+        tensor = replace(tensor, rank=rank, evidence=tensor.evidence + (
+            LocalStep(f"`{_one_line(ctx.module.code_for_node(node))}` {SPELLED_STEP.format(rank=rank)}{copy}",
+                      node, "convention"),))
+        spelled_rank_convention = True
     effects = tuple(index_effect(e, fact.facts) for e in target.slice)
     if not _destination_is_one_element(effects, tensor.rank):
         return Decision(tensor, effects, reason="the indices are not known to select one element "
@@ -500,7 +514,7 @@ def decide(fact: StatementFact, ctx: FileContext) -> Decision:
     if _already_gated(fact, ctx.module.code_for_node(target.value), ctx.module, ctx.settings.custom_gate):
         return Decision(tensor, effects, value, reason="the other branch of a ROCm gate already writes "
                                                        "this element with a kernel")
-    return Decision(tensor, effects, value)
+    return Decision(tensor, effects, value, rank_convention=spelled_rank_convention)
 
 
 def _redundancy_noted(finding: Finding, note: object) -> Finding:
@@ -632,6 +646,25 @@ def _destination_is_one_element(effects: Sequence[str], rank: Optional[int]) -> 
     if rank is None:
         return integers == 1 and ellipses == 0
     return integers == rank
+
+
+# What the step of a rank spelled by the function's subscripts says (`_spelled`).
+SPELLED_STEP = ("spells out {rank} dimensions: a bare `:` last selects nothing, so it names every one "
+                "(convention: the tensor's rank)")
+
+
+def _spelled(fact: StatementFact, target: cst.Subscript) -> Optional[Tuple[int, cst.Subscript, Optional[str]]]:
+    """The rank the function's other subscripts of a local destination spell out
+    (`usage.spelled_rank`), or those of the one local every binding of it copies
+    (`usage.spelled_rank_of_copy`, with that local's name), read where nothing proves the
+    destination's rank."""
+    function = fact.scope.node
+    if function is None or not isinstance(target.value, cst.Name):
+        return None
+    found = spelled_rank(function, target.value.value)
+    if found is not None:
+        return found[0], found[1], None
+    return spelled_rank_of_copy(function, target.value.value)
 
 
 def _wider_by_usage(fact: StatementFact, target: cst.Subscript, effects: Sequence[str]) -> bool:
