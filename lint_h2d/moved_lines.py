@@ -440,9 +440,8 @@ def _rebuilt(obj: Any, changes: Mapping[str, Any]) -> Any:
 # enums: `test_moved_lines` checks the split against the dataclass).
 _VALUE_PARTS = ("evidence", "element", "items", "memory", "key", "returns", "entries")
 # `Resolved` fields that hold only names (no value, no step, no line): left as they are.
-_NAMES_ONLY = frozenset({"bases", "passed_non_numbers", "device_names", "modules", "uncalled",
-                         "passed_through", "through", "module_names", "split_returns", "empty_lists", "read_callees",
-                         "enums", "reexports"})
+_NAMES_ONLY = frozenset({"bases", "passed_non_numbers", "device_names", "modules", "through", "module_names",
+                         "split_returns", "empty_lists", "read_callees", "enums", "reexports"})
 # `Resolved` fields of values and steps (walked by `_Remap.value`).
 _WITH_STEPS = frozenset({"fields", "returns", "params", "int_params", "forwards", "built_on_device", "moved",
                          "constants", "passed_numbers", "own_returns"})

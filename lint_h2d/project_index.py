@@ -746,8 +746,9 @@ def _summary_fields() -> Dict[type, Tuple[str, ...]]:
 # (the project's enumerations of numbers: `project.enum_kind`); 10: a static method's parameters
 # are keyed by its class too (`resolved.param_key`: only `Cls.f(...)` / `x.f(...)` run it); 11:
 # `Resolved.reexports` (what each module re-exports, for `Resolved.constant`); 12: `Resolved.params`
-# says where no call passes a defaulted device parameter (`values.DEFAULT_ONLY_STEP`).
-RESOLVED_FORMAT = 12
+# says where no call passes a defaulted device parameter (`values.DEFAULT_ONLY_STEP`); 13: no
+# `Resolved.uncalled` / `Resolved.passed_through` (the uncalled-function exception is gone).
+RESOLVED_FORMAT = 13
 # More edited files than this: resolve the project rather than map each one's lines.
 MAX_MOVED_FILES = 16
 

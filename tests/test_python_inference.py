@@ -223,27 +223,6 @@ def test_annotated_assignments_name_the_annotation(results: Dict[str, List[Findi
         results, "annotated_assign.py", 24)
 
 
-def test_uncalled_functions_are_those_no_call_in_the_project_names() -> None:
-    """Module-level functions only (a method is called through its object), by name, bound or
-    not (a call of any function of that name may be one of it); only functions with a
-    parameter a call site could place count."""
-    from lint_h2d.inference.project import collect
-
-    texts = [
-        "def ref(x):\n    return x\n",
-        "def used(x):\n    return x\n\nused(1)\n",
-        "class C:\n    def __init__(self, x):\n        self.x = x\n",
-        "class D:\n    def __init__(self, x):\n        self.x = x\n\nD(1)\n",
-        "class M:\n    def forward(self, h):\n        return h\n\n    def __call__(self, h):\n        return h\n",
-        "def dflt(x=None):\n    return x\n\ndef typed(n: int):\n    return n\n",
-        "class E:\n    def step(self, x):\n        return x\n\ndef go(e):\n    e.step(1)\n",
-        "def helper2(x):\n    return x\n\ndef user(m, y):\n    m.helper2(y)\n",
-    ]
-    resolved = collect(texts).module_facts.resolved
-    assert resolved.uncalled == {"ref", "go", "user"}
-
-
-
 def test_call_sites_read_through_place_keeping_ops(results: Dict[str, List[Finding]]) -> None:
     # `torch.log_softmax(rows[i])` at the call keeps the place of `.cuda()`: the chain names the
     # call site, then the move; `cls._pick(...)` is what the class's `_pick` returns (an int).

@@ -18,7 +18,7 @@ from lint_h2d.inference.gpu_mode import gpu_mode, one_line
 from lint_h2d.inference.memory import annotate as annotate_memory
 from lint_h2d.inference.names import layer
 from lint_h2d.inference.resolved import (INT_ENUM, NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK_PLUS_ONE, NN_TENSOR_MODULES,
-                                         UNCALLED_NOTE, Resolved, compute_logits_message, module_step_message, output_field_message,
+                                         Resolved, compute_logits_message, module_step_message, output_field_message,
                                          LOADER_METHODS, PRETRAINED, pretrained_loader, pretrained_step_message,
                                          through_message, names_model, named_model_message)
 from lint_h2d.inference.numpy_values import (assignment_result, numpy_dtype_integer, numpy_element, numpy_function,
@@ -269,10 +269,8 @@ def _device_kwarg_kind(call: cst.Call, facts: Facts) -> Optional[Kind]:
         # `device=x.device`: where `x` is.  A tensor (or a parameter) with no evidence of its
         # place is taken to be on the accelerator, as any explicit device= is: in serving code
         # that is where such tensors live (vLLM's MiniMax builder allocated `cu_seqlens_k` on
-        # `kv_lens.device`).  Not a parameter of a function nothing in the project calls (a
-        # CPU reference oracle, an entry point for tests): no call site says where it is.
-        if source.kind not in (Kind.CPU, Kind.DEVICE) and (
-                unplaced(source) or facts.data_loading or facts.constructing and source.origin == Origin.SELF):
+        # `kv_lens.device`), also in a function nothing in the project calls (a library's API).
+        if source.kind not in (Kind.CPU, Kind.DEVICE) and (facts.data_loading or built_field(source, facts)):
             return Kind.TENSOR
         return Kind.CPU if source.kind == Kind.CPU else Kind.DEVICE
     # Any other device= that is not provably the CPU is an explicit request for an accelerator.
@@ -316,13 +314,10 @@ def is_meta(node: cst.BaseExpression, facts: Facts) -> bool:
     return text is not None and text.split(":")[0] == "meta"
 
 
-def unplaced(value: Value) -> bool:
-    """A parameter of a function nothing in the project calls, with no other evidence of its
-    place (`scope._unplaced` marks it): no call site says where it is.  Read where `device=` or
-    `.to()` names its `.device` directly; a name bound to it (`device = x.device`) is still
-    taken for an accelerator, as before (vLLM's labels count that form in a dense-format
-    converter nothing calls, `sparse_index_utils.k2q_to_q2k`)."""
-    return any(UNCALLED_NOTE in getattr(step, "message", "") for step in value.evidence)
+def built_field(value: Value, facts: Facts) -> bool:
+    """A field of `self` read in a method that building its class runs (`Facts.constructing`):
+    where the constructor made it, before anything moved the module, which nothing says."""
+    return facts.constructing and value.origin == Origin.SELF
 
 
 def _tensor_of_device(device: cst.BaseExpression, facts: Facts) -> Optional[Value]:
@@ -651,9 +646,9 @@ def _to_result(receiver: Value, call: cst.Call, facts: Facts) -> Value:
         kind = Kind.DEVICE
     elif source is not None:
         # `.to(x.device)`: where `x` is (the accelerator for a tensor nothing tells about,
-        # as for `device=x.device`, but a parameter no call site places).
+        # as for `device=x.device`, but a field read while its module is built).
         kind = Kind.CPU if source.kind == Kind.CPU else (
-            Kind.TENSOR if source.kind != Kind.DEVICE and unplaced(source) else Kind.DEVICE)
+            Kind.TENSOR if source.kind != Kind.DEVICE and built_field(source, facts) else Kind.DEVICE)
     else:
         other = infer(target, facts)
         if other.kind.is_tensor:
@@ -1068,7 +1063,8 @@ def _new_tensor(receiver: Value, method: str, call: cst.Call, facts: Facts) -> V
     if explicit is None and kind == Kind.DEVICE:
         return Value(kind, rank, Origin.LOCAL, integer=integer, evidence=receiver.evidence).because(
             LocalStep(f"`.{method}()` of a device tensor: on its device", call))
-    if explicit is None and kind in (Kind.TENSOR, Kind.UNKNOWN) and not unplaced(receiver) and not facts.data_loading:
+    if explicit is None and kind in (Kind.TENSOR, Kind.UNKNOWN) and not built_field(receiver, facts) \
+            and not facts.data_loading:
         # `t.new_zeros(n)` is `torch.zeros(n, device=t.device, dtype=t.dtype)`: read as that
         # `device=` is (`_device_kwarg_kind`), the accelerator where nothing proves `t`'s place.
         shown = _callee_text(call.func.value) if isinstance(call.func, cst.Attribute) else "t"
@@ -2569,10 +2565,8 @@ def _named_device(name: str, found: Value, facts: Facts) -> Value:
     beside it (the device half of a CPU/device pair, as a field beside its `_cpu` sibling
     field is), as a convention.  A value known to be something else than a tensor (a
     container, an instance of a class) is kept; so is any value in a dataset's methods
-    (`Facts.data_loading`: host processes), a parameter of a function nothing in the project
-    calls (`unplaced`: as `device=x.device` of one is no accelerator, a CPU reference oracle
-    looks the same) and a name with a host suffix itself."""
-    if facts.data_loading or facts.device_named is None or unplaced(found):
+    (`Facts.data_loading`: host processes) and a name with a host suffix itself."""
+    if facts.data_loading or facts.device_named is None:
         return found
     if found.kind == Kind.UNKNOWN and (found.type_name is not None or found.element is not None
                                        or found.items is not None or found.entries is not None):

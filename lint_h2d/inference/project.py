@@ -133,7 +133,6 @@ from lint_h2d.inference.resolved import (  # noqa: E402
     OWNED_BY_CLASS,
     param_key,
     NN_CONTAINERS,
-    UNCALLED_NOTE,
     NN_TENSOR_MODULES,
     Resolved,
     absolute_module,
@@ -338,8 +337,6 @@ class _Resolver:
                     holder = self._declaring(target, store.attr)
                     self.object_stores.setdefault((holder, store.attr), []).append((summary.path, store, target))
                     self.stored_attrs.setdefault(holder, set()).add(store.attr)
-        self.uncalled = uncalled_functions(self.functions, self.calls, self.references)
-        self.passed_through = passed_through_uncalled(self.functions, self.calls, self.uncalled)
         self.memo: Dict[Tuple[Any, ...], Value] = {}
         self.order: List[Tuple[Any, ...]] = []  # memo keys in the order they were settled
         self.pending: Set[Tuple[Any, ...]] = set()
@@ -516,8 +513,7 @@ class _Resolver:
             value = self.eval(base, path, base[3] if base[0] == "param" else None)
             if value.kind == DEVICE_KIND:
                 return "the `.device` of a device tensor"
-            if base[0] == "param" and value.kind != CPU_KIND and not _uncalled(value) \
-                    and base[1] not in self.passed_through:
+            if base[0] == "param" and value.kind != CPU_KIND:
                 site = self._call_site(base[1], base[3], path)
                 if site is not None:
                     return f"the `.device` of parameter `{base[2]}`, {site}"
@@ -526,8 +522,7 @@ class _Resolver:
             return None
         value = self.eval(place, path, place[3])
         site = self._call_site(place[1], place[3], path)
-        if site is None or value.kind in (CPU_PLACE_KIND, CPU_KIND) or _uncalled(value) \
-                or place[1] in self.passed_through:
+        if site is None or value.kind in (CPU_PLACE_KIND, CPU_KIND):
             return None
         return f"parameter `{place[2]}`, {site}"
 
@@ -2238,8 +2233,7 @@ class _Resolver:
         """`torch.zeros(n, device=x.device)`: on `x`'s device (`device=self.device`: `base_term` is
         the class's `device` field itself, a place or unknown).  A parameter or a tensor with
         no evidence of its place is taken to be on the accelerator, as any explicit `device=`
-        (the walk's `_device_kwarg_kind` reads it the same way; a summary's uncalled function
-        teaches no field and no return, so the walk's exception for them is not needed here)."""
+        (the walk's `_device_kwarg_kind` reads it the same way)."""
         _, base_term, rank, line, how, code = term
         base = self.eval(base_term, path, owner)
         # `t.new_zeros(n)` without `dtype=` (code None): of `t`'s dtype.
@@ -2442,10 +2436,6 @@ def homonym_sites(sites: List[Tuple[str, CallSite]], definitions: Sequence[Tuple
     own = _path_of(functions, fn)
     return [(p, c) for p, c in sites if p == own or p not in defining]
 
-
-def _uncalled(value: Value) -> bool:
-    """A parameter's value that says no call site places it (`UNCALLED_NOTE`)."""
-    return any(UNCALLED_NOTE in getattr(step, "message", "") for step in value.evidence)
 
 
 def _constructed_module(term: Term, modules: AbstractSet[str]) -> Set[str]:
@@ -2826,8 +2816,7 @@ def wanted_callees(summaries: Sequence[FileSummary]) -> FrozenSet[str]:
 def read_callees(summaries: Iterable[FileSummary]) -> FrozenSet[str]:
     """Every name under which `_Resolver` may look up call sites (`self.calls`): the project's
     functions and classes (a function's or a method's sites, a class's constructions, whether
-    any call names them: `_find_sites`, `_constructed`, `_call_site`, `uncalled_functions`,
-    `passed_through_uncalled`, `_mark_bases_of_built`), and the names a function's return
+    any call names them: `_find_sites`, `_constructed`, `_call_site`, `_mark_bases_of_built`), and the names a function's return
     calls (a loader's registry class, `_loader_built`).  Keeping only these sites resolves to
     the same facts as keeping all (`summary.calls_from_json`, `ProjectIndex.facts`): a site
     of any other name is never read.  Keep it in step with the readers of `self.calls`."""
@@ -2869,7 +2858,7 @@ def _parameter_callees(summary: FileSummary) -> Set[str]:
     """Project functions (and classes and `super().__init__`, for `__init__`) with an un-annotated parameter, or a
     device parameter, or any parameter with a default: `param`, `passed` and
     `passes_no_number` read what their calls pass (`slot=0` overridden with a list is no
-    int), `uncalled_functions` whether any call names them.  Dataclasses (no `__init__` of
+    int).  Dataclasses (no `__init__` of
     their own): their constructions give their fields (`_Resolver._constructed`)."""
     out: Set[str] = set()
     for fn in summary.functions:
@@ -3108,8 +3097,7 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
     reexports = _reexports(summaries)
     return Resolved(fields, bases, classes, returns, params, int_params, frozenset(passed_non_numbers),
                     frozenset(device_names),
-                    resolver.modules, forwards, uncalled=resolver.uncalled,
-                    passed_through=resolver.passed_through, through=through_functions(resolver.functions),
+                    resolver.modules, forwards, through=through_functions(resolver.functions),
                     built_on_device=built, moved=moved, constants=constants, module_names=module_names,
                     reexports=reexports,
                     passed_numbers=passed_numbers, construction_calls=construction_calls,
@@ -3251,83 +3239,6 @@ def _keep_field(fields: Dict[str, Dict[str, Value]], device_names: Set[str], cls
             device_names.add(attr)  # read as `.attr`
 
 
-def uncalled_functions(functions: Mapping[str, Sequence[Tuple[str, FunctionSummary]]],
-                       calls: Mapping[str, Sequence[Tuple[str, CallSite]]],
-                       referenced: AbstractSet[str] = frozenset()) -> FrozenSet[str]:
-    """Module-level project functions with a parameter a call site could place
-    (`wanted_callees`) that no call in the project names, and that the project does not hand
-    on (`referenced`, `FileSummary.references`: `loss_func = rnnt.tdt_loss_gpu` is called as
-    `loss_func(...)`, where the call names no function).
-
-    By name only, bound or not: a call of any function of that name counts, so a function is
-    uncalled only when no call anywhere could be one of it.  Methods never are: a method is
-    called through its object, which the project may get from a framework (a runner calls a
-    builder's `build`, `m(x)` runs `forward`), so no call by name says little about them."""
-    out: Set[str] = set()
-    for name, definitions in functions.items():
-        if name in calls or name in referenced:
-            continue
-        for _, fn in definitions:
-            if fn.owner is None and any(a in _OPEN_ANNOTATIONS and p not in fn.defaults
-                                        for p, a in zip(fn.params, fn.annotations)):
-                out.add(name)
-    return frozenset(out)
-
-
-def passed_through_uncalled(functions: Mapping[str, Sequence[Tuple[str, FunctionSummary]]],
-                            calls: Mapping[str, Sequence[Tuple[str, CallSite]]],
-                            uncalled: FrozenSet[str]) -> Dict[str, str]:
-    """Module-level project functions whose every call passes, for each parameter a call site
-    could place (open annotation, no default), a parameter of a function in `uncalled` or of
-    one of these (`dequant(packed)` calling `unpack(packed)`, `dequant` uncalled), each mapped to
-    that function: what its parameters are is what the uncalled function's are, which no call
-    site says (`uncalled_functions`).  By name, as `uncalled_functions`: a call of any function
-    of that name counts, so one call passing anything else keeps the function out."""
-    found: Dict[str, str] = {}
-    candidates = _pass_through_candidates(functions, calls, uncalled)
-    changed = True
-    while changed:
-        changed = False
-        for name, open_params in candidates:
-            if name in found:
-                continue
-            sources: Set[str] = set()
-            for _, site in calls[name]:
-                for position, pname in open_params:
-                    term = _passed(site, pname, position)
-                    if term is not None and term[0] in ("cpudefault", "ranked"):
-                        term = term[1]  # a parameter handed on as it came
-                    if term is None or term[0] != "param" or term[3] is not None \
-                            or not (term[1] in uncalled or term[1] in found):
-                        break
-                    sources.add(str(term[1]))
-                else:
-                    continue
-                break
-            else:
-                found[name] = min(sources)
-                changed = True
-    return found
-
-
-def _pass_through_candidates(functions: Mapping[str, Sequence[Tuple[str, FunctionSummary]]],
-                             calls: Mapping[str, Sequence[Tuple[str, CallSite]]],
-                             uncalled: FrozenSet[str]) -> List[Tuple[str, List[Tuple[int, str]]]]:
-    """The functions `passed_through_uncalled` may map, in name order, each with its open
-    parameters: what does not change from one of its rounds to the next, found once (every
-    round went through all the project's functions)."""
-    out: List[Tuple[str, List[Tuple[int, str]]]] = []
-    for name, definitions in sorted(functions.items()):
-        if name in uncalled or name not in calls or len(definitions) != 1:
-            continue
-        (_, fn), = definitions
-        open_params = [(i, p) for i, (p, a) in enumerate(zip(fn.params, fn.annotations))
-                       if a in _OPEN_ANNOTATIONS and p not in fn.defaults]
-        if fn.owner is None and open_params:
-            out.append((name, open_params))
-    return out
-
-
 def _path_of(definitions: Sequence[Tuple[str, FunctionSummary]], fn: FunctionSummary) -> str:
     return next(path for path, other in definitions if other is fn)
 
@@ -3387,8 +3298,6 @@ def fingerprint_of(resolved: Resolved) -> str:
     for cls, base in sorted(resolved.bases.items()):
         digest.update(f"{cls}<{','.join(base)}\n")
     digest.update("modules:" + ",".join(sorted(resolved.modules)))
-    digest.update("uncalled:" + ",".join(sorted(resolved.uncalled)))
-    digest.update("through:" + ",".join(f"{f}<{g}" for f, g in sorted(resolved.passed_through.items())))
     digest.update("keeps:" + ",".join(f"{f}{rule!r}" for f, rule in sorted(resolved.through.items())))
     digest.update("passed:" + ",".join(sorted(f"{fn}({p})" for fn, p in resolved.passed_non_numbers)))
     for name, value in sorted(resolved.forwards.items()):

@@ -17,9 +17,6 @@ from lint_h2d.inference.values import (TENSOR_PROPERTIES, COMPUTE_LOGITS_NOTE, F
 
 # How the evidence of a field on the default device begins (issue 17, item 8c).
 DEFAULT_DEVICE_STEP = "allocated without `device=` in `__init__`"
-# What the step of a parameter of a function nothing in the project calls says: no call site
-# tells where it is, so `device=p.device` is not an accelerator by convention.
-UNCALLED_NOTE = "no call site says where"
 
 # `torch.nn` layers whose output has the input's rank (`Linear` maps the last dimension,
 # norms, dropout, activations and convolutions keep every dimension), and `Embedding`, whose
@@ -162,18 +159,6 @@ def sampling_hook_message(function: str, param: str) -> str:
     return f"`{function}` takes `{param}` with a vLLM `SamplingMetadata`: {SAMPLING_HOOK_NOTE}"
 
 
-def uncalled_message(function: str, param: str) -> str:
-    """The step a parameter of an uncalled function carries (`UNCALLED_NOTE` marks it)."""
-    return f"nothing in the project calls `{function}`: {UNCALLED_NOTE} `{param}` is"
-
-
-def passed_through_message(function: str, source: str, param: str) -> str:
-    """The step a parameter carries when every call of `function` passes a parameter of the
-    uncalled `source` (`UNCALLED_NOTE` marks it, as `uncalled_message`'s)."""
-    return (f"every call of `{function}` passes a parameter of `{source}`, which nothing in the project "
-            f"calls: {UNCALLED_NOTE} `{param}` is")
-
-
 def through_message(function: str, param: str) -> str:
     """The step of a call of a function whose return keeps a parameter's place
     (`Resolved.through`)."""
@@ -296,19 +281,11 @@ class Resolved:
     # Kept apart from `returns`: `forward` is an API name (`project.API_NAMES`), and the
     # prefilter sees a module call through the class's construction, not through `.forward(`.
     forwards: Mapping[str, Value] = _field(default_factory=dict)
-    # Names of module-level project functions that have a parameter the call sites could place
-    # and no call site in the project: nothing there says where such a parameter is (a
-    # reference oracle, an entry point of the project's users or tests).
-    uncalled: FrozenSet[str] = frozenset()
     # The function names of one module-level definition whose every return keeps where one
     # parameter is (`return torch.roll(x, 1, 0)`, `return x * 2`; `project.through_parameter`):
     # name → (that parameter, its position, whether the result has the argument's rank, the
     # rank it has else).  A call's result is where its own argument is (`values.returned_through`).
     through: Mapping[str, Tuple[str, int, bool, Optional[int]]] = _field(default_factory=dict)
-    # Module-level project functions whose every call passes them parameters of an uncalled
-    # function (or of one of these), each to that function (`project.passed_through_uncalled`):
-    # their parameters are as unplaced as the uncalled function's.
-    passed_through: Mapping[str, str] = _field(default_factory=dict)
     # class → the step saying it is constructed under an accelerator default device (a
     # `with torch.device(...)` elsewhere in the project, or vLLM's model loader): a factory
     # without `device=` in its `__init__`, or in a method `__init__` calls, lands there.

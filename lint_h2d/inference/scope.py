@@ -45,7 +45,7 @@ from lint_h2d.findings import EvidenceKind, EvidenceStep, evidence_file_name
 from lint_h2d.inference.numpy_values import ASSIGNMENT_MODULES, ASSIGNMENT_SOLVERS
 from lint_h2d.inference.names import LayeredNames, Names, copy_names, join_names, layer
 from lint_h2d.inference.resolved import (DEFAULT_DEVICE_STEP, EMPTY_MODULE_FACTS, ModuleFacts, Resolved, absolute_module, forward_input_message, forward_input_param, empty_list_message,
-                                        passed_through_message, sampling_hook_message, uncalled_message)
+                                        sampling_hook_message)
 from lint_h2d.inference.summary import processor_classes, sampling_hook
 from lint_h2d.inference.gpu_mode import gpu_flag_fields, one_line
 from lint_h2d.inference.torch_api import SIZE_FACTORIES
@@ -1579,20 +1579,6 @@ def _params(fn: cst.FunctionDef) -> List[cst.Param]:
     return every_param(fn.params)
 
 
-def _unplaced(value: Value, uncalled: Optional[Tuple[str, Optional[str]]], param: cst.Param) -> Value:
-    """A parameter of the uncalled function `uncalled[0]` (None: a called one), marked so that
-    `device=p.device` is not read as an explicit accelerator: no call site says where `p` is,
-    and functions nothing calls are often CPU reference oracles (`expressions.unplaced`).
-    `uncalled[1]`: the uncalled function whose parameters every call passes it, if it is called
-    (`Resolved.passed_through`)."""
-    if uncalled is None:
-        return value
-    function, source = uncalled
-    message = uncalled_message(function, param.name.value) if source is None \
-        else passed_through_message(function, source, param.name.value)
-    return value.because(LocalStep(message, param))
-
-
 def _forward_input(value: Value, module: str, param: cst.Param, facts: Facts) -> Value:
     """A parameter of `forward` of the project `nn.Module` `module` that nothing places (no
     call site, no annotation but `torch.Tensor`): on the module's device by convention
@@ -1820,15 +1806,6 @@ class ModuleWalker:
         processor = name == "__call__" and self_name is not None and base.self_class in self.processors
         hook = base.vllm and sampling_hook([(p.name.value, (dotted_name(p.annotation.annotation) or "?").split(".")[-1]
                                               if p.annotation is not None else None) for p in params])
-        # A module-level function no call in the project names: its parameters' places are
-        # unknown.  Not in a module written against vLLM: the engine calls its builders and
-        # hooks (vLLM's MiniMax builder allocates `cu_seqlens_k` on `kv_lens.device`).
-        uncalled: Optional[Tuple[str, Optional[str]]] = None
-        if parent == "<module>" and not base.vllm:
-            if name in base.project.uncalled:
-                uncalled = (name, None)
-            elif name in base.project.passed_through:
-                uncalled = (name, base.project.passed_through[name])
         # The class `fn` is a method of, static or not: its parameters are keyed by it
         # (`param_key`); a nested `def` is keyed by name.
         method_of = base.self_class if self_name is not None or cls_name is not None else self_class
@@ -1898,8 +1875,6 @@ class ModuleWalker:
                 known = base.project.param(name, method_of, pname, base.path)
                 if known is not None and known.kind.is_tensor:
                     value = replace(known, origin=Origin.PARAM, root=pname, path=pname)
-                else:
-                    value = _unplaced(value, uncalled, param)
             elif kind == Kind.OTHER and type_name is None and value.element is not None and value.element.kind.is_tensor \
                     and param.star == "" and param.default is None:
                 # `meta: Dict[str, torch.Tensor]` says tensors, not where: every call site may
@@ -1917,8 +1892,6 @@ class ModuleWalker:
                                            else _number_default(param))
                 if known is not None:
                     value = replace(known, origin=Origin.PARAM, root=pname, path=pname)
-                elif param.default is None:
-                    value = _unplaced(value, uncalled, param)
             elif kind in (Kind.OTHER, Kind.DEVICE_PLACE) and param.star == "" and param.default is None:
                 # `device: torch.device`: where every call site points it, when they agree.
                 known = base.project.param(name, method_of, pname, base.path)
