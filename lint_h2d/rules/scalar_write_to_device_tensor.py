@@ -150,7 +150,10 @@ It is **unsafe** (applied only with `--unsafe-fixes`, after reading it) when:
   something (`self.pos[0] = len(self._grow())` where `_grow()` replaces `self.pos`) would
   write into the old tensor.  Only literals are free of calls;
 - an integer literal value lies outside int64: the assignment raises `ValueError`, while
-  `fill_` writes it (uint64 and floating dtypes) or raises another error.
+  `fill_` writes it (uint64 and floating dtypes) or raises another error;
+- the finding rests on a convention (`[convention]` in its evidence: a tensor's place or rank
+  read from how serving code is written, such as a module's output or a rank a trailing `:`
+  spells), which a program may break: the write may then be no one-element copy.
 """
     )
 
