@@ -2437,7 +2437,6 @@ def homonym_sites(sites: List[Tuple[str, CallSite]], definitions: Sequence[Tuple
     return [(p, c) for p, c in sites if p == own or p not in defining]
 
 
-
 def _constructed_module(term: Term, modules: AbstractSet[str]) -> Set[str]:
     """The project classes of `modules` (`nn.Module`s, or others for `__call__`) a field's term
     constructs (`Head(...)`, `layers.Head(...)`, either side of a join): calling the field runs
@@ -2816,8 +2815,8 @@ def wanted_callees(summaries: Sequence[FileSummary]) -> FrozenSet[str]:
 def read_callees(summaries: Iterable[FileSummary]) -> FrozenSet[str]:
     """Every name under which `_Resolver` may look up call sites (`self.calls`): the project's
     functions and classes (a function's or a method's sites, a class's constructions, whether
-    any call names them: `_find_sites`, `_constructed`, `_call_site`, `_mark_bases_of_built`), and the names a function's return
-    calls (a loader's registry class, `_loader_built`).  Keeping only these sites resolves to
+    any call names them: `_find_sites`, `_constructed`, `_call_site`, `_mark_bases_of_built`),
+    and the names a function's return calls (a loader's registry class, `_loader_built`).  Keeping only these sites resolves to
     the same facts as keeping all (`summary.calls_from_json`, `ProjectIndex.facts`): a site
     of any other name is never read.  Keep it in step with the readers of `self.calls`."""
     out: Set[str] = set()
@@ -2858,8 +2857,8 @@ def _parameter_callees(summary: FileSummary) -> Set[str]:
     """Project functions (and classes and `super().__init__`, for `__init__`) with an un-annotated parameter, or a
     device parameter, or any parameter with a default: `param`, `passed` and
     `passes_no_number` read what their calls pass (`slot=0` overridden with a list is no
-    int).  Dataclasses (no `__init__` of
-    their own): their constructions give their fields (`_Resolver._constructed`)."""
+    int).  Dataclasses (no `__init__` of their own): their constructions give their fields
+    (`_Resolver._constructed`)."""
     out: Set[str] = set()
     for fn in summary.functions:
         for index, (pname, annotation) in enumerate(zip(fn.params, fn.annotations)):
