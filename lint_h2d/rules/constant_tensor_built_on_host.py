@@ -21,6 +21,7 @@ from lint_h2d.inference.expressions import (
     Facts,
     _is_dtype,
     _names_a_device,
+    built_field,
     dotted_name,
     infer,
     place_of,
@@ -70,6 +71,13 @@ def _is_device_spec(node: cst.BaseExpression, facts: Facts) -> bool:
     named as a device (`device`, `self.device`, `x.device`)."""
     if place_of(node, facts) == Kind.DEVICE_PLACE:
         return True
+    if isinstance(node, cst.Attribute) and node.attr.value == "device":
+        owner = infer(node.value, facts)
+        if built_field(owner, facts) and owner.kind != Kind.DEVICE:
+            # `.to(self.w.device)` in a method building the class runs: the field is where the
+            # constructor made it, the host unless something says otherwise (a move there
+            # copies nothing to a device).
+            return False
     value = infer(node, facts)
     if value.kind.is_tensor or value.kind in (Kind.NUMPY, Kind.SCALAR, Kind.CPU_PLACE):
         return False
@@ -177,7 +185,9 @@ class ConstantTensorBuiltOnHost(Rule):
         what="""
 Flags `torch.zeros/ones/full/empty/eye/arange/linspace(...)` built on the CPU and moved to the
 device at once, `torch.zeros(n, dtype=d).to(device)` or `.cuda()`, with or without
-`non_blocking=True`.
+`non_blocking=True`. A move to `self.w.device` in a method that building the class runs
+(`__init__`, a method it calls or hands to `self.apply(...)`) is not flagged: the field is still
+where the constructor made it, the host unless something says otherwise, so nothing is copied.
 """,
         why="""
 The contents are known without any host data: the device can write them itself. Building
@@ -217,6 +227,9 @@ would drop.
         "import torch\ndef f(n):\n    return torch.zeros(n).to('cpu')\n",
         "import torch\ndef f(values, device):\n    return torch.tensor(values).to(device)\n",  # host data
         "import torch\ndef f(n, other):\n    return torch.zeros(n).to(other)\n",  # not known to be a device
+        # built in `__init__`: the weight is still on the host
+        "import torch\nclass M(torch.nn.Module):\n    def __init__(self, n):\n        super().__init__()\n"
+        "        self.w = torch.nn.Parameter(torch.zeros(n))\n        self.b = torch.ones(n).to(self.w.device)\n",
     )
 
     def could_match(self, text: str, settings: "Settings",
