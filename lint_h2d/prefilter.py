@@ -20,6 +20,8 @@ only from these sources (keep this list in step with `expressions.py`):
   (`torch.cuda.ByteTensor(n)`: `_legacy_cuda_tensor`);
 * `t.new_zeros(...)` and the other `new_*` methods, on `t`'s device, the accelerator unless
   `t` is proven on the CPU (`_new_tensor`);
+* `torch.zeros_like(t)` and the other `*_like` factories without `device=`, read as
+  `t.new_zeros(t.shape)` (`_factory_value`);
 * `.to(...)` whose target is not provably the CPU or a dtype (`_to_result`);
 * `.gpu` (vLLM's CpuGpuBuffer) and a project device field, one with a `_cpu` sibling
   (`_attribute`);
@@ -94,6 +96,8 @@ DEVICE_SOURCES = (
     re.compile(r"\." + GAP + r"gpu\b"),  # CpuGpuBuffer.gpu
     # `t.new_zeros(n)`: on `t`'s device, where nothing proves `t` is on the CPU (`_new_tensor`)
     re.compile(r"\." + GAP + r"(?:" + "|".join(sorted(NEW_METHODS)) + r")" + GAP + r"\("),
+    # `torch.zeros_like(t)`: as `t.new_zeros(t.shape)` (`expressions._factory_value`)
+    re.compile(r"_like" + GAP + r"\("),
     DEVICE_CALL,  # torch.device( : a `with` of it puts factories on the device
     re.compile(r"nn" + GAP + r"\." + GAP + r"[A-Z]"),  # nn.Linear(: a module, called later
     re.compile(r"SamplingMetadata"),  # a vLLM sampling hook's `logits`
@@ -756,6 +760,10 @@ class _MayDevice:
             if device is None and not pinned and (self.device_context or self._in_built_class(call)):
                 return True
             if method in _LIKE_OR_DATA and self._any_argument(call):
+                return True
+            if device is None and method.endswith("_like"):
+                # `torch.zeros_like(t)`: on `t`'s device, the accelerator unless `t` is proven
+                # on the CPU (`expressions._factory_value`, as `t.new_zeros(n)`).
                 return True
         return method in self.same_device_functions and self._any_argument(call)
 

@@ -17,7 +17,7 @@ from lint_h2d.findings import EvidenceKind, EvidenceStep
 from lint_h2d.inference.gpu_mode import gpu_mode, one_line
 from lint_h2d.inference.memory import annotate as annotate_memory
 from lint_h2d.inference.names import layer
-from lint_h2d.inference.resolved import (INT_ENUM, NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK_PLUS_ONE, NN_TENSOR_MODULES,
+from lint_h2d.inference.resolved import (host_by_default, INT_ENUM, NN_CONTAINERS, NN_RANK_KEEPING, NN_RANK_PLUS_ONE, NN_TENSOR_MODULES,
                                          Resolved, compute_logits_message, module_step_message, output_field_message,
                                          LOADER_METHODS, PRETRAINED, pretrained_loader, pretrained_step_message,
                                          through_message, names_model, named_model_message)
@@ -270,7 +270,8 @@ def _device_kwarg_kind(call: cst.Call, facts: Facts) -> Optional[Kind]:
         # place is taken to be on the accelerator, as any explicit device= is: in serving code
         # that is where such tensors live (vLLM's MiniMax builder allocated `cu_seqlens_k` on
         # `kv_lens.device`), also in a function nothing in the project calls (a library's API).
-        if source.kind not in (Kind.CPU, Kind.DEVICE) and (facts.data_loading or built_field(source, facts)):
+        if source.kind not in (Kind.CPU, Kind.DEVICE) and (facts.data_loading or built_field(source, facts)
+                                                           or host_by_default(source)):
             return Kind.TENSOR
         return Kind.CPU if source.kind == Kind.CPU else Kind.DEVICE
     # Any other device= that is not provably the CPU is an explicit request for an accelerator.
@@ -568,6 +569,16 @@ def _factory_value(call: cst.Call, name: str, facts: Facts) -> Value:
         kind = explicit if explicit is not None else (
             source.kind if source.kind.is_tensor else Kind.TENSOR
         )
+        if explicit is None and kind == Kind.TENSOR and not built_field(source, facts) \
+                and not facts.data_loading and not host_by_default(source) and call.args:
+            # `torch.zeros_like(t)` is `t.new_zeros(t.shape)`: read as `_new_tensor` reads that,
+            # the accelerator where nothing proves `t`'s place.
+            shown = _callee_text(call.args[0].value)
+            return Value(Kind.DEVICE, source.rank, Origin.LOCAL, integer=source.integer,
+                         evidence=source.evidence).because(
+                LocalStep(f"allocated on `{shown}`'s device here (`torch.{name}(...)`): nothing in the project "
+                          f"proves where `{shown}` is, and a tensor's device that a new tensor follows is taken "
+                          f"to be the accelerator, as `device={shown}.device` is", call))
         return Value(kind, source.rank, Origin.LOCAL, integer=source.integer,
                      evidence=source.evidence if explicit is None else ())
     kind = _device_kwarg_kind(call, facts) or Kind.CPU
@@ -1064,7 +1075,7 @@ def _new_tensor(receiver: Value, method: str, call: cst.Call, facts: Facts) -> V
         return Value(kind, rank, Origin.LOCAL, integer=integer, evidence=receiver.evidence).because(
             LocalStep(f"`.{method}()` of a device tensor: on its device", call))
     if explicit is None and kind in (Kind.TENSOR, Kind.UNKNOWN) and not built_field(receiver, facts) \
-            and not facts.data_loading:
+            and not facts.data_loading and not host_by_default(receiver):
         # `t.new_zeros(n)` is `torch.zeros(n, device=t.device, dtype=t.dtype)`: read as that
         # `device=` is (`_device_kwarg_kind`), the accelerator where nothing proves `t`'s place.
         shown = _callee_text(call.func.value) if isinstance(call.func, cst.Attribute) else "t"

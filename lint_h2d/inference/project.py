@@ -126,6 +126,8 @@ from lint_h2d.inference.summary import SCALAR as SCALAR_TERM  # noqa: E402
 from lint_h2d.inference.summary import UNK as UNK_TERM  # noqa: E402
 from lint_h2d.inference.resolved import (  # noqa: E402
     DEFAULT_DEVICE_STEP,
+    HOST_DEFAULT_STEP,
+    host_by_default,
     INT_ENUM,
     VALUE_ENUM,
     forward_input_message,
@@ -1420,7 +1422,10 @@ class _Resolver:
                 # A place among other values is, as a string was, no tensor.
                 kind = TENSOR_KIND if v.kind == DEVICE_KIND else OTHER_KIND if v.kind in (
                     CPU_PLACE_KIND, DEVICE_PLACE_KIND) else v.kind
-                return Value(kind, v.rank, element=v.element).because(EvidenceStep(
+                # A tensor `__init__` built on the host stays so (`host_by_default`).
+                host = tuple(step for step in v.evidence if kind == TENSOR_KIND
+                             and getattr(step, "message", None) == HOST_DEFAULT_STEP)
+                return Value(kind, v.rank, element=v.element, evidence=host).because(EvidenceStep(
                     f"a call of `{shown}` passes a {kind.value} as `{name}`", path, line))
         return UNKNOWN
 
@@ -2088,7 +2093,7 @@ class _Resolver:
                 return Value(DEVICE_KIND, rank, integer=integer).because(
                     EvidenceStep(f"{DEFAULT_DEVICE_STEP}: on the default device", path, line),
                     where.step(owner))
-            return Value(TENSOR_KIND, rank)
+            return Value(TENSOR_KIND, rank).because(EvidenceStep(HOST_DEFAULT_STEP, path, line))
         if tag == "nn":
             _, layer, _line, first = term
             value = Value(OTHER_KIND, type_name=f"nn.{layer}")
@@ -2236,6 +2241,9 @@ class _Resolver:
         (the walk's `_device_kwarg_kind` reads it the same way)."""
         _, base_term, rank, line, how, code = term
         base = self.eval(base_term, path, owner)
+        like = _LIKE_HOW.search(how) is not None
+        if like:
+            rank = base.rank if base.kind.is_tensor else None  # `torch.zeros_like(t)`: of `t`'s rank
         # `t.new_zeros(n)` without `dtype=` (code None): of `t`'s dtype.
         integer = base.integer if code is None else decode_integer(code)
         if base.kind in (CPU_KIND, CPU_PLACE_KIND):
@@ -2245,6 +2253,9 @@ class _Resolver:
             return Value(DEVICE_KIND, rank, integer=integer).because(
                 self.step(f"allocated on the device of a device tensor here (`{how}`)", path, line),
                 *base.evidence)
+        if base.kind == TENSOR_KIND and host_by_default(base):
+            # On the device of a tensor `__init__` built on the host: where that is, not known.
+            return Value(TENSOR_KIND, rank, integer=integer)
         module: Optional[str] = None
         if base.type_name is not None:
             place = self.field(base.type_name, "device")
@@ -2258,7 +2269,7 @@ class _Resolver:
             return Value(DEVICE_KIND, rank, integer=integer).because(EvidenceStep(
                 f"allocated on the device of an `nn.Module` (`{module}`) here (`{how}`), {MODULE_DEVICE_NOTE}",
                 path, line, kind=EvidenceKind.CONVENTION))
-        if _NEW_HOW.search(how):
+        if like or _NEW_HOW.search(how):
             # `t.new_zeros(n)` (`summary._new_rank`): `device=t.device` in other words.
             return Value(DEVICE_KIND, rank, integer=integer).because(self.step(
                 f"allocated on the device of a tensor here (`{how}`): nothing in the project proves where that "
@@ -2271,6 +2282,8 @@ class _Resolver:
 
 # The `how` of an `on` term for `t.new_zeros(...)` and its kin (`summary._Builder`, no `device=`).
 _NEW_HOW = re.compile(r"\.(?:" + "|".join(sorted(NEW_METHODS)) + r")\(\.\.\.\)$")
+# The `how` of an `on` term for `torch.zeros_like(t)` and its kin (`summary._Builder._factory`).
+_LIKE_HOW = re.compile(r"^torch\.\w+_like\(\.\.\.\)$")
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,17 @@ from lint_h2d.inference.values import (TENSOR_PROPERTIES, COMPUTE_LOGITS_NOTE, F
 
 # How the evidence of a field on the default device begins (issue 17, item 8c).
 DEFAULT_DEVICE_STEP = "allocated without `device=` in `__init__`"
+# What the step of such an allocation says where nothing puts the class under a device context
+# (`project._Resolver`'s `dflt` term): the host, unless something the project cannot see builds
+# it under one.  A tensor that follows its device (`x.new_zeros(n)`, `torch.zeros_like(x)`,
+# `device=x.device`) is then no accelerator by convention (`host_by_default`).
+HOST_DEFAULT_STEP = "built in `__init__` without `device=`: on the host unless a device context builds the class"
+
+
+def host_by_default(value: Value) -> bool:
+    """A tensor `__init__` allocated without `device=` in a class nothing builds under a
+    device context (`HOST_DEFAULT_STEP`)."""
+    return any(getattr(step, "message", None) == HOST_DEFAULT_STEP for step in value.evidence)
 
 # `torch.nn` layers whose output has the input's rank (`Linear` maps the last dimension,
 # norms, dropout, activations and convolutions keep every dimension), and `Embedding`, whose

@@ -1745,6 +1745,10 @@ class _Builder:
         integer = dtype_code(dtype, name)
         if name in _LIKE:
             source = self.term(node.args[0], scope) if node.args else UNK
+            if device is None and node.args:
+                # `torch.zeros_like(t)` is `t.new_zeros(t.shape)`: an `on` term as that is, of
+                # `t`'s rank (`_Resolver._on` reads `_LIKE_HOW`; the walk's `_factory_value`).
+                return ("on", source, None, line, f"torch.{name}(...)", integer if dtype is not None else None)
             if device is None:
                 return ("same", source, None)
         rank = _factory_rank(node, name)
