@@ -29,6 +29,7 @@ def host_by_default(value: Value) -> bool:
     device context (`HOST_DEFAULT_STEP`)."""
     return any(getattr(step, "message", None) == HOST_DEFAULT_STEP for step in value.evidence)
 
+
 # `torch.nn` layers whose output has the input's rank (`Linear` maps the last dimension,
 # norms, dropout, activations and convolutions keep every dimension), and `Embedding`, whose
 # output adds one (the embedding dimension).  Calling one returns one tensor.
