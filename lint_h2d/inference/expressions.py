@@ -573,12 +573,9 @@ def _factory_value(call: cst.Call, name: str, facts: Facts) -> Value:
                 and not facts.data_loading and not host_by_default(source) and call.args:
             # `torch.zeros_like(t)` is `t.new_zeros(t.shape)`: read as `_new_tensor` reads that,
             # the accelerator where nothing proves `t`'s place.
-            shown = _callee_text(call.args[0].value)
             return Value(Kind.DEVICE, source.rank, Origin.LOCAL, integer=source.integer,
                          evidence=source.evidence).because(
-                LocalStep(f"allocated on `{shown}`'s device here (`torch.{name}(...)`): nothing in the project "
-                          f"proves where `{shown}` is, and a tensor's device that a new tensor follows is taken "
-                          f"to be the accelerator, as `device={shown}.device` is", call))
+                _followed_device_step(_callee_text(call.args[0].value), f"torch.{name}", call))
         return Value(kind, source.rank, Origin.LOCAL, integer=source.integer,
                      evidence=source.evidence if explicit is None else ())
     kind = _device_kwarg_kind(call, facts) or Kind.CPU
@@ -1080,9 +1077,7 @@ def _new_tensor(receiver: Value, method: str, call: cst.Call, facts: Facts) -> V
         # `device=` is (`_device_kwarg_kind`), the accelerator where nothing proves `t`'s place.
         shown = _callee_text(call.func.value) if isinstance(call.func, cst.Attribute) else "t"
         return Value(Kind.DEVICE, rank, Origin.LOCAL, integer=integer, evidence=receiver.evidence).because(
-            LocalStep(f"allocated on `{shown}`'s device here (`.{method}(...)`): nothing in the project proves "
-                      f"where `{shown}` is, and a tensor's device that a new tensor follows is taken to be the "
-                      f"accelerator, as `device={shown}.device` is", call))
+            _followed_device_step(shown, f".{method}", call))
     device = _keyword(call, "device")
     if kind == Kind.DEVICE and device is not None:
         source = _tensor_of_device(device, facts)
@@ -1091,6 +1086,14 @@ def _new_tensor(receiver: Value, method: str, call: cst.Call, facts: Facts) -> V
                 LocalStep(f"allocated on the device of a device tensor here (`.{method}(..., device=...)`)", call))
         return _placed_by(Value(kind, rank, Origin.LOCAL, integer=integer), device, source, f".{method}", call, facts)
     return Value(kind, rank, Origin.LOCAL, integer=integer)
+
+
+def _followed_device_step(shown: str, how: str, call: cst.Call) -> LocalStep:
+    """The step of `t.new_zeros(n)` / `torch.zeros_like(t)` (`how`: `.new_zeros`, `torch.zeros_like`)
+    of a tensor `shown` nothing places: taken to be on the accelerator, as `device=t.device` is."""
+    return LocalStep(f"allocated on `{shown}`'s device here (`{how}(...)`): nothing in the project proves "
+                     f"where `{shown}` is, and a tensor's device that a new tensor follows is taken to be the "
+                     f"accelerator, as `device={shown}.device` is", call)
 
 
 def _unique(source: Value, call: cst.Call) -> Value:

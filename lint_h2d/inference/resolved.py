@@ -12,7 +12,7 @@ from functools import cached_property
 from typing import AbstractSet, Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
 
 from lint_h2d.findings import EvidenceStep
-from lint_h2d.inference.values import (TENSOR_PROPERTIES, COMPUTE_LOGITS_NOTE, FORWARD_INPUT_NOTE, MODULE_OUTPUT_NOTE, MOVED_MODULE_NOTE, SAMPLING_HOOK_NOTE, VLLM_LOADER_NOTE, UNKNOWN, Value,
+from lint_h2d.inference.values import (rests_on, TENSOR_PROPERTIES, COMPUTE_LOGITS_NOTE, FORWARD_INPUT_NOTE, MODULE_OUTPUT_NOTE, MOVED_MODULE_NOTE, SAMPLING_HOOK_NOTE, VLLM_LOADER_NOTE, UNKNOWN, Value,
                                        runtime_steps)
 
 # How the evidence of a field on the default device begins (issue 17, item 8c).
@@ -27,7 +27,7 @@ HOST_DEFAULT_STEP = "built in `__init__` without `device=`: on the host unless a
 def host_by_default(value: Value) -> bool:
     """A tensor `__init__` allocated without `device=` in a class nothing builds under a
     device context (`HOST_DEFAULT_STEP`)."""
-    return any(getattr(step, "message", None) == HOST_DEFAULT_STEP for step in value.evidence)
+    return rests_on(value.evidence, HOST_DEFAULT_STEP)
 
 
 # `torch.nn` layers whose output has the input's rank (`Linear` maps the last dimension,
