@@ -749,8 +749,9 @@ def _summary_fields() -> Dict[type, Tuple[str, ...]]:
 # says where no call passes a defaulted device parameter (`values.DEFAULT_ONLY_STEP`); 13: no
 # `Resolved.uncalled` / `Resolved.passed_through` (the uncalled-function exception is gone); 14:
 # a tensor `__init__` allocates without `device=`, off any device context, carries
-# `resolved.HOST_DEFAULT_STEP` (into fields and parameters).
-RESOLVED_FORMAT = 14
+# `resolved.HOST_DEFAULT_STEP` (into fields and parameters); 15: not into a buffer or parameter
+# (`register_buffer`, `nn.Parameter`: it moves with its module).
+RESOLVED_FORMAT = 15
 # More edited files than this: resolve the project rather than map each one's lines.
 MAX_MOVED_FILES = 16
 

@@ -2216,6 +2216,10 @@ def index_effect(element: cst.SubscriptElement, facts: Facts) -> str:
         # A value read from parsed JSON or a configuration is a host object, not an int by
         # evidence: a list there (`"eos_token_id": [1, 2]`) indexes several elements.
         return "advanced"
+    if boolean_result(inferred):
+        # `m = info.status == DONE; t[m] = v`: a test's result through a name is a mask (a
+        # Python bool adds a dimension), as the comparison written in place is.
+        return "advanced"
     if inferred.kind == Kind.SCALAR:
         # An int by what the project's call sites pass: evidence, but not a proof (a caller
         # the project cannot see may pass a list), so the fix stays unsafe.
@@ -2480,6 +2484,10 @@ SPARSE_MATRIX = "scipy.sparse"
 
 
 def _binary(left: Value, right: Value, node: Optional[cst.BinaryOperation] = None) -> Value:
+    if node is not None and isinstance(node.operator, _LOGICAL_OPERATORS) and boolean_result(left) \
+            and boolean_result(right):
+        # `m & (s == DONE)` of two tests' results: a bool (or an array of them) again.
+        return left if left.kind == right.kind else Value(Kind.UNKNOWN, integer=NON_INTEGER)
     if left.kind == Kind.SCALAR and right.kind == Kind.SCALAR:
         # `end - begin` of declared ints: a number for the operands' reasons (the evidence).
         reasons = left.evidence + tuple(s for s in right.evidence if s not in left.evidence)
@@ -2533,6 +2541,7 @@ def _binary(left: Value, right: Value, node: Optional[cst.BinaryOperation] = Non
 
 
 _INTEGER_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
+_LOGICAL_OPERATORS = (cst.BitAnd, cst.BitOr, cst.BitXor)
 
 
 def _arithmetic_integer(node: Optional[cst.BinaryOperation], left: Value, right: Value) -> Optional[bool]:
@@ -2561,7 +2570,12 @@ _IDENTITY_OR_MEMBERSHIP = (cst.Is, cst.IsNot, cst.In, cst.NotIn)
 
 def _comparison(node: cst.Comparison, facts: Facts) -> Value:
     """`a is None`, `k in d` are Python bools; `a == b` is one only when neither side may be
-    an array (`mask == 1` on a tensor is a boolean tensor: an index mask, not a scalar)."""
+    an array (`mask == 1` on a tensor is a boolean tensor: an index mask, not a scalar).
+
+    An ordering or equality test of anything else is a boolean too (a Python bool, or an
+    array of them where a side is an array an annotation calls an instance: `info.status ==
+    Status.DONE` of an `np.ndarray` field), so it carries `NON_INTEGER`: as an index it is a
+    mask (`t[True]` adds a dimension), never one element (`index_effect`)."""
     if all(isinstance(c.operator, _IDENTITY_OR_MEMBERSHIP) for c in node.comparisons):
         return SCALAR
     operands = [infer(node.left, facts)] + [infer(c.comparator, facts) for c in node.comparisons]
@@ -2569,8 +2583,18 @@ def _comparison(node: cst.Comparison, facts: Facts) -> Value:
         if operand.kind.is_tensor:
             return Value(operand.kind, operand.rank, Origin.LOCAL, integer=NON_INTEGER, evidence=operand.evidence)
     if all(o.kind in (Kind.SCALAR, Kind.OTHER) for o in operands):
-        return SCALAR
-    return UNKNOWN
+        return BOOLEAN
+    return Value(Kind.UNKNOWN, integer=NON_INTEGER)
+
+
+# A Python bool a test gives (`a == b` of numbers): a number, but no integer index.
+BOOLEAN = Value(Kind.SCALAR, integer=NON_INTEGER)
+
+
+def boolean_result(value: Value) -> bool:
+    """A comparison's result that is no tensor (`_comparison`): a Python bool or an array of
+    them, which indexes as a mask, not as one element."""
+    return value.integer is NON_INTEGER and value.kind in (Kind.SCALAR, Kind.UNKNOWN)
 
 
 def _named_device(name: str, found: Value, facts: Facts) -> Value:

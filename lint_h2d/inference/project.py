@@ -2059,7 +2059,14 @@ class _Resolver:
             return Value(inner.kind, evidence=(self.step(CPU_DEFAULT_STEP, path, term[2]),))
         if tag == "wrap":
             # `nn.Buffer(t)`, `nn.Parameter(t)`, `register_buffer(name, t)`
-            return module_tensor(self.eval(term[1], path, owner), self.step(MODULE_TENSOR_STEP, path, term[2]))
+            step = self.step(MODULE_TENSOR_STEP, path, term[2])
+            data = self.eval(term[1], path, owner)
+            if host_by_default(data):
+                # Built on the host in `__init__`, but a buffer or parameter moves with its
+                # module (`model.to(dev)`): no host tensor by default (`host_by_default`).
+                return Value(TENSOR_KIND, data.rank, integer=data.integer, evidence=(step,) + tuple(
+                    s for s in data.evidence if getattr(s, "message", None) != HOST_DEFAULT_STEP))
+            return module_tensor(data, step)
         if tag == "to":
             target = self.eval(term[2], path, owner)
             if target.kind in (CPU_KIND, DEVICE_KIND) and not forward_input_only(target):
