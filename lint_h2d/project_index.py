@@ -750,8 +750,9 @@ def _summary_fields() -> Dict[type, Tuple[str, ...]]:
 # `Resolved.uncalled` / `Resolved.passed_through` (the uncalled-function exception is gone); 14:
 # a tensor `__init__` allocates without `device=`, off any device context, carries
 # `resolved.HOST_DEFAULT_STEP` (into fields and parameters); 15: not into a buffer or parameter
-# (`register_buffer`, `nn.Parameter`: it moves with its module).
-RESOLVED_FORMAT = 15
+# (`register_buffer`, `nn.Parameter`: it moves with its module); 16: a tensor a method assigns to
+# a registered buffer's name is that buffer still (`_Resolver.in_methods`).
+RESOLVED_FORMAT = 16
 # More edited files than this: resolve the project rather than map each one's lines.
 MAX_MOVED_FILES = 16
 

@@ -1020,15 +1020,19 @@ class _Resolver:
 
     def in_methods(self, cls: str, attr: str, moved: Mapping[str, EvidenceStep]) -> Value:
         """`cls`'s own field `attr` as its methods see it: a buffer or parameter it registers
-        (every assignment an `nn.Buffer` / `nn.Parameter` / `register_buffer`) is on the device
-        where `cls` is in `moved` (`moved_modules`), as `scope._moved_fields` reads it."""
+        (an `nn.Buffer` / `nn.Parameter` / `register_buffer`) is on the device where `cls` is in
+        `moved` (`moved_modules`), as `scope._moved_fields` reads it.  A tensor assigned to it
+        elsewhere (`self.queue_ptr = torch.zeros(1)` in a reset method) stays one:
+        `nn.Module.__setattr__` stores a tensor under a registered buffer's name as that buffer
+        (and raises for a parameter's, unless a parameter), so it moves with the module too."""
         value = self.field(cls, attr)
         if cls not in moved or value.kind not in (TENSOR_KIND, CPU_KIND):
             return value
         terms = [(p, t) for p, t in self._assignments(cls).get(attr, ()) if t[0] not in _NOT_SETTING]
-        if not terms or any(t[0] != "wrap" for _, t in terms):
+        wrapped = [(p, t) for p, t in terms if t[0] == "wrap"]
+        if not wrapped:
             return value
-        path, term = terms[0]
+        path, term = wrapped[0]
         return Value(DEVICE_KIND, value.rank, integer=value.integer).because(
             moved[cls], self.step(MODULE_TENSOR_STEP, path, term[2]))
 
