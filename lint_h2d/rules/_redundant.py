@@ -15,7 +15,9 @@ Proof that the element holds the value (anything else is no proof):
   compound statement, hence no loop back-edge) with no call, lambda, walrus, ``yield``,
   ``await``, ``import``, ``del``, ``global`` or ``nonlocal``; ``t`` appears there only as
   ``t[k0, k1, ...] = v`` with integer literals naming another element of a tensor of known
-  shape (so nothing can hold a reference to ``t``, and no code can run that reaches it);
+  shape (so nothing can hold a reference to ``t``, and no code can run that reaches it); the
+  statements before the write on its own line (``t[0] = 1; t[0] = 0``) are between too, and
+  none of them may bind ``t``;
 * the written value is a number literal (or ``True``/``False``) equal to what the allocator
   stores: ``0``/``0.0``/``False`` after ``zeros``, ``1``/``1.0``/``True`` after ``ones``, the
   same literal (same type, same sign) after ``full``; an integer within int64.
@@ -28,7 +30,7 @@ element write raises).  Otherwise it is unsafe: the deletion would drop that err
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
@@ -167,10 +169,9 @@ def _dtype_known(node: Optional[cst.BaseExpression], block: Sequence[cst.BaseSta
     if isinstance(node, cst.Attribute) and _is_name(node.value, "torch"):
         return node.attr.value in ORDINARY_DTYPES
     if isinstance(node, cst.Name) and not scopes.rebinds_anywhere(node.value):
-        for k in range(before - 1, -1, -1):
+        k = scopes.latest_binding(block, node.value, before)
+        if k is not None:
             statement = block[k]
-            if node.value not in scopes.bound_names(statement):
-                continue
             if (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
                     and isinstance(statement.body[0], cst.Assign) and len(statement.body[0].targets) == 1
                     and _is_name(statement.body[0].targets[0].target, node.value)):
@@ -271,30 +272,100 @@ def _mentions(node: cst.CSTNode, name: str) -> bool:
     return _holds(node, lambda n: _is_name(n, name))
 
 
+def _inert_small(small: cst.BaseSmallStatement, name: str) -> Optional[List[Tuple[int, ...]]]:
+    """The elements of ``name`` one small statement writes when it cannot otherwise touch it, or None."""
+    if isinstance(small, (cst.Import, cst.ImportFrom, cst.Del, cst.Global, cst.Nonlocal)):
+        return None
+    if _holds(small, lambda n: isinstance(n, _FORBIDDEN)):
+        return None
+    if not _mentions(small, name):
+        return []
+    if not (isinstance(small, cst.Assign) and len(small.targets) == 1
+            and isinstance(small.targets[0].target, cst.Subscript)
+            and _is_name(small.targets[0].target.value, name)
+            and not _mentions(small.value, name)):
+        return None
+    target = small.targets[0].target
+    assert isinstance(target, cst.Subscript)
+    index = literal_indices(target)
+    if index is None or any(_mentions(e, name) for e in target.slice):
+        return None
+    return [index]
+
+
 def _inert(statement: cst.BaseStatement, name: str) -> Optional[List[Tuple[int, ...]]]:
     """The elements of ``name`` written by a statement that cannot otherwise touch it, or None."""
     if not isinstance(statement, cst.SimpleStatementLine):
         return None
     written: List[Tuple[int, ...]] = []
     for small in statement.body:
-        if isinstance(small, (cst.Import, cst.ImportFrom, cst.Del, cst.Global, cst.Nonlocal)):
+        found = _inert_small(small, name)
+        if found is None:
             return None
-        if _holds(small, lambda n: isinstance(n, _FORBIDDEN)):
-            return None
-        if not _mentions(small, name):
-            continue
-        if not (isinstance(small, cst.Assign) and len(small.targets) == 1
-                and isinstance(small.targets[0].target, cst.Subscript)
-                and _is_name(small.targets[0].target.value, name)
-                and not _mentions(small.value, name)):
-            return None
-        target = small.targets[0].target
-        assert isinstance(target, cst.Subscript)
-        index = literal_indices(target)
-        if index is None or any(_mentions(e, name) for e in target.slice):
-            return None
-        written.append(index)
+        written.extend(found)
     return written
+
+
+@dataclass(frozen=True)
+class _Run:
+    """The statements of a block after one binding of a name that cannot touch the tensor except by
+    element writes of literal indices: the first such statement after the binding is
+    ``binding + 1``, and every statement up to ``end`` (exclusive) is one of them."""
+
+    binding: int  # where the name is bound (the candidate allocation) in the block
+    end: int  # the first statement after `binding` that binds the name again or could touch it
+    writes: Tuple[Tuple[int, Tuple[int, ...]], ...]  # (statement's place in the block, element written)
+    # Memo of first_clash: the first place each normalized element (None: no element) is written.
+    _by_shape: Dict[Tuple[int, ...], Dict[Optional[Tuple[int, ...]], int]] = field(
+        default_factory=dict, compare=False, repr=False)
+
+    def first_write(self) -> int:
+        """Where the run's first element write stands (past the block's end when none)."""
+        return self.writes[0][0] if self.writes else self.end + 1
+
+    def first_clash(self, shape: Tuple[int, ...], mine: Tuple[int, ...]) -> int:
+        """Where the run first writes ``mine`` (normalized against ``shape``), or an index that is
+        no element of ``shape`` (it raises, so nothing after it runs); past the end when never.
+        The run's writes are normalized once per shape, not once per asking write."""
+        first = self._by_shape.get(shape)
+        if first is None:
+            first = {}
+            for at, index in self.writes:
+                first.setdefault(_normalized(index, shape), at)
+            self._by_shape[shape] = first
+        return min(first.get(None, self.end + 1), first.get(mine, self.end + 1))
+
+
+def _runs(block: Sequence[cst.BaseStatement], name: str, scopes: ScopeMap) -> Dict[int, _Run]:
+    """Each statement of ``block`` that a run of ``name`` reaches (see :class:`_Run`), mapped to
+    that run.  One forward pass per block and name: a file of thousands of writes to one tensor
+    asked for the walk back to the allocation once per write, which cost time quadratic in the
+    block's length."""
+    out: Dict[int, _Run] = {}
+    binding: Optional[int] = None
+    writes: List[Tuple[int, Tuple[int, ...]]] = []
+
+    def close(end: int) -> None:
+        if binding is not None:
+            run = _Run(binding, end, tuple(writes))
+            for k in range(binding + 1, min(end + 1, len(block))):
+                out[k] = run
+
+    for k, statement in enumerate(block):
+        if name in scopes.bound_names(statement):
+            close(k)
+            binding, writes = k, []
+            continue
+        if binding is None:
+            continue
+        found = scopes.cached(f"inert:{name}", statement, lambda: _inert(statement, name))
+        if found is None:
+            close(k)
+            binding, writes = None, []
+            continue
+        writes.extend((k, index) for index in found)
+    close(len(block))
+    return out
 
 
 def redundant_write(fact: StatementFact, target: cst.Subscript, value: cst.BaseExpression,
@@ -321,36 +392,44 @@ def redundant_write(fact: StatementFact, target: cst.Subscript, value: cst.BaseE
     at = scopes.block_index(block, fact.owner)
     if at is None:
         return None
-    others: List[Tuple[int, ...]] = []
-    torch_ok = scopes.shadowing_scope(fact.owner, "torch") is None
-    for k in range(at - 1, -1, -1):
-        statement = block[k]
-        if name in scopes.bound_names(statement):
-            alloc = _allocation(statement, name, fact, block, k, scopes, torch_ok)
-            if alloc is None or not _holds_value(alloc.holds, written):
-                return None
-            return _decide(alloc, index, others, statement)
-        found = scopes.cached(f"inert:{name}", statement, lambda: _inert(statement, name))
+    # Small statements before the write on its own line run between the allocation and it too.
+    before_on_line: List[Tuple[int, ...]] = []
+    for small in fact.owner.body:
+        if small is fact.small:
+            break
+        found = None if name in bound_names([small]) else _inert_small(small, name)
         if found is None:
             return None
-        others.extend(found)
-    return None
+        before_on_line.extend(found)
+    run = scopes.cached(f"runs:{name}", block, lambda: _runs(block, name, scopes)).get(at)
+    if run is None:
+        return None
+    statement = block[run.binding]
+    torch_ok = scopes.shadowing_scope(fact.owner, "torch") is None
+    alloc = _allocation(statement, name, fact, block, run.binding, scopes, torch_ok)
+    if alloc is None or not _holds_value(alloc.holds, written):
+        return None
+    return _decide(alloc, index, run, at, before_on_line)
 
 
-def _decide(alloc: _Allocation, index: Tuple[int, ...], others: List[Tuple[int, ...]],
-            statement: cst.BaseStatement) -> Optional[Redundant]:
+def _decide(alloc: _Allocation, index: Tuple[int, ...], run: _Run, at: int,
+            before_on_line: Sequence[Tuple[int, ...]]) -> Optional[Redundant]:
+    """Whether the write at ``at`` (after the run's allocation) still finds the allocator's value:
+    no earlier write in between touched its element (nor could raise instead)."""
     holds = repr(alloc.holds)
     if alloc.shape is not None:
         mine = _normalized(index, alloc.shape)
         if mine is None:  # out of range or not one element: the write raises or is no element
             return None
-        for other in others:
+        if run.first_clash(alloc.shape, mine) < at:
+            return None
+        for other in before_on_line:
             theirs = _normalized(other, alloc.shape)
             if theirs is None or theirs == mine:
                 return None
         proven, min_length = True, min(alloc.shape)
     else:
-        if others:
+        if run.first_write() < at or before_on_line:
             return None
         proven = alloc.min_length is not None and len(index) == 1 and -alloc.min_length <= index[0] < alloc.min_length
         min_length = alloc.min_length or 0

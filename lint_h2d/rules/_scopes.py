@@ -289,6 +289,13 @@ class ScopeMap:
         """:func:`bound_names` of one statement, walked once per statement."""
         return self.cached("bound", statement, lambda: bound_names([statement]))
 
+    def latest_binding(self, block: Sequence[cst.BaseStatement], name: str, before: int) -> Optional[int]:
+        """Where the last statement of ``block`` that binds ``name`` stands among the first
+        ``before`` statements, or None.  One pass per block and name: the walk back from each of
+        thousands of writes in one block cost time quadratic in its length."""
+        latest = self.cached(f"latest:{name}", block, lambda: _latest_bindings(self, block, name))
+        return latest[before] if 0 <= before < len(latest) else None
+
     def rebinds_anywhere(self, name: str) -> bool:
         """``global``/``nonlocal`` of ``name`` anywhere in the text: another scope could rebind
         it at any call.  The text is searched once for all names."""
@@ -387,3 +394,16 @@ def _declared_global(scope: cst.FunctionDef) -> FrozenSet[str]:
 def describe(scope: ScopeNode) -> str:
     kind = "function" if isinstance(scope, cst.FunctionDef) else "class"
     return f"{kind} `{scope.name.value}`"
+
+
+def _latest_bindings(scopes: ScopeMap, block: Sequence[cst.BaseStatement], name: str) -> List[Optional[int]]:
+    """For each place ``k`` in ``block`` (and one past its end), the last statement before ``k``
+    that binds ``name``, or None."""
+    out: List[Optional[int]] = []
+    latest: Optional[int] = None
+    for k, statement in enumerate(block):
+        out.append(latest)
+        if name in scopes.bound_names(statement):
+            latest = k
+    out.append(latest)
+    return out

@@ -142,13 +142,11 @@ def proven_length(fact: StatementFact, target: cst.BaseExpression, scopes: Scope
     index = scopes.block_index(block, fact.owner)
     if index is None:
         return None
-    for k in range(index - 1, -1, -1):
-        statement = block[k]
-        if name not in scopes.bound_names(statement):
-            continue
-        size = _allocated_size(statement, name)
-        if size is None:
-            return None
-        bound = _size_bound(size, fact, scopes)
-        return bound if bound is not None and bound >= 1 else None
-    return None
+    k = scopes.latest_binding(block, name, index)
+    if k is None:
+        return None
+    size = _allocated_size(block[k], name)
+    if size is None:
+        return None
+    bound = _size_bound(size, fact, scopes)
+    return bound if bound is not None and bound >= 1 else None

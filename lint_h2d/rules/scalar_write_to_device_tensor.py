@@ -118,7 +118,8 @@ the original and repeated on the rewrite; rewrites follow the project's line len
 A write of the value the element already holds goes away (both platforms gain): `t[0] = 0`
 right after `t = torch.zeros((1, 8), ...)` (1 after `ones`, `v` after `full(..., v)`), when
 `t` is a local allocated in the same block with nothing in between that could reach it (no
-call, alias or compound statement; other element writes only).  The deletion is safe only when
+call, alias or compound statement; other element writes only, earlier statements on the
+write's own line included: `t[0] = 1; t[0] = 0` keeps its second write).  The deletion is safe only when
 the index lies within the allocation's literal (or proven) shape and the dtype is absent or an
 ordinary one; otherwise the usual rewrite is offered.
 
