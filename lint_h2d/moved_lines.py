@@ -444,4 +444,4 @@ _NAMES_ONLY = frozenset({"bases", "passed_non_numbers", "device_names", "modules
                          "split_returns", "empty_lists", "read_callees", "enums", "reexports"})
 # `Resolved` fields of values and steps (walked by `_Remap.value`).
 _WITH_STEPS = frozenset({"fields", "returns", "params", "int_params", "forwards", "built_on_device", "moved",
-                         "constants", "passed_numbers", "own_returns"})
+                         "constants", "passed_given", "own_returns"})

@@ -407,7 +407,7 @@ def test_the_fingerprint_describes_each_value_as_it_did_before_it_memoized(tmp_p
     resolved = _facts(root, None).module_facts.resolved
     values = [v for table in (resolved.fields, resolved.constants) for bound in table.values() for v in bound.values()]
     values += [v for table in (resolved.returns, resolved.own_returns, resolved.params, resolved.int_params,
-                               resolved.forwards, resolved.passed_numbers) for v in table.values()]
+                               resolved.forwards, resolved.passed_given) for v in table.values()]
     assert values and all(isinstance(v, Value) for v in values)
     describe = _describer()
     for value in values + values:  # the second time from the memo

@@ -371,7 +371,7 @@ def test_the_parallel_resolve_gives_every_fact_the_serial_one_gives() -> None:
     parallel = _resolve_blobs([_summarize_job((s.path, s.text, None))[:2] for s in sources], [])
     assert ("reset_listed", "slot") in serial.passed_non_numbers
     assert parallel.passed_non_numbers == serial.passed_non_numbers
-    assert parallel.passed_numbers.keys() == serial.passed_numbers.keys()
+    assert parallel.passed_given.keys() == serial.passed_given.keys()
     assert fingerprint_of(parallel) == fingerprint_of(serial)
 
 

@@ -1809,6 +1809,8 @@ def _function_rank(name: str, source: Value, call: cst.Call, facts: Facts) -> Op
         return source.rank
     if name in ("outer", "ger"):
         return 2  # of two vectors (PyTorch raises on anything else)
+    if name in _FULL_REDUCTIONS and _reduces_everything(call):
+        return 0  # `torch.mean(x)`, `torch.max(x)`: one element, 0-dim (as `x.mean()`)
     if name in DIM_REDUCTIONS:
         return reduced_rank(source.rank, _arg(call, 1, "dim"), _arg(call, 2, "keepdim"), facts)
     if name == "squeeze":
@@ -1825,6 +1827,15 @@ def _function_rank(name: str, source: Value, call: cst.Call, facts: Facts) -> Op
             and not any(a.star for a in call.args):
         return 1  # without `dim=`, `x` is flattened first: a 1-D result (as `torch.repeat_interleave(repeats)`)
     return None
+
+
+def _reduces_everything(call: cst.Call) -> bool:
+    """`torch.f(x)` with one positional argument, no `*`/`**` and no `dim=`/`axis=`: a reduction
+    of every element (`torch.max(x, y)` of two tensors is elementwise, `torch.max(x, 1)` along
+    a dimension)."""
+    positional = [a for a in call.args if a.keyword is None]
+    return len(positional) == 1 and not any(a.star for a in call.args) and not any(
+        a.keyword is not None and a.keyword.value in ("dim", "axis", "other", "input") for a in call.args)
 
 
 def reduced_rank(rank: Optional[int], dim: Optional[cst.BaseExpression],

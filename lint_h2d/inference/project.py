@@ -3006,7 +3006,7 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
     defaults_only: Dict[Tuple[str, str], List[Value]] = {}
     int_params: Dict[Tuple[str, str], Value] = {}
     passed_non_numbers: Set[Tuple[str, str]] = set()
-    passed_numbers: Dict[Tuple[str, str], Value] = {}
+    passed_given: Dict[Tuple[str, str], Value] = {}
     own_returns: Dict[str, Value] = {}
     split_returns: Dict[str, FrozenSet[str]] = {}
     for name, definitions in sorted(resolver.functions.items()):
@@ -3054,10 +3054,13 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                 if pname in fn.defaults and resolver.passes_no_number(fn, index):
                     passed_non_numbers.add((_qual(fn), pname))
                 annotation = fn.annotations[index]
-                if pname in fn.defaults and annotation == ("unk",):
+                if pname in fn.defaults and annotation in _OPEN_ANNOTATIONS and not _device_param(pname, annotation):
                     given = resolver.passed(fn, index)
-                    if _numbers(given):
-                        passed_numbers[(_qual(fn), pname)] = given
+                    if annotation == ("unk",) and _numbers(given) or given.kind == DEVICE_KIND:
+                        passed_given[(_qual(fn), pname)] = given
+                        if given.kind == DEVICE_KIND:
+                            # Only inside `def <fn>(...)`: the file must define it (the prefilter).
+                            device_names.update((f"param:{fn.name}.{pname}", f"def:{fn.name}"))
                 is_open = annotation in _OPEN_ANNOTATIONS
                 container = annotation == _TENSOR_CONTAINER
                 if not is_open and not container and not _device_param(pname, annotation):
@@ -3123,7 +3126,7 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                     resolver.modules, forwards, through=through_functions(resolver.functions),
                     built_on_device=built, moved=moved, constants=constants, module_names=module_names,
                     reexports=reexports,
-                    passed_numbers=passed_numbers, construction_calls=construction_calls,
+                    passed_given=passed_given, construction_calls=construction_calls,
                     own_returns=own_returns, split_returns=split_returns,
                     empty_lists=_empty_lists(resolver.classes),
                     enums={name: kind for name in sorted(resolver.classes) if (kind := resolver.enum(name)) is not None},
@@ -3331,7 +3334,7 @@ def fingerprint_of(resolved: Resolved) -> str:
         digest.update(f"moved:{name}={step.path}:{step.row}:{step.message}\n")
     for name, calls in sorted(resolved.construction_calls.items()):
         digest.update(f"init-calls:{name}={calls!r}\n")
-    for (fn, pname), value in sorted(resolved.passed_numbers.items()):
+    for (fn, pname), value in sorted(resolved.passed_given.items()):
         digest.update(f"{fn}({pname}=)={_describe(value)}\n")
     for module, bound in sorted(resolved.constants.items()):
         for name, value in sorted(bound.items()):

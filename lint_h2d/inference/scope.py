@@ -50,7 +50,8 @@ from lint_h2d.inference.summary import processor_classes, sampling_hook
 from lint_h2d.inference.gpu_mode import gpu_flag_fields, one_line
 from lint_h2d.inference.torch_api import SIZE_FACTORIES
 from lint_h2d.inference.usage import DeviceNamed, RangeBounds, SliceBounds
-from lint_h2d.inference.values import (logits_processor_message, augmented_number, CPU_DEFAULT_STEP, DEFAULT_ONLY_STEP, cpu_by_default, rests_on, derived_step_kind, join_all, join_entries, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
+from lint_h2d.inference.docstrings import documented_ranks
+from lint_h2d.inference.values import (logits_processor_message, augmented_number, CPU_DEFAULT_STEP, DEFAULT_ONLY_STEP, NONE_DEFAULT_STEP, cpu_by_default, rests_on, derived_step_kind, join_all, join_entries, MODULE_TENSOR_STEP, NONE, OTHER, SCALAR, UNKNOWN, Kind, LocalStep, Origin, Value,
                                        is_json_data, is_module_tensor, join, module_tensor, ordered_number,
                                        host_object)
 
@@ -1579,6 +1580,30 @@ def _params(fn: cst.FunctionDef) -> List[cst.Param]:
     return every_param(fn.params)
 
 
+def _rank_documented(fn: cst.FunctionDef, params: Sequence[cst.Param], names: Names) -> None:
+    """Give a tensor parameter of unknown rank the rank ``fn``'s docstring gives its shape
+    (``conf_gt (torch.Tensor): (N, HW0, HW1)``: `docstrings`), said as a convention.  The
+    docstring is read only where some parameter needs it."""
+    unranked = [p for p in params if p.star == "" and _unranked_tensor(names.get(p.name.value))]
+    if not unranked:
+        return
+    documented = documented_ranks(fn.get_docstring(clean=True), [p.name.value for p in unranked])
+    for param in unranked:
+        found = documented.get(param.name.value)
+        if found is None:
+            continue
+        value = names[param.name.value]
+        names[param.name.value] = replace(value, rank=found.rank).because(LocalStep(
+            f"the docstring of `{fn.name.value}` gives `{param.name.value}` the shape `{found.shape}`: "
+            f"{found.rank} dimension{'s' if found.rank != 1 else ''}", param, "convention"))
+
+
+def _unranked_tensor(value: Optional[Value]) -> bool:
+    """A tensor (on a known place or not) whose rank nothing has said."""
+    return value is not None and value.kind in (Kind.DEVICE, Kind.CPU, Kind.TENSOR) and value.rank is None \
+        and not value.none
+
+
 def _forward_input(value: Value, module: str, param: cst.Param, facts: Facts) -> Value:
     """A parameter of `forward` of the project `nn.Module` `module` that nothing places (no
     call site, no annotation but `torch.Tensor`): on the module's device by convention
@@ -1844,12 +1869,16 @@ class ModuleWalker:
                 if kind == Kind.UNKNOWN and declared.element is not None:
                     step = LocalStep(ONE_OR_MANY_STEP.format(pname), param)
                     value = replace(value, element=declared.element.because(step)).because(step)
-            if isinstance(param.default, cst.Name) and param.default.value == "None" and param.annotation is None \
-                    and (qualname, pname) in base.project.passed_numbers and param.star == "":
-                # `slots=None`, and every call passing it passes ints: the calls that omit it
-                # leave `None`, which no iteration or index of numbers survives.
-                names[pname] = replace(base.project.passed_numbers[(qualname, pname)], origin=Origin.PARAM,
-                                       root=pname, path=pname)
+            given = base.project.passed_given.get((qualname, pname)) \
+                if isinstance(param.default, cst.Name) and param.default.value == "None" and param.star == "" else None
+            if given is not None and (param.annotation is None or given.kind == Kind.DEVICE and kind == Kind.TENSOR):
+                # `slots=None`, and every call passing it passes ints; `weight=None` (or
+                # `weight: Optional[Tensor] = None`), and every call passing it passes a device
+                # tensor: the calls that omit it leave `None`, which no iteration, index or
+                # element write survives, so whatever uses it so uses what the calls pass.
+                if given.kind == Kind.DEVICE:
+                    given = given.because(LocalStep(NONE_DEFAULT_STEP.format(pname), param))
+                names[pname] = replace(given, origin=Origin.PARAM, root=pname, path=pname)
                 continue
             if param.default is not None and kind != Kind.SCALAR and value.element is None \
                     and place_of(param.default, base) == Kind.CPU_PLACE:
@@ -1904,6 +1933,7 @@ class ModuleWalker:
             if forward_of is not None:
                 value = _forward_input(value, forward_of, param, base)
             names[pname] = value
+        _rank_documented(fn, params, names)
         for pname in (p.name.value for p in params):
             if pname in base.torch_names or pname in base.numpy_names:
                 base = replace(base, torch_names=base.torch_names - {pname},

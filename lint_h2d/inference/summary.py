@@ -43,7 +43,9 @@ OTHER: Term = ("other",)
 # copies writes into another value of the field (`project._Resolver._field` reads it as `None`
 # is read).  A grown one is the term of any empty display, `EMPTY_DISPLAY`.
 EMPTY_LIST = "emptylist"
-EMPTY_DISPLAY: Term = ("list", ("none",))
+# The constant `None` among a name's bindings: `_join` drops it beside any other term.
+NONE_TERM: Term = ("none",)
+EMPTY_DISPLAY: Term = ("list", NONE_TERM)
 # Device types that name an accelerator (ROCm tensors report `cuda`).
 _ACCELERATOR_TYPES = frozenset({"cuda", "xpu", "hpu", "npu", "mps"})
 # A device specification (`"cpu"`, `"cuda:0"`, `torch.device("cpu")`): ("place", "cpu" |
@@ -1407,7 +1409,10 @@ class _Builder:
             scope.active.append(key)
             before = self.cycle_reads
             try:
-                terms = [self._bound_term(v, scope) for v in values]
+                # `w = None` on one path and a tensor on another: the join is the tensor (`None`
+                # adds nothing a write, call or attribute reaches; the walk's `values.join`).
+                terms = [NONE_TERM if len(values) > 1 and _is_none(v) else self._bound_term(v, scope)
+                         for v in values]
                 # No cycle read while they were built (most names): none of them holds one.
                 cyclic = self.cycle_reads != before
                 reading = [_mentions_cycle(t, key) for t in terms] if cyclic else [False]
@@ -1417,6 +1422,8 @@ class _Builder:
                     term = collapse(settle_cycle(_join(terms), key))
                 else:  # nothing to settle (most names): `settle_cycle` would give the join back
                     term = collapse(_join(terms))
+                if term == NONE_TERM:
+                    term = OTHER  # only `None` reaches: what a lone `x = None` reads as
             finally:
                 if key == name:
                     scope.env[name] = values

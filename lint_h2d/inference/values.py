@@ -264,6 +264,10 @@ NON_INTEGER: Optional[bool] = None
 # The evidence of a parameter whose default is the CPU (`device=None`, `device="cpu"`), and of a
 # field that keeps one (`self.storage_device = storage_device`): `cpu_by_default` reads it.
 CPU_DEFAULT_STEP = "defaults to the CPU (None or \"cpu\")"
+# What the step of a parameter defaulting to `None` says where every call passing it passes a
+# device tensor (`Resolved.passed_given`): the calls that omit it leave `None`.
+NONE_DEFAULT_STEP = ("a call that omits `{}` leaves `None`, and `None` cannot be indexed or written: "
+                     "where it is, it is what the calls that pass it pass")
 # What the step of a defaulted device parameter says that no call in the project passes (the
 # function has a parameter every call must pass, so the summaries record every call): each call
 # leaves it at its default (`project._Resolver.none_passes`, `Resolved.params`).
