@@ -18,6 +18,22 @@ from tests.conftest import REPO, run_cli
 
 EXAMPLE = "examples/attention_builder.py"
 
+
+@pytest.fixture(scope="module")
+def example_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project of the example alone: the CLI runs there index one file, not this repository
+    (a `--no-cache` run from the repository root summarizes all of it, about 4 s a run)."""
+    root = tmp_path_factory.mktemp("example")
+    (root / "pyproject.toml").write_text('[project]\nname = "example"\n', encoding="utf-8")
+    (root / "examples").mkdir()
+    (root / EXAMPLE).write_bytes((REPO / EXAMPLE).read_bytes())
+    return root
+
+
+def check_example(root: Path, *args: str):  # type: ignore[no-untyped-def]
+    """`lint-h2d check --no-cache examples/attention_builder.py ARGS...` in the example's project."""
+    return run_cli("check", EXAMPLE, *args, "--no-cache", cwd=root)
+
 # ruff's JSON object (`ruff check --output-format json`), minus `cell` (notebooks only).
 LOCATION = {
     "type": "object", "required": ["row", "column"], "additionalProperties": False,
@@ -95,8 +111,8 @@ def test_formats_registered() -> None:
     assert {"full", "concise", "json", "json-lines", "github", "sarif"} <= set(FORMATS)
 
 
-def test_json_matches_ruffs_shape() -> None:
-    proc = run_cli("check", EXAMPLE, "--output-format", "json", "--no-cache")
+def test_json_matches_ruffs_shape(example_root: Path) -> None:
+    proc = check_example(example_root, "--output-format", "json")
     assert proc.returncode == 1, proc.stderr
     data = json.loads(proc.stdout)
     assert isinstance(data, list) and data
@@ -107,9 +123,9 @@ def test_json_matches_ruffs_shape() -> None:
     assert any(d["fix"] is not None for d in data)
 
 
-def test_json_lines_one_object_per_line_same_as_json() -> None:
-    lines = run_cli("check", EXAMPLE, "--output-format", "json-lines", "--no-cache")
-    whole = run_cli("check", EXAMPLE, "--output-format", "json", "--no-cache")
+def test_json_lines_one_object_per_line_same_as_json(example_root: Path) -> None:
+    lines = check_example(example_root, "--output-format", "json-lines")
+    whole = check_example(example_root, "--output-format", "json")
     assert lines.returncode == 1
     objects = [json.loads(line) for line in lines.stdout.splitlines()]
     assert lines.stdout.endswith("\n") and len(objects) == len(lines.stdout.splitlines())
@@ -119,9 +135,9 @@ def test_json_lines_one_object_per_line_same_as_json() -> None:
     assert objects == json.loads(whole.stdout)
 
 
-def test_machine_formats_print_no_summary() -> None:
+def test_machine_formats_print_no_summary(example_root: Path) -> None:
     for fmt in ("json", "json-lines", "github", "sarif"):
-        proc = run_cli("check", EXAMPLE, "--output-format", fmt, "--no-cache")
+        proc = check_example(example_root, "--output-format", fmt)
         assert "Found" not in proc.stdout and "fixable" not in proc.stdout, fmt
 
 
@@ -158,8 +174,8 @@ def test_github_escaping(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Non
     assert out.count("\n") == 1
 
 
-def test_github_cli_one_annotation_per_finding() -> None:
-    proc = run_cli("check", EXAMPLE, "--output-format", "github", "--no-cache")
+def test_github_cli_one_annotation_per_finding(example_root: Path) -> None:
+    proc = check_example(example_root, "--output-format", "github")
     assert proc.returncode == 1
     lines = proc.stdout.splitlines()
     assert len(lines) == 2
@@ -189,8 +205,8 @@ def _validate_sarif(log: Dict[str, Any]) -> List[str]:
     return sorted(f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(log))
 
 
-def test_sarif_validates_against_official_schema() -> None:
-    proc = run_cli("check", EXAMPLE, "--output-format", "sarif", "--no-cache")
+def test_sarif_validates_against_official_schema(example_root: Path) -> None:
+    proc = check_example(example_root, "--output-format", "sarif")
     assert proc.returncode == 1, proc.stderr
     log = json.loads(proc.stdout)
     assert _validate_sarif(log) == []
@@ -215,7 +231,7 @@ def test_sarif_validates_against_official_schema() -> None:
         replacement = result["fixes"][0]["artifactChanges"][0]["replacements"][0]
         assert "zero_()" in replacement["insertedContent"]["text"]
         assert replacement["deletedRegion"]["startLine"] >= 1
-    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == REPO.as_uri() + "/"
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == example_root.resolve().as_uri() + "/"
 
 
 def test_sarif_regions_and_fixes_unit(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
