@@ -507,7 +507,8 @@ def _report(findings: Sequence[Finding], args: argparse.Namespace, texts: Dict[s
         _statistics(findings, out)
     else:
         _render(findings, args, texts, out)
-    if args.show_fixes and applied:
+    if args.show_fixes and applied and args.output_format in ("full", "concise"):
+        # As ruff: the list is for a reader; a machine format's stream stays one document.
         out.write("\nFixed:\n")
         for f in sorted(applied, key=Finding.sort_key):
             out.write(f"  {display_path(f.path)}:{f.location.row}: {f.code} {f.fix.message if f.fix else ''}\n")

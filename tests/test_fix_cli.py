@@ -2,9 +2,12 @@
 and the configurable gate, through the real command line."""
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import run_cli
 from tests.test_cli import FLAGGED, write
@@ -53,6 +56,25 @@ def test_exit_non_zero_on_fix_and_show_fixes(tmp_path: Path) -> None:
     result = run_cli("check", "--fix", "--exit-non-zero-on-fix", "--show-fixes", "--no-cache", "a.py", cwd=tmp_path)
     assert result.returncode == 1
     assert "Fixed:" in result.stdout and "a.py:6: H2D001" in result.stdout
+
+
+@pytest.mark.parametrize("fmt", ["json", "json-lines", "sarif", "github"])
+def test_show_fixes_keeps_a_machine_format_one_document(tmp_path: Path, fmt: str) -> None:
+    """`--show-fixes` lists the applied fixes for a reader (full, concise), as ruff does; with a
+    machine format the stream stays what its reader parses (it had a `Fixed:` list after the
+    JSON array)."""
+    write(tmp_path, "a.py", FLAGGED)
+    write(tmp_path, "b.py", UNSAFE)  # a finding that stays: the documents are not empty
+    result = run_cli("check", "--fix", "--show-fixes", "--no-cache", "--output-format", fmt, "a.py", "b.py",
+                     cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert "Fixed:" not in result.stdout and "cu[0].zero_()" in (tmp_path / "a.py").read_text()
+    if fmt in ("json", "sarif"):
+        assert json.loads(result.stdout)
+    elif fmt == "json-lines":
+        assert [json.loads(line) for line in result.stdout.splitlines()]
+    else:
+        assert all(line.startswith("::error ") for line in result.stdout.splitlines())
 
 
 def test_custom_gate_from_config(tmp_path: Path) -> None:
