@@ -17,7 +17,7 @@ import sys
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Sequence
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 CACHE = Path(os.environ.get("LINT_H2D_CORPUS_CACHE", Path.home() / ".cache" / "lint-h2d"))
 WHEELS = CACHE / "wheels"
@@ -284,13 +284,29 @@ def run_lint(args: Sequence[str], repo: Path, timeout: float = 3600) -> subproce
                           capture_output=True, text=True, env=env, timeout=timeout)
 
 
-def json_findings(stdout: str) -> List[dict]:
-    import json
+# The summary line a full or concise run ends with.
+_SUMMARY = re.compile(r"^(Found \d+ errors?|All checks passed!)", re.MULTILINE)
+# `path:row:col: CODE message` (a finding left) and `  path:row: CODE message` (after `Fixed:`).
+_LEFT = re.compile(r"^(?P<filename>\S.*?):(?P<row>\d+):(?P<column>\d+): (?P<code>H2D\d+) (?P<message>.*)$")
+_FIXED = re.compile(r"^  (?P<filename>\S.*?):(?P<row>\d+): (?P<code>H2D\d+) (?P<message>.*)$")
 
-    start = stdout.find("[")
-    if start < 0:
-        return []
-    return list(json.loads(stdout[start:]))
+
+def concise_findings(stdout: str) -> Tuple[List[dict], List[dict]]:
+    """(the fixes applied, the findings left) of a `check --fix --show-fixes --output-format
+    concise` run's output, each a dict of `filename`, `row`, `code`, `message`."""
+    fixed: List[dict] = []
+    left: List[dict] = []
+    in_fixed = False
+    for line in stdout.splitlines():
+        if line == "Fixed:":
+            in_fixed = True
+            continue
+        match = (_FIXED if in_fixed else _LEFT).match(line)
+        if match is not None:
+            (fixed if in_fixed else left).append(match.groupdict())
+        elif in_fixed and not line.startswith("  "):
+            in_fixed = False
+    return fixed, left
 
 
 def check_corpus(name: str, source_root: Path, work: Path, repo: Path,
@@ -317,39 +333,39 @@ def check_corpus(name: str, source_root: Path, work: Path, repo: Path,
         "[tool.lint-h2d]\nselect = [\"H2D001\", \"H2D002\"]\nexclude = []\nrespect-gitignore = false\n")
     before = snapshot(work)
     report.files = len(before)
-    common = ["--no-cache", "--output-format", "json", "--config", str(work / "pyproject.toml")]
+    common = ["--no-cache", "--config", str(work / "pyproject.toml")]
     if jobs:
         common += ["--jobs", str(jobs)]
     started = time.perf_counter()
-    check = run_lint(["check", *common, str(work)], repo)
-    found = json_findings(check.stdout)
-    fix = run_lint(["check", "--fix", "--unsafe-fixes", *common, str(work)], repo)
+    # One run: the fixes it applies (`--show-fixes`) and the findings it leaves are the findings
+    # a plain `check` reports (a separate `check` first doubled the time of the largest test).
+    fix = run_lint(["check", "--fix", "--unsafe-fixes", "--show-fixes", "--output-format", "concise", *common,
+                    str(work)], repo)
     report.seconds = time.perf_counter() - started
-    if fix.returncode not in (0, 1, 2) or not fix.stdout.lstrip().startswith("["):
+    if fix.returncode not in (0, 1, 2) or not _SUMMARY.search(fix.stdout):
         report.errors.append(f"fix run exited {fix.returncode}: {fix.stderr[-2000:]}")
         return report
-    remaining = json_findings(fix.stdout)
-    for f in found + remaining:
-        if f.get("code") in ERROR_CODES:
-            where = f"{f.get('filename')}:{(f.get('location') or {}).get('row')}"
-            entry = f"{f.get('code')} {where}: {f.get('message')}"
-            if f.get("code") == "H2D901":
+    fixed, remaining = concise_findings(fix.stdout)
+    for f in remaining:
+        if f["code"] in ERROR_CODES:
+            entry = f"{f['code']} {f['filename']}:{f['row']}: {f['message']}"
+            if f["code"] == "H2D901":
                 if entry not in report.syntax_errors:
                     report.syntax_errors.append(entry)
             elif entry not in report.errors:
                 report.errors.append(entry)
-    real = [f for f in found if f.get("code") not in ERROR_CODES]
+    real = fixed + [f for f in remaining if f["code"] not in ERROR_CODES]
     report.findings = len(real)
-    report.remaining = len([f for f in remaining if f.get("code") not in ERROR_CODES])
-    report.fixes = report.findings - report.remaining
+    report.remaining = len(real) - len(fixed)
+    report.fixes = len(fixed)
     if fix.returncode == 2 and not report.syntax_errors and not report.errors:
         report.errors.append(f"exit 2 without an error finding: {fix.stderr[-2000:]}")
 
     after = snapshot(work)
     if set(after) != set(before):
         report.errors.append(f"files appeared or vanished: {sorted(set(after) ^ set(before))[:10]}")
-    files_with_findings = {Path(f["filename"]).resolve().relative_to(work.resolve()).as_posix()
-                           for f in real if f.get("filename")}
+    # The paths are as the run printed them: relative to its directory (`repo`) when below it.
+    files_with_findings = {(repo / f["filename"]).resolve().relative_to(work.resolve()).as_posix() for f in real}
     for rel, old in before.items():
         new = after.get(rel)
         if new is None or new == old:
@@ -377,7 +393,7 @@ def check_corpus(name: str, source_root: Path, work: Path, repo: Path,
     changed_paths = [str(work / rel) for rel, old in before.items() if after.get(rel) not in (None, old)]
     if not changed_paths:
         return report
-    again = run_lint(["check", "--fix", "--unsafe-fixes", *common, *changed_paths], repo)
+    again = run_lint(["check", "--fix", "--unsafe-fixes", "--output-format", "json", *common, *changed_paths], repo)
     third = snapshot(work)
     if third != after:
         changed = [k for k in third if third[k] != after.get(k)]

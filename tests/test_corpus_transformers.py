@@ -1,9 +1,10 @@
 """Real corpus (issue #8): a pinned `transformers` wheel, fixed with `--unsafe-fixes`.
 
 The wheel is downloaded once to ~/.cache/lint-h2d (skips cleanly without network), its
-sources are copied to a temp dir, and `lint-h2d check --fix --unsafe-fixes --no-cache` runs on
-the copy as a subprocess.  Asserted: no internal error (a genuine syntax error of the corpus
-is reported in the failure text, not hidden); every written file parses (LibCST, `ast`) and
+sources are copied to a temp dir, and `lint-h2d check --fix --unsafe-fixes --show-fixes
+--no-cache` runs on the copy as a subprocess (the fixes it lists and the findings it leaves are
+the findings).  Asserted: no internal error (a genuine syntax error of the corpus is reported in
+the failure text, not hidden); every written file parses (LibCST, `ast`) and
 compiles; a second run changes nothing; files without findings are byte-identical; in fixed
 files only the fix sites and inserted imports differ (see `tests.corpus.unexpected_changes`).
 
@@ -42,3 +43,6 @@ def test_transformers_fix_is_safe(tmp_path: Path) -> None:
     # Genuine syntax errors in the corpus would show up here; transformers has none.
     assert not report.syntax_errors, "syntax errors in the corpus:\n" + "\n".join(report.syntax_errors)
     assert report.fixes <= report.findings
+    # Some fixes were applied and checked (14 findings, all fixed, in 7 files at 5.24.0): a run
+    # whose output nothing here could read would otherwise pass having checked nothing.
+    assert report.fixes > 0 and report.changed > 0, (report.findings, report.fixes, report.changed)
