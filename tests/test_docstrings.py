@@ -57,3 +57,30 @@ def test_the_fact_says_where_and_what() -> None:
 @pytest.mark.parametrize("doc", [None, ""])
 def test_no_docstring_gives_nothing(doc: Optional[str]) -> None:
     assert documented_ranks(doc, ["x"]) == {}
+
+
+@pytest.mark.parametrize("doc, rank", [
+    # mmdet: the shape at the end of a description that runs on to the next line
+    ("Args:\n    overlaps (Tensor): Overlaps between k gt_bboxes and n bboxes,\n        shape(k, n).\n"
+     "    gt_labels (Tensor): Labels of k gt_bboxes, shape (k, ).\n", 2),
+    # numpy style: the type on the name's line, the shape below it
+    ("Parameters\n----------\noverlaps : Tensor\n    The overlaps, with shape [K, N, 2]\n", 3),
+    ("Args:\n    overlaps: the scores of shape: (B, T)\n", 2),
+])
+def test_shape_said_anywhere_in_the_description(doc: str, rank: int) -> None:
+    assert _ranks(doc, "overlaps", "gt_labels")["overlaps"] == rank
+
+
+def test_the_description_ends_where_the_indentation_does() -> None:
+    doc = "Args:\n    overlaps (Tensor): the overlaps.\n    other (Tensor): shape (N, 4).\nshape (N, 4, 2)\n"
+    assert _ranks(doc, "overlaps") == {}
+    assert _ranks("Args:\n    overlaps (Tensor): the overlaps.\n\n        shape (N, 4)\n", "overlaps") == {}
+
+
+@pytest.mark.parametrize("line", [
+    "overlaps (Tensor): the batch size (B) of the overlaps",  # `size` anywhere is no shape
+    "overlaps (Tensor): reshaped (N, 4) later",  # `reshaped` is not the word `shape`
+    "overlaps (Tensor): shape depends on the mode (optional)",
+])
+def test_no_shape_word_before_a_group_gives_nothing(line: str) -> None:
+    assert _ranks(f"Args:\n    {line}\n", "overlaps") == {}

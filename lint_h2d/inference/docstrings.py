@@ -11,10 +11,12 @@ Read, on one line of the docstring: the parameter's name, an optional parenthesi
 (``(torch.Tensor)``, ``(Tensor, optional)``), a colon, then right after it (optionally after
 ``shape``, ``of shape``, ``tensor of shape``, ``a torch.Tensor of size``) one bracketed group
 ``(N, C, H)`` / ``[B, T]`` of comma-separated dimensions: names, integers, or arithmetic of them
-(``HW0+1``, ``2*C``, ``...`` nowhere).  Nothing else counts: a group of one dimension only with
-a trailing comma (``(N,)``) or after ``shape``/``size`` (``(optional)`` is no shape), a group
-holding ``...`` or words with spaces is no shape, and a parameter the docstring names twice with
-different ranks gets none.
+(``HW0+1``, ``2*C``; ``...`` nowhere).  Or, anywhere in the argument's description (that line
+and the more indented lines after it, numpy's ``overlaps : Tensor`` style included), the word
+``shape`` right before such a group: mmdet's ``Overlaps between k gt_bboxes and n bboxes,
+shape(k, n).``.  Nothing else counts: a group of one dimension only with a trailing comma
+(``(N,)``) or after ``shape``/``size`` (``(optional)`` is no shape), a group holding ``...`` or
+words with spaces is no shape, and a parameter the docstring gives two different ranks gets none.
 """
 from __future__ import annotations
 
@@ -64,23 +66,44 @@ def _rank_of(rest: str) -> Optional[Tuple[int, str]]:
     return len(parts), group.group(0)
 
 
+# `shape` right before a group, anywhere in a description (`..., shape(k, n).`, `with shape [B, T]`).
+_SHAPE_WORD = re.compile(r"\bshape\b\s*[:=]?\s*(?=[(\[])")
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
 def documented_ranks(docstring: Optional[str], params: Iterable[str]) -> Dict[str, DocumentedRank]:
     """The ranks ``docstring`` gives the parameters named ``params`` (see the module doc)."""
     if not docstring:
         return {}
     wanted = set(params)
+    lines = docstring.splitlines()
     found: Dict[str, DocumentedRank] = {}
     clashing = set()
-    for number, line in enumerate(docstring.splitlines()):
+    for number, line in enumerate(lines):
         match = _ARGUMENT.match(line)
         if match is None or match.group("name") not in wanted:
             continue
-        ranked = _rank_of(match.group("rest"))
-        if ranked is None:
-            continue
         name = match.group("name")
-        known = found.get(name)
-        if known is not None and known.rank != ranked[0]:
-            clashing.add(name)
-        found.setdefault(name, DocumentedRank(ranked[0], ranked[1], number))
+        ranks = []
+        opening = _rank_of(match.group("rest"))
+        if opening is not None:
+            ranks.append(opening)
+        description = [match.group("rest")]
+        for more in lines[number + 1:]:
+            if not more.strip() or _indent(more) <= _indent(line):
+                break
+            description.append(more.strip())
+        text = " ".join(description)
+        for word in _SHAPE_WORD.finditer(text):
+            said = _rank_of("shape " + text[word.end():])
+            if said is not None:
+                ranks.append(said)
+        for rank, shape in ranks:
+            known = found.get(name)
+            if known is not None and known.rank != rank:
+                clashing.add(name)
+            found.setdefault(name, DocumentedRank(rank, shape, number))
     return {name: rank for name, rank in found.items() if name not in clashing}
