@@ -3054,9 +3054,9 @@ def resolve(summaries: Sequence[FileSummary]) -> Resolved:
                 if pname in fn.defaults and resolver.passes_no_number(fn, index):
                     passed_non_numbers.add((_qual(fn), pname))
                 annotation = fn.annotations[index]
-                if pname in fn.defaults and annotation in _OPEN_ANNOTATIONS and not _device_param(pname, annotation):
+                if pname in fn.defaults and annotation == ("unk",) and not _device_param(pname, annotation):
                     given = resolver.passed(fn, index)
-                    if annotation == ("unk",) and _numbers(given) or given.kind == DEVICE_KIND:
+                    if _numbers(given) or given.kind == DEVICE_KIND:
                         passed_given[(_qual(fn), pname)] = given
                         if given.kind == DEVICE_KIND:
                             # Only inside `def <fn>(...)`: the file must define it (the prefilter).

@@ -1871,11 +1871,11 @@ class ModuleWalker:
                     value = replace(value, element=declared.element.because(step)).because(step)
             given = base.project.passed_given.get((qualname, pname)) \
                 if isinstance(param.default, cst.Name) and param.default.value == "None" and param.star == "" else None
-            if given is not None and (param.annotation is None or given.kind == Kind.DEVICE and kind == Kind.TENSOR):
-                # `slots=None`, and every call passing it passes ints; `weight=None` (or
-                # `weight: Optional[Tensor] = None`), and every call passing it passes a device
-                # tensor: the calls that omit it leave `None`, which no iteration, index or
-                # element write survives, so whatever uses it so uses what the calls pass.
+            if given is not None and param.annotation is None:
+                # `slots=None`, and every call passing it passes ints; `weight=None`, and every
+                # call passing it passes a device tensor: the calls that omit it leave `None`,
+                # which no iteration, index or element write survives, so whatever uses it so
+                # uses what the calls pass.
                 if given.kind == Kind.DEVICE:
                     given = given.because(LocalStep(NONE_DEFAULT_STEP.format(pname), param))
                 names[pname] = replace(given, origin=Origin.PARAM, root=pname, path=pname)
