@@ -241,7 +241,8 @@ class _Resolver:
         # project's index reads only `read_callees`' sites: every reader must ask one of those.
         self.calls: Dict[str, List[Tuple[str, CallSite]]] = {}
         # (class of a `self.m(...)` call, `m`): whether that class (or a project base) has an
-        # `m` of its own, which answers the call (`_elsewhere`).
+        # `m` of its own, which answers the call, or its family can give `self.m` no other
+        # value than one of its methods (`_elsewhere`).
         self._unrelated: Dict[Tuple[str, str], bool] = {}
         # An autograd `Function` class → its `cls.apply(...)` calls, as calls of `forward`
         # (`_applied_sites`).
@@ -1765,20 +1766,36 @@ class _Resolver:
         return frozenset(related)
 
     def _elsewhere(self, site: CallSite, fn: FunctionSummary) -> bool:
-        """`self.m(...)` in a method of a class X whose own or project bases' `m` answers it,
-        where `fn`'s class is neither one of X's bases nor derived from X: the call runs X's `m`
-        (or a subclass's override), never `fn` (`forward` of one module is not called by
-        another's `self.forward(x)`)."""
+        """`self.m(...)` in a method of a class X, where `fn`'s class is neither one of X's bases
+        nor derived from X (nor a base of a class deriving from X): the call never runs `fn`.
+        Where X's own or project bases' `m` answers it, the call runs that `m` (or a subclass's
+        override): `forward` of one module is not called by another's `self.forward(x)`.  Where
+        none does, Python finds `m` on the instance's class, one deriving from X: a subclass's
+        `m` or a library base's (LightGlue's `Extractor.extract` calls `self.forward(...)`, its
+        subclasses' `forward`, never an unrelated loss module's).  Not so where X's family may
+        set `self.m` on the instance (a field of that name: `self.m = other.m` binds another
+        class's method) or is too large to walk whole."""
         own = site.self_owner
         if own is None or fn.owner is None or own == fn.owner:
             return False
         key = (own, fn.name)
         answered = self._unrelated.get(key)
         if answered is None:
-            answered = self._unrelated[key] = self._has_method(own, fn.name)
+            answered = self._unrelated[key] = self._has_method(own, fn.name) or self._closed_family(own, fn.name)
         # A class deriving from both (`class Z(X, Owner)`) may route X's call to `fn`.
         return answered and fn.owner not in self._family(own)[0] \
             and not self._family(own)[1] & self._family(fn.owner)[1]
+
+    def _closed_family(self, cls: str, name: str) -> bool:
+        """Whether `self.name` in a method of `cls` can only be a method of `cls`'s family
+        (`_family`: its project bases and subclasses): the family is walked whole (`_with_bases`
+        stops at 20 classes, `_descendants` at 200 besides `cls`) and no class of it assigns a
+        field `name` (`self.name = ...`, which would put something else on the instance)."""
+        bases, subtree = self._family(cls)
+        if len(bases) >= 20 or len(subtree) > 200:
+            return False
+        return not any(attr == name for member in bases | subtree for _, summary in self.classes.get(member, [])
+                       for attr, _ in summary.fields)
 
     def _family(self, cls: str) -> Tuple[FrozenSet[str], FrozenSet[str]]:
         """`cls` and its project bases (`_with_bases`), and `cls` and its project subclasses
