@@ -4,10 +4,15 @@ the repository (``~/.cache/lint-h2d``), never modified in place (copy before fix
 ``download_wheel`` and ``extract_py`` skip the calling test cleanly (``pytest.skip``) when the
 wheel cannot be fetched, so the suite passes offline; ``scripts/corpus_check.py`` uses the
 same helpers with ``skip=False`` semantics (it gets a ``CorpusUnavailable`` instead).
+
+The suite runs in several processes (pytest-xdist): each download and each extraction holds a
+lock file under ``CACHE/.locks`` (``_locked``), so two workers asking for the same tree at once
+neither fetch it twice nor read a half-written wheel or file.
 """
 from __future__ import annotations
 
 import ast
+import contextlib
 import difflib
 import os
 import re
@@ -17,7 +22,7 @@ import sys
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 CACHE = Path(os.environ.get("LINT_H2D_CORPUS_CACHE", Path.home() / ".cache" / "lint-h2d"))
 WHEELS = CACHE / "wheels"
@@ -33,6 +38,26 @@ def _skip_or_raise(reason: str, skip: bool) -> None:
 
         pytest.skip(reason)
     raise CorpusUnavailable(reason)
+
+
+@contextlib.contextmanager
+def _locked(key: str) -> Iterator[None]:
+    """Hold ``CACHE/.locks/<key>.lock`` exclusively (``fcntl.flock``; released when the process
+    dies): one process at a time downloads or extracts a given corpus.  Where ``fcntl`` is
+    missing (Windows), no lock: the suite runs there in one process."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    locks = CACHE / ".locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    with open(locks / f"{_normalized(key)}.lock", "a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def _normalized(name: str) -> str:
@@ -51,10 +76,11 @@ def find_wheel(name: str, version: str) -> Optional[Path]:
 
 def download_wheel(name: str, version: str, *, skip: bool = True, timeout: float = 900) -> Path:
     """The wheel ``name==version`` in ``~/.cache/lint-h2d/wheels`` (``pip download`` if absent)."""
-    found = find_wheel(name, version)
-    if found is not None:
-        return found
-    return _pip_download(name, version, ["--only-binary", ":all:"], find_wheel, skip, timeout)
+    with _locked(f"wheel-{name}-{version}"):
+        found = find_wheel(name, version)
+        if found is not None:
+            return found
+        return _pip_download(name, version, ["--only-binary", ":all:"], find_wheel, skip, timeout)
 
 
 def find_sdist(name: str, version: str) -> Optional[Path]:
@@ -70,6 +96,11 @@ def find_sdist(name: str, version: str) -> Optional[Path]:
 def download_sdist(name: str, version: str, *, skip: bool = True, timeout: float = 900) -> Path:
     """The source archive ``name==version`` in ``~/.cache/lint-h2d/wheels``, for projects that
     publish no wheel (DeepSpeed); ``pip download --no-binary`` if absent."""
+    with _locked(f"sdist-{name}-{version}"):
+        return _download_sdist(name, version, skip, timeout)
+
+
+def _download_sdist(name: str, version: str, skip: bool, timeout: float) -> Path:
     found = find_sdist(name, version)
     if found is not None:
         return found
@@ -138,10 +169,15 @@ def _pip_download(name: str, version: str, kind: List[str], find: Callable[[str,
 def extract_sdist_py(archive: Path, prefix: str, dest: Optional[Path] = None) -> Path:
     """Like ``extract_py`` for a ``.tar.gz`` source archive: its single top folder is dropped, so
     paths below ``dest`` read as in a wheel (``PREFIX/...``)."""
-    import tarfile
-
     if dest is None:
         dest = CACHE / archive.name[: -len(".tar.gz")]
+    with _locked(f"tree-{dest.name}"):
+        return _extract_sdist_py(archive, prefix, dest)
+
+
+def _extract_sdist_py(archive: Path, prefix: str, dest: Path) -> Path:
+    import tarfile
+
     marker = dest / ".extracted"
     if marker.exists():
         return dest
@@ -167,6 +203,11 @@ def extract_py(wheel: Path, prefix: str, dest: Optional[Path] = None) -> Path:
     if dest is None:
         name, version = wheel.name.split("-")[:2]
         dest = CACHE / f"{name}-{version}"
+    with _locked(f"tree-{dest.name}"):
+        return _extract_py(wheel, prefix, dest)
+
+
+def _extract_py(wheel: Path, prefix: str, dest: Path) -> Path:
     marker = dest / ".extracted"
     if marker.exists() or (dest / prefix).is_dir() and not (dest / ".partial").exists() and any((dest / prefix).iterdir()):
         return dest

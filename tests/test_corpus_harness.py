@@ -28,3 +28,38 @@ def test_lines_of_neither_kind_are_skipped() -> None:
     fixed, left = concise_findings(out)
     assert [(f["row"], f["code"]) for f in fixed] == [("12", "H2D001")]
     assert [(f["row"], f["column"], f["message"]) for f in left] == [("6", "15", "[*] Scalar write")]
+
+
+def test_an_extraction_waits_for_another_process_holding_the_tree(tmp_path: Path) -> None:
+    """The suite runs in several processes: while one extracts (or downloads) a corpus, another
+    asking for the same tree waits for it instead of reading half-written files."""
+    import os
+    import subprocess
+    import sys
+    import time
+    import zipfile
+
+    from tests import corpus
+
+    cache = tmp_path / "cache"
+    wheel = tmp_path / "demo-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr("demo/__init__.py", "X = 1\n")
+    script = ("import sys; from pathlib import Path; from tests import corpus; "
+              "print(corpus.extract_py(Path(sys.argv[1]), 'demo/'))")
+    env = {**os.environ, "LINT_H2D_CORPUS_CACHE": str(cache), "PYTHONPATH": str(REPO)}
+    original = corpus.CACHE
+    corpus.CACHE = cache
+    try:
+        with corpus._locked("tree-demo-1.0"):
+            child = subprocess.Popen([sys.executable, "-c", script, str(wheel)], env=env, cwd=str(REPO),
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            time.sleep(1.5)
+            assert child.poll() is None, child.communicate()  # still waiting for the lock
+            assert not (cache / "demo-1.0" / "demo").exists()
+        out, err = child.communicate(timeout=120)
+    finally:
+        corpus.CACHE = original
+    assert child.returncode == 0, err
+    assert Path(out.strip()) == cache / "demo-1.0"
+    assert (cache / "demo-1.0" / "demo" / "__init__.py").read_text() == "X = 1\n"
