@@ -436,7 +436,14 @@ class _Resolver:
             if name not in named:
                 path, summary = self.classes[name][0]
                 message = lightning_module_message(name) if lightning else held_module_message(name)
-                moved[name] = EvidenceStep(message, path, summary.line, kind=EvidenceKind.CONVENTION)
+                step = EvidenceStep(message, path, summary.line, kind=EvidenceKind.CONVENTION)
+                moved[name] = step
+                # Its submodules move with it (`nn.Module.to` is recursive): fastreid's registry-built
+                # `MoCo` holds `self.memory = Memory(dim, size)`, whose queue pointer moves too.
+                for _, cls in self.classes[name]:
+                    for sub in cls.constructs:
+                        if sub in self.modules:
+                            self._mark_moved(sub, step, name, moved, 1)
 
     def _lightning_module(self, cls: str) -> bool:
         """Whether `cls` or a project base derives from Lightning's `LightningModule` (one the
