@@ -1635,12 +1635,11 @@ class _Resolver:
         caller = call.self_owner
         if not call.bound or caller is None or caller not in self.classes:
             return False
-        bases, subtree = self._family(caller)
-        # (`_with_bases` stops at 20 classes, `_descendants` at 200 besides `caller`.)
-        if len(bases) >= 20 or len(subtree) > 200:
+        family = self._whole_family(caller)
+        if family is None:
             return False
         given = False
-        for cls in bases | subtree:
+        for cls in family:
             if (cls, call.callee) in self.methods:
                 given = True
             for _, summary in self.classes[cls]:
@@ -1763,13 +1762,11 @@ class _Resolver:
             if not classes:
                 return None
             for cls in classes:
-                bases, subtree = self._family(cls)
-                # (`_with_bases` stops at 20 classes, `_descendants` at 200 besides `cls`.)
-                if len(bases) >= 20 or len(subtree) > 200 or any(
-                        (c, name) in self.methods for c in bases | subtree
-                        for name in ("__getattr__", "__getattribute__")):
+                family = self._whole_family(cls)
+                if family is None or any((c, name) in self.methods for c in family
+                                         for name in ("__getattr__", "__getattribute__")):
                     return None
-                related.update(bases, subtree)
+                related.update(family)
         return frozenset(related)
 
     def _elsewhere(self, site: CallSite, fn: FunctionSummary) -> bool:
@@ -1795,14 +1792,20 @@ class _Resolver:
 
     def _closed_family(self, cls: str, name: str) -> bool:
         """Whether `self.name` in a method of `cls` can only be a method of `cls`'s family
-        (`_family`: its project bases and subclasses): the family is walked whole (`_with_bases`
-        stops at 20 classes, `_descendants` at 200 besides `cls`) and no class of it assigns a
-        field `name` (`self.name = ...`, which would put something else on the instance)."""
+        (`_family`: its project bases and subclasses): the family is walked whole
+        (`_whole_family`) and no class of it assigns a field `name` (`self.name = ...`, which would put something else on the instance)."""
+        family = self._whole_family(cls)
+        return family is not None and not any(
+            attr == name for member in family for _, summary in self.classes.get(member, []) for attr, _ in summary.fields)
+
+    def _whole_family(self, cls: str) -> Optional[FrozenSet[str]]:
+        """`cls` with its project bases and subclasses (`_family`), or None where a walk may have
+        stopped short (`_with_bases` stops at 20 classes, `_descendants` at 200 besides `cls`):
+        an answer that needs the whole family must not rest on part of it."""
         bases, subtree = self._family(cls)
         if len(bases) >= 20 or len(subtree) > 200:
-            return False
-        return not any(attr == name for member in bases | subtree for _, summary in self.classes.get(member, [])
-                       for attr, _ in summary.fields)
+            return None
+        return bases | subtree
 
     def _family(self, cls: str) -> Tuple[FrozenSet[str], FrozenSet[str]]:
         """`cls` and its project bases (`_with_bases`), and `cls` and its project subclasses
