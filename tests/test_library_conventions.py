@@ -33,6 +33,7 @@ from lint_h2d.inference.scope import logits_processor_classes, sparse_checks
 from lint_h2d.inference.summary import TORCH_MODULE_BASE, _base_name, _Builder, summarize
 from lint_h2d.inference.values import TOKENIZED_STEP, Kind, entry, is_tokenized
 from lint_h2d.inference.usage import rank_floor, region_rank_floor, spelled_rank, spelled_rank_of_copy
+from lint_h2d.cst_children import own_scope_nodes
 
 
 @pytest.mark.parametrize("receiver, method, loaded", [
@@ -391,7 +392,53 @@ def test_the_sizes_of_an_allocation(source: str, shown: Optional[str], sizes: Op
 ])
 def test_a_trailing_bare_colon_spells_the_rank(uses: str, rank: Optional[int]) -> None:
     found = spelled_rank(_function(f"m = x.clone()\n{uses}"), "m")
-    assert (found[0] if found is not None else None) == rank
+    assert (found.rank if found is not None else None) == rank
+
+
+def _write(fn: cst.FunctionDef, code: str) -> cst.CSTNode:
+    """The statement of `fn` whose code is `code` (the `statement` `spelled_rank` reads at)."""
+    found = [node for node in own_scope_nodes(fn.body)
+             if isinstance(node, cst.SimpleStatementLine) and cst.Module([]).code_for_node(node).strip() == code]
+    assert len(found) == 1, code
+    return found[0]
+
+
+@pytest.mark.parametrize("body, at, rank", [
+    # a part of literal positions carries the rank spelled before it: 3 less the one `-1` drops
+    ("m = m[:, -1, :]\nm[0, j] = 1", "m[0, j] = 1", 2),  # its own value spells the 3
+    ("m[:, :, :] = 0\nm = m[:, -1]\nm[0, j] = 1", "m[0, j] = 1", 2),
+    ("m[:, :, :] = 0\nm = m[None, 0]\nm[0, j, k] = 1", "m[0, j, k] = 1", 3),  # `None` adds one
+    ("y = m[0, :, :]\nm = m[:, -1, :]\nm[0, j] = 1", "m[0, j] = 1", 2),  # a read spells it too
+    ("m = m[:, -1, :]\nm[0, :] = 0\nm[0, j] = 1", "m[0, j] = 1", 2),  # the part's own spelling
+    ("m[:, :, :] = 0\nm = m[:, -1, :]\nm[:, :, :] = 0\nm[0, j] = 1", "m[0, j] = 1", None),  # 2 against 3
+    # before the rebinding, the rank spelled before it; the part's own spelling says nothing there
+    ("m[:, :, :] = 0\nm[0, j, 1] = 1\nm = m[0]\nm[j, :] = 0", "m[0, j, 1] = 1", 3),
+    ("m[0, j] = 1\nm = m[0]\nm[j, :] = 0", "m[0, j] = 1", None),
+    ("m[:, :, :] = 0\nm = m[i]\nm[0, j] = 1", "m[0, j] = 1", None),  # `i` may be an index tensor
+    ("m[:, :, :] = 0\nm = m.sum(0)\nm[0, j] = 1", "m[0, j] = 1", None),  # a reduction: unknown
+    ("m[:, :, :] = 0\nm = m.cuda()\nm[0, j, 1] = 1", "m[0, j, 1] = 1", 3),  # a move keeps it
+    # a loop runs the rebinding again before its next pass reads the name
+    ("m[:, :, :] = 0\nfor _ in r:\n    m[0, j, 1] = 1\n    m = m[0]", "m[0, j, 1] = 1", None),
+    ("m[:, :, :] = 0\nfor _ in r:\n    m = m[0]\n    m[0, j] = 1", "m[0, j] = 1", None),
+    ("m[:, :, :] = 0\nfor _ in r:\n    m = m[0]\n    m[j, :] = 0\n    m[0, j] = 1", "m[0, j] = 1", 2),
+    # a rebinding in one branch: after the branch, either object
+    ("m[:, :, :] = 0\nif c:\n    m = m[0]\nm[0, j] = 1", "m[0, j] = 1", None),
+    ("m[:, :, :] = 0\nif c:\n    m = m[0]\n    m[0, j] = 1", "m[0, j] = 1", 2),
+    ("m[:, :, :] = 0\nm = y = m[0]\nm[0, j] = 1", "m[0, j] = 1", None),  # not alone: not read
+])
+def test_a_part_of_the_name_opens_an_epoch_of_its_own(body: str, at: str, rank: Optional[int]) -> None:
+    fn = _function(f"m = x.cuda()\n{body}")
+    found = spelled_rank(fn, "m", _write(fn, at))
+    assert (found.rank if found is not None else None) == rank
+    if any(part in body for part in ("m = m[", "m = m.sum", "m = y = m")):
+        assert spelled_rank(fn, "m") is None  # where the rank is read must be given
+
+
+def test_a_rank_carried_through_a_part_names_the_part() -> None:
+    fn = _function("m = x.cuda()\ny = m[0, :, :]\nm = m[:, -1, :]\nm[0, j] = 1")
+    found = spelled_rank(fn, "m", _write(fn, "m[0, j] = 1"))
+    assert found is not None and (found.rank, found.spelled_as) == (2, 3)
+    assert [cst.Module([]).code_for_node(line).strip() for line in found.through] == ["m = m[:, -1, :]"]
 
 
 def test_a_copy_takes_the_rank_its_source_spells() -> None:
@@ -403,10 +450,12 @@ def test_a_copy_takes_the_rank_its_source_spells() -> None:
     assert spelled_rank_of_copy(fn, "v") is None            # one binding copies another name
     assert spelled_rank_of_copy(fn, "w") is None            # a subscript is no copy
     assert spelled_rank_of_copy(fn, "x") is None            # a parameter
+    fn = _function("m = x.cuda()\nm[:, :, i:, :] = 0\nt = m.clone()\nm = m[0]\nt[0, 0, i, j] = 1\n")
+    assert spelled_rank_of_copy(fn, "t") is None  # the source is rebound to a part: epochs unread
 
 
 def test_a_copy_that_spells_its_own_rank_keeps_it() -> None:
     fn = _function("m = x.cuda()\nm[:, :, i:, :] = 0\nt = m.clone()\nt[:, :] = 0\n")
     assert spelled_rank_of_copy(fn, "t") is None  # `spelled_rank` of `t` itself answers
     found = spelled_rank(fn, "t")
-    assert found is not None and found[0] == 2
+    assert found is not None and found.rank == 2

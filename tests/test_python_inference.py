@@ -1279,6 +1279,21 @@ def test_a_spelled_rank_rests_on_a_convention_and_gets_no_safe_fix(results: Dict
     assert any("(every binding of `trial` copies `graph`)" in s for s in chain)
 
 
+def test_a_spelled_rank_carried_through_a_part_names_both(results: Dict[str, List[Finding]]) -> None:
+    """Session 57: `logits = logits[:, -1, :]` rebinds the name to a part of the 3-D tensor its
+    own subscript spells: the write after it reads 2 dimensions, and the evidence names the
+    spelling (a convention) and the rebinding that drops one."""
+    row = next(i for i, line in enumerate(
+        (PROJECT / "spelled_ranks.py").read_text().splitlines(), 1) if "logits[0, banned] = 0.0" in line)
+    (finding,) = [f for f in results["spelled_ranks.py"] if f.location.row == row]
+    steps = [(s.kind.value, s.message) for s in finding.evidence]
+    assert ("convention", "`logits[:, -1, :]` spells out 3 dimensions: a bare `:` last selects nothing, "
+                          "so it names every one (convention: the tensor's rank)") in steps
+    assert any(message == "`logits = logits[:, -1, :]` binds the name to a part of it: 2 dimensions"
+               for _, message in steps)
+    assert finding.fix is not None and finding.fix.applicability.value == "unsafe"
+
+
 def test_molecule_indices_name_the_library_call(results: Dict[str, List[Finding]]) -> None:
     """RDKit's int getters and `np.random.randint` without a size say where the int came from."""
     chain = _chain(results, "molecule_indices.py", 15)

@@ -19,6 +19,7 @@ names every dimension the writer means the tensor to have, and that rank may add
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
@@ -236,9 +237,23 @@ class _Usage(NameBindings):
             self.floor = max(self.floor, _chained_floor(node, self.name))
 
 
-def spelled_rank(function: cst.FunctionDef, name: str) -> Optional[Tuple[int, cst.Subscript]]:
+@dataclass(frozen=True)
+class SpelledRank:
+    """A rank read from a function's subscripts by convention (`spelled_rank`), and where it
+    comes from: `spelled` spells `spelled_as` dimensions for the object it reads, and each
+    statement of `through` (`x = x[:, -1, :]`, in the order they run) rebound the name to a
+    part of a known number of dimensions fewer or more since, leaving `rank`."""
+
+    rank: int
+    spelled: cst.Subscript
+    spelled_as: int
+    through: Tuple[cst.SimpleStatementLine, ...] = ()
+
+
+def spelled_rank(function: cst.FunctionDef, name: str,
+                 statement: Optional[cst.CSTNode] = None) -> Optional[SpelledRank]:
     """The rank the function's own subscripts of the local `name` spell out, by convention,
-    and the subscript that spells it: a subscript of two positions or more, each consuming one
+    for the object `statement` reads: a subscript of two positions or more, each consuming one
     dimension (no `None`, `...` or bool), that ends in a bare `:` (`adj[:, :, keep:, :]`).
 
     A trailing `:` selects nothing (`t[a, :]` is `t[a]`), so code writes one to name every
@@ -248,21 +263,179 @@ def spelled_rank(function: cst.FunctionDef, name: str) -> Optional[Tuple[int, cs
     (`[convention]`), never a proof: the finding it allows gets an unsafe fix at most.  None
     where no subscript spells a rank, two spell different ones, another subscript of the name
     uses more positions (`rank_floor`'s proof wins), or something changes the tensor's rank in
-    place or rebinds the name out of this scope (`global`, `nonlocal`, `del`).  The name may be
-    bound several times: every binding is read as of the rank spelled (one object renamed in
-    the function's steps, `x = x.cuda()`)."""
+    place or rebinds the name out of this scope (`global`, `nonlocal`, `del`).
+
+    The name may be bound several times: a binding is read as of the rank spelled (one object
+    renamed in the function's steps, `x = x.cuda()`), except one that may change the rank, a
+    part of the name (`logits = logits[:, -1, :]`) or a reshaping call of it (`x = x.view(...)`,
+    `.sum(...)`; `_RESHAPING`).  Where the function has such rebindings, each opens an epoch
+    (`_Epochs`), the subscripts spell a rank per epoch, and a part whose positions are all
+    slices, integer literals and `None` carries its epoch's rank to the next one (3 dimensions
+    less the one `-1` drops); `statement` (where the rank is read) must then be given, and lie
+    where one epoch's object reaches it for sure."""
     usage = _Spelling(name)
     usage.add_params(function.params)
     function.body.visit(usage)
     if usage.escaped or not usage.spelled:
         return None
-    ranks = {len(node.slice) for node in usage.spelled}
-    if len(ranks) != 1:
+    if not usage.rebound and not usage.rebound_elsewhere:
+        ranks = {len(node.slice) for node in usage.spelled}
+        if len(ranks) != 1:
+            return None
+        rank = ranks.pop()
+        if usage.floor > rank:
+            return None
+        return SpelledRank(rank, usage.spelled[0], rank)
+    if statement is None or usage.rebound_elsewhere:
         return None
-    rank = ranks.pop()
-    if usage.floor > rank:
+    return _Epochs(function, usage).rank_at(statement)
+
+
+# Methods whose result may have another number of dimensions than their receiver: a binding
+# `x = x.view(...)` opens an epoch of its own (`spelled_rank`).
+_RESHAPING = frozenset({
+    "view", "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "view_as", "reshape_as",
+    "expand", "expand_as", "repeat", "select", "narrow_copy", "diagonal", "diag", "sum", "mean",
+    "prod", "amax", "amin", "max", "min", "argmax", "argmin", "norm", "std", "var", "any", "all",
+    "logsumexp", "unbind", "chunk", "split", "tolist", "item", "nonzero", "argwhere", "ravel",
+})
+
+
+def _reshapes(value: cst.BaseExpression, name: str) -> bool:
+    """Whether `value`, assigned to `name`, may have another rank than `name`'s object: a
+    subscript of the name with a position that is not a slice, or a reshaping method call on
+    it (`_RESHAPING`)."""
+    if isinstance(value, cst.Subscript) and _is(value.value, name):
+        return not all(isinstance(e.slice, cst.Slice) for e in value.slice)
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+        and _is(value.func.value, name) and value.func.attr.value in _RESHAPING
+
+
+def rank_change(value: cst.BaseExpression) -> Optional[int]:
+    """What a rebinding `x = x[...]` adds to the rank: -1 per integer literal, +1 per `None`,
+    nothing for a slice or `...`; None for any other position (a name may be an integer or an
+    index tensor) or a call."""
+    if not isinstance(value, cst.Subscript):
         return None
-    return rank, usage.spelled[0]
+    change = 0
+    for element in value.slice:
+        sl = element.slice
+        if isinstance(sl, cst.Slice):
+            continue
+        if not isinstance(sl, cst.Index) or sl.star is not None:
+            return None
+        if literal_int(sl.value) is not None:
+            change -= 1
+        elif isinstance(sl.value, cst.Name) and sl.value.value == "None":
+            change += 1
+        elif not isinstance(sl.value, cst.Ellipsis):
+            return None
+    return change
+
+
+class _Epochs:
+    """The epochs of one local that a function rebinds to a part or a reshaping of itself
+    (`spelled_rank`): epoch 0 is the object before any such rebinding, epoch k the one the
+    k-th (in source order) binds.  A node is in epoch k when the k-th is the last such
+    rebinding before it in source order and the node lies after it in its block (nested
+    statements included: the rebinding runs first on every way there), and no such rebinding
+    after it shares a loop with it (a later iteration would read that one's object); in epoch 0
+    when none comes before it, under the same loop condition.  Anything else: no epoch (None).
+    The value of a rebinding reads the epoch before it."""
+
+    def __init__(self, function: cst.FunctionDef, usage: _Spelling) -> None:
+        self.usage = usage
+        self.lines = usage.rebound
+        self.spans = _spans(function.body)
+        self.loops = [self.spans[id(node)] for node in own_scope_nodes(function.body)
+                      if isinstance(node, (cst.For, cst.While))]
+        self.blocks = _blocks(function)
+        self._ranks: Dict[int, Optional[SpelledRank]] = {}
+
+    def rank_at(self, statement: cst.CSTNode) -> Optional[SpelledRank]:
+        if id(statement) not in self.spans or any(self.epoch(s) is None for s in self.usage.spelled):
+            return None
+        epoch = self.epoch(statement)
+        return None if epoch is None else self.rank(epoch)
+
+    def epoch(self, node: cst.CSTNode) -> Optional[int]:
+        start, end = self.spans[id(node)]
+        last: Optional[int] = None
+        for k, line in enumerate(self.lines):
+            line_start, line_end = self.spans[id(line)]
+            if line_end <= start:
+                last = k
+            elif any(loop_start <= min(start, line_start) and max(end, line_end) <= loop_end
+                     for loop_start, loop_end in self.loops):
+                return None
+        if last is None:
+            return 0
+        return last + 1 if self._after_in_block(self.lines[last], start) else None
+
+    def _after_in_block(self, line: cst.SimpleStatementLine, start: int) -> bool:
+        for block in self.blocks:
+            for k, stmt in enumerate(block):
+                if stmt is line:
+                    return any(self.spans[id(s)][0] <= start < self.spans[id(s)][1] for s in block[k + 1:])
+        return False
+
+    def rank(self, epoch: int) -> Optional[SpelledRank]:
+        if epoch not in self._ranks:
+            self._ranks[epoch] = None  # no cycle: a rebinding's value reads an earlier epoch
+            self._ranks[epoch] = self._read(epoch)
+        return self._ranks[epoch]
+
+    def _read(self, epoch: int) -> Optional[SpelledRank]:
+        own = [node for node in self.usage.spelled if self.epoch(node) == epoch]
+        ranks = {len(node.slice) for node in own}
+        if len(ranks) > 1:
+            return None
+        found = SpelledRank(len(own[0].slice), own[0], len(own[0].slice)) if own else None
+        if epoch > 0:
+            line = self.lines[epoch - 1]
+            value = _rebinding_value(line)
+            change = rank_change(value)
+            before = self.epoch(value)
+            carried = self.rank(before) if before is not None else None
+            if change is not None and carried is not None:
+                derived = SpelledRank(carried.rank + change, carried.spelled, carried.spelled_as,
+                                      carried.through + (line,))
+                if found is not None and found.rank != derived.rank:
+                    return None
+                found = found or derived
+        if found is None or found.rank < 0:
+            return None
+        for node, floor in self.usage.floors:
+            if floor > found.rank and self.epoch(node) in (epoch, None):
+                return None
+        return found
+
+
+def _rebinding_value(line: cst.SimpleStatementLine) -> cst.BaseExpression:
+    small = line.body[0]
+    assert isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None
+    return small.value
+
+
+def _spans(root: cst.CSTNode) -> Dict[int, Tuple[int, int]]:
+    """`id(node)` → (first, last + 1) of its own-scope nodes in source order (`own_scope_nodes`'
+    order): `a` lies inside `b` when `b`'s span holds `a`'s first; `a` comes before `b` when
+    `a`'s ends before `b`'s first."""
+    spans: Dict[int, Tuple[int, int]] = {}
+    count = 0
+    stack: List[Tuple[cst.CSTNode, bool]] = [(root, False)]
+    while stack:
+        node, closing = stack.pop()
+        if closing:
+            spans[id(node)] = (spans[id(node)][0], count)
+            continue
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        spans[id(node)] = (count, count)
+        count += 1
+        stack.append((node, True))
+        stack.extend((child, False) for child in reversed(recorded_children(node)))
+    return spans
 
 
 # Methods whose result has the receiver's shape: a copy, a move, a dtype cast.
@@ -279,7 +452,8 @@ def spelled_rank_of_copy(function: cst.FunctionDef, name: str) -> Optional[Tuple
     prove no larger one (dive-into-graphs' `cur_adj_tmp = cur_adj.clone()`, edited for a
     trial step, of the rank `cur_adj[:, :, k:, :]` spells).  Also a convention; with the
     name of `other`.  None where a binding is of another form (a parameter, a loop target, an
-    unpacking) or copies another name."""
+    unpacking) or copies another name, or where the function rebinds `other` to a part or a
+    reshaping of itself (the copies' epochs are not read)."""
     copies = _Copies(name)
     copies.add_params(function.params)
     function.body.visit(copies)
@@ -289,23 +463,56 @@ def spelled_rank_of_copy(function: cst.FunctionDef, name: str) -> Optional[Tuple
     if source == name:
         return None
     found = spelled_rank(function, source)
-    if found is None or copies.floor > found[0]:
+    if found is None or copies.floor > found.rank:
         return None
-    return found[0], found[1], source
+    return found.rank, found.spelled, source
 
 
 class _Spelling(_Usage):
-    """`_Usage`, and the subscripts of the name that spell its rank (`spelled_rank`)."""
+    """`_Usage`, and the subscripts of the name that spell its rank (`spelled_rank`), each
+    subscript's floor, and the rebindings that may change the rank: those alone on their line
+    (`rebound`, in source order), and whether there is one in another form (`x = y = x[0]`,
+    `(x := x[0])`: `rebound_elsewhere`)."""
 
     def __init__(self, name: str) -> None:
         super().__init__(name)
         self.spelled: List[cst.Subscript] = []
+        self.floors: List[Tuple[cst.Subscript, int]] = []
+        self.rebound: List[cst.SimpleStatementLine] = []
+        self.rebound_elsewhere = False
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
+        before = self.floor
+        self.floor = 0
         super().visit_Subscript(node)
+        if self.floor:
+            self.floors.append((node, self.floor))
+        self.floor = max(before, self.floor)
         if _is(node.value, self.name) and len(node.slice) >= 2 and _bare_colon(node.slice[-1]) \
                 and all(_consumes_one(e) for e in node.slice):
             self.spelled.append(node)
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        for small in node.body:
+            if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None \
+                    and self.name in _assigned(small) and _reshapes(small.value, self.name):
+                if len(node.body) == 1 and _binds_alone(node, self.name):
+                    self.rebound.append(node)
+                else:
+                    self.rebound_elsewhere = True
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        super().visit_NamedExpr(node)
+        if _is(node.target, self.name) and _reshapes(node.value, self.name):
+            self.rebound_elsewhere = True
+
+
+def _assigned(small: cst.BaseSmallStatement) -> Set[str]:
+    """The names an assignment statement binds."""
+    if isinstance(small, cst.Assign):
+        return {n for target in small.targets for n in target_names(target.target)}
+    assert isinstance(small, cst.AnnAssign)
+    return set(target_names(small.target))
 
 
 class _Copies(_Spelling):

@@ -22,8 +22,8 @@ from lint_h2d.findings import Applicability, EvidenceKind, EvidenceStep, Finding
 from lint_h2d.inference.expressions import index_effect, index_evidence, infer, last_name
 from lint_h2d.inference.resolved import rests_on_module_output
 from lint_h2d.inference.scope import StatementFact
-from lint_h2d.inference.usage import (NameBindings, rank_floor, region_rank_floor, spelled_rank,
-                                      spelled_rank_of_copy)
+from lint_h2d.inference.usage import (NameBindings, SpelledRank, rank_change, rank_floor, region_rank_floor,
+                                      spelled_rank, spelled_rank_of_copy)
 from lint_h2d.inference.values import LENGTHS_STEP, SCALAR, Kind, LocalStep, Value, names_lengths
 from lint_h2d.rules._gate_site import GateSite, ModuleImports, gate_site, module_flags
 from lint_h2d.rules._int_index import int_names
@@ -492,11 +492,18 @@ def decide(fact: StatementFact, ctx: FileContext) -> Decision:
                                            "the write may fill a row (no copy)")
     spelled_rank_convention = False
     if tensor.rank is None and spelled is not None:
-        rank, node, copied = spelled
+        found, copied = spelled
         copy = f" (every binding of `{last_name(target.value)}` copies `{copied}`)" if copied is not None else ""
-        tensor = replace(tensor, rank=rank, evidence=tensor.evidence + (
-            LocalStep(f"`{_one_line(ctx.module.code_for_node(node))}` {SPELLED_STEP.format(rank=rank)}{copy}",
-                      node, "convention"),))
+        steps = [LocalStep(f"`{_one_line(ctx.module.code_for_node(found.spelled))}` "
+                           f"{SPELLED_STEP.format(rank=found.spelled_as)}{copy}", found.spelled, "convention")]
+        rank = found.spelled_as
+        for line in found.through:
+            rebinding = line.body[0]
+            assert isinstance(rebinding, (cst.Assign, cst.AnnAssign)) and rebinding.value is not None
+            rank += rank_change(rebinding.value) or 0
+            steps.append(LocalStep(f"`{_one_line(ctx.module.code_for_node(rebinding))}` "
+                                   f"{REBOUND_STEP.format(rank=rank)}", rebinding))
+        tensor = replace(tensor, rank=found.rank, evidence=tensor.evidence + tuple(steps))
         spelled_rank_convention = True
     effects = tuple(index_effect(e, fact.facts) for e in target.slice)
     if not _destination_is_one_element(effects, tensor.rank):
@@ -657,18 +664,26 @@ SPELLED_STEP = ("spells out {rank} dimensions: a bare `:` last selects nothing, 
                 "(convention: the tensor's rank)")
 
 
-def _spelled(fact: StatementFact, target: cst.Subscript) -> Optional[Tuple[int, cst.Subscript, Optional[str]]]:
-    """The rank the function's other subscripts of a local destination spell out
-    (`usage.spelled_rank`), or those of the one local every binding of it copies
-    (`usage.spelled_rank_of_copy`, with that local's name), read where nothing proves the
-    destination's rank."""
+# What the step of a rebinding to a part says, after the rank spelled before it (`_spelled`).
+REBOUND_STEP = "binds the name to a part of it: {rank} dimensions"
+
+
+def _spelled(fact: StatementFact, target: cst.Subscript) -> Optional[Tuple[SpelledRank, Optional[str]]]:
+    """The rank the function's other subscripts of a local destination spell out for the
+    object this write reads (`usage.spelled_rank`), or those of the one local every binding of
+    it copies (`usage.spelled_rank_of_copy`, with that local's name), read where nothing proves
+    the destination's rank."""
     function = fact.scope.node
     if function is None or not isinstance(target.value, cst.Name):
         return None
-    found = spelled_rank(function, target.value.value)
+    found = spelled_rank(function, target.value.value, fact.small)
     if found is not None:
-        return found[0], found[1], None
-    return spelled_rank_of_copy(function, target.value.value)
+        return found, None
+    copied = spelled_rank_of_copy(function, target.value.value)
+    if copied is None:
+        return None
+    rank, node, source = copied
+    return SpelledRank(rank, node, rank), source
 
 
 def _wider_by_usage(fact: StatementFact, target: cst.Subscript, effects: Sequence[str]) -> bool:
