@@ -171,6 +171,19 @@ def _passed(source: str) -> tuple:
     return site.args[0]
 
 
+def test_one_field_of_one_method_in_two_branches_is_one_value() -> None:
+    """`out = self.model(...)` then `logits = out.logits` in both branches of an `if`: one
+    value, the field of what `self.model` returns (one branch's lines), small enough to
+    travel as the call's argument; before, the join of two was cut to unknown."""
+    source = ("class G:\n    def f(self, c, t):\n        if c:\n            out = self.model(t)\n"
+              "            logits = out.logits\n        else:\n            out = self.model(t[:, -1:])\n"
+              "            logits = out.logits\n        use(logits)\n")
+    term = _passed(source)
+    assert term[0] == "attr" and term[1][:3] == ("ret", "G", "model") and term[2] == "logits"
+    other = source.replace("logits = out.logits\n        use", "logits = out.scores\n        use")
+    assert _passed(other)[0] in ("join", "unk")  # two fields: two values (here cut to size)
+
+
 @pytest.mark.parametrize("body, term", [
     # what the operator makes of the base and `k` (a number only where `k` is one): `n += k`
     # rebinds `n`, so the base alone no longer reaches the use

@@ -2562,17 +2562,45 @@ def _list_element(term: Term) -> Optional[Term]:
     return None if held == ("none",) else held
 
 
+# Terms whose last part is the line of a call or of an attribute read (evidence only), and
+# terms that hold one in their second part and keep everything else (`_unlined`).
+_LINED_LAST = frozenset({"attr", "mcall"})
+_HOLDING = frozenset({"sub", "keep", "item", "pair", "shape", "same"})
+
+
+def _unlined(term: Term) -> Term:
+    """`term` less the lines of its calls and attribute reads: two terms equal but for those
+    are one value to the resolver (`_join`).  `("call", f, line)` → `("call", f)`, a method's
+    return `("ret", owner, m, line)` → `("ret", owner, m)`; `attr` and `mcall` lose their last
+    part, and a subscript, a kept place, a tuple's item, a pair, a reshape or an operator is
+    read through (their other parts are ranks, positions and keys, kept)."""
+    if not isinstance(term, tuple) or not term:
+        return term
+    tag = term[0]
+    if tag == "call" and len(term) == 3:
+        return ("call", term[1])
+    if tag == "ret" and len(term) > 3:
+        return ("ret", term[1], term[2])
+    if tag in _LINED_LAST and len(term) == 4:
+        return (tag, _unlined(term[1]), term[2])
+    if tag in _HOLDING:
+        return (tag,) + tuple(_unlined(part) if isinstance(part, tuple) else part for part in term[1:])
+    return term
+
+
 def _join(terms: Sequence[Term]) -> Term:
     unique: List[Term] = []
-    methods: Set[Tuple[Any, Any]] = set()
+    seen: Set[Term] = set()
     for t in terms:
-        if t[0] == "ret" and len(t) > 3:
-            # `self.f(a)` at two lines: one value (the first line names it in evidence).
-            if (t[1], t[2]) in methods:
-                continue
-            methods.add((t[1], t[2]))
-        if t not in unique and t != ("none",):
-            unique.append(t)
+        # `self.f(a)` at two lines, or `out = model(...)` then `out.logits` in each of two
+        # branches: one value (the lines of the first name it in evidence; the resolver reads
+        # a call's or a field's line for nothing else), so that the join stays small enough to
+        # travel as a call's argument (`_small`).
+        key = _unlined(t)
+        if key in seen or t == ("none",):
+            continue
+        seen.add(key)
+        unique.append(t)
     if not unique:
         return ("none",)
     if EMPTY_DISPLAY in unique and any(len(t) == 2 and t[0] == "list" and t != EMPTY_DISPLAY for t in unique):
