@@ -171,6 +171,19 @@ def _passed(source: str) -> tuple:
     return site.args[0]
 
 
+def test_a_classmethods_cls_call_records_its_class() -> None:
+    """`cls(...)` in a classmethod is a construction of its class (or of the subclass it is
+    called on): the site names the class (`self_owner`); a `cls` that is no classmethod's first
+    parameter, or that the body rebinds, names none."""
+    from lint_h2d.inference.summary import summarize
+
+    source = ("class A:\n    @classmethod\n    def make(cls, n):\n        return cls(size=n)\n"
+              "    def plain(self, cls):\n        return cls(size=1)\n"
+              "    @classmethod\n    def other(cls, n):\n        cls = B\n        return cls(size=n)\n")
+    sites = [(c.line, c.callee, c.self_owner) for c in summarize("m.py", source).calls if c.callee == "cls"]
+    assert sites == [(4, "cls", "A"), (6, "cls", None), (10, "cls", None)]
+
+
 def test_one_field_of_one_method_in_two_branches_is_one_value() -> None:
     """`out = self.model(...)` then `logits = out.logits` in both branches of an `if`: one
     value, the field of what `self.model` returns (one branch's lines), small enough to

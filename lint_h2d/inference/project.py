@@ -240,6 +240,8 @@ class _Resolver:
         # a reader asking about any other name answers otherwise there (keep it in step).  A
         # project's index reads only `read_callees`' sites: every reader must ask one of those.
         self.calls: Dict[str, List[Tuple[str, CallSite]]] = {}
+        # `cls(...)` in the classmethods of project classes (`CallSite.self_owner`), in order.
+        self.class_calls: List[Tuple[str, CallSite]] = []
         # (class of a `self.m(...)` call, `m`): whether that class (or a project base) has an
         # `m` of its own, which answers the call, or its family can give `self.m` no other
         # value than one of its methods (`_elsewhere`).
@@ -293,6 +295,8 @@ class _Resolver:
                     self.methods.setdefault((fn.owner, fn.name), []).append(located)
             for call in summary.calls:
                 self.calls.setdefault(call.callee, []).append((summary.path, call))
+                if call.self_owner is not None and not call.bound:
+                    self.class_calls.append((summary.path, call))
         # file → its module-level names that its functions bind or fill (`FileSummary.module_values`).
         self.module_values: Dict[str, Dict[str, Term]] = {
             summary.path: dict(summary.module_values) for summary in summaries if summary.module_values}
@@ -1553,6 +1557,11 @@ class _Resolver:
             # construction does (no `self` among its arguments).
             found += [site for site in self._super_inits(fn) if (c := site[1]).starred
                       or last < len(c.args) or _can_bind(c, required)]
+            # `cls(...)` in a classmethod of the class or of a base (`from_config(cfg)` returning
+            # `cls(queue_size=cfg.get(...))`): a construction of the class it is called on.
+            bases = self._with_bases(fn.owner)
+            found += [site for site in self.class_calls if (c := site[1]).self_owner in bases
+                      and (c.starred or last < len(c.args) or _can_bind(c, required))]
             # A construction passes no object of its own: `self` takes no argument of it.
             return _binding(found, fn, -1)
         sites = self.calls.get(fn.name, [])

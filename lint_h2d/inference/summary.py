@@ -183,6 +183,8 @@ class CallSite:
     starred: bool  # `*args` / `**kwargs`: positions unknown
     # `self.callee(...)` in a method of this class (not a classmethod): the call reaches the
     # class's own `callee` (or a subclass's), not a method of that name of an unrelated class.
+    # `cls(...)` in a classmethod of this class (callee `cls`, not bound): a construction of
+    # the class or of a subclass.
     self_owner: Optional[str] = None
     # `x.callee(...)` where `x` is the calling method's own instance or reached through its
     # attributes (`self.m(...)`, `self.sched.m(...)`): `x` is passed as the method's first
@@ -1068,6 +1070,11 @@ class _Builder:
             if isinstance(func, ast.Attribute) and scope.instance and not scope.env.get(scope.self_name or ""):
                 own = scope.owner if _is_name(func.value, scope.self_name or "") else None
                 instance = _rooted_at(func.value, scope.self_name or "")
+            elif isinstance(func, ast.Name) and scope.owner is not None and not scope.instance \
+                    and scope.self_name == func.id and not scope.env.get(func.id):
+                # `cls(...)` in a classmethod (`from_config`): a construction of the class or of
+                # the subclass it is called on (`project._Resolver._find_sites` of `__init__`).
+                own = scope.owner
             receiver = self._receiver(func.value, scope) if bound and not instance else None
             applied = func.value if callee in ("apply", "forward") and isinstance(func, ast.Attribute) else None
             if isinstance(applied, ast.Name) and _unbound_here(applied.id, scope, self.imported):
