@@ -84,3 +84,15 @@ def test_the_description_ends_where_the_indentation_does() -> None:
 ])
 def test_no_shape_word_before_a_group_gives_nothing(line: str) -> None:
     assert _ranks(f"Args:\n    {line}\n", "overlaps") == {}
+
+
+@pytest.mark.parametrize("kind, tensor", [
+    ("Tensor", True), ("torch.Tensor", True), ("torch.LongTensor, optional", True), ("Tensor, optional", True),
+    ("np.ndarray", False), ("list", False), ("int", False), ("TensorList", False), ("", False),
+])
+def test_a_tensor_type_is_said_apart(kind: str, tensor: bool) -> None:
+    """The parenthesised type says whether the docstring calls the parameter a tensor, which
+    the walk reads for a parameter nothing else tells about (`scope._rank_documented`)."""
+    typed = f"({kind})" if kind else ""
+    found = documented_ranks(f"Args:\n    x {typed}: shape (N, L)\n", ["x"])["x"]
+    assert found.tensor is tensor

@@ -44,6 +44,9 @@ class DocumentedRank:
     rank: int
     shape: str  # the group as written (`(N, HW0, HW1)`)
     line: int  # the docstring's line (0-based) that says it
+    # The parenthesised type names a tensor (`(torch.Tensor)`, `(Tensor, optional)`,
+    # `(torch.LongTensor)`): the docstring says the parameter is one, not only its shape.
+    tensor: bool = False
 
 
 def _rank_of(rest: str) -> Optional[Tuple[int, str]]:
@@ -68,6 +71,10 @@ def _rank_of(rest: str) -> Optional[Tuple[int, str]]:
 
 # `shape` right before a group, anywhere in a description (`..., shape(k, n).`, `with shape [B, T]`).
 _SHAPE_WORD = re.compile(r"\bshape\b\s*[:=]?\s*(?=[(\[])")
+
+
+# A parenthesised type naming a tensor: `Tensor`, `torch.Tensor`, `torch.FloatTensor`, `LongTensor`.
+_TENSOR_TYPE = re.compile(r"^\s*(?:torch\.)?(?:Float|Long|Bool|Int|Byte|Half|Double)?Tensor\b")
 
 
 def _indent(line: str) -> int:
@@ -101,9 +108,10 @@ def documented_ranks(docstring: Optional[str], params: Iterable[str]) -> Dict[st
             said = _rank_of("shape " + text[word.end():])
             if said is not None:
                 ranks.append(said)
+        typed = _TENSOR_TYPE.search(match.group("type") or "") is not None
         for rank, shape in ranks:
             known = found.get(name)
             if known is not None and known.rank != rank:
                 clashing.add(name)
-            found.setdefault(name, DocumentedRank(rank, shape, number))
+            found.setdefault(name, DocumentedRank(rank, shape, number, typed))
     return {name: rank for name, rank in found.items() if name not in clashing}

@@ -1582,9 +1582,13 @@ def _params(fn: cst.FunctionDef) -> List[cst.Param]:
 
 def _rank_documented(fn: cst.FunctionDef, params: Sequence[cst.Param], names: Names) -> None:
     """Give a tensor parameter of unknown rank the rank ``fn``'s docstring gives its shape
-    (``conf_gt (torch.Tensor): (N, HW0, HW1)``: `docstrings`), said as a convention.  The
+    (``conf_gt (torch.Tensor): (N, HW0, HW1)``: `docstrings`), said as a convention.  So too a
+    parameter nothing tells about that the docstring types as a tensor (``overlaps
+    (torch.Tensor): ..., shape(k, n).``): a tensor of that rank, its place not known (mmdet's
+    assigners index with `gt_argmax_overlaps[i]` of `overlaps.max(dim=1)`, one element).  The
     docstring is read only where some parameter needs it."""
-    unranked = [p for p in params if p.star == "" and _unranked_tensor(names.get(p.name.value))]
+    unranked = [p for p in params if p.star == "" and (_unranked_tensor(value := names.get(p.name.value))
+                                                       or _untold(value))]
     if not unranked:
         return
     documented = documented_ranks(fn.get_docstring(clean=True), [p.name.value for p in unranked])
@@ -1593,9 +1597,19 @@ def _rank_documented(fn: cst.FunctionDef, params: Sequence[cst.Param], names: Na
         if found is None:
             continue
         value = names[param.name.value]
+        if not value.kind.is_tensor:
+            if not found.tensor:
+                continue
+            value = replace(value, kind=Kind.TENSOR)
         names[param.name.value] = replace(value, rank=found.rank).because(LocalStep(
             f"the docstring of `{fn.name.value}` gives `{param.name.value}` the shape `{found.shape}`: "
             f"{found.rank} dimension{'s' if found.rank != 1 else ''}", param, "convention"))
+
+
+def _untold(value: Optional[Value]) -> bool:
+    """A parameter's value that nothing tells about (no element, no `None`, no evidence)."""
+    return value is not None and value.kind == Kind.UNKNOWN and value.element is None and not value.none \
+        and not value.evidence
 
 
 def _unranked_tensor(value: Optional[Value]) -> bool:
