@@ -438,7 +438,8 @@ def test_a_rank_carried_through_a_part_names_the_part() -> None:
     fn = _function("m = x.cuda()\ny = m[0, :, :]\nm = m[:, -1, :]\nm[0, j] = 1")
     found = spelled_rank(fn, "m", _write(fn, "m[0, j] = 1"))
     assert found is not None and (found.rank, found.spelled_as) == (2, 3)
-    assert [cst.Module([]).code_for_node(line).strip() for line in found.through] == ["m = m[:, -1, :]"]
+    assert [(cst.Module([]).code_for_node(line).strip(), rank) for line, rank in found.through] == \
+        [("m = m[:, -1, :]", 2)]
 
 
 def test_a_copy_takes_the_rank_its_source_spells() -> None:

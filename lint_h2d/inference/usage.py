@@ -241,13 +241,14 @@ class _Usage(NameBindings):
 class SpelledRank:
     """A rank read from a function's subscripts by convention (`spelled_rank`), and where it
     comes from: `spelled` spells `spelled_as` dimensions for the object it reads, and each
-    statement of `through` (`x = x[:, -1, :]`, in the order they run) rebound the name to a
-    part of a known number of dimensions fewer or more since, leaving `rank`."""
+    statement of `through` (`x = x[:, -1, :]`, in the order they run, with the rank it leaves)
+    rebound the name to a part of a known number of dimensions fewer or more since, the last
+    leaving `rank`."""
 
     rank: int
     spelled: cst.Subscript
     spelled_as: int
-    through: Tuple[cst.SimpleStatementLine, ...] = ()
+    through: Tuple[Tuple[cst.SimpleStatementLine, int], ...] = ()
 
 
 def spelled_rank(function: cst.FunctionDef, name: str,
@@ -311,7 +312,7 @@ def _reshapes(value: cst.BaseExpression, name: str) -> bool:
         and _is(value.func.value, name) and value.func.attr.value in _RESHAPING
 
 
-def rank_change(value: cst.BaseExpression) -> Optional[int]:
+def _rank_change(value: cst.BaseExpression) -> Optional[int]:
     """What a rebinding `x = x[...]` adds to the rank: -1 per integer literal, +1 per `None`,
     nothing for a slice or `...`; None for any other position (a name may be an integer or an
     index tensor) or a call."""
@@ -394,12 +395,12 @@ class _Epochs:
         if epoch > 0:
             line = self.lines[epoch - 1]
             value = _rebinding_value(line)
-            change = rank_change(value)
+            change = _rank_change(value)
             before = self.epoch(value)
             carried = self.rank(before) if before is not None else None
             if change is not None and carried is not None:
                 derived = SpelledRank(carried.rank + change, carried.spelled, carried.spelled_as,
-                                      carried.through + (line,))
+                                      carried.through + ((line, carried.rank + change),))
                 if found is not None and found.rank != derived.rank:
                     return None
                 found = found or derived

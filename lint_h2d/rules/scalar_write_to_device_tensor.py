@@ -22,8 +22,8 @@ from lint_h2d.findings import Applicability, EvidenceKind, EvidenceStep, Finding
 from lint_h2d.inference.expressions import index_effect, index_evidence, infer, last_name
 from lint_h2d.inference.resolved import rests_on_module_output
 from lint_h2d.inference.scope import StatementFact
-from lint_h2d.inference.usage import (NameBindings, SpelledRank, rank_change, rank_floor, region_rank_floor,
-                                      spelled_rank, spelled_rank_of_copy)
+from lint_h2d.inference.usage import (NameBindings, SpelledRank, rank_floor, region_rank_floor, spelled_rank,
+                                      spelled_rank_of_copy)
 from lint_h2d.inference.values import LENGTHS_STEP, SCALAR, Kind, LocalStep, Value, names_lengths
 from lint_h2d.rules._gate_site import GateSite, ModuleImports, gate_site, module_flags
 from lint_h2d.rules._int_index import int_names
@@ -496,11 +496,8 @@ def decide(fact: StatementFact, ctx: FileContext) -> Decision:
         copy = f" (every binding of `{last_name(target.value)}` copies `{copied}`)" if copied is not None else ""
         steps = [LocalStep(f"`{_one_line(ctx.module.code_for_node(found.spelled))}` "
                            f"{SPELLED_STEP.format(rank=found.spelled_as)}{copy}", found.spelled, "convention")]
-        rank = found.spelled_as
-        for line in found.through:
+        for line, rank in found.through:
             rebinding = line.body[0]
-            assert isinstance(rebinding, (cst.Assign, cst.AnnAssign)) and rebinding.value is not None
-            rank += rank_change(rebinding.value) or 0
             steps.append(LocalStep(f"`{_one_line(ctx.module.code_for_node(rebinding))}` "
                                    f"{REBOUND_STEP.format(rank=rank)}", rebinding))
         tensor = replace(tensor, rank=found.rank, evidence=tensor.evidence + tuple(steps))
